@@ -1,0 +1,24 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "streamup",
+    platforms: [.macOS(.v15), .iOS(.v18)],
+    products: [
+        .library(name: "StreamUp", targets: ["StreamUp"]),
+        .library(name: "StreamUpSink", targets: ["StreamUpSink"]),
+        .executable(name: "streamup", targets: ["streamup"]),
+    ],
+    targets: [
+        // Bound stream pair, uploader, producers, telemetry emitter. Foundation only.
+        .target(name: "StreamUp"),
+        // The local HTTP/1.1 sink: POSIX sockets, no URLSession.
+        .target(name: "StreamUpSink"),
+        // The command-line tool: argv -> options -> calls into the two libraries.
+        .executableTarget(name: "streamup", dependencies: ["StreamUp", "StreamUpSink"]),
+        .testTarget(name: "StreamUpTests", dependencies: ["StreamUp", "StreamUpSink"]),
+        .testTarget(name: "StreamUpSinkTests", dependencies: ["StreamUpSink"]),
+        .testTarget(name: "streamupTests", dependencies: ["StreamUp", "StreamUpSink"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
