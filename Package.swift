@@ -16,9 +16,11 @@ let package = Package(
         .target(name: "StreamUpSink"),
         // The command-line tool: argv -> options -> calls into the two libraries.
         .executableTarget(name: "streamup", dependencies: ["StreamUp", "StreamUpSink"]),
-        .testTarget(name: "StreamUpTests", dependencies: ["StreamUp", "StreamUpSink"]),
+        // Test helpers shared by the test targets: a scripted HTTP server, the built binary as a child process.
+        .target(name: "StreamUpTestSupport", path: "Tests/StreamUpTestSupport"),
+        .testTarget(name: "StreamUpTests", dependencies: ["StreamUp", "StreamUpSink", "StreamUpTestSupport"]),
         .testTarget(name: "StreamUpSinkTests", dependencies: ["StreamUpSink"]),
-        .testTarget(name: "streamupTests", dependencies: ["StreamUp", "StreamUpSink"]),
+        .testTarget(name: "streamupTests", dependencies: ["StreamUp", "StreamUpSink", "StreamUpTestSupport", "streamup"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,14 @@
+import Foundation
+
+/// Carries one of the library's bound streams across threads.
+///
+/// Foundation's `Stream` opts out of `Sendable` because its own subclasses keep unguarded state.
+/// ``BoundInputStream`` and ``BoundOutputStream`` keep every mutable field in
+/// `BoundStreamCore.state` behind its lock (and their delegate in a `Mutex`), so a reference to
+/// them may be shared; this wrapper says so in one place instead of at every use.
+///
+/// Thread safety: immutable; only ever wraps a bound stream.
+struct StreamReference<S: Stream>: @unchecked Sendable {
+    let value: S
+    init(_ value: S) { self.value = value }
+}

@@ -1,0 +1,76 @@
+import Foundation
+
+/// What a ``StreamUploader`` sends and where.
+///
+/// Thread safety: a value type; never shared mutably.
+public struct UploadConfiguration: Sendable {
+    /// One request header field.
+    public struct Header: Sendable, Equatable {
+        public var name: String
+        public var value: String
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    /// The endpoint (`http` or `https`).
+    public var url: URL
+    /// The request method: `POST` by default, or `PUT`.
+    public var method: String = "POST"
+    /// `Content-Type` of the body.
+    public var contentType: String = "application/octet-stream"
+    /// Extra request header fields, sent in order.
+    public var headers: [Header] = []
+    /// Capacity of the buffer between producer and upload, in bytes (rounded up to a power of 2).
+    public var bufferSize: Int = 64 * 1024
+    /// The most bytes of the server's answer kept in ``UploadResponse/body``.
+    public var maxResponseBodyBytes: Int = 64 * 1024
+    /// How long to wait for the server to accept the connection and, after the body has ended,
+    /// for its answer. A producer that is idle for a long time never trips it (see DESIGN.md).
+    public var responseTimeout: TimeInterval = 60
+
+    /// Creates a configuration for `url`.
+    public init(url: URL) {
+        self.url = url
+    }
+
+    /// Parses `string` as an upload URL, with a clear error when it is not one.
+    public static func url(from string: String) throws -> URL {
+        guard let components = URLComponents(string: string),
+            let scheme = components.scheme?.lowercased(),
+            let host = components.host, !host.isEmpty,
+            let url = components.url
+        else {
+            throw StreamUpError(.invalidURL, "'\(string)' is not a URL (expected http://HOST[:PORT]/PATH)")
+        }
+        guard scheme == "http" || scheme == "https" else {
+            throw StreamUpError(.invalidURL, "'\(string)' uses scheme '\(scheme)'; streamup speaks http and https")
+        }
+        return url
+    }
+
+    /// Checks every field; throws ``StreamUpError`` naming the first bad one.
+    public func validate() throws {
+        _ = try Self.url(from: url.absoluteString)
+        // URLSession on Linux sends a streamed body only with POST or PUT.
+        guard method == "POST" || method == "PUT" else {
+            throw StreamUpError(.invalidConfiguration, "method '\(method)' cannot carry a streamed body (use POST or PUT)")
+        }
+        guard bufferSize > 0 && bufferSize <= 1 << 30 else {
+            throw StreamUpError(.invalidConfiguration, "buffer size \(bufferSize) is out of range (1 byte to 1 GiB)")
+        }
+        for header in headers where !Self.isToken(header.name) {
+            throw StreamUpError(.invalidConfiguration, "'\(header.name)' is not a valid header name")
+        }
+        for header in headers where header.value.contains(where: { $0 == "\r" || $0 == "\n" }) {
+            throw StreamUpError(.invalidConfiguration, "the value of header '\(header.name)' contains a line break")
+        }
+    }
+
+    private static func isToken(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.allSatisfy { byte in
+            byte > 32 && byte < 127 && !"()<>@,;:\\\"/[]?={}".utf8.contains(byte)
+        }
+    }
+}

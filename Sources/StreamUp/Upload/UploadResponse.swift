@@ -1,0 +1,47 @@
+import Foundation
+
+/// The server's answer to an upload: status, header fields and the start of its body.
+///
+/// Any status is a result, not an error; ``isSuccess`` says whether it was 2xx.
+///
+/// Thread safety: a value type; safe to pass anywhere.
+public struct UploadResponse: Sendable {
+    /// The HTTP status code.
+    public let statusCode: Int
+    /// Response header fields, names as the server sent them.
+    public let headers: [String: String]
+    /// The response body, cut at ``UploadConfiguration/maxResponseBodyBytes``.
+    public let body: Data
+    /// Body bytes sent by the producer and read by the upload.
+    public let bytesSent: Int
+
+    /// Whether the status is 2xx.
+    public var isSuccess: Bool { (200..<300).contains(statusCode) }
+
+    /// The body as text (UTF-8, invalid bytes replaced).
+    public var bodyText: String { String(decoding: body, as: UTF8.self) }
+}
+
+/// How far an upload has got. Counters only grow.
+///
+/// Thread safety: a value type snapshot.
+public struct UploadProgress: Sendable, Equatable {
+    /// Bytes the producer has written into the buffer.
+    public let bytesProduced: Int
+    /// Bytes the upload task has taken from the buffer to send.
+    public let bytesSent: Int
+    /// Bytes waiting in the buffer (`bytesProduced - bytesSent`).
+    public var bytesBuffered: Int { bytesProduced - bytesSent }
+}
+
+/// Things that happen to an upload, for logging. StreamUp itself never prints.
+///
+/// Thread safety: a value type.
+public enum UploadEvent: Sendable {
+    /// The request went out: method, URL and the header fields set by streamup.
+    case requestStarted(method: String, url: URL, headers: [UploadConfiguration.Header])
+    /// The server's status line and header fields arrived.
+    case responseReceived(statusCode: Int, headers: [String: String])
+    /// The server asked to redirect; a live body cannot follow it, so the 3xx is the answer.
+    case redirectRefused(statusCode: Int, location: String?)
+}

@@ -1,0 +1,150 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// The URLSession delegate of one ``StreamUploader``: hands over the body stream, collects the
+/// response, and reports completion. The only place in StreamUp that deals in delegate callbacks.
+///
+/// Thread safety: callbacks arrive on the session's serial delegate queue; `state` is guarded by
+/// its `Mutex` because `finish` results are read from the uploader's task.
+final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    private struct State {
+        var bodyHandedOver = false
+        var response: HTTPURLResponse?
+        var body = Data()
+        var completion: CheckedContinuation<Result<UploadResponse, StreamUpError>, Never>?
+        var result: Result<UploadResponse, StreamUpError>?
+    }
+
+    private let body: StreamReference<BoundInputStream>
+    private let maxResponseBodyBytes: Int
+    private let onEvent: @Sendable (UploadEvent) -> Void
+    private let state = Mutex(State())
+
+    init(body: BoundInputStream, maxResponseBodyBytes: Int, onEvent: @escaping @Sendable (UploadEvent) -> Void) {
+        self.body = StreamReference(body)
+        self.maxResponseBodyBytes = maxResponseBodyBytes
+        self.onEvent = onEvent
+    }
+
+    /// Waits for the task to complete and returns its outcome.
+    func outcome() async -> Result<UploadResponse, StreamUpError> {
+        await withCheckedContinuation { continuation in
+            let ready: Result<UploadResponse, StreamUpError>? = state.withLock { state in
+                if let result = state.result { return result }
+                state.completion = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+
+    // MARK: URLSessionTaskDelegate
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask,
+        needNewBodyStream completionHandler: @escaping (InputStream?) -> Void
+    ) {
+        // The first call hands over the live stream. A second call means URLSession wants to
+        // send the body again (DESIGN.md fact 2). That is fine while no byte has been taken from
+        // the stream; after that the bytes are gone, so the upload fails with a clear reason.
+        let stream = body.value
+        let firstTime = state.withLock { state in
+            defer { state.bodyHandedOver = true }
+            return !state.bodyHandedOver
+        }
+        if firstTime || stream.core.bytesRead == 0 {
+            completionHandler(stream)
+        } else {
+            stream.core.fail(StreamUpError(
+                .bodyNotRewindable,
+                "the server asked for the body again after \(stream.core.bytesRead) bytes were sent; a live stream cannot be re-sent"))
+            completionHandler(nil)
+        }
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
+    ) {
+        // Following a redirect would need the body again; the 3xx becomes the answer instead.
+        onEvent(.redirectRefused(statusCode: response.statusCode, location: response.value(forHTTPHeaderField: "Location")))
+        completionHandler(nil)
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
+        if let http = response as? HTTPURLResponse {
+            state.withLock { $0.response = http }
+            onEvent(.responseReceived(statusCode: http.statusCode, headers: Self.headers(of: http)))
+        }
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let limit = maxResponseBodyBytes
+        state.withLock { state in
+            let room = limit - state.body.count
+            if room > 0 { state.body.append(data.prefix(room)) }
+        }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
+        let bytesSent = body.value.core.bytesRead
+        let failure = body.value.core.failure
+        let (continuation, result) = state.withLock { state -> (CheckedContinuation<Result<UploadResponse, StreamUpError>, Never>?, Result<UploadResponse, StreamUpError>) in
+            let result: Result<UploadResponse, StreamUpError>
+            if let error {
+                result = .failure(failure ?? Self.transportError(error, url: task.originalRequest?.url))
+            } else if let response = state.response ?? (task.response as? HTTPURLResponse) {
+                result = .success(UploadResponse(
+                    statusCode: response.statusCode, headers: Self.headers(of: response), body: state.body,
+                    bytesSent: bytesSent))
+            } else {
+                result = .failure(StreamUpError(.transport, "the server closed the connection without an HTTP answer"))
+            }
+            state.result = result
+            defer { state.completion = nil }
+            return (state.completion, result)
+        }
+        // The body will not be read any more: make a waiting producer's writes fail.
+        body.value.close()
+        continuation?.resume(returning: result)
+    }
+
+    // MARK: Helpers
+
+    private static func headers(of response: HTTPURLResponse) -> [String: String] {
+        var headers: [String: String] = [:]
+        for (name, value) in response.allHeaderFields {
+            headers["\(name)"] = "\(value)"
+        }
+        return headers
+    }
+
+    /// Turns URLSession's error into one line a person can act on.
+    static func transportError(_ error: Error, url: URL?) -> StreamUpError {
+        let target = url.map { "\($0.host ?? "?")\($0.port.map { ":\($0)" } ?? "")" } ?? "the server"
+        guard let urlError = error as? URLError else {
+            return StreamUpError(.transport, "upload to \(target) failed: \(error.localizedDescription)")
+        }
+        let reason: String
+        switch urlError.code {
+        case .cannotConnectToHost: reason = "connection refused by \(target)"
+        case .cannotFindHost, .dnsLookupFailed: reason = "cannot resolve host \(target)"
+        case .timedOut: reason = "timed out talking to \(target)"
+        case .networkConnectionLost: reason = "connection to \(target) lost before the server answered"
+        case .notConnectedToInternet: reason = "no network route to \(target)"
+        case .cancelled: return StreamUpError(.cancelled, "the upload was cancelled", urlError: urlError)
+        case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
+            .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot:
+            reason = "TLS handshake with \(target) failed"
+        default: reason = "upload to \(target) failed: \(urlError.localizedDescription) (URLError \(urlError.code.rawValue))"
+        }
+        return StreamUpError(.transport, reason, urlError: urlError)
+    }
+}
