@@ -1,0 +1,84 @@
+/// Builds the few responses the sink sends, as bytes ready for one `send`.
+///
+/// Every final response carries `Content-Type: application/json`, an exact `Content-Length`, and
+/// `Connection: close` when the connection ends after it.
+///
+/// Thread safety: stateless; callable from any thread.
+enum HTTPResponse {
+    /// `HTTP/1.1 100 Continue`, sent before reading a body the client is holding back.
+    static let continueInterim: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+
+    /// A complete response with a JSON body.
+    static func json(status: Int, body: String, close: Bool) -> [UInt8] {
+        let payload = Array(body.utf8)
+        var head = "HTTP/1.1 \(status) \(reasonPhrase(status))\r\n"
+        head += "Content-Type: application/json\r\n"
+        head += "Content-Length: \(payload.count)\r\n"
+        head += close ? "Connection: close\r\n" : "Connection: keep-alive\r\n"
+        head += "\r\n"
+        return Array(head.utf8) + payload
+    }
+
+    /// The summary of a stored request:
+    /// `{"seq":1,"method":"POST","path":"/x","bytes":5,"sha256":"…","file":"…"}`; `sha256` is
+    /// `null` when hashing is off and `file` is left out when nothing was stored.
+    static func summary(of event: SinkRequestEvent) -> String {
+        var fields = [
+            "\"seq\":\(event.sequence)",
+            "\"method\":\(JSONText.quoted(event.method))",
+            "\"path\":\(JSONText.quoted(event.path))",
+            "\"bytes\":\(event.bodyByteCount)",
+            "\"sha256\":\(event.sha256.map(JSONText.quoted) ?? "null")",
+        ]
+        if let file = event.storedFile {
+            fields.append("\"file\":\(JSONText.quoted(file))")
+        }
+        return "{" + fields.joined(separator: ",") + "}\n"
+    }
+
+    /// `{"status":400,"error":"…"}`.
+    static func error(status: Int, reason: String) -> String {
+        "{\"status\":\(status),\"error\":\(JSONText.quoted(reason))}\n"
+    }
+
+    static func reasonPhrase(_ status: Int) -> String {
+        switch status {
+        case 100: "Continue"
+        case 200: "OK"
+        case 400: "Bad Request"
+        case 408: "Request Timeout"
+        case 413: "Content Too Large"
+        case 431: "Request Header Fields Too Large"
+        case 500: "Internal Server Error"
+        case 501: "Not Implemented"
+        case 503: "Service Unavailable"
+        case 505: "HTTP Version Not Supported"
+        default: "Status \(status)"
+        }
+    }
+}
+
+/// JSON string literals.
+///
+/// Thread safety: stateless; callable from any thread.
+enum JSONText {
+    /// `text` as a quoted JSON string, escaping quotes, backslashes and control characters.
+    static func quoted(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default:
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+}

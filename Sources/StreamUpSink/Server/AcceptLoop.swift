@@ -1,0 +1,87 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The accept thread's work: wait in `poll(2)` on the listener and the wake pipe, accept each
+/// connection, admit it to the ``ConnectionRegistry`` and start its thread, or turn it away with
+/// `503` when the registry is full. Returns when the wake pipe becomes readable, and closes the
+/// listener on the way out.
+///
+/// Thread safety: confined to the accept thread; not Sendable (it owns the listener).
+struct AcceptLoop: ~Copyable {
+    private let listener: Socket
+    private let wake: WakePipe
+    private let context: SinkServerContext
+
+    /// Takes ownership of `listener`.
+    init(listener: consuming Socket, wake: WakePipe, context: SinkServerContext) {
+        self.listener = listener
+        self.wake = wake
+        self.context = context
+    }
+
+    consuming func run() {
+        while waitForActivity() {
+            acceptOne()
+        }
+        listener.close()
+    }
+
+    /// Blocks until the listener or the wake pipe is readable; false means "stop".
+    private func waitForActivity() -> Bool {
+        var fds = [
+            pollfd(fd: listener.descriptor, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: wake.readEnd, events: Int16(POLLIN), revents: 0),
+        ]
+        let count = nfds_t(fds.count)
+        do {
+            _ = try Syscall.runBlocking("poll") { poll(&fds, count, -1) }
+        } catch {
+            return !context.isStopping
+        }
+        return fds[1].revents == 0 && !context.isStopping
+    }
+
+    private func acceptOne() {
+        var peer = SocketAddress()
+        let accepted: Socket?
+        do {
+            accepted = try listener.accept(peer: &peer)
+        } catch {
+            // EMFILE, ENFILE, ENOBUFS…: the pending connection stays queued, so back off
+            // briefly (woken early by stop) instead of spinning on a listener that stays readable.
+            var fds = [pollfd(fd: wake.readEnd, events: Int16(POLLIN), revents: 0)]
+            _ = try? Syscall.run("poll") { poll(&fds, 1, 50) }
+            return
+        }
+        guard let connection = accepted else { return }
+        let peerText = peer.hostAndPort
+        switch context.registry.admit(connection.descriptor) {
+        case .admitted:
+            let descriptor = connection.release()
+            let context = self.context
+            context.spawn(name: "sink \(peerText)") {
+                SinkConnection.serve(descriptor: descriptor, peer: peerText, context: context)
+            }
+        case .full:
+            turnAway(connection, peer: peerText)
+        case .closed:
+            connection.close()
+        }
+    }
+
+    /// Answers `503` without reading the request, reports it, and closes.
+    private func turnAway(_ connection: consuming Socket, peer: String) {
+        let reason = "too many connections (limit \(context.configuration.maxConnections))"
+        let response = HTTPResponse.json(status: 503, body: HTTPResponse.error(status: 503, reason: reason), close: true)
+        try? connection.send(response, flags: CInt(MSG_DONTWAIT))
+        connection.shutdown(CInt(SHUT_WR))
+        connection.close()
+        context.report(SinkRequestEvent(
+            sequence: context.nextSequence(), method: "", path: "", version: "",
+            headers: [], trailers: [], bodyByteCount: 0, sha256: nil, body: nil, storedFile: nil,
+            duration: .zero, status: 503, isComplete: false, peer: peer, failure: reason))
+    }
+}

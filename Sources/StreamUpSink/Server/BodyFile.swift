@@ -1,0 +1,85 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One body being written to disk: created as `NAME.partial`, renamed to `NAME.body` only when
+/// the whole body arrived. An incomplete body keeps its `.partial` name, so a cut-off stream
+/// can still be inspected and is never mistaken for a complete one.
+///
+/// Owns its file descriptor (`open(2)` with `O_EXCL`) and closes it exactly once, in
+/// ``complete()`` or ``abandon()``; `deinit` asserts that one of them ran.
+///
+/// Thread safety: not Sendable; confined to the connection thread that created it.
+final class BodyFile {
+    let partialPath: String
+    let completePath: String
+    private var descriptor: CInt
+
+    /// Creates `directory/baseName.partial`; fails if it already exists.
+    init(directory: String, baseName: String) throws(SinkError) {
+        partialPath = "\(directory)/\(baseName).partial"
+        completePath = "\(directory)/\(baseName).body"
+        let path = partialPath
+        do {
+            descriptor = try Syscall.runBlocking("open") {
+                open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            }
+        } catch {
+            throw SinkError(.storage, operation: "open", errno: error.errno, detail: path)
+        }
+    }
+
+    deinit {
+        assert(descriptor < 0, "BodyFile \(partialPath) was dropped while open")
+        if descriptor >= 0 {
+            _ = close(descriptor)
+        }
+    }
+
+    /// Appends `bytes` (`write(2)`, looping over short writes).
+    func write(_ bytes: UnsafeRawBufferPointer) throws(SinkError) {
+        precondition(descriptor >= 0, "write after close")
+        var offset = 0
+        while offset < bytes.count {
+            let base = bytes.baseAddress! + offset
+            let count = bytes.count - offset
+            let fd = descriptor
+            do {
+                offset += try Syscall.runBlocking("write") { systemWrite(fd, base, count) }
+            } catch {
+                throw SinkError(.storage, operation: "write", errno: error.errno, detail: partialPath)
+            }
+        }
+    }
+
+    /// Closes the file and renames it to its `.body` name (`rename(2)`); returns that path.
+    func complete() throws(SinkError) -> String {
+        closeDescriptor()
+        let from = partialPath
+        let to = completePath
+        do {
+            _ = try Syscall.runBlocking("rename") { rename(from, to) }
+        } catch {
+            throw SinkError(.storage, operation: "rename", errno: error.errno, detail: to)
+        }
+        return completePath
+    }
+
+    /// Closes the file and leaves it under its `.partial` name; returns that path.
+    func abandon() -> String {
+        closeDescriptor()
+        return partialPath
+    }
+
+    private func closeDescriptor() {
+        guard descriptor >= 0 else { return }
+        _ = close(descriptor)
+        descriptor = -1
+    }
+}
+
+@inline(__always) private func systemWrite(_ fd: CInt, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+    write(fd, buffer, count)
+}

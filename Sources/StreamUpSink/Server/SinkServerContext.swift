@@ -1,0 +1,74 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// What every thread of one server shares: configuration, storage, the sequence counter, the
+/// connection registry, the event sink and the group of running threads.
+///
+/// Thread safety: immutable except for `sequence` and `stopping` (atomics) and `recentEvents`
+/// (a mutex); callable from any thread. ``report(_:)`` calls the user's handler outside any lock.
+final class SinkServerContext: Sendable {
+    let configuration: SinkConfiguration
+    let storage: BodyStorage?
+    let registry: ConnectionRegistry
+    /// Every accept and connection thread is entered here before it starts and leaves as its
+    /// last action; ``SinkServer/stop()`` waits on it.
+    let threads = DispatchGroup()
+    let parserLimits: HTTPRequestParser.Limits
+
+    private let onEvent: @Sendable (SinkRequestEvent) -> Void
+    private let sequence: Atomic<Int>
+    private let stopping = Atomic(false)
+    private let recentEvents: Mutex<RecentEvents>
+
+    /// Stack reserved for each connection thread. Only touched pages become resident.
+    static let threadStackSize = 512 << 10
+
+    init(configuration: SinkConfiguration, storage: BodyStorage?, onEvent: @escaping @Sendable (SinkRequestEvent) -> Void) {
+        self.configuration = configuration
+        self.storage = storage
+        self.onEvent = onEvent
+        registry = ConnectionRegistry(limit: configuration.maxConnections)
+        sequence = Atomic(storage?.highestExistingSequence ?? 0)
+        recentEvents = Mutex(RecentEvents(limit: configuration.recentEventLimit))
+        parserLimits = HTTPRequestParser.Limits(
+            maxHeaderBytes: configuration.maxHeaderBytes,
+            maxChunkLineBytes: configuration.maxChunkLineBytes)
+    }
+
+    /// The next request's sequence number (1, 2, … after any existing files).
+    func nextSequence() -> Int {
+        sequence.add(1, ordering: .relaxed).newValue
+    }
+
+    var isStopping: Bool {
+        stopping.load(ordering: .acquiring)
+    }
+
+    func markStopping() {
+        stopping.store(true, ordering: .releasing)
+    }
+
+    /// Records `event` in the recent list, then hands it to the user's handler.
+    func report(_ event: SinkRequestEvent) {
+        recentEvents.withLock { $0.append(event) }
+        onEvent(event)
+    }
+
+    var recent: [SinkRequestEvent] {
+        recentEvents.withLock { $0.events }
+    }
+
+    /// Runs `body` on a new thread with a ``threadStackSize`` stack, inside ``threads``.
+    func spawn(name: String, _ body: @escaping @Sendable () -> Void) {
+        let group = threads
+        group.enter()
+        let thread = Thread {
+            body()
+            group.leave()
+        }
+        thread.stackSize = SinkServerContext.threadStackSize
+        thread.name = name
+        thread.start()
+    }
+}

@@ -1,0 +1,84 @@
+/// Everything a ``SinkServer`` can be told. Every value has a default suited to local use.
+///
+/// Limits and what exceeding them does:
+/// - ``maxHeaderBytes``: request line + headers (and, separately, trailers) → `431`, then close.
+/// - ``maxChunkLineBytes``: one chunk-size line incl. extensions → `400`, then close.
+/// - ``maxConnections``: connections open at once; one more is accepted, answered `503` and closed.
+/// - ``idleTimeout``: longest wait for the next byte (or for a send to progress). Mid-request →
+///   `408` and close; between requests on a kept-alive connection → silent close.
+/// - ``maxBodyBytesInMemory``: per request, only with ``keepBodiesInMemory`` → `413`, then close.
+///
+/// Thread safety: a value type that is never shared mutably; safe to send anywhere.
+public struct SinkConfiguration: Sendable, Hashable {
+    /// The address to listen on: a numeric IPv4/IPv6 address or a name (`localhost`).
+    public var host: String
+    /// The port; `0` picks a free one (read it from ``SinkServer/port``).
+    public var port: UInt16
+    /// When set, each request body with a length or chunked framing is stored in its own file
+    /// here (created if missing); see ``SinkServer`` for the naming scheme.
+    public var outputDirectory: String?
+    /// Keep each body in ``SinkRequestEvent/body`` (for tests and embedding), up to
+    /// ``maxBodyBytesInMemory`` per request.
+    public var keepBodiesInMemory: Bool
+    /// Cap on a body kept in memory.
+    public var maxBodyBytesInMemory: Int
+    /// Compute each body's SHA-256. Turn off to measure the raw receive ceiling.
+    public var hashBodies: Bool
+    /// Cap on the request head (and on the trailer section), in bytes.
+    public var maxHeaderBytes: Int
+    /// Cap on one chunk-size line, in bytes.
+    public var maxChunkLineBytes: Int
+    /// Cap on connections open at once.
+    public var maxConnections: Int
+    /// Longest silence tolerated on a connection.
+    public var idleTimeout: Duration
+    /// Size of each connection's receive buffer, in bytes.
+    public var readBufferSize: Int
+    /// How many recent events ``SinkServer/requests`` keeps (oldest dropped first).
+    public var recentEventLimit: Int
+
+    public init(
+        host: String = "127.0.0.1",
+        port: UInt16 = 0,
+        outputDirectory: String? = nil,
+        keepBodiesInMemory: Bool = false,
+        maxBodyBytesInMemory: Int = 64 << 20,
+        hashBodies: Bool = true,
+        maxHeaderBytes: Int = 16_384,
+        maxChunkLineBytes: Int = 1_024,
+        maxConnections: Int = 1_024,
+        idleTimeout: Duration = .seconds(60),
+        readBufferSize: Int = 65_536,
+        recentEventLimit: Int = 1_000
+    ) {
+        self.host = host
+        self.port = port
+        self.outputDirectory = outputDirectory
+        self.keepBodiesInMemory = keepBodiesInMemory
+        self.maxBodyBytesInMemory = maxBodyBytesInMemory
+        self.hashBodies = hashBodies
+        self.maxHeaderBytes = maxHeaderBytes
+        self.maxChunkLineBytes = maxChunkLineBytes
+        self.maxConnections = maxConnections
+        self.idleTimeout = idleTimeout
+        self.readBufferSize = readBufferSize
+        self.recentEventLimit = recentEventLimit
+    }
+
+    /// Throws ``SinkError/Code/invalidConfiguration`` naming the first value out of range.
+    func validate() throws(SinkError) {
+        func check(_ ok: Bool, _ what: String) throws(SinkError) {
+            guard ok else {
+                throw SinkError(.invalidConfiguration, operation: "SinkConfiguration", detail: what)
+            }
+        }
+        try check(!host.isEmpty, "host must not be empty")
+        try check(maxBodyBytesInMemory >= 0, "maxBodyBytesInMemory must be >= 0")
+        try check((64...(1 << 24)).contains(maxHeaderBytes), "maxHeaderBytes must be in 64...16 MiB")
+        try check((8...(1 << 20)).contains(maxChunkLineBytes), "maxChunkLineBytes must be in 8...1 MiB")
+        try check(maxConnections >= 1, "maxConnections must be >= 1")
+        try check(idleTimeout > .zero, "idleTimeout must be > 0")
+        try check((1_024...(64 << 20)).contains(readBufferSize), "readBufferSize must be in 1 KiB...64 MiB")
+        try check(recentEventLimit >= 0, "recentEventLimit must be >= 0")
+    }
+}

@@ -1,0 +1,167 @@
+import Foundation
+import Synchronization
+
+/// A local HTTP/1.1 server that receives long uploads (chunked or with `Content-Length`),
+/// stores or hashes each body as it streams in, answers with a JSON summary and reports every
+/// request as a ``SinkRequestEvent``.
+///
+/// ```swift
+/// let summary = try await SinkServer.withRunning(SinkConfiguration(outputDirectory: "/tmp/in")) { server in
+///     try await upload(to: server.url)          // http://127.0.0.1:PORT/
+///     return server.requests.last
+/// }
+/// ```
+///
+/// - `init` binds and listens (so ``port`` is known at once); ``start()`` starts accepting;
+///   ``stop()`` closes the listener and every connection and waits until all of the server's
+///   threads have finished. The scoped ``withRunning(_:onEvent:isolation:_:)`` always stops.
+/// - Threading: one accept thread (`poll(2)` on the listener and a wake pipe) and one thread per
+///   connection with blocking sockets; `SO_RCVTIMEO`/`SO_SNDTIMEO` implement the idle timeout.
+///   See ``SinkConnection`` for the per-connection memory.
+/// - Connection limit: at ``SinkConfiguration/maxConnections`` open connections, a new one is
+///   accepted, answered `503` with `Connection: close`, reported, and closed.
+/// - Storage: see ``BodyStorage`` for file names; a body that did not arrive in full keeps the
+///   `.partial` suffix and its event has `isComplete == false`.
+/// - Events: `onEvent` is called on the connection's thread (the accept thread for `503`s),
+///   concurrently for different connections, before the response is sent. Keep it short.
+/// - SIGPIPE: never raised; see ``Socket``.
+///
+/// Thread safety: guarded by the `lifecycle` mutex; every member is callable from any thread.
+public final class SinkServer: Sendable {
+    private enum Lifecycle {
+        /// Bound and listening; the server owns the listener descriptor.
+        case bound(listener: CInt)
+        /// The accept thread owns the listener.
+        case running
+        case stopped
+    }
+
+    /// The configuration the server was created with.
+    public let configuration: SinkConfiguration
+    /// The bound port (the ephemeral one when ``SinkConfiguration/port`` was 0).
+    public let port: UInt16
+    /// The bound numeric host (`127.0.0.1`, `::1`, `0.0.0.0`).
+    public let boundHost: String
+
+    private let context: SinkServerContext
+    private let wake: WakePipe
+    private let lifecycle: Mutex<Lifecycle>
+
+    /// Binds and listens, and creates the output directory if one is configured.
+    ///
+    /// - Parameter onEvent: called once per finished, rejected or aborted request; see the
+    ///   type's notes on threads.
+    /// - Throws: ``SinkError`` when the configuration is out of range, the host does not
+    ///   resolve, the port is taken (`errno == EADDRINUSE`) or the directory can't be created.
+    public init(
+        configuration: SinkConfiguration = SinkConfiguration(),
+        onEvent: @escaping @Sendable (SinkRequestEvent) -> Void = { _ in }
+    ) throws(SinkError) {
+        try configuration.validate()
+        let address = try SocketAddress.resolve(host: configuration.host, port: configuration.port)
+        let storage = try configuration.outputDirectory.map { (directory) throws(SinkError) in
+            try BodyStorage(directory: directory)
+        }
+        let listener = try Socket.listening(on: address, backlog: 1_024)
+        let local: SocketAddress
+        let wake: WakePipe
+        do {
+            local = try listener.localAddress()
+            wake = try WakePipe()
+        } catch {
+            listener.close()
+            throw error
+        }
+        self.configuration = configuration
+        port = local.port
+        boundHost = local.host
+        self.wake = wake
+        context = SinkServerContext(configuration: configuration, storage: storage, onEvent: onEvent)
+        lifecycle = Mutex(.bound(listener: listener.release()))
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// `http://HOST:PORT/`, with a wildcard host replaced by loopback so clients can use it.
+    public var urlString: String {
+        let host = switch boundHost {
+        case "0.0.0.0": "127.0.0.1"
+        case "::": "::1"
+        default: boundHost
+        }
+        return host.contains(":") ? "http://[\(host)]:\(port)/" : "http://\(host):\(port)/"
+    }
+
+    /// ``urlString`` as a `URL`.
+    public var url: URL {
+        guard let url = URL(string: urlString) else {
+            preconditionFailure("not a URL: \(urlString)")
+        }
+        return url
+    }
+
+    /// The most recent events, oldest first (at most ``SinkConfiguration/recentEventLimit``).
+    public var requests: [SinkRequestEvent] {
+        context.recent
+    }
+
+    /// How many connections are open right now.
+    public var openConnectionCount: Int {
+        context.registry.count
+    }
+
+    /// Starts accepting connections on a background thread. Does nothing if already started
+    /// or stopped.
+    public func start() {
+        let listener: CInt? = lifecycle.withLock { state in
+            guard case .bound(let listener) = state else { return nil }
+            state = .running
+            return listener
+        }
+        guard let listener else { return }
+        let context = self.context
+        let wake = self.wake
+        context.spawn(name: "sink accept :\(port)") {
+            let loop = AcceptLoop(listener: Socket(owning: listener), wake: wake, context: context)
+            loop.run()
+        }
+    }
+
+    /// Closes the listener and every connection, then waits until all the server's threads
+    /// have finished. Requests cut short are reported as incomplete (status 0, "server
+    /// stopped"). Blocks the caller, normally for milliseconds; safe to call more than once.
+    public func stop() {
+        let previous: Lifecycle = lifecycle.withLock { state in
+            let previous = state
+            state = .stopped
+            return previous
+        }
+        context.markStopping()
+        switch previous {
+        case .bound(let listener):
+            Socket(owning: listener).close()
+        case .running:
+            wake.signal()
+            context.registry.closeAll()
+        case .stopped:
+            break
+        }
+        context.threads.wait()
+        wake.close()
+    }
+
+    /// Creates a server, starts it, runs `body`, and stops the server however `body` ends.
+    public static func withRunning<Result>(
+        _ configuration: SinkConfiguration = SinkConfiguration(),
+        onEvent: @escaping @Sendable (SinkRequestEvent) -> Void = { _ in },
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: (SinkServer) async throws -> Result
+    ) async throws -> Result {
+        let server = try SinkServer(configuration: configuration, onEvent: onEvent)
+        server.start()
+        defer { server.stop() }
+        return try await body(server)
+    }
+}
