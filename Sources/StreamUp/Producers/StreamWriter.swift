@@ -95,6 +95,9 @@ public final class StreamWriter: Sendable {
     /// Bytes written so far.
     public var bytesWritten: Int { stream.core.bytesWritten }
 
+    /// Whether the body has been ended (by the producer returning or by `finish`).
+    var isFinished: Bool { stream.core.status(of: .output) == .closed }
+
     /// Ends the body: the reader gets what is buffered, then the end.
     func finish() {
         stream.close()

@@ -82,12 +82,14 @@ public final class StreamUploader: Sendable {
             do {
                 try await producer.produce(into: writer)
                 writer.finish()
-            } catch let error as StreamUpError {
-                writer.fail(error)
-            } catch is CancellationError {
-                writer.fail(StreamUpError(.cancelled, "the upload was cancelled"))
             } catch {
-                writer.fail(StreamUpError(.producerFailed, "the producer failed: \(error)"))
+                // After `finish()` the body has ended cleanly; the producer's stop is expected.
+                guard !writer.isFinished else { return }
+                switch error {
+                case let error as StreamUpError: writer.fail(error)
+                case is CancellationError: writer.fail(StreamUpError(.cancelled, "the upload was cancelled"))
+                default: writer.fail(StreamUpError(.producerFailed, "the producer failed: \(error)"))
+                }
             }
         }
         let cancelledMeanwhile = state.withLock { state in

@@ -1,0 +1,51 @@
+/// What the command line asks for.
+enum Command: Equatable {
+    case help(String)
+    case version
+    case upload(UploadOptions)
+    case sink(SinkOptions)
+}
+
+/// Turns argv (without the program name) into a ``Command``; a pure function.
+///
+/// Thread safety: stateless.
+enum CommandLineParser {
+    static func parse(_ arguments: [String]) throws(UsageError) -> Command {
+        switch arguments.first {
+        case "sink":
+            return try parseSink(Array(arguments.dropFirst()))
+        case "--version", "-V":
+            return .version
+        default:
+            return try parseUpload(arguments)
+        }
+    }
+
+    private static func wantsHelp(_ arguments: [String]) -> Bool {
+        let options = arguments.prefix { $0 != "--" }
+        return options.contains("-h") || options.contains("--help")
+    }
+
+    static func parseUpload(_ arguments: [String]) throws(UsageError) -> Command {
+        if wantsHelp(arguments) { return .help(UploadOptions.help) }
+        var options = UploadOptions()
+        let (positional, rest) = try parseOptions(arguments, table: UploadOptions.table, into: &options)
+        let all = positional + (rest ?? [])
+        guard all.count <= 1 else {
+            throw UsageError("expected one URL, got \(all.count) arguments: \(all.joined(separator: " "))")
+        }
+        options.url = all.first
+        return .upload(options)
+    }
+
+    static func parseSink(_ arguments: [String]) throws(UsageError) -> Command {
+        if wantsHelp(arguments) { return .help(SinkOptions.help) }
+        var options = SinkOptions()
+        let (positional, rest) = try parseOptions(arguments, table: SinkOptions.table, into: &options)
+        if let extra = (positional + (rest ?? [])).first {
+            throw UsageError("sink: unexpected argument '\(extra)'")
+        }
+        return .sink(options)
+    }
+}
+

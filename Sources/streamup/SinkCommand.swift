@@ -1,0 +1,95 @@
+import Foundation
+import StreamUpSink
+
+/// `streamup sink [options]`: run the local HTTP sink until SIGINT/SIGTERM.
+///
+/// Thread safety: a value type.
+struct SinkOptions: Sendable, Equatable {
+    var host = "127.0.0.1"
+    var port: UInt16 = 8080
+    var outputDirectory: String?
+    var maxConnections = 1024
+    var idleTimeout: Duration = .seconds(60)
+    var hashBodies = true
+
+    static let table: [OptionSpec<SinkOptions>] = [
+        .value("--host", valueName: "HOST", help: "address to listen on (default 127.0.0.1)") { options, value in
+            options.host = value
+        },
+        .value("-p", "--port", valueName: "PORT", help: "port to listen on (default 8080; 0 picks a free one)") { options, value throws(UsageError) in
+            guard let port = UInt16(value) else { throw UsageError("--port: '\(value)' is not a port number (0-65535)") }
+            options.port = port
+        },
+        .value("-o", "--output", valueName: "DIR", help: "store each request body in its own file in DIR (created if missing)") { options, value in
+            options.outputDirectory = value
+        },
+        .value("--max-connections", valueName: "N", help: "most connections served at once (default 1024)") { options, value throws(UsageError) in
+            guard let count = Int(value), count > 0 else { throw UsageError("--max-connections: '\(value)' is not a positive number") }
+            options.maxConnections = count
+        },
+        .value("--idle-timeout", valueName: "DURATION", help: "close a connection silent this long (default 60s)") { options, value throws(UsageError) in
+            options.idleTimeout = try parseDuration(value, option: "--idle-timeout")
+        },
+        .flag("--no-hash", help: "do not compute SHA-256 of bodies (for measuring raw receive speed)") { $0.hashBodies = false },
+        .flag("-h", "--help", help: "show this help") { _ in },
+    ]
+
+    static let help = """
+        usage: streamup sink [options]
+
+        Runs a local HTTP/1.1 server that receives uploads (chunked or with Content-Length) and
+        answers each with 200 and a JSON summary: {"bytes":N,"sha256":"..."}. The first line on
+        stdout is `listening on http://HOST:PORT`; then one line per request:
+        METHOD PATH BYTES SECONDS STATUS [FILE]. SIGINT or SIGTERM stops it.
+
+        options:
+        \(helpLines(for: table))
+        With --output, bodies are stored as DIR/NNNNNN-METHOD.body in arrival order; a body whose
+        client went away before its end is kept as .partial, never as a complete body.
+        Limits: 16 KiB of request head, 1 KiB per chunk-size line; malformed requests get 400
+        and the connection is closed.
+        """
+}
+
+/// Runs the sink command.
+///
+/// Thread safety: runs on the main task; the sink's callbacks only print.
+enum SinkRunner {
+    static func run(_ options: SinkOptions) async -> Int32 {
+        var configuration = SinkConfiguration()
+        configuration.host = options.host
+        configuration.port = options.port
+        configuration.outputDirectory = options.outputDirectory
+        configuration.maxConnections = options.maxConnections
+        configuration.idleTimeout = options.idleTimeout
+        configuration.hashBodies = options.hashBodies
+        let server: SinkServer
+        do {
+            server = try SinkServer(configuration: configuration, onEvent: logLine)
+            server.start()
+        } catch {
+            Terminal.error("sink: \(error)")
+            return ExitStatus.noAnswer
+        }
+        Terminal.output("listening on \(server.url.absoluteString.trimmingSuffix("/"))")
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            SignalHandling.install { continuation.resume() }
+        }
+        server.stop()
+        return ExitStatus.success
+    }
+
+    @Sendable private static func logLine(_ event: SinkRequestEvent) {
+        let seconds = String(format: "%.3f", event.duration.seconds)
+        var line = "\(event.method) \(event.path) \(event.bodyByteCount) \(seconds) \(event.status)"
+        if let file = event.storedFile { line += " \(file)" }
+        if !event.isComplete { line += " incomplete" + (event.failure.map { ": \($0)" } ?? "") }
+        Terminal.output(line)
+    }
+}
+
+extension String {
+    func trimmingSuffix(_ suffix: String) -> String {
+        hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
+    }
+}

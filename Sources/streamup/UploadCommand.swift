@@ -1,0 +1,81 @@
+import Foundation
+import StreamUp
+
+/// `streamup [options] [URL]`: stream stdin to URL as one chunked request.
+///
+/// Thread safety: a value type.
+struct UploadOptions: Sendable, Equatable {
+    /// nil: stream to an embedded local sink and print what it received.
+    var url: String?
+    var method = "POST"
+    var contentType = "application/octet-stream"
+    var headers: [UploadConfiguration.Header] = []
+    var bufferSize = 64 * 1024
+    var verbose = false
+    var responseTimeout: Duration = .seconds(60)
+
+    static let table: [OptionSpec<UploadOptions>] = [
+        .value("-H", "--header", valueName: "'NAME: VALUE'", help: "add a request header (repeatable)") { options, value throws(UsageError) in
+            options.headers.append(try parseHeader(value))
+        },
+        .value("--content-type", valueName: "TYPE", help: "Content-Type of the body (default application/octet-stream)") { options, value in
+            options.contentType = value
+        },
+        .value("-X", "--method", valueName: "METHOD", help: "POST (default) or PUT") { options, value throws(UsageError) in
+            let method = value.uppercased()
+            guard method == "POST" || method == "PUT" else {
+                throw UsageError("--method: '\(value)' is not supported; a streamed body goes with POST or PUT")
+            }
+            options.method = method
+        },
+        .value("--buffer-size", valueName: "SIZE", help: "buffer between stdin and the socket (default 64k; e.g. 16k, 1MiB)") { options, value throws(UsageError) in
+            let size = try parseByteSize(value, option: "--buffer-size")
+            guard size <= 1 << 30 else { throw UsageError("--buffer-size: '\(value)' is over 1 GiB") }
+            options.bufferSize = size
+        },
+        .value("--response-timeout", valueName: "DURATION", help: "limit on connecting and on waiting for the answer after the body (default 60s); an idle stdin never times out") { options, value throws(UsageError) in
+            options.responseTimeout = try parseDuration(value, option: "--response-timeout")
+        },
+        .flag("-v", "--verbose", help: "print the request, the response and progress on stderr") { $0.verbose = true },
+        .flag("-h", "--help", help: "show this help") { _ in },
+    ]
+
+    static func parseHeader(_ text: String) throws(UsageError) -> UploadConfiguration.Header {
+        guard let colon = text.firstIndex(of: ":") else {
+            throw UsageError("-H: '\(text)' is not 'Name: value'")
+        }
+        let name = text[..<colon].trimmingCharacters(in: .whitespaces)
+        let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        guard !name.isEmpty, !name.contains(" ") else { throw UsageError("-H: '\(text)' has no valid header name") }
+        return UploadConfiguration.Header(name: name, value: value)
+    }
+
+    static let help = """
+        usage: streamup [options] [URL]
+               streamup sink [options]
+               streamup --help | --version
+
+        Streams standard input to URL as one HTTP request with a chunked body, live: each line
+        leaves as soon as it is read, for as long as stdin stays open. When stdin ends, the body
+        ends and streamup waits for the server's answer.
+
+            tail -F app.log | streamup https://logs.example/ingest
+
+        Without URL, streamup starts a local sink on 127.0.0.1, streams stdin to it, and prints
+        what the sink stored (bytes and SHA-256) on stdout: a dry run.
+
+        options:
+        \(helpLines(for: table))
+        A full buffer stops reading stdin until the server takes more (memory stays flat).
+        SIGINT/SIGTERM: stop reading stdin, send what is buffered, end the body, wait for the
+        answer. A second signal aborts at once.
+
+        exit status:
+          0   the server answered 2xx
+          1   the server answered another status (shown on stderr with the start of its body)
+          2   no answer: bad URL, refused or lost connection, timeout, cancelled
+          64  usage error
+
+        See `streamup sink --help` for the local sink.
+        """
+}

@@ -1,0 +1,118 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The built `streamup` binary, run as a child process with pipes on stdin, stdout and stderr.
+///
+/// Thread safety: `output`/`errorOutput` are guarded by `lock` (filled by pipe readers on
+/// their own queues); the rest is used from the test's task.
+public final class StreamupProcess: @unchecked Sendable {
+    public let process = Process()
+    private let stdinPipe = Pipe()
+    private let stdoutPipe = Pipe()
+    private let stderrPipe = Pipe()
+    private let lock = NSCondition()
+    private var stdoutBytes = Data()
+    private var stderrBytes = Data()
+    private var stdoutClosed = false
+    private var stderrClosed = false
+
+    /// Path of the `streamup` executable built beside the test bundle.
+    public static let executable: URL = {
+        let candidates = [
+            Bundle.main.bundleURL.deletingLastPathComponent(), Bundle.main.bundleURL,
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+        ]
+        for directory in candidates {
+            let url = directory.appendingPathComponent("streamup")
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        fatalError("streamup binary not found next to the tests (looked in \(candidates.map(\.path)))")
+    }()
+
+    /// Starts `streamup arguments…`; stdin stays open until `closeStdin()`, unless `stdinFile`
+    /// is given, which then feeds stdin.
+    public init(_ arguments: [String], stdinFile: String? = nil) throws {
+        _ = Glibc.signal(SIGPIPE, SIG_IGN)  // a child that exits early must not kill the test runner
+        process.executableURL = Self.executable
+        process.arguments = arguments
+        if let stdinFile {
+            process.standardInput = FileHandle(forReadingAtPath: stdinFile)
+        } else {
+            process.standardInput = stdinPipe
+        }
+        process.standardOutput = stdoutPipe
+        process.standardError = stderrPipe
+        collect(stdoutPipe, isStdout: true)
+        collect(stderrPipe, isStdout: false)
+        try process.run()
+    }
+
+    private func collect(_ pipe: Pipe, isStdout: Bool) {
+        let handle = pipe.fileHandleForReading
+        Thread.detachNewThread { [self] in
+            while true {
+                let chunk = handle.availableData
+                lock.lock()
+                if chunk.isEmpty {
+                    if isStdout { stdoutClosed = true } else { stderrClosed = true }
+                } else if isStdout {
+                    stdoutBytes.append(chunk)
+                } else {
+                    stderrBytes.append(chunk)
+                }
+                lock.broadcast()
+                lock.unlock()
+                if chunk.isEmpty { return }
+            }
+        }
+    }
+
+    /// Writes `data` to the child's stdin.
+    public func write(_ data: Data) {
+        // Throws (rather than trapping) once the child has gone; SIGPIPE is ignored below.
+        try? stdinPipe.fileHandleForWriting.write(contentsOf: data)
+    }
+
+    public func write(_ text: String) { write(Data(text.utf8)) }
+
+    /// Ends the child's stdin (end of input).
+    public func closeStdin() {
+        try? stdinPipe.fileHandleForWriting.close()
+    }
+
+    /// Waits for the child to exit and both its outputs to close; returns its exit status.
+    /// Fails the wait (returns nil) past `timeout`, killing the child.
+    public func waitForExit(timeout: TimeInterval = 60) -> Int32? {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        lock.lock()
+        while !(stdoutClosed && stderrClosed) {
+            if !lock.wait(until: deadline) {
+                lock.unlock()
+                process.terminate()
+                return nil
+            }
+        }
+        lock.unlock()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// Waits until stdout holds a line matching `predicate`; returns it, or nil at the deadline.
+    public func waitForStdoutLine(timeout: TimeInterval = 20, where predicate: (String) -> Bool) -> String? {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        lock.lock()
+        defer { lock.unlock() }
+        while true {
+            let lines = String(decoding: stdoutBytes, as: UTF8.self).split(separator: "\n").map(String.init)
+            if let line = lines.first(where: predicate) { return line }
+            if stdoutClosed || !lock.wait(until: deadline) { return nil }
+        }
+    }
+
+    public var stdout: String { lock.withLock { String(decoding: stdoutBytes, as: UTF8.self) } }
+    public var stderr: String { lock.withLock { String(decoding: stderrBytes, as: UTF8.self) } }
+
+    public func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import StreamUpSink
+
+/// A sink on 127.0.0.1 port 0 for one test, storing bodies in a fresh temporary directory.
+/// Always stopped by the test (see ``withSink(_:)``).
+func withSink<T>(
+    configure: (inout SinkConfiguration) -> Void = { _ in }, _ body: (SinkServer, URL) async throws -> T
+) async throws -> T {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("streamup-test-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    var configuration = SinkConfiguration()
+    configuration.outputDirectory = directory.path
+    configure(&configuration)
+    let server = try SinkServer(configuration: configuration)
+    server.start()
+    defer { server.stop() }
+    return try await body(server, directory)
+}
+
+/// A temporary file of `count` random bytes; returns its path and SHA-256 (computed by the
+/// system's `sha256sum`, independently of the sink's own hashing).
+func randomFile(bytes count: Int) throws -> (path: String, sha256: String) {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("streamup-input-\(UUID().uuidString)").path
+    let shell = Process()
+    shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+    shell.arguments = ["-c", "head -c \(count) /dev/urandom > '\(path)'"]
+    try shell.run()
+    shell.waitUntilExit()
+    return (path, try sha256sum(path))
+}
+
+/// SHA-256 of a file by `sha256sum`.
+func sha256sum(_ path: String) throws -> String {
+    let process = Process()
+    let pipe = Pipe()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["sha256sum", path]
+    process.standardOutput = pipe
+    try process.run()
+    let output = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(String(decoding: output, as: UTF8.self).prefix(64))
+}
+
+/// Waits, with a deadline, until `condition` holds, checking every 5 ms. Returns whether it held.
+func eventually(timeout: TimeInterval = 20, _ condition: () throws -> Bool) async rethrows -> Bool {
+    let deadline = Date(timeIntervalSinceNow: timeout)
+    while Date() < deadline {
+        if try condition() { return true }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return try condition()
+}

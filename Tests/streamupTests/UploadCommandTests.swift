@@ -1,0 +1,108 @@
+import Foundation
+import StreamUpSink
+import StreamUpTestSupport
+import Testing
+
+/// End to end: the built `streamup` binary streaming stdin into the real sink over loopback.
+@Suite(.timeLimit(.minutes(3))) struct UploadCommandTests {
+    /// 50 MiB of random stdin arrive byte for byte: the stored body's SHA-256 equals the input's.
+    @Test func fiftyMebibytesOfRandomStdinArriveIntact() async throws {
+        let input = try randomFile(bytes: 50 << 20)
+        defer { try? FileManager.default.removeItem(atPath: input.path) }
+        try await withSink { sink, directory in
+            let child = try StreamupProcess([sink.url.absoluteString + "ingest"], stdinFile: input.path)
+            #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+            let event = try #require(sink.requests.last)
+            #expect(event.isComplete && event.status == 200)
+            #expect(event.bodyByteCount == 50 << 20)
+            #expect(event.sha256 == input.sha256)
+            let stored = try #require(event.storedFile)
+            #expect(try sha256sum(stored) == input.sha256)
+        }
+    }
+
+    /// A slow writer: each line is at the sink before the next one is written (live, not
+    /// when a block fills).
+    @Test func eachLineReachesTheSinkBeforeTheNextIsWritten() async throws {
+        try await withSink { sink, directory in
+            let child = try StreamupProcess([sink.url.absoluteString])
+            var expected = ""
+            for index in 1...5 {
+                let line = "line \(index) at \(Date().timeIntervalSince1970)\n"
+                child.write(line)
+                expected += line
+                let arrived = await eventually {
+                    let files = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+                    return files.contains { name in
+                        (try? String(contentsOfFile: directory.appendingPathComponent(name).path, encoding: .utf8)) == expected
+                    }
+                }
+                #expect(arrived, "line \(index) did not reach the sink while stdin stayed open")
+                try await Task.sleep(for: .milliseconds(200))  // the scenario: a writer that writes every 200 ms
+            }
+            child.closeStdin()
+            #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(sink.requests.last?.bodyByteCount == expected.utf8.count)
+        }
+    }
+
+    /// The request carries the chosen content type and headers, and no `Expect: 100-continue`
+    /// (which would delay the first byte by a second).
+    @Test func requestCarriesHeadersAndNoExpectContinue() async throws {
+        try await withSink { sink, _ in
+            let child = try StreamupProcess([
+                "-H", "X-Stream: app-1", "--content-type", "application/x-ndjson", "-X", "PUT", sink.url.absoluteString + "logs",
+            ])
+            child.write("{\"a\":1}\n")
+            child.closeStdin()
+            #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+            let event = try #require(sink.requests.last)
+            #expect(event.method == "PUT")
+            #expect(event.path == "/logs")
+            #expect(event.headers.first(named: "X-Stream") == "app-1")
+            #expect(event.headers.first(named: "Content-Type") == "application/x-ndjson")
+            #expect(event.headers.first(named: "Transfer-Encoding")?.lowercased() == "chunked")
+            #expect(event.headers.first(named: "Expect").map { $0.isEmpty } ?? true)
+        }
+    }
+
+    /// An idle stdin longer than the response timeout does not end the stream.
+    @Test func idleStdinOutlivesTheResponseTimeout() async throws {
+        try await withSink { sink, _ in
+            let child = try StreamupProcess(["--response-timeout", "1s", sink.url.absoluteString])
+            child.write("before the pause\n")
+            try await Task.sleep(for: .milliseconds(2500))  // the scenario: a producer idle past the timeout
+            child.write("after the pause\n")
+            child.closeStdin()
+            #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(sink.requests.last?.bodyByteCount == "before the pause\nafter the pause\n".utf8.count)
+        }
+    }
+
+    /// SIGTERM mid-stream ends the body cleanly: every byte read so far arrives, exit 0.
+    @Test func sigtermEndsTheBodyCleanlyAndKeepsWhatWasRead() async throws {
+        try await withSink { sink, directory in
+            let child = try StreamupProcess([sink.url.absoluteString])
+            child.write("first\nsecond\n")
+            #expect(await eventually {
+                let files = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+                return files.contains { (try? String(contentsOfFile: directory.appendingPathComponent($0).path, encoding: .utf8)) == "first\nsecond\n" }
+            })
+            child.signal(SIGTERM)
+            #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+            let event = try #require(sink.requests.last)
+            #expect(event.isComplete && event.bodyByteCount == 13)
+        }
+    }
+
+    /// Without a URL, stdin goes to an embedded local sink whose summary is printed.
+    @Test func withoutURLItStreamsToAnEmbeddedSink() throws {
+        let child = try StreamupProcess([])
+        child.write("hello\n")
+        child.closeStdin()
+        #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+        // SHA-256 of "hello\n".
+        #expect(child.stdout.contains("5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"))
+        #expect(child.stdout.contains("\"bytes\":6"))
+    }
+}
