@@ -7,7 +7,9 @@
 ///
 /// Thread safety: a value type that is never shared mutably; safe to send anywhere.
 public struct SinkError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// What kind of failure this is. Extensible: switch over it with a `default` clause.
+    /// What kind of failure this is. Extensible: compare with `==` rather than switching.
+    ///
+    /// Thread safety: a value type; safe to send anywhere.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         enum Kind: Sendable, Hashable {
             case systemCall

@@ -1,4 +1,6 @@
-/// The byte values the HTTP grammar names.
+/// The byte values the HTTP grammar names, and byte classes.
+///
+/// Thread safety: stateless; callable from any thread.
 enum ASCII {
     static let tab: UInt8 = 0x09
     static let lineFeed: UInt8 = 0x0A
@@ -113,6 +115,8 @@ extension HTTPRequestParser {
 
 /// The three parts of a request line; kept apart from the parser's state so the grammar
 /// functions stay pure.
+///
+/// Thread safety: a value type that is never shared.
 struct RequestLineParts: Hashable {
     var method: String
     var target: String

@@ -5,8 +5,10 @@ import Darwin
 #endif
 
 extension Socket {
-    /// Creates a TCP socket bound to `address` and listening (`socket(2)`, `setsockopt(2)`
-    /// `SO_REUSEADDR`, `bind(2)`, `listen(2)`).
+    /// Creates a non-blocking TCP socket bound to `address` and listening (`socket(2)`,
+    /// `setsockopt(2)` `SO_REUSEADDR`, `bind(2)`, `listen(2)`, `fcntl(2)` `O_NONBLOCK`).
+    /// Non-blocking so that `accept` after `poll` can never hang on a connection the client
+    /// reset in between.
     static func listening(on address: SocketAddress, backlog: CInt) throws(SinkError) -> Socket {
         let descriptor = try Syscall.runBlocking("socket") {
             systemSocket(address.family, SocketAddress.streamSocketType, 0)
@@ -22,6 +24,7 @@ extension Socket {
                 }
             }
             _ = try Syscall.runBlocking("listen") { systemListen(descriptor, backlog) }
+            try socket.setNonBlocking(true)
         } catch {
             socket.close()
             throw error

@@ -28,10 +28,12 @@ struct Socket: ~Copyable {
     /// The raw descriptor, valid until ``close()``.
     let descriptor: CInt
 
-    /// Takes ownership of `descriptor`; from now on only this value may close it.
+    /// Takes ownership of `descriptor`; from now on only this value may close it. Marks it
+    /// close-on-exec, so child processes never inherit a connection.
     init(owning descriptor: CInt) {
         precondition(descriptor >= 0, "invalid descriptor \(descriptor)")
         self.descriptor = descriptor
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
         #if canImport(Darwin)
         try? setOption(SOL_SOCKET, SO_NOSIGPIPE, 1 as CInt, name: "setsockopt(SO_NOSIGPIPE)")
         #endif
@@ -119,6 +121,16 @@ struct Socket: ~Copyable {
         }
         try setOption(SOL_SOCKET, SO_RCVTIMEO, value, name: "setsockopt(SO_RCVTIMEO)")
         try setOption(SOL_SOCKET, SO_SNDTIMEO, value, name: "setsockopt(SO_SNDTIMEO)")
+    }
+
+    /// Turns `O_NONBLOCK` on or off (`fcntl(2)`). The listener is non-blocking; connections
+    /// are blocking (set explicitly, because on Darwin they inherit the listener's flag).
+    func setNonBlocking(_ enabled: Bool) throws(SinkError) {
+        let fd = descriptor
+        let flags = try Syscall.runBlocking("fcntl(F_GETFL)") { fcntl(fd, F_GETFL) }
+        let wanted = enabled ? flags | O_NONBLOCK : flags & ~O_NONBLOCK
+        guard wanted != flags else { return }
+        _ = try Syscall.runBlocking("fcntl(F_SETFL)") { fcntl(fd, F_SETFL, wanted) }
     }
 
     /// `setsockopt(2)` with a fixed-size value.

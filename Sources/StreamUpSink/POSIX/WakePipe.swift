@@ -30,7 +30,8 @@ final class WakePipe: Sendable {
         close()
     }
 
-    /// Makes ``readEnd`` readable (`write(2)` of one byte). Safe to call more than once.
+    /// Makes ``readEnd`` readable (`write(2)` of one byte). Safe to call more than once. Cannot
+    /// raise SIGPIPE: the read end is closed only by ``close()``, under the same lock.
     func signal() {
         isClosed.withLock { closed in
             guard !closed else { return }

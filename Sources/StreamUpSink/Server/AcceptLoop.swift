@@ -39,6 +39,7 @@ struct AcceptLoop: ~Copyable {
         do {
             _ = try Syscall.runBlocking("poll") { poll(&fds, count, -1) }
         } catch {
+            backOff()
             return !context.isStopping
         }
         return fds[1].revents == 0 && !context.isStopping
@@ -51,9 +52,8 @@ struct AcceptLoop: ~Copyable {
             accepted = try listener.accept(peer: &peer)
         } catch {
             // EMFILE, ENFILE, ENOBUFS…: the pending connection stays queued, so back off
-            // briefly (woken early by stop) instead of spinning on a listener that stays readable.
-            var fds = [pollfd(fd: wake.readEnd, events: Int16(POLLIN), revents: 0)]
-            _ = try? Syscall.run("poll") { poll(&fds, 1, 50) }
+            // instead of spinning on a listener that stays readable.
+            backOff()
             return
         }
         guard let connection = accepted else { return }
@@ -70,6 +70,12 @@ struct AcceptLoop: ~Copyable {
         case .closed:
             connection.close()
         }
+    }
+
+    /// Waits 50 ms, or less if the server is stopped meanwhile.
+    private func backOff() {
+        var fds = [pollfd(fd: wake.readEnd, events: Int16(POLLIN), revents: 0)]
+        _ = try? Syscall.run("poll") { poll(&fds, 1, 50) }
     }
 
     /// Answers `503` without reading the request, reports it, and closes.

@@ -80,6 +80,9 @@ final class BodyFile {
     }
 }
 
+@available(*, unavailable)
+extension BodyFile: Sendable {}
+
 @inline(__always) private func systemWrite(_ fd: CInt, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
     write(fd, buffer, count)
 }

@@ -59,6 +59,7 @@ struct SinkConnection {
 
     private mutating func run(_ socket: borrowing Socket) {
         do {
+            try socket.setNonBlocking(false)
             try socket.setTimeouts(context.configuration.idleTimeout)
             try socket.setOption(CInt(IPPROTO_TCP), TCP_NODELAY, 1 as CInt, name: "setsockopt(TCP_NODELAY)")
         } catch {

@@ -62,7 +62,7 @@ final class TestClient {
         }
         guard result == 0 else {
             let code = errno
-            closeDescriptor(descriptor)
+            close()   // sets descriptor to -1, so deinit (which runs for a throwing class init) won't close it again
             throw TestClientError(description: "connect: errno \(code)")
         }
         let seconds = receiveTimeout.components.seconds
