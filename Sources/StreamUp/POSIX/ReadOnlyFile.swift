@@ -1,0 +1,82 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A regular file the follower reads: opened read-only and close-on-exec, read with `pread(2)`
+/// at offsets the caller keeps.
+///
+/// Owns its descriptor from ``open(_:)`` on and closes it exactly once, in `deinit`. Reading at
+/// explicit offsets keeps the follower's offset the only position there is, so truncation and
+/// restarts never have to agree with a kernel file position.
+///
+/// Thread safety: not `Sendable`; confined to the follower's thread.
+final class ReadOnlyFile {
+    /// The open descriptor; valid until the object goes away.
+    let descriptor: CInt
+    /// The file's identity, from `fstat(2)` right after opening.
+    let identity: FileIdentity
+    /// The path it was opened by (the file may have been renamed since).
+    let openedPath: String
+
+    private init(descriptor: CInt, identity: FileIdentity, openedPath: String) {
+        self.descriptor = descriptor
+        self.identity = identity
+        self.openedPath = openedPath
+    }
+
+    deinit {
+        SystemCall.close(descriptor)
+    }
+
+    /// Opens `path` (`open(2)` with `O_RDONLY | O_CLOEXEC | O_NONBLOCK`, so a FIFO cannot block
+    /// the open). Returns nil when nothing is there (ENOENT, ENOTDIR); throws ``StreamUpError``
+    /// for any other failure and, with `.invalidConfiguration`, when the path is not a regular
+    /// file.
+    static func open(_ path: String) throws(StreamUpError) -> ReadOnlyFile? {
+        let fd = SystemCall.retryingInterrupts { Self.systemOpen(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
+        if fd < 0 {
+            let failure = errno
+            if failure == ENOENT || failure == ENOTDIR { return nil }
+            throw StreamUpError(.io, "open \(path) failed", errno: failure)
+        }
+        let status: FileStatus
+        do {
+            status = try FileStatus.of(descriptor: fd)
+        } catch {
+            SystemCall.close(fd)
+            throw error
+        }
+        guard status.isRegularFile else {
+            SystemCall.close(fd)
+            throw StreamUpError(.invalidConfiguration, "\(path) is not a regular file")
+        }
+        return ReadOnlyFile(descriptor: fd, identity: status.identity, openedPath: path)
+    }
+
+    /// `fstat(2)` of the open file (its size now, whatever name it has).
+    func status() throws(StreamUpError) -> FileStatus {
+        try FileStatus.of(descriptor: descriptor)
+    }
+
+    /// One `pread(2)` into `space` at `offset`, retried on EINTR. Returns the count read, 0 at
+    /// the end of the file.
+    func read(into space: UnsafeMutableRawBufferPointer, at offset: Int64) throws(StreamUpError) -> Int {
+        let fd = descriptor
+        return try SystemCall.retrying("read from \(openedPath) failed") {
+            pread(fd, space.baseAddress, space.count, off_t(offset))
+        }
+    }
+
+    private static func systemOpen(_ path: String, _ flags: CInt) -> CInt {
+        #if canImport(Glibc)
+        Glibc.open(path, flags)
+        #else
+        Darwin.open(path, flags)
+        #endif
+    }
+}
+
+@available(*, unavailable, message: "confined to the follower's thread")
+extension ReadOnlyFile: Sendable {}

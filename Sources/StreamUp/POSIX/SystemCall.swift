@@ -1,0 +1,46 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The one place the file follower's POSIX wrappers run system calls.
+///
+/// ``retrying(_:_:)`` repeats a call that failed with EINTR and turns any other failure into a
+/// ``StreamUpError`` with code `.io`, the errno, and what was being done. Calls whose failure is
+/// an expected answer (ENOENT when a followed file is not there yet) use
+/// ``retryingInterrupts(_:)`` and read `errno` themselves.
+///
+/// Thread safety: stateless; callable from any thread (`errno` is per thread).
+enum SystemCall {
+    /// Runs `call` until it does not fail with EINTR; returns its result, -1 with `errno` set
+    /// on failure.
+    @inline(__always)
+    static func retryingInterrupts<Result: BinaryInteger>(_ call: () -> Result) -> Result {
+        while true {
+            let result = call()
+            if result != -1 || errno != EINTR { return result }
+        }
+    }
+
+    /// Runs `call` until it does not fail with EINTR; throws ``StreamUpError`` (`.io`) naming
+    /// `context` on any other failure.
+    @discardableResult @inline(__always)
+    static func retrying<Result: BinaryInteger>(
+        _ context: @autoclosure () -> String, _ call: () -> Result
+    ) throws(StreamUpError) -> Result {
+        let result = retryingInterrupts(call)
+        if result == -1 { throw StreamUpError(.io, context(), errno: errno) }
+        return result
+    }
+
+    /// `close(2)`; the descriptor is gone afterwards whatever it returns (EINTR included), so
+    /// it is never retried.
+    static func close(_ fd: CInt) {
+        #if canImport(Glibc)
+        _ = Glibc.close(fd)
+        #else
+        _ = Darwin.close(fd)
+        #endif
+    }
+}
