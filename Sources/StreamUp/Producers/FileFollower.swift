@@ -1,0 +1,257 @@
+import Synchronization
+
+/// Follows a file by name, `tail -F` style, and streams every byte appended to it, in order and
+/// exactly once, until the producing task is cancelled.
+///
+/// - Start: at the end of the file by default (what is there is not sent), or at its beginning
+///   with `.beginning`, or where a saved ``FollowState`` says. A file that does not exist yet is
+///   waited for and read from its start.
+/// - Rotation by rename (logrotate `create`): the old file is kept open and read on, even while
+///   the new one is empty, since the writing program may not have reopened yet. Once the file at
+///   the name has data, the old one is drained to its end and closed, and the new one is read
+///   from its start. Bytes written to the old file after that are not read.
+/// - Deletion and re-creation: the same as rotation; the deleted file is drained first.
+/// - Truncation (logrotate `copytruncate`): a file shorter than the offset read so far is read
+///   again from 0. Like `tail`, a file truncated and refilled past that offset before the
+///   follower looks is not noticed.
+///
+/// Reads happen only when the writer's buffer has space, straight into it (`pread(2)`, no
+/// allocation per read), so a slow server stalls the follower instead of growing memory.
+/// Changes are seen through inotify on Linux (an appended line reaches the writer within
+/// milliseconds); where inotify is unavailable the follower polls every 250 ms. See
+/// ``FileWatcher``.
+///
+/// ``position`` and ``state`` report where the follower is, from any thread; save ``state``
+/// after the server has acknowledged the upload and pass it back on the next start. `produce`
+/// is called once per follower.
+///
+/// Thread safety: configuration is immutable; the position is guarded by the `progress` mutex
+/// and readable from any thread; the following loop runs on one dedicated thread, which
+/// cancellation wakes through a ``WakeSignal``.
+public final class FileFollower: Producer {
+    /// Where to start in a file that exists when following starts.
+    ///
+    /// Thread safety: a value type; safe to pass anywhere.
+    public enum StartPosition: Sendable, Hashable {
+        /// Send what is already there.
+        case beginning
+        /// Send only what is appended from now on.
+        case end
+    }
+
+    /// The followed path.
+    public let path: String
+    /// Where to start when there is no usable saved state.
+    public let startAt: StartPosition
+    /// The saved state to resume from; ignored when its path is not ``path`` (then ``startAt``
+    /// applies).
+    public let initialState: FollowState?
+    /// The most bytes asked for per `pread(2)`.
+    public let readSize: Int
+
+    /// What the follower reports about itself.
+    ///
+    /// Thread safety: a value type, kept in the `progress` mutex.
+    struct Progress {
+        var position: FollowPosition?
+        var hasStarted = false
+        var hasEmptyReplacement = false
+    }
+    private let progress = Mutex(Progress())
+
+    /// Creates a follower of `path`, starting at `startAt`, or where `state` says (see
+    /// ``FollowState`` for how a saved state is applied; one saved for another path is ignored).
+    public init(path: String, startAt: StartPosition = .end, state: FollowState? = nil, readSize: Int = 64 * 1024) {
+        precondition(readSize > 0, "readSize must be positive")
+        self.path = path
+        self.startAt = startAt
+        self.initialState = state
+        self.readSize = readSize
+    }
+
+    /// The file being read and the offset delivered into the writer so far; nil until a file
+    /// has been opened.
+    public var position: FollowPosition? {
+        progress.withLock { $0.position }
+    }
+
+    /// ``position`` as a state to save; nil until a file has been opened.
+    public var state: FollowState? {
+        position.map { FollowState(path: path, position: $0) }
+    }
+
+    /// Whether the follower has decided where to start (opened the file, or found it missing
+    /// and begun waiting for it).
+    var hasStarted: Bool {
+        progress.withLock { $0.hasStarted }
+    }
+
+    /// Whether a new, still empty file is at the name while the old one is still read (after a
+    /// rotation, before the writing program has reopened).
+    var hasEmptyReplacement: Bool {
+        progress.withLock { $0.hasEmptyReplacement }
+    }
+
+    /// Follows ``path`` until the task is cancelled.
+    /// - Throws: `CancellationError` when cancelled; ``StreamUpError`` when the upload stopped
+    ///   reading or a file operation failed (`.io`), or the path is not a regular file
+    ///   (`.invalidConfiguration`).
+    public func produce(into writer: StreamWriter) async throws {
+        let wake = try WakeSignal()
+        // The loop's thread has finished when runBlocking returns: nobody polls the pipe then.
+        defer { wake.close() }
+        try await withTaskCancellationHandler {
+            try await writer.runBlocking { [self] blocking in
+                var loop = FollowLoop(follower: self, watcher: FileWatcher(path: path, wake: wake), wake: wake)
+                try loop.run(blocking)
+            }
+        } onCancel: {
+            wake.cancel()
+        }
+    }
+
+    fileprivate func publish(_ position: FollowPosition?) {
+        progress.withLock { $0.position = position }
+    }
+
+    fileprivate func publish(hasEmptyReplacement: Bool) {
+        progress.withLock { $0.hasEmptyReplacement = hasEmptyReplacement }
+    }
+
+    fileprivate func markStarted() {
+        progress.withLock { $0.hasStarted = true }
+    }
+}
+
+/// The following loop: which file is read, at which offset, and when to switch.
+///
+/// Thread safety: not `Sendable`; lives and runs on the follower's thread only.
+private struct FollowLoop: ~Copyable {
+    let follower: FileFollower
+    let watcher: FileWatcher
+    let wake: WakeSignal
+    /// The file being read, and the offset up to which it went into the writer.
+    var file: ReadOnlyFile?
+    var offset: Int64 = 0
+    /// The identity of a new, still empty file at the name while the old one is still read.
+    var pending: FileIdentity?
+
+    init(follower: FileFollower, watcher: FileWatcher, wake: WakeSignal) {
+        self.follower = follower
+        self.watcher = watcher
+        self.wake = wake
+    }
+
+    mutating func run(_ writer: BlockingStreamWriter) throws -> Never {
+        try start()
+        follower.markStarted()
+        while true {
+            try wake.checkCancelled()
+            if file == nil, let named = try ReadOnlyFile.open(follower.path) {
+                adopt(named, at: 0)
+            }
+            if file != nil, try catchUp(writer) { continue }
+            try watcher.wait()
+        }
+    }
+
+    /// Opens the first file: where the saved state says, else at ``FileFollower/startAt``.
+    private mutating func start() throws {
+        let path = follower.path
+        let named = try ReadOnlyFile.open(path)
+        guard let saved = follower.initialState, saved.path == path else {
+            if let named {
+                adopt(named, at: follower.startAt == .end ? try named.status().size : 0)
+            }
+            return
+        }
+        if let named, let resume = saved.resumeOffset(for: named.identity, size: try named.status().size) {
+            adopt(named, at: resume)
+        } else if let rotated = try Self.openRotated(saved) {
+            // The file at the name (if any) is switched to once this one is drained.
+            adopt(rotated.file, at: rotated.offset)
+        } else if let named {
+            adopt(named, at: 0)
+        }
+    }
+
+    /// The saved file under its rotated name, with the offset to resume at.
+    private static func openRotated(_ saved: FollowState) throws -> (file: ReadOnlyFile, offset: Int64)? {
+        guard let rotatedPath = RotatedFileLookup.path(of: saved.identity, near: saved.path),
+            let rotated = try ReadOnlyFile.open(rotatedPath),
+            let resume = saved.resumeOffset(for: rotated.identity, size: try rotated.status().size)
+        else { return nil }
+        return (rotated, resume)
+    }
+
+    /// Reads the current file to its end, then handles truncation and replacement. Returns true
+    /// when the loop should go on at once (offset reset, or file closed for the new one).
+    private mutating func catchUp(_ writer: BlockingStreamWriter) throws -> Bool {
+        guard let current = file else { return false }
+        try readToEnd(writer)
+        if try current.status().size < offset {
+            offset = 0
+            publish()
+            return true
+        }
+        guard let named = try FileStatus.of(path: follower.path), named.isRegularFile,
+            named.identity != current.identity
+        else {
+            forgetPending()
+            return false
+        }
+        guard named.size > 0 else {
+            // A new file, still empty: the writer may not have reopened yet; keep reading the
+            // old one, and watch the new one so its first byte wakes us.
+            if pending != named.identity {
+                pending = named.identity
+                watcher.watchPending()
+                follower.publish(hasEmptyReplacement: true)
+            }
+            return false
+        }
+        // The writer moved on to the new file: whatever reached the old one came first.
+        try readToEnd(writer)
+        forgetPending()
+        watcher.unwatchCurrent()
+        file = nil
+        return true
+    }
+
+    /// Writes the current file from `offset` to its end into the writer, as space allows.
+    private mutating func readToEnd(_ writer: BlockingStreamWriter) throws {
+        guard let current = file else { return }
+        let readSize = follower.readSize
+        while true {
+            try wake.checkCancelled()
+            let from = offset
+            let count = try writer.fill(maxLength: readSize) { space in
+                try current.read(into: space, at: from)
+            }
+            if count == 0 { return }
+            offset += Int64(count)
+            publish()
+        }
+    }
+
+    /// Makes `opened` the file read, from `start`; it is watched before it is read.
+    private mutating func adopt(_ opened: ReadOnlyFile, at start: Int64) {
+        watcher.watchCurrent(descriptor: opened.descriptor)
+        file = opened
+        offset = start
+        publish()
+    }
+
+    private mutating func forgetPending() {
+        guard pending != nil else { return }
+        pending = nil
+        watcher.unwatchPending()
+        follower.publish(hasEmptyReplacement: false)
+    }
+
+    private func publish() {
+        follower.publish(file.map { current in
+            FollowPosition(device: current.identity.device, inode: current.identity.inode, offset: offset)
+        })
+    }
+}
