@@ -4,6 +4,7 @@ enum Command: Equatable {
     case version
     case upload(UploadOptions)
     case sink(SinkOptions)
+    case heartbeat(HeartbeatOptions)
 }
 
 /// Turns argv (without the program name) into a ``Command``; a pure function.
@@ -14,6 +15,8 @@ enum CommandLineParser {
         switch arguments.first {
         case "sink":
             return try parseSink(Array(arguments.dropFirst()))
+        case "heartbeat":
+            return try parseHeartbeat(Array(arguments.dropFirst()))
         case "--version", "-V":
             return .version
         default:
@@ -47,5 +50,19 @@ enum CommandLineParser {
         }
         return .sink(options)
     }
-}
 
+    static func parseHeartbeat(_ arguments: [String]) throws(UsageError) -> Command {
+        if wantsHelp(arguments) { return .help(HeartbeatOptions.help) }
+        var options = HeartbeatOptions()
+        let (positional, command) = try parseOptions(arguments, table: HeartbeatOptions.table, into: &options)
+        guard positional.count <= 1 else {
+            throw UsageError("heartbeat: expected one URL, got \(positional.joined(separator: " ")) (put a command after --)")
+        }
+        options.upload.url = positional.first
+        if let command {
+            guard !command.isEmpty else { throw UsageError("heartbeat: '--' must be followed by a command") }
+            options.command = command
+        }
+        return .heartbeat(options)
+    }
+}

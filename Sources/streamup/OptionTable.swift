@@ -130,3 +130,14 @@ func parseDuration(_ text: String, option: String) throws(UsageError) -> Duratio
     }
     return .milliseconds(Int64((value * scale * 1000).rounded()))
 }
+
+extension OptionSpec {
+    /// The same option, applied to the `Options` stored at `keyPath` inside a larger value, so
+    /// commands can share option tables.
+    func lifted<Outer>(_ keyPath: WritableKeyPath<Outer, Options> & Sendable) -> OptionSpec<Outer> {
+        let apply = self.apply
+        return OptionSpec<Outer>(names: names, valueName: valueName, help: help) { outer, value throws(UsageError) in
+            try apply(&outer[keyPath: keyPath], value)
+        }
+    }
+}

@@ -52,6 +52,7 @@ struct UploadOptions: Sendable, Equatable {
 
     static let help = """
         usage: streamup [options] [URL]
+               streamup heartbeat [options] [URL] [-- COMMAND ...]
                streamup sink [options]
                streamup --help | --version
 
@@ -76,6 +77,7 @@ struct UploadOptions: Sendable, Equatable {
           2   no answer: bad URL, refused or lost connection, timeout, cancelled
           64  usage error
 
-        See `streamup sink --help` for the local sink.
+        See `streamup heartbeat --help` for the heartbeat monitor and `streamup sink --help`
+        for the local sink.
         """
 }

@@ -10,14 +10,17 @@ import StreamUpSink
 /// Thread safety: runs on the main task; callbacks only print.
 enum UploadRunner {
     static func run(_ options: UploadOptions) async -> Int32 {
-        if let url = options.url {
-            return await upload(options, to: url)
+        await withTarget(options) { url, printAnswer in
+            await upload(options, to: url, printAnswer: printAnswer, producer: FileDescriptorProducer(fileDescriptor: 0)).status
         }
-        return await uploadToEmbeddedSink(options)
     }
 
-    /// The dry run: a sink on 127.0.0.1, stdin streamed to it, its record printed on stdout.
-    private static func uploadToEmbeddedSink(_ options: UploadOptions) async -> Int32 {
+    /// Runs `body` with the URL to upload to: `options.url`, or without one, a local sink on
+    /// 127.0.0.1 whose answer `body` should print (the dry run). The sink is stopped after.
+    static func withTarget(_ options: UploadOptions, _ body: (_ url: String, _ printAnswer: Bool) async -> Int32) async -> Int32 {
+        if let url = options.url {
+            return await body(url, false)
+        }
         let sink: SinkServer
         do {
             sink = try SinkServer(configuration: SinkConfiguration())
@@ -27,12 +30,16 @@ enum UploadRunner {
             return ExitStatus.noAnswer
         }
         defer { sink.stop() }
-        Terminal.info("no URL given: streaming stdin to a local sink at \(sink.url) (Ctrl-D ends the body)")
-        let status = await upload(options, to: sink.url.absoluteString, printAnswer: true)
-        return status
+        Terminal.info("no URL given: streaming to a local sink at \(sink.url) (end of input ends the body)")
+        return await body(sink.url.absoluteString, true)
     }
 
-    private static func upload(_ options: UploadOptions, to urlText: String, printAnswer: Bool = false) async -> Int32 {
+    /// Streams `producer` to `urlText` with the options' headers and limits; SIGINT/SIGTERM call
+    /// `onSignal` (by default a graceful finish). Returns the exit status and the answer, if any.
+    static func upload(
+        _ options: UploadOptions, to urlText: String, printAnswer: Bool, producer: some Producer,
+        onSignal: (@Sendable (StreamUploader) -> Void)? = nil
+    ) async -> (status: Int32, response: UploadResponse?) {
         let uploader: StreamUploader
         do {
             var configuration = UploadConfiguration(url: try UploadConfiguration.url(from: urlText))
@@ -47,13 +54,13 @@ enum UploadRunner {
             }
         } catch {
             Terminal.error("\(error)")
-            return ExitStatus.usage
+            return (ExitStatus.usage, nil)
         }
-        SignalHandling.install { uploader.finish() }
+        SignalHandling.install { onSignal?(uploader) ?? uploader.finish() }
         let ticker = options.verbose ? ProgressTicker(uploader: uploader) : nil
         defer { ticker?.stop() }
         do {
-            let response = try await uploader.run(FileDescriptorProducer(fileDescriptor: 0))
+            let response = try await uploader.run(producer)
             ticker?.stop()
             if options.verbose {
                 Terminal.info("* sent \(response.bytesSent) bytes; server answered \(response.statusCode)")
@@ -61,13 +68,13 @@ enum UploadRunner {
             guard response.isSuccess else {
                 let start = response.bodyText.prefix(500).trimmingCharacters(in: .whitespacesAndNewlines)
                 Terminal.error("server answered \(response.statusCode) \(HTTPURLResponse.localizedString(forStatusCode: response.statusCode))" + (start.isEmpty ? "" : ": \(start)"))
-                return ExitStatus.httpFailure
+                return (ExitStatus.httpFailure, response)
             }
             if printAnswer { Terminal.output(response.bodyText.trimmingCharacters(in: .whitespacesAndNewlines)) }
-            return ExitStatus.success
+            return (ExitStatus.success, response)
         } catch {
             Terminal.error("\(error)")
-            return ExitStatus.noAnswer
+            return (ExitStatus.noAnswer, nil)
         }
     }
 

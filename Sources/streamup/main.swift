@@ -16,6 +16,8 @@ do {
         status = await UploadRunner.run(options)
     case .sink(let options):
         status = await SinkRunner.run(options)
+    case .heartbeat(let options):
+        status = await HeartbeatRunner.run(options)
     }
 } catch {
     Terminal.error("\(error)")

@@ -17,6 +17,9 @@ public final class StubHTTPServer: @unchecked Sendable {
         case answerAfterBody(status: Int, headers: [String] = [], body: String = "")
         /// Read the head and `bytes` bytes of what follows, then close with no answer.
         case hangUpAfter(bytes: Int)
+        /// Read the head, then read nothing more until `resume()`; then read the whole chunked
+        /// body (kept in `receivedBodies`) and answer 200.
+        case stallUntilResumed
     }
 
     public let port: UInt16
@@ -25,6 +28,9 @@ public final class StubHTTPServer: @unchecked Sendable {
     private let lock = NSCondition()
     private var stopped = false
     private var heads: [String] = []
+    private var bodies: [[UInt8]] = []
+    private var resumed = false
+    private var stalled = false
     private var thread: Thread?
     private var finishedThread = false
 
@@ -33,12 +39,32 @@ public final class StubHTTPServer: @unchecked Sendable {
     /// Request heads received so far.
     public var receivedHeads: [String] { lock.withLock { heads } }
 
+    /// Decoded bodies of the requests read to their end (`.stallUntilResumed`).
+    public var receivedBodies: [[UInt8]] { lock.withLock { bodies } }
+
+    /// Whether a request is being held unread (`.stallUntilResumed`).
+    public var isStalling: Bool { lock.withLock { stalled } }
+
+    /// Lets a stalled request be read (`.stallUntilResumed`).
+    public func resume() {
+        lock.withLock {
+            resumed = true
+            lock.broadcast()
+        }
+    }
+
     public init(_ behaviour: Behaviour) throws {
         self.behaviour = behaviour
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         self.listener = listener
         var yes: Int32 = 1
         setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        if case .stallUntilResumed = behaviour {
+            // A small receive window (inherited by accepted sockets), so a stall reaches the
+            // client within kilobytes instead of the megabytes loopback buffers hold.
+            var size: Int32 = 4096
+            setsockopt(listener, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -59,7 +85,11 @@ public final class StubHTTPServer: @unchecked Sendable {
 
     /// Stops accepting, closes the listener and waits for the accept thread to end.
     public func stop() {
-        lock.withLock { stopped = true }
+        lock.withLock {
+            stopped = true
+            resumed = true
+            lock.broadcast()
+        }
         shutdown(listener, Int32(SHUT_RDWR))
         lock.lock()
         while !finishedThread { lock.wait() }
@@ -115,10 +145,22 @@ public final class StubHTTPServer: @unchecked Sendable {
         case .answerEarly(let status, let headers, let body):
             respond(fd, status: status, headers: headers, body: body)
         case .answerAfterBody(let status, let headers, let body):
-            while find("\r\n0\r\n\r\n", from: max(bodyStart - 2, 0)) == nil && find("0\r\n\r\n", from: bodyStart) != bodyStart {
+            while !chunkedBodyEnded(received, bodyStart: bodyStart) {
                 if !readMore() { return }
             }
             respond(fd, status: status, headers: headers, body: body)
+        case .stallUntilResumed:
+            lock.withLock {
+                stalled = true
+                while !resumed { lock.wait() }
+                stalled = false
+            }
+            while !chunkedBodyEnded(received, bodyStart: bodyStart) {
+                if !readMore() { return }
+            }
+            let body = Self.decodeChunked(Array(received[bodyStart...]))
+            lock.withLock { bodies.append(body) }
+            respond(fd, status: 200, headers: [], body: "{\"bytes\":\(body.count)}")
         case .hangUpAfter(let bytes):
             while received.count - bodyStart < bytes {
                 if !readMore() { return }
@@ -127,6 +169,30 @@ public final class StubHTTPServer: @unchecked Sendable {
             var lingerOption = linger(l_onoff: 1, l_linger: 0)
             setsockopt(fd, SOL_SOCKET, SO_LINGER, &lingerOption, socklen_t(MemoryLayout<linger>.size))
         }
+    }
+
+    /// Whether the bytes end with the last chunk of a chunked body (our clients send no
+    /// trailers and nothing after the body until they have the answer). Looks at the end only,
+    /// so large bodies cost nothing extra per read.
+    private func chunkedBodyEnded(_ received: [UInt8], bodyStart: Int) -> Bool {
+        let last = Array("0\r\n\r\n".utf8)
+        guard received.count - bodyStart >= last.count, received.suffix(last.count).elementsEqual(last) else { return false }
+        let zeroAt = received.count - last.count
+        return zeroAt == bodyStart || (zeroAt >= 2 && received[zeroAt - 2] == 13 && received[zeroAt - 1] == 10)
+    }
+
+    /// Decodes a complete chunked body (no extensions or trailers expected from our client).
+    static func decodeChunked(_ bytes: [UInt8]) -> [UInt8] {
+        var body: [UInt8] = []
+        var index = 0
+        while index < bytes.count {
+            guard let lineEnd = (index..<bytes.count - 1).first(where: { bytes[$0] == 13 && bytes[$0 + 1] == 10 }) else { break }
+            let sizeText = String(decoding: bytes[index..<lineEnd], as: UTF8.self).split(separator: ";").first ?? ""
+            guard let size = Int(sizeText, radix: 16), size > 0 else { break }
+            body += bytes[(lineEnd + 2)..<min(lineEnd + 2 + size, bytes.count)]
+            index = lineEnd + 2 + size + 2
+        }
+        return body
     }
 
     private func respond(_ fd: Int32, status: Int, headers: [String], body: String) {

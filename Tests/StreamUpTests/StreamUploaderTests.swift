@@ -23,9 +23,8 @@ struct ChunksProducer: Producer {
 
 struct TestFailure: Error {}
 
-/// URLSession on Linux runs every session's body reads on one shared queue (see
-/// DESIGN-NOTES.md), so uploads in one process are tested one at a time.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct StreamUploaderTests {
+extension InProcessUploads {
+@Suite(.timeLimit(.minutes(2))) struct StreamUploaderTests {
     private func configuration(_ url: URL) -> UploadConfiguration {
         UploadConfiguration(url: url.appendingPathComponent("upload"))
     }
@@ -113,4 +112,5 @@ struct TestFailure: Error {}
         configuration.method = "GET"
         #expect(throws: StreamUpError.self) { try StreamUploader(configuration) }
     }
+}
 }

@@ -101,6 +101,7 @@ public final class StreamWriter: Sendable {
     /// Ends the body: the reader gets what is buffered, then the end.
     func finish() {
         stream.close()
+        space.signal()  // a write waiting for space retries and sees the closed body
     }
 
     /// Ends the body with `error` and wakes a waiting write.

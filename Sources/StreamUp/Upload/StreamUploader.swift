@@ -75,7 +75,7 @@ public final class StreamUploader: Sendable {
             throw StreamUpError(.invalidConfiguration, "an uploader runs once; create a new one")
         }
         // Outside the lock: creating a task waits for URLSession's shared work queue, which
-        // another uploader's body read may be holding (see DESIGN-NOTES.md).
+        // another uploader's body read may be holding (see StreamUp.docc/DesignNotes.md).
         let session = Self.makeSession(configuration, delegate: delegate)
         let task = session.uploadTask(withStreamedRequest: Self.makeRequest(configuration))
         let producerTask = Task { [writer] in

@@ -1,0 +1,106 @@
+import Foundation
+
+/// Writes one NDJSON heartbeat record per interval: `ts`, `seq`, `host`, `pid`, `uptime_s`,
+/// `skipped`, then any extra fields.
+///
+/// Ticks fall at start + k × interval on the given clock, so they do not drift. A beat is
+/// written only if the whole record fits in the buffer now; when the link is stalled, beats
+/// are skipped instead of queued, and the next record that goes out says how many were
+/// skipped (`skipped`), so memory stays flat however long the stall.
+///
+/// The producer ends after `count` beats, or when ``HeartbeatStop/stop(final:)`` is called:
+/// then it writes the final record (waiting for space, since it must arrive) and returns.
+///
+/// Thread safety: immutable; `produce` runs in one task. The stop handle may be used from anywhere.
+public struct HeartbeatProducer<C: Clock>: Producer where C.Duration == Duration {
+    /// Time between beats.
+    public let interval: Duration
+    /// Stop after this many beats (nil: until stopped or cancelled).
+    public let count: Int?
+    /// Extra fields added to every record, in order.
+    public let fields: [(name: String, value: String)]
+    /// Ends the beats early with a final record.
+    public let stopHandle: HeartbeatStop
+    private let clock: C
+
+    /// Creates a heartbeat on `clock` (use `ContinuousClock()` outside tests).
+    public init(
+        every interval: Duration, count: Int? = nil, fields: [(name: String, value: String)] = [],
+        stop: HeartbeatStop = HeartbeatStop(), clock: C
+    ) {
+        precondition(interval > .zero, "a heartbeat interval must be positive")
+        self.interval = interval
+        self.count = count
+        self.fields = fields
+        self.stopHandle = stop
+        self.clock = clock
+    }
+
+    public func produce(into writer: StreamWriter) async throws {
+        let start = clock.now
+        let startDate = Date()
+        let host = ProcessInfo.processInfo.hostName
+        let pid = Int(ProcessInfo.processInfo.processIdentifier)
+        var skipped = 0
+        var sequence = 0
+        func record(_ extra: [(name: String, value: JSONValue)] = []) -> [UInt8] {
+            sequence += 1
+            var line = JSONLine()
+            line.add("ts", RFC3339.string(from: Date()))
+            line.add("seq", sequence)
+            line.add("host", host)
+            line.add("pid", pid)
+            line.add("uptime_s", Date().timeIntervalSince(startDate), decimals: 3)
+            line.add("skipped", skipped)
+            for field in fields { line.add(field.name, field.value) }
+            for field in extra { field.value.add(to: &line, as: field.name) }
+            return line.bytes
+        }
+
+        var tick = 0
+        while count.map({ tick < $0 }) ?? true {
+            if tick > 0 {
+                let deadline = start.advanced(by: interval * tick)
+                if let final = try await stopHandle.wait(until: deadline, on: clock) {
+                    try await writer.write(record(final))
+                    return
+                }
+            }
+            tick += 1
+            let beat = record()
+            let written = try beat.withUnsafeBytes { try writer.writeIfSpace($0) }
+            if written {
+                skipped = 0
+            } else {
+                sequence -= 1  // numbers count beats that went out
+                skipped += 1
+            }
+        }
+        if let final = stopHandle.finalFieldsIfStopped() {
+            try await writer.write(record(final))
+        }
+    }
+}
+
+extension HeartbeatProducer where C == ContinuousClock {
+    /// Creates a heartbeat on the continuous clock.
+    public init(every interval: Duration, count: Int? = nil, fields: [(name: String, value: String)] = [], stop: HeartbeatStop = HeartbeatStop()) {
+        self.init(every: interval, count: count, fields: fields, stop: stop, clock: ContinuousClock())
+    }
+}
+
+/// A JSON scalar for a heartbeat's final record.
+///
+/// Thread safety: a value type.
+public enum JSONValue: Sendable, Equatable {
+    case string(String), int(Int), double(Double), bool(Bool)
+
+    func add(to line: inout JSONLine, as name: String) {
+        switch self {
+        case .string(let value): line.add(name, value)
+        case .int(let value): line.add(name, value)
+        case .double(let value): line.add(name, value, decimals: 3)
+        case .bool(let value): line.add(name, value)
+        }
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import StreamUp
+
+/// `streamup heartbeat [options] [URL] [-- COMMAND ...]`: one NDJSON record per interval.
+///
+/// Thread safety: a value type.
+struct HeartbeatOptions: Sendable, Equatable {
+    var upload = UploadOptions(contentType: "application/x-ndjson")
+    var every: Duration = .seconds(10)
+    var count: Int?
+    var fields: [UploadConfiguration.Header] = []
+    /// Run this command and beat while it runs (after `--`).
+    var command: [String] = []
+
+    static let table: [OptionSpec<HeartbeatOptions>] = [
+        .value("--every", valueName: "DURATION", help: "time between beats (default 10s; e.g. 500ms, 0.2s, 5m)") { options, value throws(UsageError) in
+            options.every = try parseDuration(value, option: "--every")
+        },
+        .value("--count", valueName: "N", help: "stop after N beats") { options, value throws(UsageError) in
+            guard let count = Int(value), count > 0 else { throw UsageError("--count: '\(value)' is not a positive number") }
+            options.count = count
+        },
+        .value("--field", valueName: "KEY=VALUE", help: "add a string field to every record (repeatable)") { options, value throws(UsageError) in
+            guard let equals = value.firstIndex(of: "="), equals != value.startIndex else {
+                throw UsageError("--field: '\(value)' is not KEY=VALUE")
+            }
+            let name = String(value[..<equals])
+            guard !["ts", "seq", "host", "pid", "uptime_s", "skipped"].contains(name) else {
+                throw UsageError("--field: '\(name)' is a built-in field")
+            }
+            options.fields.append(.init(name: name, value: String(value[value.index(after: equals)...])))
+        },
+    ] + UploadOptions.table.filter { !$0.names.contains("--content-type") }.map { $0.lifted(\HeartbeatOptions.upload) }
+
+    static let help = """
+        usage: streamup heartbeat [options] [URL] [-- COMMAND [ARG...]]
+
+        Streams one NDJSON record per interval to URL as one long chunked request:
+          {"ts":"2026-11-22T08:15:30.123Z","seq":1,"host":"web-1","pid":4242,"uptime_s":0.000,"skipped":0}
+        Beats fall at start + k x interval (no drift). When the link stalls, beats are skipped
+        rather than queued; the next record says how many (`skipped`).
+
+        With `-- COMMAND`, runs the command, beats while it runs, then sends a final record
+        {"event":"exit","exit_status":N,"duration_s":...}, ends the stream and exits with the
+        command's status: a liveness monitor for a job. Without URL, beats go to a local sink.
+
+        options:
+        \(helpLines(for: table))
+        SIGINT/SIGTERM: a final {"event":"stop"} record, end of body, wait for the answer (with
+        a COMMAND, the signal is passed on to it instead).
+        """
+}
+
+/// Runs the heartbeat command.
+///
+/// Thread safety: runs on the main task; the child process is watched on Foundation's queue.
+enum HeartbeatRunner {
+    static func run(_ options: HeartbeatOptions) async -> Int32 {
+        let stop = HeartbeatStop()
+        let producer = HeartbeatProducer(
+            every: options.every, count: options.count, fields: options.fields.map { ($0.name, $0.value) }, stop: stop)
+        guard !options.command.isEmpty else {
+            return await UploadRunner.withTarget(options.upload) { url, printAnswer in
+                await UploadRunner.upload(options.upload, to: url, printAnswer: printAnswer, producer: producer) { _ in
+                    stop.stop(final: [("event", .string("stop"))])
+                }.status
+            }
+        }
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        child.arguments = options.command
+        let started = ContinuousClock.now
+        child.terminationHandler = { process in
+            let seconds = (ContinuousClock.now - started).seconds
+            let status = process.terminationReason == .uncaughtSignal ? 128 + Int(process.terminationStatus) : Int(process.terminationStatus)
+            stop.stop(final: [
+                ("event", .string("exit")), ("command", .string(options.command.joined(separator: " "))),
+                ("exit_status", .int(status)), ("duration_s", .double(seconds)),
+            ])
+        }
+        do {
+            try child.run()
+        } catch {
+            Terminal.error("cannot run '\(options.command.joined(separator: " "))': \(error.localizedDescription)")
+            return 127
+        }
+        let uploadStatus = await UploadRunner.withTarget(options.upload) { url, printAnswer in
+            await UploadRunner.upload(options.upload, to: url, printAnswer: printAnswer, producer: producer) { _ in
+                if child.isRunning { child.terminate() }
+            }.status
+        }
+        child.waitUntilExit()
+        let commandStatus = child.terminationReason == .uncaughtSignal ? 128 + child.terminationStatus : child.terminationStatus
+        // The command's status is what a job runner needs; a failed upload shows only when the
+        // command itself succeeded.
+        return commandStatus != 0 ? commandStatus : uploadStatus
+    }
+}

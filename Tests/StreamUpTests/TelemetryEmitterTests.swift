@@ -1,0 +1,95 @@
+import Foundation
+import StreamUp
+import StreamUpSink
+import StreamUpTestSupport
+import Testing
+
+/// One telemetry record as the tests emit it.
+struct Reading: Codable, Hashable {
+    let task: Int
+    let index: Int
+    let note: String
+}
+
+extension InProcessUploads {
+@Suite(.timeLimit(.minutes(2))) struct TelemetryEmitterTests {
+    /// Many tasks emitting at once: every record arrives, each on a line of its own, whole.
+    @Test func concurrentEmitsAllArriveAsWholeLines() async throws {
+        try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
+            // A small buffer forces emitters to wait mid-line, where interleaving would show.
+            let emitter = try TelemetryEmitter(url: sink.url.appendingPathComponent("telemetry"), bufferSize: 512)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for task in 0..<20 {
+                    group.addTask {
+                        for index in 0..<50 {
+                            let note = String(repeating: "x", count: (task * 7 + index * 13) % 300)
+                            try await emitter.emit(Reading(task: task, index: index, note: note))
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let response = try await emitter.finish()
+            #expect(response.isSuccess)
+            let body = try #require(sink.requests.last?.body)
+            let lines = body.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).dropLast()
+            let readings = try lines.map { try JSONDecoder().decode(Reading.self, from: Data($0)) }
+            #expect(readings.count == 1000)
+            #expect(Set(readings.map { [$0.task, $0.index] }).count == 1000)
+            #expect(emitter.metrics.accepted == 1000 && emitter.metrics.dropped == 0)
+            #expect(sink.requests.last?.headers.first(named: "Content-Type") == "application/x-ndjson")
+        }
+    }
+
+    /// While the server reads nothing, `emit` waits once the buffer is full (memory stays at
+    /// the buffer's size), `tryEmit` drops and counts; when the server reads again, every
+    /// waiting record arrives.
+    @Test func emitWaitsAndTryEmitDropsWhileTheServerIsStalled() async throws {
+        let server = try StubHTTPServer(.stallUntilResumed)
+        defer { server.stop() }
+        let emitter = try TelemetryEmitter(url: URL(string: server.url)!, bufferSize: 4096)
+        let record = Reading(task: 0, index: 0, note: String(repeating: "y", count: 1000))
+        let total = 20_000  // ~20 MB: far more than the buffer and the socket buffers hold
+        let emitting = Task {
+            for index in 0..<total {
+                try await emitter.emit(Reading(task: 0, index: index, note: record.note))
+            }
+        }
+        // Given a stalled server, the buffer fills up and stays full.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while emitter.metrics.bytesBuffered < 4096 - 1100 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(server.isStalling)
+        let stalled = emitter.metrics
+        #expect(stalled.bytesBuffered <= 4096)
+        // Then the async form is waiting, not done, and the non-suspending form drops.
+        #expect(stalled.accepted < total)
+        #expect(emitter.tryEmit(record) == false)
+        #expect(emitter.metrics.dropped == 1)
+
+        // When the server reads again, everything emitted arrives.
+        server.resume()
+        try await emitting.value
+        let response = try await emitter.finish()
+        #expect(response.isSuccess)
+        let body = try #require(server.receivedBodies.last)
+        let lines = body.split(separator: UInt8(ascii: "\n"))
+        #expect(lines.count == total)
+        #expect(try JSONDecoder().decode(Reading.self, from: Data(lines.last!)).index == total - 1)
+    }
+
+    /// A producer made from an `AsyncSequence` streams its elements in order.
+    @Test func asyncSequenceProducerStreamsElementsInOrder() async throws {
+        try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
+            let (stream, continuation) = AsyncStream<[UInt8]>.makeStream()
+            for index in 0..<100 { continuation.yield(Array("event \(index)\n".utf8)) }
+            continuation.finish()
+            let uploader = try StreamUploader(UploadConfiguration(url: sink.url))
+            let response = try await uploader.run(AsyncSequenceProducer(stream))
+            #expect(response.isSuccess)
+            #expect(sink.requests.last?.body == Array((0..<100).map { "event \($0)\n" }.joined().utf8))
+        }
+    }
+}
+}
