@@ -5,6 +5,7 @@ enum Command: Equatable {
     case upload(UploadOptions)
     case sink(SinkOptions)
     case heartbeat(HeartbeatOptions)
+    case tail(TailOptions)
 }
 
 /// Turns argv (without the program name) into a ``Command``; a pure function.
@@ -17,6 +18,8 @@ enum CommandLineParser {
             return try parseSink(Array(arguments.dropFirst()))
         case "heartbeat":
             return try parseHeartbeat(Array(arguments.dropFirst()))
+        case "tail":
+            return try parseTail(Array(arguments.dropFirst()))
         case "--version", "-V":
             return .version
         default:
@@ -64,5 +67,18 @@ enum CommandLineParser {
             options.command = command
         }
         return .heartbeat(options)
+    }
+
+    static func parseTail(_ arguments: [String]) throws(UsageError) -> Command {
+        if wantsHelp(arguments) { return .help(TailOptions.help) }
+        var options = TailOptions()
+        let (positional, rest) = try parseOptions(arguments, table: TailOptions.table, into: &options)
+        let all = positional + (rest ?? [])
+        guard (1...2).contains(all.count) else {
+            throw UsageError("tail: expected FILE [URL], got \(all.count) arguments")
+        }
+        options.path = all[0]
+        options.upload.url = all.count == 2 ? all[1] : nil
+        return .tail(options)
     }
 }

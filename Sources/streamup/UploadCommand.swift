@@ -52,6 +52,7 @@ struct UploadOptions: Sendable, Equatable {
 
     static let help = """
         usage: streamup [options] [URL]
+               streamup tail [options] FILE [URL]
                streamup heartbeat [options] [URL] [-- COMMAND ...]
                streamup sink [options]
                streamup --help | --version
@@ -77,7 +78,7 @@ struct UploadOptions: Sendable, Equatable {
           2   no answer: bad URL, refused or lost connection, timeout, cancelled
           64  usage error
 
-        See `streamup heartbeat --help` for the heartbeat monitor and `streamup sink --help`
-        for the local sink.
+        See `streamup tail --help` (file follower), `streamup heartbeat --help` (heartbeat
+        monitor) and `streamup sink --help` (the local sink).
         """
 }

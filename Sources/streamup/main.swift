@@ -18,6 +18,8 @@ do {
         status = await SinkRunner.run(options)
     case .heartbeat(let options):
         status = await HeartbeatRunner.run(options)
+    case .tail(let options):
+        status = await TailRunner.run(options)
     }
 } catch {
     Terminal.error("\(error)")

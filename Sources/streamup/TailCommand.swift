@@ -1,0 +1,71 @@
+import Foundation
+import StreamUp
+
+/// `streamup tail [options] FILE [URL]`: follow a file like `tail -F` and stream what is appended.
+///
+/// Thread safety: a value type.
+struct TailOptions: Sendable, Equatable {
+    var upload = UploadOptions()
+    var path = ""
+    var fromStart = false
+    var stateFile: String?
+
+    static let table: [OptionSpec<TailOptions>] = [
+        .flag("--from-start", help: "send what the file already holds, then follow (default: start at its end)") { $0.fromStart = true },
+        .value("--state", valueName: "FILE", help: "remember the acknowledged position in FILE and continue from it on the next start") { options, value in
+            options.stateFile = value
+        },
+    ] + UploadOptions.table.map { $0.lifted(\TailOptions.upload) }
+
+    static let help = """
+        usage: streamup tail [options] FILE [URL]
+
+        Follows FILE by name like `tail -F` and streams every byte appended to it, in order and
+        once, as one long chunked request to URL (without URL: to a local sink).
+          - starts at the end of the file (--from-start: at its beginning);
+          - follows rename rotation (logrotate `create`): the old file is read to its end, then
+            the new one from its start; notices truncation (`copytruncate`) and goes on from the
+            new start; waits for a file that does not exist yet or was deleted and re-created;
+          - uses inotify, so an appended line leaves within milliseconds (polling only where
+            inotify is unavailable);
+          - reads only while the upload keeps up: a slow server never makes memory grow.
+
+        With --state FILE, the position (device, inode, offset) is saved atomically once the
+        server has acknowledged the data (a 2xx answer), and the next start continues from it:
+        acknowledged data is never sent twice, and nothing is skipped. A stream ends (and is
+        acknowledged) on SIGINT/SIGTERM; data of a stream that did not end cleanly is sent again.
+
+        options:
+        \(helpLines(for: table))
+        """
+}
+
+/// Runs the tail command.
+///
+/// Thread safety: runs on the main task.
+enum TailRunner {
+    static func run(_ options: TailOptions) async -> Int32 {
+        let state: FollowState?
+        do {
+            state = try options.stateFile.flatMap { try FollowState.load(from: $0) }
+        } catch {
+            Terminal.error("tail: cannot read the state file: \(error)")
+            return ExitStatus.usage
+        }
+        let follower = FileFollower(path: options.path, startAt: options.fromStart ? .beginning : .end, state: state)
+        return await UploadRunner.withTarget(options.upload) { url, printAnswer in
+            let (status, response) = await UploadRunner.upload(options.upload, to: url, printAnswer: printAnswer, producer: follower)
+            // Every byte the follower wrote went out before the body ended, and a 2xx answer
+            // acknowledges the whole body: only then does the saved position move.
+            if let stateFile = options.stateFile, response?.isSuccess == true, let position = follower.state {
+                do {
+                    try position.save(to: stateFile)
+                } catch {
+                    Terminal.error("tail: cannot save the state file: \(error)")
+                    return ExitStatus.noAnswer
+                }
+            }
+            return status
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import StreamUpSink
+import StreamUpTestSupport
+import Testing
+
+/// `streamup tail` as a user runs it: the built binary following a real file into the sink.
+@Suite(.timeLimit(.minutes(2))) struct TailCommandTests {
+    private func temporaryDirectory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("streamup-tail-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    private func append(_ text: String, to path: String) throws {
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(text.utf8))
+        try handle.close()
+    }
+
+    /// The body being received right now, as the sink is storing it.
+    private func bodyInProgress(_ directory: URL) -> String {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        guard let name = names.sorted().last(where: { $0.hasSuffix(".partial") }) else { return "" }
+        return (try? String(contentsOfFile: directory.appendingPathComponent(name).path, encoding: .utf8)) ?? ""
+    }
+
+    /// Following across a rename rotation: the existing content, lines appended, and the new
+    /// file's lines all arrive, in order, once.
+    @Test func followsAppendsAndRotationIntoOneStream() async throws {
+        let work = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let log = work.appendingPathComponent("app.log").path
+        try "existing\n".write(toFile: log, atomically: false, encoding: .utf8)
+        try await withSink { sink, stored in
+            let child = try StreamupProcess(["tail", "--from-start", log, sink.url.absoluteString])
+            #expect(await eventually { bodyInProgress(stored) == "existing\n" })
+            try append("appended\n", to: log)
+            #expect(await eventually { bodyInProgress(stored) == "existing\nappended\n" })
+            // logrotate's `create`: rename, then a new file at the name.
+            try FileManager.default.moveItem(atPath: log, toPath: log + ".1")
+            try append("late line in the old file\n", to: log + ".1")
+            try "first line of the new file\n".write(toFile: log, atomically: false, encoding: .utf8)
+            let expected = "existing\nappended\nlate line in the old file\nfirst line of the new file\n"
+            #expect(await eventually { bodyInProgress(stored) == expected })
+            child.signal(SIGTERM)
+            #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(sink.requests.last?.bodyByteCount == expected.utf8.count)
+            #expect(sink.requests.last?.isComplete == true)
+        }
+    }
+
+    /// With `--state`, a restart continues exactly after what the server acknowledged: lines
+    /// written while streamup was down arrive, and nothing is sent twice.
+    @Test func restartWithStateContinuesAfterTheAcknowledgedOffset() async throws {
+        let work = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let log = work.appendingPathComponent("app.log").path
+        let state = work.appendingPathComponent("app.state").path
+        try "one\ntwo\n".write(toFile: log, atomically: false, encoding: .utf8)
+        try await withSink(configure: { $0.keepBodiesInMemory = true }) { sink, stored in
+            let first = try StreamupProcess(["tail", "--from-start", "--state", state, log, sink.url.absoluteString])
+            #expect(await eventually { bodyInProgress(stored) == "one\ntwo\n" })
+            first.signal(SIGTERM)
+            #expect(first.waitForExit() == 0, "stderr: \(first.stderr)")
+            #expect(FileManager.default.fileExists(atPath: state))
+
+            try append("three\n", to: log)  // while streamup is down
+            let second = try StreamupProcess(["tail", "--from-start", "--state", state, log, sink.url.absoluteString])
+            #expect(await eventually { bodyInProgress(stored) == "three\n" })
+            try append("four\n", to: log)
+            #expect(await eventually { bodyInProgress(stored) == "three\nfour\n" })
+            second.signal(SIGTERM)
+            #expect(second.waitForExit() == 0, "stderr: \(second.stderr)")
+
+            let bodies = sink.requests.compactMap(\.body).map { String(decoding: $0, as: UTF8.self) }
+            #expect(bodies == ["one\ntwo\n", "three\nfour\n"])
+        }
+    }
+}
