@@ -16,6 +16,11 @@ let package = Package(
         .target(name: "StreamUpSink"),
         // The command-line tool: argv -> options -> calls into the two libraries.
         .executableTarget(name: "streamup", dependencies: ["StreamUp", "StreamUpSink"]),
+        // Examples/, built by CI and shown in README.md.
+        .executableTarget(name: "example-log-shipper", dependencies: ["StreamUp", "StreamUpSink"], path: "Examples/LogShipper"),
+        .executableTarget(name: "example-telemetry-emitter", dependencies: ["StreamUp", "StreamUpSink"], path: "Examples/TelemetryEmitter"),
+        .executableTarget(name: "example-heartbeat-monitor", dependencies: ["StreamUp", "StreamUpSink"], path: "Examples/HeartbeatMonitor"),
+        .executableTarget(name: "example-custom-producer", dependencies: ["StreamUp", "StreamUpSink"], path: "Examples/CustomProducer"),
         // Test helpers shared by the test targets: a scripted HTTP server, the built binary as a child process.
         .target(name: "StreamUpTestSupport", path: "Tests/StreamUpTestSupport"),
         .testTarget(name: "StreamUpTests", dependencies: ["StreamUp", "StreamUpSink", "StreamUpTestSupport"]),

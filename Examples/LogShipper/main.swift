@@ -1,0 +1,41 @@
+// A log shipper in a few lines: follow a log file like `tail -F` and stream every appended
+// byte to an ingest endpoint, remembering the acknowledged position across restarts.
+//
+//   swift run example-log-shipper /var/log/app.log https://logs.example/ingest
+//   swift run example-log-shipper /var/log/app.log          # to a local sink, prints its record
+import Foundation
+import StreamUp
+import StreamUpSink
+
+let arguments = CommandLine.arguments.dropFirst()
+guard let logPath = arguments.first else {
+    print("usage: example-log-shipper LOGFILE [URL]")
+    exit(64)
+}
+
+// Without a URL, ship to a local sink so the example runs anywhere.
+let sink = arguments.count > 1 ? nil : try SinkServer(configuration: SinkConfiguration())
+sink?.start()
+let url = try UploadConfiguration.url(from: arguments.dropFirst().first ?? sink!.urlString)
+
+let stateFile = logPath + ".streamup-state"
+let follower = FileFollower(path: logPath, startAt: .beginning, state: try FollowState.load(from: stateFile))
+
+var configuration = UploadConfiguration(url: url)
+configuration.contentType = "text/plain; charset=utf-8"
+configuration.headers = [.init(name: "X-Log-Source", value: ProcessInfo.processInfo.hostName)]
+let uploader = try StreamUploader(configuration)
+
+// Ctrl-C ends the stream gracefully: what was read is sent, then the server answers.
+signal(SIGINT, SIG_IGN)
+let interrupt = DispatchSource.makeSignalSource(signal: SIGINT)
+interrupt.setEventHandler { uploader.finish() }
+interrupt.resume()
+
+print("shipping \(logPath) to \(url); Ctrl-C to stop")
+let response = try await uploader.run(follower)
+print("server answered \(response.statusCode): \(response.bodyText)")
+if response.isSuccess, let state = follower.state {
+    try state.save(to: stateFile)  // the next run continues after what was acknowledged
+}
+sink?.stop()
