@@ -1,0 +1,77 @@
+import Testing
+@testable import streamup
+
+/// The command line as a pure function: argv in, a command or a usage error out.
+@Suite struct CommandLineParserTests {
+    private func upload(_ arguments: [String]) throws -> UploadOptions {
+        guard case .upload(let options) = try CommandLineParser.parse(arguments) else {
+            Issue.record("not an upload command")
+            return UploadOptions()
+        }
+        return options
+    }
+
+    /// Options in both spellings, repeated headers, and the URL land where they belong.
+    @Test func uploadOptionsAreParsed() throws {
+        let options = try upload(["-H", "A: 1", "--header=B: two words", "-X", "put", "--buffer-size", "1MiB", "-v", "http://h/x"])
+        #expect(options.headers.map(\.name) == ["A", "B"])
+        #expect(options.headers.last?.value == "two words")
+        #expect(options.method == "PUT")
+        #expect(options.bufferSize == 1 << 20)
+        #expect(options.verbose)
+        #expect(options.url == "http://h/x")
+    }
+
+    /// No URL means the embedded sink.
+    @Test func missingURLMeansTheLocalSink() throws {
+        #expect(try upload([]).url == nil)
+    }
+
+    /// Usage errors name the offending argument.
+    @Test func usageErrorsNameTheOffendingArgument() {
+        #expect(throws: UsageError("unknown option '--nope' (see --help)")) { try CommandLineParser.parse(["--nope"]) }
+        #expect(throws: UsageError("option '-H' needs a value ('NAME: VALUE')")) { try CommandLineParser.parse(["-H"]) }
+        #expect(throws: UsageError("-H: 'no colon' is not 'Name: value'")) { try CommandLineParser.parse(["-H", "no colon", "http://h"]) }
+        #expect(throws: UsageError("--method: 'GET' is not supported; a streamed body goes with POST or PUT")) {
+            try CommandLineParser.parse(["-X", "GET", "http://h"])
+        }
+        #expect(throws: UsageError.self) { try CommandLineParser.parse(["http://a", "http://b"]) }
+        #expect(throws: UsageError.self) { try CommandLineParser.parse(["heartbeat", "--every", "soon"]) }
+        #expect(throws: UsageError.self) { try CommandLineParser.parse(["sink", "--port", "70000"]) }
+        #expect(throws: UsageError.self) { try CommandLineParser.parse(["tail"]) }
+    }
+
+    /// Durations and sizes are read the way the help says.
+    @Test func durationsAndSizesParse() throws {
+        #expect(try parseDuration("500ms", option: "x") == .milliseconds(500))
+        #expect(try parseDuration("0.2s", option: "x") == .milliseconds(200))
+        #expect(try parseDuration("10s", option: "x") == .seconds(10))
+        #expect(try parseDuration("5m", option: "x") == .seconds(300))
+        #expect(try parseByteSize("64k", option: "x") == 65536)
+        #expect(try parseByteSize("2MiB", option: "x") == 2 << 20)
+        #expect(throws: UsageError.self) { try parseByteSize("-1", option: "x") }
+    }
+
+    /// The heartbeat command takes its command after `--`.
+    @Test func heartbeatTakesACommandAfterDoubleDash() throws {
+        guard case .heartbeat(let options) = try CommandLineParser.parse(
+            ["heartbeat", "--every", "1s", "--count", "3", "--field", "k=v", "http://h", "--", "sh", "-c", "exit 3"])
+        else { Issue.record("not a heartbeat command"); return }
+        #expect(options.every == .seconds(1) && options.count == 3)
+        #expect(options.fields.map(\.name) == ["k"])
+        #expect(options.upload.url == "http://h")
+        #expect(options.command == ["sh", "-c", "exit 3"])
+        #expect(options.upload.contentType == "application/x-ndjson")
+    }
+
+    /// `--help` anywhere before `--` asks for help, for each command.
+    @Test func helpIsRecognisedForEachCommand() throws {
+        for arguments in [["--help"], ["-h", "http://x"], ["sink", "--help"], ["tail", "-h"], ["heartbeat", "--help"]] {
+            guard case .help(let text) = try CommandLineParser.parse(arguments) else {
+                Issue.record("\(arguments) did not ask for help")
+                continue
+            }
+            #expect(text.hasPrefix("usage: streamup"))
+        }
+    }
+}
