@@ -16,6 +16,7 @@ let package = Package(
         .target(name: "StreamUpSink"),
         // The command-line tool: argv -> options -> calls into the two libraries.
         .executableTarget(name: "streamup", dependencies: ["StreamUp", "StreamUpSink"]),
+        .executableTarget(name: "streamup-bench", dependencies: ["StreamUpSink"]),
         // Examples/, built by CI and shown in README.md.
         .executableTarget(name: "example-log-shipper", dependencies: ["StreamUp", "StreamUpSink"], path: "Examples/LogShipper"),
         .executableTarget(name: "example-telemetry-emitter", dependencies: ["StreamUp", "StreamUpSink"], path: "Examples/TelemetryEmitter"),

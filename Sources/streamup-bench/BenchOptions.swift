@@ -1,0 +1,94 @@
+/// What the command line asks the bench to do.
+///
+/// Thread safety: a value type.
+struct BenchOptions: Sendable {
+    var rounds = 5
+    /// Bytes per throughput run (1 MB = 10^6 bytes).
+    var bytes = 2_000_000_000
+    var quick = false
+    /// Run the 10 GB peak-RSS stream (default: on, off with --quick).
+    var big = true
+    /// The largest number of concurrent slow streams held open against the sink.
+    var maxSlowStreams = 1_000
+    /// How long each latency run sends lines.
+    var latencySeconds = 2.0
+    /// A run whose progress stops this long is killed and counted as stalled.
+    var stallSeconds = 5.0
+
+    static let usage = """
+        usage: swift run -c release streamup-bench [--rounds N] [--bytes SIZE] [--quick] [--big | --no-big]
+
+        Compares `streamup -X PUT URL` with `curl -sS -T - URL` (both stream stdin as a chunked
+        PUT) against the project's sink, and prints a Markdown table on stdout (progress on stderr).
+          --rounds N     rounds; each runs both clients, alternating which goes first (default 5)
+          --bytes SIZE   bytes per throughput run, e.g. 500MB, 2GB, 1GiB (default 2GB; 1 MB = 10^6 bytes)
+          --quick        2 rounds, 256MB, 1 s latency runs, no 10 GB stream, at most 100 slow streams
+          --big          include the 10 GB peak-RSS stream even with --quick
+          --no-big       skip the 10 GB peak-RSS stream
+        Build the tool first: `swift build -c release` (the bench runs the `streamup` next to itself).
+        """
+
+    /// Parses argv without the program name; throws a message for the user.
+    static func parse(_ arguments: [String]) throws(BenchError) -> BenchOptions? {
+        var options = BenchOptions()
+        var rounds: Int?
+        var bytes: Int?
+        var big: Bool?
+        var remaining = arguments[...]
+        while let argument = remaining.popFirst() {
+            switch argument {
+            case "-h", "--help":
+                return nil
+            case "--quick":
+                options.quick = true
+            case "--big":
+                big = true
+            case "--no-big":
+                big = false
+            case "--rounds":
+                guard let value = remaining.popFirst(), let count = Int(value), (1...100).contains(count) else {
+                    throw BenchError("--rounds needs a number from 1 to 100")
+                }
+                rounds = count
+            case "--bytes":
+                guard let value = remaining.popFirst() else { throw BenchError("--bytes needs a size, e.g. 2GB") }
+                guard let size = parseSize(value), size >= 1_000_000 else {
+                    throw BenchError("--bytes: '\(value)' is not a size of at least 1MB (e.g. 500MB, 2GB, 1GiB)")
+                }
+                bytes = size
+            default:
+                throw BenchError("unknown argument '\(argument)'")
+            }
+        }
+        if options.quick {
+            options.rounds = 2
+            options.bytes = 256_000_000
+            options.big = false
+            options.maxSlowStreams = 100
+            options.latencySeconds = 1
+        }
+        if let rounds { options.rounds = rounds }
+        if let bytes { options.bytes = bytes }
+        if let big { options.big = big }
+        return options
+    }
+
+    /// `123`, `500k`, `500MB`, `2G`, `1GiB`: decimal units by default, binary with `i`.
+    static func parseSize(_ text: String) -> Int? {
+        let digits = text.prefix { $0.isNumber || $0 == "." }
+        guard let number = Double(digits), number >= 0 else { return nil }
+        let unit = text.dropFirst(digits.count).lowercased()
+        let factor: Double? = switch unit {
+        case "", "b": 1
+        case "k", "kb": 1e3
+        case "m", "mb": 1e6
+        case "g", "gb": 1e9
+        case "kib": 1_024
+        case "mib": 1_048_576
+        case "gib": 1_073_741_824
+        default: nil
+        }
+        guard let factor, number * factor < 1e15 else { return nil }
+        return Int(number * factor)
+    }
+}

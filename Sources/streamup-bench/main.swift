@@ -1,0 +1,22 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Entry point: `streamup-bench [--rounds N] [--bytes SIZE] [--quick] [--big | --no-big]`.
+/// Progress goes to stderr; the Markdown report to stdout.
+signal(SIGPIPE, SIG_IGN)
+let arguments = Array(CommandLine.arguments.dropFirst())
+do {
+    guard let options = try BenchOptions.parse(arguments) else {
+        print(BenchOptions.usage)
+        exit(0)
+    }
+    let binaries = try Binaries.locate()
+    let machine = MachineInfo.collect(curl: binaries.curl)
+    let results = try Benchmark(options: options, binaries: binaries).run()
+    print(Report.render(results, options: options, arguments: arguments, machine: machine))
+} catch {
+    FileHandle.standardError.write(Data("streamup-bench: \(error)\n".utf8))
+    exit(error.description.hasPrefix("no streamup binary") ? 2 : 1)
+}
