@@ -208,16 +208,17 @@ final class BoundStreamCore: @unchecked Sendable {
     /// still open; returns 0 only at the end, and -1 on failure.
     func read(_ destination: UnsafeMutablePointer<UInt8>, maxLength: Int) -> Int {
         guard maxLength > 0 else { return 0 }
-        let spans: (ByteRing.Span, ByteRing.Span)? = update { state in
-            state.input.dataEventArmed = true
-            while state.ring.readableCount == 0 && !state.writerClosed && state.failure == nil && !state.input.closed {
-                state.readerWaiting = true
-                stateLock.wait()
-                state.readerWaiting = false
-            }
-            if state.failure != nil { return nil }
-            return state.ring.readableSpans()
+        // The wait works on `state` directly, never through an `inout` copy: the writer
+        // changes `state` while this thread sleeps and must see `readerWaiting`.
+        stateLock.lock()
+        state.input.dataEventArmed = true
+        while state.ring.readableCount == 0 && !state.writerClosed && state.failure == nil && !state.input.closed {
+            state.readerWaiting = true
+            stateLock.wait()
+            state.readerWaiting = false
         }
+        let spans = state.failure == nil ? state.ring.readableSpans() : nil
+        stateLock.unlock()
         guard let (first, second) = spans else { return -1 }
         let firstCount = min(first.count, maxLength)
         let secondCount = min(second.count, maxLength - firstCount)
@@ -233,7 +234,7 @@ final class BoundStreamCore: @unchecked Sendable {
     // MARK: - Events
 
     /// Runs `change` under the lock, then works out which events each side is owed and delivers
-    /// them outside the lock.
+    /// them outside the lock. `change` must not wait: it works on an `inout` access to `state`.
     @discardableResult
     private func update<T>(_ change: (inout State) throws -> T) rethrows -> T {
         stateLock.lock()
