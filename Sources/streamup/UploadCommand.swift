@@ -10,7 +10,7 @@ struct UploadOptions: Sendable, Equatable {
     var method = "POST"
     var contentType = "application/octet-stream"
     var headers: [UploadConfiguration.Header] = []
-    var bufferSize = 64 * 1024
+    var bufferSize = 1 << 20
     var verbose = false
     var responseTimeout: Duration = .seconds(60)
 
@@ -28,7 +28,7 @@ struct UploadOptions: Sendable, Equatable {
             }
             options.method = method
         },
-        .value("--buffer-size", valueName: "SIZE", help: "buffer between stdin and the socket (default 64k; e.g. 16k, 1MiB)") { options, value throws(UsageError) in
+        .value("--buffer-size", valueName: "SIZE", help: "buffer between stdin and the socket (default 1MiB; e.g. 64k, 4MiB)") { options, value throws(UsageError) in
             let size = try parseByteSize(value, option: "--buffer-size")
             guard size <= 1 << 30 else { throw UsageError("--buffer-size: '\(value)' is over 1 GiB") }
             options.bufferSize = size

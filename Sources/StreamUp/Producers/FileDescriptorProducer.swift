@@ -28,6 +28,7 @@ public struct FileDescriptorProducer: Producer {
     public func produce(into writer: StreamWriter) async throws {
         let fd = fileDescriptor
         let readSize = readSize
+        Self.enlargePipe(fd)
         try await writer.runBlocking { blocking in
             while true {
                 let count = try blocking.fill(maxLength: readSize) { space in
@@ -36,6 +37,18 @@ public struct FileDescriptorProducer: Producer {
                 if count == 0 { return }
             }
         }
+    }
+
+    /// Asks Linux for a 1 MiB pipe buffer when `fd` is a pipe, so one `read(2)` can take up to
+    /// that much instead of 64 KiB: fewer system calls and wake-ups per byte. A fixed amount of
+    /// kernel memory; refused requests (over `/proc/sys/fs/pipe-max-size`) are fine.
+    static func enlargePipe(_ fd: Int32) {
+        #if os(Linux)
+        var status = stat()
+        guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFIFO else { return }
+        let setPipeSize: Int32 = 1031  // F_SETPIPE_SZ, which Glibc's Swift module does not export
+        _ = fcntl(fd, setPipeSize, 1 << 20)
+        #endif
     }
 
     /// One `read(2)`, retried on EINTR; on a non-blocking descriptor it waits with `poll(2)`.

@@ -1,16 +1,17 @@
 import Foundation
 import Synchronization
 
-/// The output stream's delegate inside a ``StreamWriter``: turns `.hasSpaceAvailable` and
-/// `.errorOccurred` events into wake-ups for one waiting writer, suspended (async) or blocked
-/// (on a thread of its own).
+/// Wakes the one writer of a bound pair, suspended (async) or blocked (on a thread of its own),
+/// when the full buffer gets space, or the pair fails or closes.
 ///
-/// An event that arrives while nobody waits is remembered, so a wait that starts just after it
-/// returns at once; a stale wake-up only costs the writer one more `write` that returns 0.
+/// The writer asks the pair for a notification only after a write found the buffer full, so
+/// wake-ups happen on transitions, not per write. A signal that arrives while nobody waits is
+/// remembered, so a wait that starts just after it returns at once; a stale wake-up only costs
+/// the writer one more `write` that returns 0.
 ///
-/// Thread safety: `state` is guarded by `condition`; events arrive on the writer's event queue,
-/// waits come from the writing task or thread.
-final class SpaceSignal: NSObject, StreamDelegate, @unchecked Sendable {
+/// Thread safety: `state` is guarded by `condition`; signals come from the reading thread (or
+/// whoever fails or closes the pair), waits from the writing task or thread.
+final class SpaceSignal: @unchecked Sendable {
     private struct State {
         var signaled = false
         var cancelled = false
@@ -19,11 +20,6 @@ final class SpaceSignal: NSObject, StreamDelegate, @unchecked Sendable {
     // NSCondition rather than Mutex: the blocking form sleeps on it.
     private let condition = NSCondition()
     private var state = State()
-
-    func stream(_ aStream: Stream, handle eventCode: Stream.Event) {
-        guard eventCode.contains(.hasSpaceAvailable) || eventCode.contains(.errorOccurred) else { return }
-        signal()
-    }
 
     /// Wakes the waiter, or remembers the wake-up for the next wait.
     func signal() {
@@ -47,8 +43,21 @@ final class SpaceSignal: NSObject, StreamDelegate, @unchecked Sendable {
         waiter?.resume(throwing: CancellationError())
     }
 
-    /// Suspends until the next event (or returns at once if one came since the last wait).
-    func wait() async throws {
+    /// Suspends until `core` has space (returns at once if it has some now).
+    func wait(for core: BoundStreamCore) async throws {
+        guard core.requestSpaceNotification() else { return }
+        try await wait()
+    }
+
+    /// Blocks until `core` has space (returns at once if it has some now); never call it from a
+    /// Swift concurrency task.
+    func waitBlocking(for core: BoundStreamCore) throws {
+        guard core.requestSpaceNotification() else { return }
+        try waitBlocking()
+    }
+
+    /// Suspends until the next signal (or returns at once if one came since the last wait).
+    private func wait() async throws {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
                 condition.lock()
@@ -70,8 +79,8 @@ final class SpaceSignal: NSObject, StreamDelegate, @unchecked Sendable {
         }
     }
 
-    /// Blocks the calling thread until the next event; never call it from a Swift concurrency task.
-    func waitBlocking() throws {
+    /// Blocks the calling thread until the next signal.
+    private func waitBlocking() throws {
         condition.lock()
         defer { condition.unlock() }
         while !state.signaled && !state.cancelled { condition.wait() }

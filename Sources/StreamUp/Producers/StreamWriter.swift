@@ -3,21 +3,23 @@ import Foundation
 /// A producer's handle on the writing side of the upload's bound stream pair.
 ///
 /// Writes go into the fixed buffer only when it has space; when it is full, the async `write`
-/// suspends until the output stream reports `.hasSpaceAvailable` (the reader drained some), so a
-/// slow server slows the producer instead of growing memory. Once the upload has failed or been
-/// cancelled, every write throws ``StreamUpError``.
+/// suspends until the output side has space again (the reader drained some), so a slow server
+/// slows the producer instead of growing memory. Once the upload has failed or been cancelled,
+/// every write throws ``StreamUpError``.
+///
+/// It waits on the pair's own space notification, which fires on the same condition as the
+/// output stream's `.hasSpaceAvailable` event but only when a writer is actually waiting: no
+/// event is dispatched per write on the hot path.
 ///
 /// Thread safety: one writer at a time (a single task or thread); the counters may be read from
-/// anywhere. Events are delivered on a private serial queue.
+/// anywhere. Wake-ups come from the reading thread, outside the pair's lock.
 public final class StreamWriter: Sendable {
     private let output: StreamReference<BoundOutputStream>
     private let space = SpaceSignal()
-    private let eventQueue = DispatchQueue(label: "streamup.writer.events")
 
     init(output: BoundOutputStream) {
         self.output = StreamReference(output)
-        output.delegate = space
-        output.setDispatchQueue(eventQueue)
+        output.core.setSpaceObserver(space)
         output.open()
     }
 
@@ -33,7 +35,7 @@ public final class StreamWriter: Sendable {
                 next += written
                 remaining -= written
             } else if written == 0 {
-                try await space.wait()
+                try await space.wait(for: stream.core)
             } else {
                 throw failure
             }
@@ -50,7 +52,7 @@ public final class StreamWriter: Sendable {
             if written > 0 {
                 offset += written
             } else if written == 0 {
-                try await space.wait()
+                try await space.wait(for: stream.core)
             } else {
                 throw failure
             }
@@ -77,7 +79,7 @@ public final class StreamWriter: Sendable {
     public func fill(maxLength: Int, _ fill: (UnsafeMutableRawBufferPointer) throws -> Int) async throws -> Int {
         while true {
             if let written = try stream.write(maxLength: maxLength, fill) { return written }
-            try await space.wait()
+            try await space.wait(for: stream.core)
         }
     }
 
@@ -85,7 +87,7 @@ public final class StreamWriter: Sendable {
     public func waitForSpace() async throws {
         while stream.core.writableCount == 0 {
             if stream.core.failure != nil { throw failure }
-            try await space.wait()
+            try await space.wait(for: stream.core)
         }
     }
 
@@ -100,14 +102,12 @@ public final class StreamWriter: Sendable {
 
     /// Ends the body: the reader gets what is buffered, then the end.
     func finish() {
-        stream.close()
-        space.signal()  // a write waiting for space retries and sees the closed body
+        stream.close()  // a write waiting for space is woken by the pair and sees the end
     }
 
     /// Ends the body with `error` and wakes a waiting write.
     func fail(_ error: StreamUpError) {
-        stream.fail(error)
-        space.signal()
+        stream.fail(error)  // a write waiting for space is woken by the pair and throws
     }
 
     private var failure: StreamUpError {
@@ -149,7 +149,7 @@ struct BlockingStreamWriter: Sendable {
     func fill(maxLength: Int, _ fill: (UnsafeMutableRawBufferPointer) throws -> Int) throws -> Int {
         while true {
             if let written = try stream.value.write(maxLength: maxLength, fill) { return written }
-            try space.waitBlocking()
+            try space.waitBlocking(for: stream.value.core)
         }
     }
 }

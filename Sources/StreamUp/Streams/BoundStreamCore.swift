@@ -24,6 +24,11 @@ final class BoundStreamCore: @unchecked Sendable {
         var failure: StreamUpError?
         /// The reader sleeps in `read` and must be woken by a write, close or failure.
         var readerWaiting = false
+        /// The writer found the ring full and asked to be told when space appears (or the pair
+        /// fails or closes); see `requestSpaceNotification()`.
+        var writerWantsSpace = false
+        /// Told (outside the lock) when a writer that asked for space may write again.
+        var spaceObserver: SpaceSignal?
     }
 
     /// One end's lifecycle and its armed events.
@@ -248,11 +253,20 @@ final class BoundStreamCore: @unchecked Sendable {
         if state.readerWaiting && (state.failure != nil || state.writerClosed || state.input.closed) {
             stateLock.signal()
         }
+        var notifyWriter = false
+        if state.writerWantsSpace
+            && (state.ring.writableCount > 0 || state.failure != nil || state.input.closed || state.output.closed)
+        {
+            state.writerWantsSpace = false
+            notifyWriter = true
+        }
         let inputEvents = Self.dueEvents(&state.input, side: .input, state: state)
         let outputEvents = Self.dueEvents(&state.output, side: .output, state: state)
+        let spaceObserver = notifyWriter ? state.spaceObserver : nil
         let inputTarget = state.input.target
         let outputTarget = state.output.target
         stateLock.unlock()
+        spaceObserver?.signal()
         if let inputTarget, !inputEvents.isEmpty, let stream = inputStream {
             inputTarget.deliver(inputEvents, from: StreamReference(stream))
         }
@@ -297,6 +311,25 @@ final class BoundStreamCore: @unchecked Sendable {
             }
         }
         return events
+    }
+
+    /// Sets who `requestSpaceNotification()` signals: the one ``StreamWriter`` of the output side.
+    func setSpaceObserver(_ observer: SpaceSignal) {
+        stateLock.lock()
+        state.spaceObserver = observer
+        stateLock.unlock()
+    }
+
+    /// Asks for the space observer to be signalled when the full ring gets space (or the pair fails
+    /// or closes). Returns false, asking nothing, when writing can be retried right away.
+    func requestSpaceNotification() -> Bool {
+        stateLock.lock()
+        defer { stateLock.unlock() }
+        if state.ring.writableCount > 0 || state.failure != nil || state.input.closed || state.output.closed {
+            return false
+        }
+        state.writerWantsSpace = true
+        return true
     }
 
     /// Re-checks the events owed (after a target or delegate was set).

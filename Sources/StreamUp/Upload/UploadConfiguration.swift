@@ -23,7 +23,9 @@ public struct UploadConfiguration: Sendable {
     /// Extra request header fields, sent in order.
     public var headers: [Header] = []
     /// Capacity of the buffer between producer and upload, in bytes (rounded up to a power of 2).
-    public var bufferSize: Int = 64 * 1024
+    /// 1 MiB by default: against 64 KiB it cuts the wake-ups per byte, for about 1.4× the
+    /// throughput (README, Performance); latency is the same, since nothing waits for it to fill.
+    public var bufferSize: Int = 1 << 20
     /// The most bytes of the server's answer kept in ``UploadResponse/body``.
     public var maxResponseBodyBytes: Int = 64 * 1024
     /// How long to wait for the server to accept the connection and, after the body has ended,
