@@ -29,6 +29,8 @@ extension InProcessUploads {
                 }
                 try await group.waitForAll()
             }
+            try await emitter.flush()
+            #expect(emitter.metrics.bytesBuffered == 0)
             let response = try await emitter.finish()
             #expect(response.isSuccess)
             let body = try #require(sink.requests.last?.body)

@@ -27,6 +27,19 @@ import Testing
         #expect(child.stderr.contains("401"))
     }
 
+    /// A Basic challenge would make URLSession send the body again, which a live body cannot
+    /// do: the challenge is declined and the 401 is the answer; no hang, no re-send.
+    @Test func basicChallengeDoesNotHangOrResend() throws {
+        let server = try StubHTTPServer(.answerAfterBody(status: 401, headers: ["WWW-Authenticate: Basic realm=\"logs\""], body: "who are you"))
+        defer { server.stop() }
+        let child = try StreamupProcess([server.url])
+        child.write("secret data\n")
+        child.closeStdin()
+        #expect(child.waitForExit() == 1, "stderr: \(child.stderr)")
+        #expect(child.stderr.contains("401"))
+        #expect(server.receivedHeads.count == 1)
+    }
+
     /// Nothing listening: a clear "connection refused" line and exit 2.
     @Test func refusedConnectionIsOneClearLine() throws {
         let child = try StreamupProcess(["http://127.0.0.1:\(unusedLocalPort())/"])

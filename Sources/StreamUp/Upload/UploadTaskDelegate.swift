@@ -16,6 +16,8 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
         var body = Data()
         var completion: CheckedContinuation<Result<UploadResponse, StreamUpError>, Never>?
         var result: Result<UploadResponse, StreamUpError>?
+        /// The 401/407 that carried an authentication challenge we turned down.
+        var refusedChallenge: HTTPURLResponse?
     }
 
     private let body: StreamReference<BoundInputStream>
@@ -75,6 +77,20 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
     }
 
     func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        // Answering a challenge means sending the body again, which a live stream cannot do;
+        // and on Linux "default handling" without a stored credential never completes the task.
+        // So the challenge is declined, and its 401/407 becomes the answer the caller sees.
+        if let response = challenge.failureResponse as? HTTPURLResponse {
+            state.withLock { $0.refusedChallenge = response }
+            onEvent(.responseReceived(statusCode: response.statusCode, headers: Self.headers(of: response)))
+        }
+        completionHandler(.cancelAuthenticationChallenge, nil)
+    }
+
+    func urlSession(
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
     ) {
@@ -98,7 +114,11 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
         let failure = body.value.core.failure
         let (continuation, result) = state.withLock { state -> (CheckedContinuation<Result<UploadResponse, StreamUpError>, Never>?, Result<UploadResponse, StreamUpError>) in
             let result: Result<UploadResponse, StreamUpError>
-            if let error {
+            if let challenged = state.refusedChallenge {
+                result = .success(UploadResponse(
+                    statusCode: challenged.statusCode, headers: Self.headers(of: challenged), body: state.body,
+                    bytesSent: bytesSent))
+            } else if let error {
                 result = .failure(failure ?? Self.transportError(error, url: task.originalRequest?.url))
             } else if let response = state.response ?? (task.response as? HTTPURLResponse) {
                 result = .success(UploadResponse(
