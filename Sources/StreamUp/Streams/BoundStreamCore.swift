@@ -45,6 +45,11 @@ final class BoundStreamCore: @unchecked Sendable {
 
     let storage: UnsafeMutableRawPointer
     let capacity: Int
+    /// A writer waiting for space is woken once this much is free (a quarter of the ring, at
+    /// most 256 KiB), not at the first free byte: one wake-up then refills a good part of the
+    /// ring with few large reads. It cannot delay data: the writer waits only while the ring is
+    /// full, that is while the reader has plenty to send.
+    let spaceWatermark: Int
     private let stateLock = NSCondition()
     private var state: State
     /// Set by the streams after init; weak to avoid a cycle (the streams own the core).
@@ -54,6 +59,7 @@ final class BoundStreamCore: @unchecked Sendable {
     init(minimumCapacity: Int) {
         let ring = ByteRing(minimumCapacity: minimumCapacity)
         self.capacity = ring.capacity
+        self.spaceWatermark = max(1, min(ring.capacity / 4, 256 * 1024))
         self.storage = UnsafeMutableRawPointer.allocate(byteCount: ring.capacity, alignment: 64)
         self.state = State(ring: ring)
     }
@@ -255,7 +261,8 @@ final class BoundStreamCore: @unchecked Sendable {
         }
         var notifyWriter = false
         if state.writerWantsSpace
-            && (state.ring.writableCount > 0 || state.failure != nil || state.input.closed || state.output.closed)
+            && (state.ring.writableCount >= spaceWatermark || state.failure != nil || state.input.closed
+                || state.output.closed)
         {
             state.writerWantsSpace = false
             notifyWriter = true
