@@ -126,7 +126,7 @@ func parseDuration(_ text: String, option: String) throws(UsageError) -> Duratio
         break
     }
     guard let value = Double(number), value.isFinite, value > 0, value * scale < 1e9 else {
-        throw UsageError("\(option): '\(text)' is not a duration (examples: 500ms, 0.2s, 10s, 5m)")
+        throw UsageError("\(option): '\(text)' is not a positive duration (examples: 500ms, 0.2s, 10s, 5m)")
     }
     return .milliseconds(Int64((value * scale * 1000).rounded()))
 }
