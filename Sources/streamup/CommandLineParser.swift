@@ -1,4 +1,6 @@
 /// What the command line asks for.
+///
+/// Thread safety: a value type.
 enum Command: Equatable {
     case help(String)
     case version

@@ -19,6 +19,8 @@ enum Terminal {
 }
 
 /// Exit statuses, as `--help` lists them.
+///
+/// Thread safety: constants.
 enum ExitStatus {
     static let success: Int32 = 0
     static let httpFailure: Int32 = 1

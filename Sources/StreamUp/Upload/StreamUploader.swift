@@ -190,13 +190,17 @@ public final class StreamUploader: Sendable {
     }
 }
 
-/// Carries an upload task to another queue to cancel it; `URLSessionTask` is thread-safe
-/// (its state lives on URLSession's work queue) but does not say so to the compiler.
+/// Carries an upload task to another queue to cancel it.
+///
+/// Thread safety: `URLSessionTask` is thread-safe (its state lives on URLSession's work queue)
+/// but does not say so to the compiler; this wrapper is the one place that vouches for it.
 private struct TaskReference: @unchecked Sendable {
     let value: URLSessionUploadTask
 }
 
 /// The library's version, sent in `User-Agent` and printed by `streamup --version`.
+///
+/// Thread safety: a constant.
 public enum StreamUpVersion {
     public static let current = "0.1.0"
 }
