@@ -42,12 +42,11 @@ public struct HeartbeatProducer<C: Clock>: Producer where C.Duration == Duration
         let host = ProcessInfo.processInfo.hostName
         let pid = Int(ProcessInfo.processInfo.processIdentifier)
         var skipped = 0
-        var sequence = 0
+        var sent = 0  // `seq` numbers the records that went out, so it has no gaps
         func record(_ extra: [(name: String, value: JSONValue)] = []) -> [UInt8] {
-            sequence += 1
             var line = JSONLine()
             line.add("ts", RFC3339.string(from: Date()))
-            line.add("seq", sequence)
+            line.add("seq", sent + 1)
             line.add("host", host)
             line.add("pid", pid)
             line.add("uptime_s", Date().timeIntervalSince(startDate), decimals: 3)
@@ -67,12 +66,10 @@ public struct HeartbeatProducer<C: Clock>: Producer where C.Duration == Duration
                 }
             }
             tick += 1
-            let beat = record()
-            let written = try beat.withUnsafeBytes { try writer.writeIfSpace($0) }
-            if written {
+            if try record().withUnsafeBytes({ try writer.writeIfSpace($0) }) {
+                sent += 1
                 skipped = 0
             } else {
-                sequence -= 1  // numbers count beats that went out
                 skipped += 1
             }
         }
