@@ -36,6 +36,8 @@ public struct SinkConfiguration: Sendable, Hashable {
     public var readBufferSize: Int
     /// How many recent events ``SinkServer/requests`` keeps (oldest dropped first).
     public var recentEventLimit: Int
+    /// Faults to inject on purpose (none by default); see ``SinkFaults``.
+    public var faults: SinkFaults
 
     public init(
         host: String = "127.0.0.1",
@@ -49,7 +51,8 @@ public struct SinkConfiguration: Sendable, Hashable {
         maxConnections: Int = 1_024,
         idleTimeout: Duration = .seconds(60),
         readBufferSize: Int = 65_536,
-        recentEventLimit: Int = 1_000
+        recentEventLimit: Int = 1_000,
+        faults: SinkFaults = .none
     ) {
         self.host = host
         self.port = port
@@ -63,6 +66,7 @@ public struct SinkConfiguration: Sendable, Hashable {
         self.idleTimeout = idleTimeout
         self.readBufferSize = readBufferSize
         self.recentEventLimit = recentEventLimit
+        self.faults = faults
     }
 
     /// Throws ``SinkError/Code/invalidConfiguration`` naming the first value out of range.
@@ -80,5 +84,6 @@ public struct SinkConfiguration: Sendable, Hashable {
         try check(idleTimeout > .zero, "idleTimeout must be > 0")
         try check((1_024...(64 << 20)).contains(readBufferSize), "readBufferSize must be in 1 KiB...64 MiB")
         try check(recentEventLimit >= 0, "recentEventLimit must be >= 0")
+        try faults.validate()
     }
 }

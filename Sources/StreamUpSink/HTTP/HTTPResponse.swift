@@ -8,10 +8,13 @@ enum HTTPResponse {
     /// `HTTP/1.1 100 Continue`, sent before reading a body the client is holding back.
     static let continueInterim: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
-    /// A complete response with a JSON body.
-    static func json(status: Int, body: String, close: Bool) -> [UInt8] {
+    /// A complete response with a JSON body; `extraHeaders` are added as given.
+    static func json(status: Int, body: String, close: Bool, extraHeaders: [SinkHeaderField] = []) -> [UInt8] {
         let payload = Array(body.utf8)
         var head = "HTTP/1.1 \(status) \(reasonPhrase(status))\r\n"
+        for field in extraHeaders {
+            head += "\(field.name): \(field.value)\r\n"
+        }
         head += "Content-Type: application/json\r\n"
         head += "Content-Length: \(payload.count)\r\n"
         head += close ? "Connection: close\r\n" : "Connection: keep-alive\r\n"
@@ -21,8 +24,9 @@ enum HTTPResponse {
 
     /// The summary of a stored request:
     /// `{"seq":1,"method":"POST","path":"/x","bytes":5,"sha256":"…","file":"…"}`; `sha256` is
-    /// `null` when hashing is off and `file` is left out when nothing was stored.
-    static func summary(of event: SinkRequestEvent) -> String {
+    /// `null` when hashing is off and `file` is left out when nothing was stored. A request of a
+    /// de-duplicated stream also gets `"stream_offset"`: the stream file's length after it.
+    static func summary(of event: SinkRequestEvent, streamOffset: Int? = nil) -> String {
         var fields = [
             "\"seq\":\(event.sequence)",
             "\"method\":\(JSONText.quoted(event.method))",
@@ -33,6 +37,9 @@ enum HTTPResponse {
         if let file = event.storedFile {
             fields.append("\"file\":\(JSONText.quoted(file))")
         }
+        if let streamOffset {
+            fields.append("\"stream_offset\":\(streamOffset)")
+        }
         return "{" + fields.joined(separator: ",") + "}\n"
     }
 
@@ -41,13 +48,20 @@ enum HTTPResponse {
         "{\"status\":\(status),\"error\":\(JSONText.quoted(reason))}\n"
     }
 
+    /// `{"status":409,"error":"…","expected_offset":N}`: a stream body that starts past the end.
+    static func streamGap(expectedOffset: Int) -> String {
+        "{\"status\":409,\"error\":\"gap in stream\",\"expected_offset\":\(expectedOffset)}\n"
+    }
+
     static func reasonPhrase(_ status: Int) -> String {
         switch status {
         case 100: "Continue"
         case 200: "OK"
         case 400: "Bad Request"
         case 408: "Request Timeout"
+        case 409: "Conflict"
         case 413: "Content Too Large"
+        case 429: "Too Many Requests"
         case 431: "Request Header Fields Too Large"
         case 500: "Internal Server Error"
         case 501: "Not Implemented"

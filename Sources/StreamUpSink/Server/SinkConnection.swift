@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Foundation
 
 /// Serves one client connection on its own thread: blocking `recv` into one fixed buffer, the
 /// bytes fed to an ``HTTPRequestParser``, body ranges handed to a ``RequestBody`` without
@@ -18,6 +19,10 @@ import Darwin
 /// The event for a request is reported *before* its response is sent, so a client that has read
 /// the response can rely on the event being in ``SinkServer/requests``.
 ///
+/// Injected faults (``SinkFaults``) act here: the read throttle in the receive loop, drop and
+/// stall once a request's body reaches their byte count, failures decided when a head arrives.
+/// Stream de-duplication (``StreamStore``) runs when a complete body has been stored.
+///
 /// Thread safety: confined to its connection thread; never shared.
 struct SinkConnection {
     /// Whether to keep reading after handling some input.
@@ -32,6 +37,10 @@ struct SinkConnection {
         var head: HTTPRequestHead
         var body: RequestBody
         var start: ContinuousClock.Instant
+        /// Answer ``SinkFaults/failStatus`` after discarding the body (an injected failure).
+        var failing = false
+        /// The de-duplicated stream this body belongs to.
+        var stream: (id: String, offset: Int)?
     }
 
     let context: SinkServerContext
@@ -68,10 +77,16 @@ struct SinkConnection {
         let buffer = UnsafeMutableRawBufferPointer.allocate(
             byteCount: context.configuration.readBufferSize, alignment: 64)
         defer { buffer.deallocate() }
+        let rate = context.configuration.faults.readBytesPerSecond
+        // A throttled connection reads at most a twentieth of a second's worth at a time.
+        let readSize = rate.map { max(1, min(buffer.count, $0 / 20)) } ?? buffer.count
+        let readTarget = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<readSize])
+        let connectionStart = ContinuousClock.now
+        var totalRead = 0
         while true {
             let received: Socket.ReceiveResult
             do {
-                received = try socket.receive(into: buffer)
+                received = try socket.receive(into: readTarget)
             } catch {
                 abort(failure: "receive failed: \(error)")
                 return
@@ -80,6 +95,10 @@ struct SinkConnection {
             case .bytes(let count):
                 if messageStart == nil {
                     messageStart = .now
+                }
+                if let rate {
+                    totalRead += count
+                    throttle(until: connectionStart + .seconds(Double(totalRead) / Double(rate)))
                 }
                 let input = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
                 guard process(input, socket) == .keepReading else { return }
@@ -113,19 +132,19 @@ struct SinkConnection {
                 }
                 return .keepReading
             case .head(let head):
-                guard begin(head, socket) == .keepReading else { return .close }
+                guard begin(head, socket) == .keepReading, injectByteFault(socket) == .keepReading else { return .close }
             case .body(let range):
-                do {
-                    try request!.body.append(UnsafeRawBufferPointer(rebasing: rest[range]))
-                } catch {
-                    switch error {
-                    case .storage(let storageError):
-                        reject(status: 500, reason: "storing the body failed: \(storageError)", socket)
-                    case .memoryLimitExceeded(let limit):
-                        reject(status: 413, reason: "body exceeds \(limit) bytes kept in memory", socket)
-                    }
-                    return .close
+                let bytes = UnsafeRawBufferPointer(rebasing: rest[range])
+                // Stop at an armed fault's byte count, so the fault sees exactly that many bytes.
+                var split = bytes.count
+                if let threshold = armedFaultThreshold(), let received = request?.body.byteCount,
+                   threshold >= received, threshold - received < split {
+                    split = threshold - received
                 }
+                guard appendBody(UnsafeRawBufferPointer(rebasing: bytes[..<split]), socket) == .keepReading,
+                      injectByteFault(socket) == .keepReading,
+                      appendBody(UnsafeRawBufferPointer(rebasing: bytes[split...]), socket) == .keepReading
+                else { return .close }
             case .end(let trailers):
                 guard finish(trailers: trailers, socket) == .keepReading else { return .close }
                 messageStart = offset < input.count ? .now : nil
@@ -133,9 +152,48 @@ struct SinkConnection {
         }
     }
 
+    /// Appends body bytes to the request in flight; rejects it when that fails.
+    private mutating func appendBody(_ bytes: UnsafeRawBufferPointer, _ socket: borrowing Socket) -> Next {
+        guard !bytes.isEmpty else { return .keepReading }
+        guard request != nil else {
+            preconditionFailure("parser sent body bytes outside a request")
+        }
+        do {
+            try request?.body.append(bytes)
+        } catch {
+            switch error {
+            case .storage(let storageError):
+                reject(status: 500, reason: "storing the body failed: \(storageError)", socket)
+            case .memoryLimitExceeded(let limit):
+                reject(status: 413, reason: "body exceeds \(limit) bytes kept in memory", socket)
+            }
+            return .close
+        }
+        return .keepReading
+    }
+
     /// A head arrived: number the request, open its file, and send `100 Continue` if asked.
     private mutating func begin(_ head: HTTPRequestHead, _ socket: borrowing Socket) -> Next {
         let sequence = context.nextSequence()
+        if context.faultState.claimFailure() {
+            var failing = InFlight(
+                sequence: sequence, head: head,
+                body: RequestBody(hash: false, file: nil, keepInMemory: false, memoryLimit: 0),
+                start: messageStart ?? .now)
+            failing.failing = true
+            request = failing
+            return sendContinueIfAsked(head, socket)
+        }
+        var stream: (id: String, offset: Int)?
+        if context.streams != nil {
+            do {
+                stream = try SinkConnection.streamHeaders(head)
+            } catch {
+                request = InFlight(sequence: sequence, head: head, body: makeBody(file: nil), start: messageStart ?? .now)
+                reject(status: 400, reason: error.reason, socket)
+                return .close
+            }
+        }
         var file: BodyFile?
         if let storage = context.storage, head.framing != .none {
             do {
@@ -147,6 +205,12 @@ struct SinkConnection {
             }
         }
         request = InFlight(sequence: sequence, head: head, body: makeBody(file: file), start: messageStart ?? .now)
+        request?.stream = stream
+        return sendContinueIfAsked(head, socket)
+    }
+
+    /// Sends `100 Continue` when the client waits for it.
+    private mutating func sendContinueIfAsked(_ head: HTTPRequestHead, _ socket: borrowing Socket) -> Next {
         if head.expectsContinue && head.hasBody && head.minorVersion >= 1 {
             do {
                 try socket.send(HTTPResponse.continueInterim)
@@ -170,16 +234,51 @@ struct SinkConnection {
         guard let finished = request.take() else {
             preconditionFailure("parser ended a request that never began")
         }
-        let summary = finished.body.finish(complete: true)
-        if let storageError = summary.storageError {
+        var summary = finished.body.finish(complete: true)
+        let keepAlive = finished.head.keepAlive && !context.isStopping
+        if finished.failing {
+            let status = context.configuration.faults.failStatus
+            let reason = "injected fault: answering \(status)"
+            report(finished, summary, trailers: trailers, status: status, failure: reason)
+            let retryAfter = context.configuration.faults.retryAfterValue.map {
+                [SinkHeaderField(name: "Retry-After", value: String($0))]
+            } ?? []
+            let response = HTTPResponse.json(
+                status: status, body: HTTPResponse.error(status: status, reason: reason),
+                close: !keepAlive, extraHeaders: retryAfter)
+            return (try? socket.send(response)) == nil ? .close : (keepAlive ? .keepReading : .close)
+        }
+        var storageError = summary.storageError
+        var streamOffset: Int?
+        if storageError == nil, let stream = finished.stream, let streams = context.streams, let bodyPath = summary.storedFile {
+            do {
+                let outcome = try streams.merge(
+                    streamID: stream.id, offset: stream.offset, bodyPath: bodyPath, bodyLength: summary.byteCount)
+                _ = unlink(bodyPath)
+                switch outcome {
+                case .appended(let length):
+                    streamOffset = length
+                    summary.storedFile = streams.path(forStreamID: stream.id)
+                case .gap(let expected):
+                    summary.storedFile = nil
+                    report(finished, summary, trailers: trailers, status: 409, failure: "gap in stream: expected offset \(expected)")
+                    let response = HTTPResponse.json(
+                        status: 409, body: HTTPResponse.streamGap(expectedOffset: expected), close: !keepAlive)
+                    return (try? socket.send(response)) == nil ? .close : (keepAlive ? .keepReading : .close)
+                }
+            } catch {
+                storageError = error
+            }
+        }
+        if let storageError {
             report(finished, summary, trailers: trailers, status: 500, failure: "storing the body failed: \(storageError)")
             sendError(status: 500, reason: "storing the body failed", socket)
             lingeringClose(socket)
             return .close
         }
         let event = report(finished, summary, trailers: trailers, status: 200, failure: nil)
-        let keepAlive = finished.head.keepAlive && !context.isStopping
-        let response = HTTPResponse.json(status: 200, body: HTTPResponse.summary(of: event), close: !keepAlive)
+        let response = HTTPResponse.json(
+            status: 200, body: HTTPResponse.summary(of: event, streamOffset: streamOffset), close: !keepAlive)
         do {
             try socket.send(response)
         } catch {
@@ -253,5 +352,74 @@ struct SinkConnection {
             guard case .bytes(let count) = result else { return }
             discarded += count
         }
+    }
+
+    // MARK: Injected faults and streams
+
+    /// The smallest byte count at which an armed drop or stall fault would act on the request
+    /// in flight, or `nil` when none can.
+    private func armedFaultThreshold() -> Int? {
+        guard let current = request, !current.failing else { return nil }
+        let state = context.faultState
+        let drop = state.isDropArmed ? state.faults.dropAfterBytes : nil
+        let stall = state.isStallArmed ? state.faults.stallAfterBytes : nil
+        return [drop, stall].compactMap { $0 }.min()
+    }
+
+    /// Drops or stalls the connection when the request in flight has reached an armed fault's
+    /// byte count and claims it; returns `.close` when it did.
+    private mutating func injectByteFault(_ socket: borrowing Socket) -> Next {
+        guard let current = request, current.head.hasBody, !current.failing else { return .keepReading }
+        let received = current.body.byteCount
+        let state = context.faultState
+        if let limit = state.faults.dropAfterBytes, received >= limit, state.claimDrop() {
+            reportUnfinished(status: 0, failure: "injected fault: connection dropped after \(received) body bytes")
+            // Linger 0: `close` sends a reset instead of a graceful end of file.
+            try? socket.setOption(SOL_SOCKET, SO_LINGER, linger(l_onoff: 1, l_linger: 0), name: "setsockopt(SO_LINGER)")
+            return .close
+        }
+        if let limit = state.faults.stallAfterBytes, received >= limit, state.claimStall() {
+            let deadline = ContinuousClock.now + context.configuration.idleTimeout
+            throttle(until: deadline)
+            let why = context.isStopping ? "server stopped" : "idle timeout"
+            reportUnfinished(status: 0, failure: "injected fault: stalled after \(received) body bytes (\(why))")
+            return .close
+        }
+        return .keepReading
+    }
+
+    /// Sleeps until `deadline` in steps of at most 20 ms, returning early when the server stops.
+    private func throttle(until deadline: ContinuousClock.Instant) {
+        while !context.isStopping {
+            let left = deadline - .now
+            guard left > .zero else { return }
+            Thread.sleep(forTimeInterval: min(left, .milliseconds(20)).timeInterval)
+        }
+    }
+
+    /// The `Streamup-Stream-Id` and `Streamup-Offset` of a request, or `nil` when it has neither.
+    static func streamHeaders(_ head: HTTPRequestHead) throws(HTTPParseError) -> (id: String, offset: Int)? {
+        let ids = head.headers.values(named: "streamup-stream-id")
+        let offsets = head.headers.values(named: "streamup-offset")
+        if ids.isEmpty && offsets.isEmpty { return nil }
+        guard ids.count == 1, offsets.count == 1 else {
+            throw .badRequest("a stream request needs exactly one Streamup-Stream-Id and one Streamup-Offset")
+        }
+        let id = ids[0].trimmingWhitespace()
+        guard StreamStore.fileName(forStreamID: id) != nil else {
+            throw .badRequest("empty Streamup-Stream-Id")
+        }
+        let text = offsets[0].trimmingWhitespace()
+        guard !text.isEmpty, text.allSatisfy({ $0.isASCII && $0.isNumber }), let offset = Int(text) else {
+            throw .badRequest("Streamup-Offset is not a non-negative integer")
+        }
+        return (id, offset)
+    }
+}
+
+private extension Duration {
+    var timeInterval: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

@@ -3,7 +3,8 @@ import Foundation
 import Synchronization
 
 /// What every thread of one server shares: configuration, storage, the sequence counter, the
-/// connection registry, the event sink and the group of running threads.
+/// connection registry, the event sink, the group of running threads, the injected faults and
+/// the de-duplicated streams.
 ///
 /// Thread safety: immutable except for `sequence` and `stopping` (atomics) and `recentEvents`
 /// (a mutex); callable from any thread. ``report(_:)`` calls the user's handler outside any lock.
@@ -15,6 +16,10 @@ final class SinkServerContext: Sendable {
     /// last action; ``SinkServer/stop()`` waits on it.
     let threads = DispatchGroup()
     let parserLimits: HTTPRequestParser.Limits
+    /// The injected faults still armed (see ``SinkFaults``).
+    let faultState: FaultState
+    /// De-duplicated streams; present when there is an output directory.
+    let streams: StreamStore?
 
     private let onEvent: @Sendable (SinkRequestEvent) -> Void
     private let sequence: Atomic<Int>
@@ -28,6 +33,8 @@ final class SinkServerContext: Sendable {
         self.configuration = configuration
         self.storage = storage
         self.onEvent = onEvent
+        faultState = FaultState(faults: configuration.faults)
+        streams = storage.map { StreamStore(directory: $0.directory) }
         registry = ConnectionRegistry(limit: configuration.maxConnections)
         sequence = Atomic(storage?.highestExistingSequence ?? 0)
         recentEvents = Mutex(RecentEvents(limit: configuration.recentEventLimit))

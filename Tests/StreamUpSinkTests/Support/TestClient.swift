@@ -161,6 +161,30 @@ final class TestClient {
         }
     }
 
+    /// How the server ended the connection, as seen by ``readUntilEnd()``.
+    enum Ending: Equatable {
+        case endOfFile
+        case reset
+        case timedOut
+    }
+
+    /// Reads until the server ends the connection; returns how, and how many bytes came first.
+    func readUntilEnd() throws -> (ending: Ending, bytesBefore: Int) {
+        var total = pending.count
+        while true {
+            var buffer = [UInt8](repeating: 0, count: 4_096)
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count > 0 {
+                total += count
+                continue
+            }
+            if count == 0 { return (.endOfFile, total) }
+            if errno == ECONNRESET { return (.reset, total) }
+            if errno == EAGAIN || errno == EWOULDBLOCK { return (.timedOut, total) }
+            throw TestClientError(description: "recv: errno \(errno)")
+        }
+    }
+
     private func readMore() throws -> Bool {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }

@@ -1,0 +1,76 @@
+/// Faults a ``SinkServer`` injects on purpose, to test how senders cope with a bad receiver.
+/// The default value injects none. Every fault is deterministic: it depends only on the order
+/// of requests and on byte counts, never on chance.
+///
+/// - ``dropAfterBytes``: once `N` body bytes of a request have arrived, the connection is reset
+///   (`SO_LINGER` 0, then `close`) without a response. Only the first request whose body
+///   reaches `N` bytes is dropped, unless ``dropEveryRequest`` is set. The request is reported
+///   incomplete (status `0`) and its file keeps the `.partial` suffix.
+/// - ``failNextRequests``/``failStatus``: the next `K` requests (in arrival order) have their
+///   bodies read and discarded and are answered ``failStatus`` with a small JSON error body,
+///   instead of `200`. `503` and `429` also carry `Retry-After` (``retryAfterSeconds``, default 1).
+/// - ``readBytesPerSecond``: each connection reads no faster than this on average (the thread
+///   sleeps between reads; memory stays bounded by the receive buffer).
+/// - ``stallAfterBytes``: once `N` body bytes of the first request that reaches `N` have arrived,
+///   the connection reads nothing more until the idle timeout passes or the server stops, then
+///   closes; the request is reported incomplete.
+///
+/// Thread safety: a value type that is never shared mutably; safe to send anywhere.
+public struct SinkFaults: Sendable, Hashable {
+    /// Reset the connection after this many body bytes of a request; `nil` for never.
+    public var dropAfterBytes: Int?
+    /// Apply ``dropAfterBytes`` to every request instead of only the first that reaches it.
+    public var dropEveryRequest: Bool
+    /// How many of the next requests are answered ``failStatus``.
+    public var failNextRequests: Int
+    /// The status answered to failed requests (`400...599`).
+    public var failStatus: Int
+    /// `Retry-After` seconds sent with a failed `503`/`429`; `nil` means 1.
+    public var retryAfterSeconds: Int?
+    /// Average read rate per connection in bytes per second; `nil` for unthrottled.
+    public var readBytesPerSecond: Int?
+    /// Stop reading the first request that reaches this many body bytes; `nil` for never.
+    public var stallAfterBytes: Int?
+
+    /// No faults.
+    public static let none = SinkFaults()
+
+    public init(
+        dropAfterBytes: Int? = nil,
+        dropEveryRequest: Bool = false,
+        failNextRequests: Int = 0,
+        failStatus: Int = 503,
+        retryAfterSeconds: Int? = nil,
+        readBytesPerSecond: Int? = nil,
+        stallAfterBytes: Int? = nil
+    ) {
+        self.dropAfterBytes = dropAfterBytes
+        self.dropEveryRequest = dropEveryRequest
+        self.failNextRequests = failNextRequests
+        self.failStatus = failStatus
+        self.retryAfterSeconds = retryAfterSeconds
+        self.readBytesPerSecond = readBytesPerSecond
+        self.stallAfterBytes = stallAfterBytes
+    }
+
+    /// The `Retry-After` value for a failed request, or `nil` when none is sent.
+    var retryAfterValue: Int? {
+        guard failStatus == 503 || failStatus == 429 || retryAfterSeconds != nil else { return nil }
+        return retryAfterSeconds ?? 1
+    }
+
+    /// Throws ``SinkError/Code/invalidConfiguration`` naming the first value out of range.
+    func validate() throws(SinkError) {
+        func check(_ ok: Bool, _ what: String) throws(SinkError) {
+            guard ok else {
+                throw SinkError(.invalidConfiguration, operation: "SinkFaults", detail: what)
+            }
+        }
+        try check((dropAfterBytes ?? 0) >= 0, "dropAfterBytes must be >= 0")
+        try check(failNextRequests >= 0, "failNextRequests must be >= 0")
+        try check((400...599).contains(failStatus), "failStatus must be in 400...599")
+        try check((retryAfterSeconds ?? 0) >= 0, "retryAfterSeconds must be >= 0")
+        try check((readBytesPerSecond ?? 1) >= 1, "readBytesPerSecond must be >= 1")
+        try check((stallAfterBytes ?? 0) >= 0, "stallAfterBytes must be >= 0")
+    }
+}

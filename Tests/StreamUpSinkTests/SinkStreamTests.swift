@@ -1,0 +1,127 @@
+import Foundation
+import Testing
+@testable import StreamUpSink
+
+/// Stream de-duplication (`Streamup-Stream-Id` + `Streamup-Offset`) against a live server.
+@Suite struct SinkStreamTests {
+    private static func streamHead(id: String = "job-1", offset: Int, length: Int) -> String {
+        uploadHead("Content-Length: \(length)", "Streamup-Stream-Id: \(id)", "Streamup-Offset: \(offset)")
+    }
+
+    private static func contents(_ path: String) throws -> String {
+        String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self)
+    }
+
+    /// Overlapping re-sends are merged so the stream file is exactly the stream; each response
+    /// carries the stream's length, and the per-request files are gone.
+    @Test func overlappingRangesAreMergedIntoOneFile() throws {
+        let directory = try TemporaryDirectory()
+        let recorder = EventRecorder()
+        try withSink(SinkConfiguration(outputDirectory: directory.path), recorder: recorder) { server in
+            let client = try TestClient(port: server.port)
+            let parts: [(Int, String, Int)] = [(0, "0123456789", 10), (5, "56789ABCDE", 15), (15, "FGHIJ", 20)]
+            for (offset, body, expected) in parts {
+                try client.send(Self.streamHead(offset: offset, length: body.utf8.count) + body)
+                let response = try client.readResponse()
+                #expect(response.status == 200)
+                #expect(try response.json()["stream_offset"] as? Int == expected)
+            }
+            let path = "\(directory.path)/stream-job-1.body"
+            #expect(try Self.contents(path) == "0123456789ABCDEFGHIJ")
+            #expect(try directory.fileNames() == ["stream-job-1.body"])
+            let events = try recorder.wait(for: 3)
+            #expect(events.allSatisfy { $0.isComplete && $0.storedFile == path })
+        }
+    }
+
+    /// A body starting past the end gets 409 with the expected offset and is not stored.
+    @Test func aGapIsRefusedWith409() throws {
+        let directory = try TemporaryDirectory()
+        let recorder = EventRecorder()
+        try withSink(SinkConfiguration(outputDirectory: directory.path), recorder: recorder) { server in
+            let client = try TestClient(port: server.port)
+            try client.send(Self.streamHead(offset: 0, length: 4) + "abcd")
+            #expect(try client.readResponse().status == 200)
+            try client.send(Self.streamHead(offset: 6, length: 2) + "gh")
+            let response = try client.readResponse()
+            #expect(response.status == 409)
+            #expect(try response.json()["expected_offset"] as? Int == 4)
+            #expect(try Self.contents("\(directory.path)/stream-job-1.body") == "abcd")
+            #expect(try directory.fileNames() == ["stream-job-1.body"])
+            let event = try #require(try recorder.wait(for: 2).last)
+            #expect(event.status == 409 && !event.isComplete && event.storedFile == nil)
+        }
+    }
+
+    /// A body cut off mid-way leaves the stream file unchanged and is kept as `.partial`.
+    @Test func anIncompleteBodyLeavesTheStreamUnchanged() throws {
+        let directory = try TemporaryDirectory()
+        let recorder = EventRecorder()
+        try withSink(SinkConfiguration(outputDirectory: directory.path), recorder: recorder) { server in
+            let first = try TestClient(port: server.port)
+            try first.send(Self.streamHead(offset: 0, length: 4) + "abcd")
+            #expect(try first.readResponse().status == 200)
+            let cut = try TestClient(port: server.port)
+            try cut.send(Self.streamHead(offset: 4, length: 10) + "efg")
+            cut.close()
+            let event = try #require(try recorder.wait(for: 2).last)
+            #expect(!event.isComplete && event.bodyByteCount == 3)
+            #expect(try Self.contents("\(directory.path)/stream-job-1.body") == "abcd")
+            #expect(try directory.fileNames() == ["00000002-POST.partial", "stream-job-1.body"])
+        }
+    }
+
+    /// Concurrent requests of one stream serialise: the file ends up as the whole stream.
+    @Test func concurrentRequestsOfOneStreamSerialise() async throws {
+        let directory = try TemporaryDirectory()
+        let text = Array("abcdefghijklmnopqrstuvwxyz0123456789".utf8)
+        try await SinkServer.withRunning(SinkConfiguration(outputDirectory: directory.path)) { server in
+            let port = server.port
+            // Every request resends the stream from 0 up to its own end: all succeed in any order.
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for end in stride(from: 4, through: text.count, by: 4) {
+                    group.addTask {
+                        let client = try TestClient(port: port)
+                        try client.send(Array(Self.streamHead(id: "c", offset: 0, length: end).utf8) + text[0..<end])
+                        return try client.readResponse().status
+                    }
+                }
+                for try await status in group {
+                    #expect(status == 200)
+                }
+            }
+        }
+        #expect(try Self.contents("\(directory.path)/stream-c.body") == String(decoding: text, as: UTF8.self))
+    }
+
+    /// Malformed stream headers answer 400; ids are sanitised into the file name.
+    @Test func malformedHeadersAreRefusedAndIdsSanitised() throws {
+        let directory = try TemporaryDirectory()
+        try withSink(SinkConfiguration(outputDirectory: directory.path)) { server in
+            let bad = try TestClient(port: server.port)
+            try bad.send(uploadHead("Content-Length: 1", "Streamup-Stream-Id: s", "Streamup-Offset: -1") + "x")
+            #expect(try bad.readResponse().status == 400)
+            let missing = try TestClient(port: server.port)
+            try missing.send(uploadHead("Content-Length: 1", "Streamup-Stream-Id: s") + "x")
+            #expect(try missing.readResponse().status == 400)
+            let odd = try TestClient(port: server.port)
+            try odd.send(Self.streamHead(id: "../a b", offset: 0, length: 1) + "x")
+            #expect(try odd.readResponse().status == 200)
+        }
+        #expect(try directory.fileNames().contains("stream-___a_b.body"))
+        #expect(StreamStore.fileName(forStreamID: "") == nil)
+    }
+
+    /// Without the headers a request is stored in its own file, as before.
+    @Test func requestsWithoutStreamHeadersAreUnchanged() throws {
+        let directory = try TemporaryDirectory()
+        try withSink(SinkConfiguration(outputDirectory: directory.path)) { server in
+            let client = try TestClient(port: server.port)
+            try client.send(uploadHead("Content-Length: 3") + "abc")
+            let response = try client.readResponse()
+            #expect(response.status == 200)
+            #expect(try response.json()["stream_offset"] == nil)
+        }
+        #expect(try directory.fileNames() == ["00000001-POST.body"])
+    }
+}
