@@ -11,6 +11,8 @@ struct SinkOptions: Sendable, Equatable {
     var maxConnections = 1024
     var idleTimeout: Duration = .seconds(60)
     var hashBodies = true
+    /// Faults to inject on purpose (`--drop-after`, `--fail-next`, `--read-rate`, `--stall-after`).
+    var faults = SinkFaults.none
 
     static let table: [OptionSpec<SinkOptions>] = [
         .value("--host", valueName: "HOST", help: "address to listen on (default 127.0.0.1)") { options, value in
@@ -31,6 +33,27 @@ struct SinkOptions: Sendable, Equatable {
             options.idleTimeout = try parseDuration(value, option: "--idle-timeout")
         },
         .flag("--no-hash", help: "do not compute SHA-256 of bodies (for measuring raw receive speed)") { $0.hashBodies = false },
+        .value("--drop-after", valueName: "BYTES", help: "fault: reset the first request reaching BYTES body bytes") { options, value throws(UsageError) in
+            options.faults.dropAfterBytes = try count(value, option: "--drop-after", minimum: 0)
+        },
+        .flag("--drop-every", help: "fault: with --drop-after, reset every request") { $0.faults.dropEveryRequest = true },
+        .value("--fail-next", valueName: "K", help: "fault: answer the next K requests --fail-status") { options, value throws(UsageError) in
+            options.faults.failNextRequests = try count(value, option: "--fail-next", minimum: 0)
+        },
+        .value("--fail-status", valueName: "S", help: "fault: the status for --fail-next, 400-599 (default 503)") { options, value throws(UsageError) in
+            let status = try count(value, option: "--fail-status", minimum: 400)
+            guard status <= 599 else { throw UsageError("--fail-status: '\(value)' is not a status in 400-599") }
+            options.faults.failStatus = status
+        },
+        .value("--retry-after", valueName: "N", help: "fault: Retry-After on failures (default 1 for 503/429)") { options, value throws(UsageError) in
+            options.faults.retryAfterSeconds = try count(value, option: "--retry-after", minimum: 0)
+        },
+        .value("--read-rate", valueName: "BYTES_PER_SECOND", help: "fault: read each connection at most this fast") { options, value throws(UsageError) in
+            options.faults.readBytesPerSecond = try count(value, option: "--read-rate", minimum: 1)
+        },
+        .value("--stall-after", valueName: "BYTES", help: "fault: stop reading the first request at BYTES body bytes") { options, value throws(UsageError) in
+            options.faults.stallAfterBytes = try count(value, option: "--stall-after", minimum: 0)
+        },
         .flag("-h", "--help", help: "show this help") { _ in },
     ]
 
@@ -48,7 +71,26 @@ struct SinkOptions: Sendable, Equatable {
         client went away before its end is kept as .partial, never as a complete body.
         Limits: 16 KiB of request head, 1 KiB per chunk-size line; malformed requests get 400
         and the connection is closed.
+
+        Streams: with --output, a request carrying `Streamup-Stream-Id: ID` and
+        `Streamup-Offset: N` (offset of its first body byte in the stream) is merged into
+        DIR/stream-ID.body: bytes already there are dropped, new ones appended once the body is
+        complete; a body starting past the end gets 409 {"expected_offset":LEN}. The response
+        JSON carries "stream_offset": the stream file's length after the request.
+
+        Faults (for testing senders; all deterministic, none by default): --drop-after resets
+        the connection (no response, body kept as .partial); --fail-next answers a JSON error
+        after reading the body; --read-rate sleeps between reads; --stall-after holds the
+        connection open without reading until --idle-timeout or SIGINT.
         """
+
+    /// A whole number of at least `minimum`, or a usage error naming `option`.
+    private static func count(_ value: String, option: String, minimum: Int) throws(UsageError) -> Int {
+        guard let number = Int(value), number >= minimum else {
+            throw UsageError("\(option): '\(value)' is not a whole number >= \(minimum)")
+        }
+        return number
+    }
 }
 
 /// Runs the sink command.
@@ -63,6 +105,7 @@ enum SinkRunner {
         configuration.maxConnections = options.maxConnections
         configuration.idleTimeout = options.idleTimeout
         configuration.hashBodies = options.hashBodies
+        configuration.faults = options.faults
         let server: SinkServer
         do {
             server = try SinkServer(configuration: configuration, onEvent: logLine)
