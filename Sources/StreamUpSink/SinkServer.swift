@@ -24,6 +24,9 @@ import Synchronization
 ///   `.partial` suffix and its event has `isComplete == false`.
 /// - Events: `onEvent` is called on the connection's thread (the accept thread for `503`s),
 ///   concurrently for different connections, before the response is sent. Keep it short.
+/// - Streams: requests with `Streamup-Stream-Id` and `Streamup-Offset` are merged, without
+///   duplicates, into one file per stream; see ``StreamStore``.
+/// - Faults: ``SinkConfiguration/faults`` makes the server misbehave on purpose; see ``SinkFaults``.
 /// - SIGPIPE: never raised; see ``Socket``.
 ///
 /// Thread safety: guarded by the `lifecycle` mutex; every member is callable from any thread.
