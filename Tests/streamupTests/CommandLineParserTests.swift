@@ -74,4 +74,16 @@ import Testing
             #expect(text.hasPrefix("usage: streamup"))
         }
     }
+
+    /// The sink's fault options fill in the faults it injects.
+    @Test func sinkFaultOptionsAreParsed() throws {
+        guard case .sink(let options) = try CommandLineParser.parse(
+            ["sink", "--port", "0", "--fail-next", "2", "--fail-status", "503", "--drop-after", "1000", "--drop-every", "--read-rate", "5000"])
+        else { Issue.record("not a sink command"); return }
+        #expect(options.port == 0)
+        #expect(options.faults.failNextRequests == 2 && options.faults.failStatus == 503)
+        #expect(options.faults.dropAfterBytes == 1000 && options.faults.dropEveryRequest)
+        #expect(options.faults.readBytesPerSecond == 5000)
+        #expect(throws: UsageError.self) { try CommandLineParser.parse(["sink", "--fail-status", "200"]) }
+    }
 }
