@@ -61,7 +61,7 @@ enum HeartbeatRunner {
             every: options.every, count: options.count, fields: options.fields.map { ($0.name, $0.value) }, stop: stop)
         guard !options.command.isEmpty else {
             return await UploadRunner.withTarget(options.upload) { url, printAnswer in
-                await UploadRunner.upload(options.upload, to: url, printAnswer: printAnswer, producer: producer) { _ in
+                await UploadRunner.upload(options.upload, to: url, printAnswer: printAnswer, producer: producer) {
                     stop.stop(final: [("event", .string("stop"))])
                 }.status
             }
@@ -85,7 +85,7 @@ enum HeartbeatRunner {
             return 127
         }
         let uploadStatus = await UploadRunner.withTarget(options.upload) { url, printAnswer in
-            await UploadRunner.upload(options.upload, to: url, printAnswer: printAnswer, producer: producer) { _ in
+            await UploadRunner.upload(options.upload, to: url, printAnswer: printAnswer, producer: producer) {
                 if child.isRunning { child.terminate() }
             }.status
         }

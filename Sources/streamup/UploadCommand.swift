@@ -13,6 +13,17 @@ struct UploadOptions: Sendable, Equatable {
     var bufferSize = 1 << 20
     var verbose = false
     var responseTimeout: Duration = .seconds(60)
+    /// Segmented, acknowledged delivery with retries (any of the options below turns it on).
+    var delivery: DeliveryOptions?
+
+    /// The options of segmented delivery; nil fields keep the library's defaults.
+    struct DeliveryOptions: Sendable, Equatable {
+        var retries: Int?? = nil
+        var retryMaxTime: Duration?
+        var segmentBytes: Int?
+        var segmentDuration: Duration?
+        var replayBytes: Int?
+    }
 
     static let table: [OptionSpec<UploadOptions>] = [
         .value("-H", "--header", valueName: "'NAME: VALUE'", help: "add a request header (repeatable)") { options, value throws(UsageError) in
@@ -36,9 +47,36 @@ struct UploadOptions: Sendable, Equatable {
         .value("--response-timeout", valueName: "DURATION", help: "limit on connecting and on waiting for the answer after the body (default 60s); an idle stdin never times out") { options, value throws(UsageError) in
             options.responseTimeout = try parseDuration(value, option: "--response-timeout")
         },
+        .value("--retries", valueName: "N|forever", help: "deliver in acknowledged segments and retry failed ones N times (default 10 once any delivery option is given)") { options, value throws(UsageError) in
+            if value == "forever" {
+                options.delivery(\.retries, .some(nil))
+            } else {
+                guard let count = Int(value), count >= 0 else { throw UsageError("--retries: '\(value)' is not a number or 'forever'") }
+                options.delivery(\.retries, .some(count))
+            }
+        },
+        .value("--retry-max-time", valueName: "DURATION", help: "give up after failing this long without progress") { options, value throws(UsageError) in
+            options.delivery(\.retryMaxTime, try parseDuration(value, option: "--retry-max-time"))
+        },
+        .value("--segment-bytes", valueName: "SIZE", help: "end each acknowledged segment after SIZE (default 8MiB)") { options, value throws(UsageError) in
+            options.delivery(\.segmentBytes, try parseByteSize(value, option: "--segment-bytes"))
+        },
+        .value("--segment-seconds", valueName: "DURATION", help: "end each segment this long after its first byte (default 10s)") { options, value throws(UsageError) in
+            options.delivery(\.segmentDuration, try parseDuration(value, option: "--segment-seconds"))
+        },
+        .value("--replay-buffer", valueName: "SIZE", help: "most unacknowledged bytes kept for resending (default 64MiB); stdin waits beyond it") { options, value throws(UsageError) in
+            options.delivery(\.replayBytes, try parseByteSize(value, option: "--replay-buffer"))
+        },
         .flag("-v", "--verbose", help: "print the request, the response and progress on stderr") { $0.verbose = true },
         .flag("-h", "--help", help: "show this help") { _ in },
     ]
+
+    /// Sets one delivery option, turning segmented delivery on.
+    mutating func delivery<Value>(_ field: WritableKeyPath<DeliveryOptions, Value>, _ value: Value) {
+        var options = delivery ?? DeliveryOptions()
+        options[keyPath: field] = value
+        delivery = options
+    }
 
     static func parseHeader(_ text: String) throws(UsageError) -> UploadConfiguration.Header {
         guard let colon = text.firstIndex(of: ":") else {
@@ -69,6 +107,14 @@ struct UploadOptions: Sendable, Equatable {
         options:
         \(helpLines(for: table))
         A full buffer stops reading stdin until the server takes more (memory stays flat).
+
+        Delivery: by default the stream is one request, and a broken connection ends it (exit 2).
+        With --retries (or any segment option) the stream is sent as consecutive requests of at
+        most --segment-bytes / --segment-seconds, each acknowledged by a 2xx; a failed segment
+        (connection error, 408, 429, 5xx; Retry-After honoured; backoff with jitter) is sent
+        again from the last acknowledged byte, so nothing is lost. Each request carries
+        Streamup-Stream-Id and Streamup-Offset so the receiver can drop duplicates
+        (`streamup sink` does). Other 4xx answers are final.
         SIGINT/SIGTERM: stop reading stdin, send what is buffered, end the body, wait for the
         answer. A second signal aborts at once.
 

@@ -38,9 +38,9 @@ enum UploadRunner {
     /// `onSignal` (by default a graceful finish). Returns the exit status and the answer, if any.
     static func upload(
         _ options: UploadOptions, to urlText: String, printAnswer: Bool, producer: some Producer,
-        onSignal: (@Sendable (StreamUploader) -> Void)? = nil
+        onSignal: (@Sendable () -> Void)? = nil
     ) async -> (status: Int32, response: UploadResponse?) {
-        let uploader: StreamUploader
+        let uploader: any Upload
         do {
             var configuration = UploadConfiguration(url: try UploadConfiguration.url(from: urlText))
             configuration.method = options.method
@@ -49,21 +49,26 @@ enum UploadRunner {
             configuration.bufferSize = options.bufferSize
             configuration.responseTimeout = options.responseTimeout.seconds
             let verbose = options.verbose
-            uploader = try StreamUploader(configuration) { event in
+            let onEvent: @Sendable (UploadEvent) -> Void = { event in
                 if verbose { logEvent(event) }
+            }
+            if let delivery = options.delivery {
+                uploader = try ReliableUploader(configuration, options: delivery.libraryOptions, onEvent: onEvent)
+            } else {
+                uploader = try StreamUploader(configuration, onEvent: onEvent)
             }
         } catch {
             Terminal.error("\(error)")
             return (ExitStatus.usage, nil)
         }
-        SignalHandling.install { onSignal?(uploader) ?? uploader.finish() }
+        SignalHandling.install { onSignal?() ?? uploader.finish() }
         let ticker = options.verbose ? ProgressTicker(uploader: uploader) : nil
         defer { ticker?.stop() }
         do {
             let response = try await uploader.run(producer)
             ticker?.stop()
             if options.verbose {
-                Terminal.info("* sent \(response.bytesSent) bytes; server answered \(response.statusCode)")
+                Terminal.info("* \(uploader.progressLine); server answered \(response.statusCode)")
             }
             guard response.isSuccess else {
                 let start = response.bodyText.prefix(500).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -100,20 +105,54 @@ enum UploadRunner {
 final class ProgressTicker: @unchecked Sendable {
     private let timer: DispatchSourceTimer
 
-    init(uploader: StreamUploader) {
+    init(uploader: any Upload) {
         let started = Date()
         timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "streamup.progress"))
         timer.schedule(deadline: .now() + 1, repeating: 1)
         timer.setEventHandler {
-            let progress = uploader.progress
-            let seconds = Date().timeIntervalSince(started)
-            let rate = Double(progress.bytesSent) / max(seconds, 0.001) / 1_000_000
-            Terminal.info(String(format: "* %.0fs: read %d bytes, sent %d, buffered %d (%.1f MB/s)", seconds, progress.bytesProduced, progress.bytesSent, progress.bytesBuffered, rate))
+            Terminal.info(String(format: "* %.0fs: ", Date().timeIntervalSince(started)) + uploader.progressLine)
         }
         timer.resume()
     }
 
     func stop() { timer.cancel() }
+}
+
+/// The two ways the CLI uploads: one request, or acknowledged segments with retries.
+///
+/// Thread safety: both uploaders are callable from any thread.
+protocol Upload: Sendable {
+    func run(_ producer: some Producer) async throws -> UploadResponse
+    func finish()
+    /// Progress in words, for `-v`.
+    var progressLine: String { get }
+}
+
+extension StreamUploader: Upload {
+    var progressLine: String {
+        let progress = self.progress
+        return "read \(progress.bytesProduced) bytes, sent \(progress.bytesSent), buffered \(progress.bytesBuffered)"
+    }
+}
+
+extension ReliableUploader: Upload {
+    var progressLine: String {
+        let progress = self.progress
+        return "read \(progress.produced) bytes, acknowledged \(progress.acknowledged), held \(progress.held), resent \(progress.resent), retries \(progress.retries)"
+    }
+}
+
+extension UploadOptions.DeliveryOptions {
+    /// The library's options with these overrides.
+    var libraryOptions: ReliableUploader.Options {
+        var options = ReliableUploader.Options()
+        if let retries { options.retry.maxRetries = retries }
+        options.retry.maxRetryTime = retryMaxTime
+        if let segmentBytes { options.segmentBytes = segmentBytes }
+        if let segmentDuration { options.segmentDuration = segmentDuration }
+        if let replayBytes { options.replayCapacity = max(replayBytes, options.segmentBytes) }
+        return options
+    }
 }
 
 extension Duration {

@@ -59,7 +59,7 @@ extension InProcessUploads {
         }
         // Given a stalled server, the buffer fills up and stays full.
         let deadline = ContinuousClock.now + .seconds(30)
-        while emitter.metrics.bytesBuffered < 4096 - 1100 && ContinuousClock.now < deadline {
+        while !(server.isStalling && emitter.metrics.bytesBuffered >= 4096 - 512) && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))
         }
         #expect(server.isStalling)

@@ -1,0 +1,81 @@
+import Foundation
+import StreamUpSink
+import StreamUpTestSupport
+import Testing
+
+/// Segmented delivery (`--retries`, `--segment-bytes`): the built binary against a sink that
+/// fails on purpose. The sink merges segments by `Streamup-Stream-Id`/`Streamup-Offset`, so the
+/// stored stream must equal the input byte for byte.
+@Suite(.timeLimit(.minutes(2))) struct DeliveryCommandTests {
+    /// The sink's merged stream file in `directory`, if there is one yet.
+    private func streamFile(in directory: URL) -> String? {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return names.first { $0.hasPrefix("stream-") && $0.hasSuffix(".body") }.map { directory.appendingPathComponent($0).path }
+    }
+
+    private func streamText(in directory: URL) -> String? {
+        streamFile(in: directory).flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }
+    }
+
+    /// 503s (with Retry-After) and a dropped connection: retried, nothing lost, no duplicate.
+    @Test func failedSegmentsAreSentAgainAndNothingIsLost() async throws {
+        let input = try randomFile(bytes: 20 << 20)
+        defer { try? FileManager.default.removeItem(atPath: input.path) }
+        try await withSink(configure: { configuration in
+            configuration.faults = SinkFaults(dropAfterBytes: 3_000_000, failNextRequests: 2, failStatus: 503, retryAfterSeconds: 0)
+        }) { sink, directory in
+            let child = try StreamupProcess(["--retries", "5", "--segment-bytes", "4MiB", sink.url.absoluteString], stdinFile: input.path)
+            #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(try sha256sum(try #require(streamFile(in: directory))) == input.sha256)
+            let statuses = sink.requests.map(\.status)
+            #expect(statuses.prefix(3) == [503, 503, 0], "the faults were not hit: \(statuses)")
+        }
+    }
+
+    /// A 403 is final: exit 1 at once, the status shown, one request only.
+    @Test func forbiddenIsNotRetried() async throws {
+        try await withSink(configure: { $0.faults = SinkFaults(failNextRequests: 5, failStatus: 403) }) { sink, _ in
+            let child = try StreamupProcess(["--retries", "5", sink.url.absoluteString])
+            child.write("data\n")
+            child.closeStdin()
+            #expect(child.waitForExit() == 1, "stderr: \(child.stderr)")
+            #expect(child.stderr.contains("403"))
+            #expect(sink.requests.count == 1)
+        }
+    }
+
+    /// The sink goes away mid-stream and comes back on the same port: every byte arrives once.
+    @Test func sinkDownForAWhileLosesNothing() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("streamup-down-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let configuration = SinkConfiguration(outputDirectory: directory.path)
+        let first = try SinkServer(configuration: configuration)
+        first.start()
+        let port = first.port
+        let child = try StreamupProcess(["--retries", "forever", "--segment-seconds", "200ms", first.url.absoluteString])
+        var expected = ""
+        for index in 0..<5 {
+            let line = "before \(index)\n"
+            child.write(line)
+            expected += line
+        }
+        // Given the first lines acknowledged, the sink stops.
+        #expect(await eventually { streamText(in: directory) == expected })
+        first.stop()
+        for index in 0..<5 {
+            let line = "while down \(index)\n"
+            child.write(line)
+            expected += line
+        }
+        // When it is back on the same port, the rest arrives, once.
+        let second = try SinkServer(configuration: SinkConfiguration(port: port, outputDirectory: directory.path))
+        second.start()
+        defer { second.stop() }
+        child.write("after\n")
+        expected += "after\n"
+        child.closeStdin()
+        #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+        #expect(streamText(in: directory) == expected)
+    }
+}
