@@ -4,8 +4,11 @@ import Foundation
 /// not-yet-sent ones, with a hard cap. Segments read windows of it by absolute offset; an
 /// acknowledgement frees everything below its offset.
 ///
-///     acknowledged ... [ held bytes ............................ ] appendedCount
-///                      ^ startOffset (acknowledged)               ^ end
+///     acknowledged ... [ held bytes ............................ ] end
+///                      ^ acknowledgedOffset                       ^ endOffset
+///
+/// Storage is one fixed block indexed by a ``ByteRing`` over absolute offsets, so memory is
+/// exactly the capacity (rounded up to a power of two), however long the stream.
 ///
 /// The appender blocks while the buffer is at its cap (backpressure reaches the producer); a
 /// reader blocks until bytes past its offset arrive, the stream ends, or its deadline passes.
@@ -13,45 +16,51 @@ import Foundation
 /// Thread safety: guarded by `condition`; one appending thread, one reading thread, acks from any.
 final class ReplayBuffer: @unchecked Sendable {
     private let condition = NSCondition()
-    private let capacity: Int
-    private var bytes: [UInt8] = []
-    private var headIndex = 0  // bytes[..<headIndex] are acknowledged and await compaction
-    private var startOffset = 0
+    /// Counts bytes by absolute stream offset: `readCount` is the acknowledged offset,
+    /// `writeCount` the end; storage holds exactly the bytes between them.
+    private var ring: ByteRing
+    private let storage: UnsafeMutableRawPointer
     private var ended = false
     private var closed = false
 
     init(capacity: Int) {
         precondition(capacity > 0, "a replay buffer needs room")
-        self.capacity = capacity
-        bytes.reserveCapacity(capacity)
+        ring = ByteRing(minimumCapacity: capacity)
+        storage = UnsafeMutableRawPointer.allocate(byteCount: ring.capacity, alignment: 64)
     }
 
+    deinit { storage.deallocate() }
+
     /// Offset of the first byte not yet acknowledged.
-    var acknowledgedOffset: Int { condition.withLock { startOffset } }
+    var acknowledgedOffset: Int { condition.withLock { ring.readCount } }
     /// Offset one past the last byte appended.
-    var endOffset: Int { condition.withLock { startOffset + bytes.count - headIndex } }
+    var endOffset: Int { condition.withLock { ring.writeCount } }
     /// Bytes held (unacknowledged).
-    var heldCount: Int { condition.withLock { bytes.count - headIndex } }
+    var heldCount: Int { condition.withLock { ring.readableCount } }
 
     /// Appends `source`, waiting while the buffer is full. Returns false if it was closed.
     func append(_ source: UnsafeRawBufferPointer) -> Bool {
-        var remaining = source[...]
+        var next = 0
         condition.lock()
         defer { condition.unlock() }
-        while !remaining.isEmpty {
-            while bytes.count - headIndex >= capacity && !closed { condition.wait() }
+        while next < source.count {
+            while ring.writableCount == 0 && !closed { condition.wait() }
             if closed { return false }
-            compact()
-            let room = capacity - (bytes.count - headIndex)
-            let piece = remaining.prefix(room)
-            bytes.append(contentsOf: piece)
-            remaining = remaining.dropFirst(piece.count)
+            let (first, second) = ring.writableSpans()
+            var copied = 0
+            for span in [first, second] where span.count > 0 && next + copied < source.count {
+                let count = min(span.count, source.count - next - copied)
+                (storage + span.offset).copyMemory(from: source.baseAddress! + next + copied, byteCount: count)
+                copied += count
+            }
+            ring.commitWrite(copied)
+            next += copied
             condition.broadcast()
         }
         return true
     }
 
-    /// The source has ended: readers that reach the end get nil instead of waiting.
+    /// The source has ended: readers that reach the end get `.end` instead of waiting.
     func markEnded() {
         condition.withLock {
             ended = true
@@ -70,9 +79,7 @@ final class ReplayBuffer: @unchecked Sendable {
     /// Frees the bytes below `offset` (the server acknowledged them).
     func acknowledge(upTo offset: Int) {
         condition.withLock {
-            let count = min(max(offset - startOffset, 0), bytes.count - headIndex)
-            headIndex += count
-            startOffset += count
+            ring.commitRead(min(max(offset - ring.readCount, 0), ring.readableCount))
             condition.broadcast()
         }
     }
@@ -85,20 +92,19 @@ final class ReplayBuffer: @unchecked Sendable {
         case closed
     }
 
-    /// Copies bytes from `offset` on into `destination`, waiting until some are there, or until
-    /// `deadline` (nil: no deadline; `NSCondition` traps on `Date.distantFuture` on Linux).
+    /// Copies bytes from `offset` on into `destination` (one contiguous piece), waiting until
+    /// some are there, or until `deadline` (nil: none; `NSCondition` traps on
+    /// `Date.distantFuture` on Linux).
     func read(from offset: Int, into destination: UnsafeMutableRawBufferPointer, deadline: Date?) -> ReadResult {
         condition.lock()
         defer { condition.unlock() }
+        precondition(offset >= ring.readCount, "read below the acknowledged offset")
         while true {
             if closed { return .closed }
-            let index = headIndex + (offset - startOffset)
-            precondition(offset >= startOffset, "read below the acknowledged offset")
-            if index < bytes.count {
-                let count = min(destination.count, bytes.count - index)
-                bytes.withUnsafeBytes { held in
-                    destination.baseAddress!.copyMemory(from: held.baseAddress! + index, byteCount: count)
-                }
+            if offset < ring.writeCount {
+                let position = offset & (ring.capacity - 1)
+                let count = min(ring.writeCount - offset, ring.capacity - position, destination.count)
+                destination.baseAddress!.copyMemory(from: storage + position, byteCount: count)
                 return .bytes(count)
             }
             if ended { return .end }
@@ -107,14 +113,6 @@ final class ReplayBuffer: @unchecked Sendable {
             } else {
                 condition.wait()
             }
-        }
-    }
-
-    /// Drops acknowledged bytes from the front once they are half the storage (amortised O(1)).
-    private func compact() {
-        if headIndex > 0 && headIndex >= bytes.count / 2 {
-            bytes.removeFirst(headIndex)
-            headIndex = 0
         }
     }
 }
