@@ -78,4 +78,32 @@ import Testing
         #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
         #expect(streamText(in: directory) == expected)
     }
+
+    /// A sink that stops reading mid-segment: with a 1 MiB replay buffer, 8 MiB of stdin wait
+    /// in the pipe instead of being dropped; after the response timeout the segment is sent
+    /// again and every byte arrives, once.
+    @Test func stalledSinkTimesOutAndNothingIsDropped() async throws {
+        let input = try randomFile(bytes: 8 << 20)
+        defer { try? FileManager.default.removeItem(atPath: input.path) }
+        try await withSink(configure: { $0.faults = SinkFaults(stallAfterBytes: 100_000) }) { sink, directory in
+            let child = try StreamupProcess([
+                "-v", "--retries", "5", "--replay-buffer", "1MiB", "--segment-bytes", "512k", "--buffer-size", "64k",
+                "--response-timeout", "1s", sink.url.absoluteString,
+            ])
+            let data = try Data(contentsOf: URL(fileURLWithPath: input.path))
+            let writer = Task.detached {
+                for start in stride(from: 0, to: data.count, by: 1 << 20) {
+                    child.write(data.subdata(in: start..<min(start + (1 << 20), data.count)))
+                }
+                child.closeStdin()
+            }
+            #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+            await writer.value
+            #expect(try sha256sum(try #require(streamFile(in: directory))) == input.sha256)
+            // The stalled segment timed out and was sent again.
+            let summary = try #require(child.stderr.split(separator: "\n").last { $0.contains("server answered 200") })
+            let retries = summary.firstMatch(of: /retries (\d+)/).flatMap { Int($0.1) } ?? 0
+            #expect(retries >= 1, "\(summary)")
+        }
+    }
 }
