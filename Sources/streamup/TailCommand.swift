@@ -32,8 +32,10 @@ struct TailOptions: Sendable, Equatable {
 
         With --state FILE, the position (device, inode, offset) is saved atomically once the
         server has acknowledged the data (a 2xx answer), and the next start continues from it:
-        acknowledged data is never sent twice, and nothing is skipped. A stream ends (and is
-        acknowledged) on SIGINT/SIGTERM; data of a stream that did not end cleanly is sent again.
+        acknowledged data is never sent twice, and nothing is skipped. As one request, a stream
+        is acknowledged when it ends (SIGINT/SIGTERM); with --retries / --segment-seconds the
+        position moves at every acknowledged segment, so even after a crash (SIGKILL) at most
+        the unacknowledged segment is sent again.
 
         options:
         \(helpLines(for: table))
@@ -54,7 +56,17 @@ enum TailRunner {
         }
         let follower = FileFollower(path: options.path, startAt: options.fromStart ? .beginning : .end, state: state)
         return await UploadRunner.withTarget(options.upload) { url, printAnswer in
-            let (status, response) = await UploadRunner.upload(options.upload, to: url, printAnswer: printAnswer, producer: follower)
+            // With segmented delivery the position moves at every acknowledged segment.
+            let saveAcknowledged: @Sendable (Int) -> Void = { acknowledged in
+                guard let stateFile = options.stateFile, let state = follower.state(acknowledging: acknowledged) else { return }
+                do {
+                    try state.save(to: stateFile)
+                } catch {
+                    Terminal.error("tail: cannot save the state file: \(error)")
+                }
+            }
+            let (status, response) = await UploadRunner.upload(
+                options.upload, to: url, printAnswer: printAnswer, producer: follower, onAcknowledged: saveAcknowledged)
             // Every byte the follower wrote went out before the body ended, and a 2xx answer
             // acknowledges the whole body: only then does the saved position move.
             if let stateFile = options.stateFile, response?.isSuccess == true, let position = follower.state {

@@ -38,7 +38,7 @@ enum UploadRunner {
     /// `onSignal` (by default a graceful finish). Returns the exit status and the answer, if any.
     static func upload(
         _ options: UploadOptions, to urlText: String, printAnswer: Bool, producer: some Producer,
-        onSignal: (@Sendable () -> Void)? = nil
+        onSignal: (@Sendable () -> Void)? = nil, onAcknowledged: @escaping @Sendable (Int) -> Void = { _ in }
     ) async -> (status: Int32, response: UploadResponse?) {
         let uploader: any Upload
         do {
@@ -53,7 +53,8 @@ enum UploadRunner {
                 if verbose { logEvent(event) }
             }
             if let delivery = options.delivery {
-                uploader = try ReliableUploader(configuration, options: delivery.libraryOptions, onEvent: onEvent)
+                uploader = try ReliableUploader(
+                    configuration, options: delivery.libraryOptions, onEvent: onEvent, onAcknowledged: onAcknowledged)
             } else {
                 uploader = try StreamUploader(configuration, onEvent: onEvent)
             }

@@ -1,4 +1,5 @@
 import Foundation
+import StreamUp
 import StreamUpSink
 import StreamUpTestSupport
 import Testing
@@ -75,6 +76,38 @@ import Testing
 
             let bodies = sink.requests.compactMap(\.body).map { String(decoding: $0, as: UTF8.self) }
             #expect(bodies == ["one\ntwo\n", "three\nfour\n"])
+        }
+    }
+}
+
+extension TailCommandTests {
+    /// With segments, the saved position follows each acknowledgement: after a SIGKILL (no
+    /// clean end), a restart sends exactly what came after the last acknowledged segment.
+    @Test func segmentedStateSurvivesSigkill() async throws {
+        let work = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let log = work.appendingPathComponent("app.log").path
+        let state = work.appendingPathComponent("app.state").path
+        try "one\ntwo\n".write(toFile: log, atomically: false, encoding: .utf8)
+        try await withSink { sink, stored in
+            func streams() -> [String] {
+                let names = ((try? FileManager.default.contentsOfDirectory(atPath: stored.path)) ?? []).filter { $0.hasPrefix("stream-") }
+                return names.compactMap { try? String(contentsOfFile: stored.appendingPathComponent($0).path, encoding: .utf8) }
+            }
+            let arguments = ["tail", "--from-start", "--state", state, "--segment-seconds", "100ms", log, sink.url.absoluteString]
+            let first = try StreamupProcess(arguments)
+            // Given the lines acknowledged and the position saved...
+            #expect(await eventually { streams() == ["one\ntwo\n"] })
+            #expect(await eventually { (try? FollowState.load(from: state))??.offset == 8 })
+            // ...when streamup is killed outright and lines come while it is down,
+            first.signal(SIGKILL)
+            _ = first.waitForExit()
+            try append("three\n", to: log)
+            let second = try StreamupProcess(arguments)
+            // then the restart sends exactly those lines: nothing lost, nothing twice.
+            #expect(await eventually { streams().sorted() == ["one\ntwo\n", "three\n"] })
+            second.signal(SIGTERM)
+            #expect(second.waitForExit() == 0, "stderr: \(second.stderr)")
         }
     }
 }

@@ -58,12 +58,19 @@ public final class ReliableUploader: Sendable {
     public let configuration: UploadConfiguration
     public let options: Options
     private let onEvent: @Sendable (UploadEvent) -> Void
+    private let onAcknowledged: @Sendable (Int) -> Void
     private let writer: StreamWriter
     private let input: StreamReference<BoundInputStream>
     private let replay: ReplayBuffer
     private let state = Mutex(State())
 
-    public init(_ configuration: UploadConfiguration, options: Options = Options(), onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in }) throws {
+    /// - Parameter onAcknowledged: called with the stream offset up to which the receiver has
+    ///   acknowledged the bytes, after each acknowledged segment (for checkpoints).
+    public init(
+        _ configuration: UploadConfiguration, options: Options = Options(),
+        onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in },
+        onAcknowledged: @escaping @Sendable (Int) -> Void = { _ in }
+    ) throws {
         try configuration.validate()
         guard options.segmentBytes > 0, options.replayCapacity >= options.segmentBytes, options.segmentDuration > .zero else {
             throw StreamUpError(.invalidConfiguration, "segments need a positive size and duration, and the replay buffer must hold at least one segment")
@@ -71,6 +78,7 @@ public final class ReliableUploader: Sendable {
         self.configuration = configuration
         self.options = options
         self.onEvent = onEvent
+        self.onAcknowledged = onAcknowledged
         let pair = BoundStreamPair(bufferSize: configuration.bufferSize)
         input = StreamReference(pair.input)
         writer = StreamWriter(output: pair.output)
@@ -172,6 +180,7 @@ public final class ReliableUploader: Sendable {
                 noteSent(from: offset, count: sent)
                 if answer.isSuccess {
                     replay.acknowledge(upTo: offset + sent)
+                    if sent > 0 { onAcknowledged(offset + sent) }
                     failures = 0
                     failingSince = nil
                     lastAnswer = answer

@@ -54,6 +54,9 @@ public final class FileFollower: Producer {
     /// Thread safety: a value type, kept in the `progress` mutex.
     struct Progress {
         var position: FollowPosition?
+        /// Where each file read began, by stream offset (bytes this follower has written), so
+        /// a stream offset can be turned back into a file position; pruned as acks advance.
+        var checkpoints: [(streamOffset: Int, position: FollowPosition)] = []
         var hasStarted = false
         var hasEmptyReplacement = false
     }
@@ -78,6 +81,20 @@ public final class FileFollower: Producer {
     /// ``position`` as a state to save; nil until a file has been opened.
     public var state: FollowState? {
         position.map { FollowState(path: path, position: $0) }
+    }
+
+    /// The state to save once the receiver has acknowledged the first `streamOffset` bytes this
+    /// follower wrote (it must be the upload's only producer, so its bytes are the stream's).
+    /// Nil before any file was opened.
+    public func state(acknowledging streamOffset: Int) -> FollowState? {
+        progress.withLock { progress in
+            guard let index = progress.checkpoints.lastIndex(where: { $0.streamOffset <= streamOffset }) else { return nil }
+            let checkpoint = progress.checkpoints[index]
+            progress.checkpoints.removeFirst(index)  // earlier files can never be needed again
+            var position = checkpoint.position
+            position.offset += Int64(streamOffset - checkpoint.streamOffset)
+            return FollowState(path: path, position: position)
+        }
     }
 
     /// Whether the follower has decided where to start (opened the file, or found it missing
@@ -114,6 +131,10 @@ public final class FileFollower: Producer {
         progress.withLock { $0.position = position }
     }
 
+    fileprivate func checkpoint(streamOffset: Int, position: FollowPosition) {
+        progress.withLock { $0.checkpoints.append((streamOffset, position)) }
+    }
+
     fileprivate func publish(hasEmptyReplacement: Bool) {
         progress.withLock { $0.hasEmptyReplacement = hasEmptyReplacement }
     }
@@ -133,6 +154,8 @@ private struct FollowLoop: ~Copyable {
     /// The file being read, and the offset up to which it went into the writer.
     var file: ReadOnlyFile?
     var offset: Int64 = 0
+    /// Bytes written into the stream so far.
+    var written = 0
     /// The identity of a new, still empty file at the name while the old one is still read.
     var pending: FileIdentity?
 
@@ -230,6 +253,7 @@ private struct FollowLoop: ~Copyable {
             }
             if count == 0 { return }
             offset += Int64(count)
+            written += count
             publish()
         }
     }
@@ -239,6 +263,9 @@ private struct FollowLoop: ~Copyable {
         watcher.watchCurrent(descriptor: opened.descriptor)
         file = opened
         offset = start
+        follower.checkpoint(
+            streamOffset: written,
+            position: FollowPosition(device: opened.identity.device, inode: opened.identity.inode, offset: start))
         publish()
     }
 
