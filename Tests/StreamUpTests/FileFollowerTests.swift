@@ -232,6 +232,34 @@ import Glibc
     }
 
     /// Where to resume: at the offset in the same file, at 0 when it shrank, nowhere in another.
+    /// An acknowledged stream offset turns back into a file position, across a rotation: in the
+    /// old file before the switch, in the new one after it.
+    @Test func acknowledgedStreamOffsetMapsToTheRightFileAcrossRotation() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/app.log"
+            let old = try Appender(path)
+            try await following(FileFollower(path: path)) { harness in
+                try await harness.waitUntilStarted()
+                try old.write("old-1\n")  // stream bytes 0..<6
+                try await harness.expect("old-1\n")
+                let oldIdentity = try #require(harness.follower.position)
+                try rename(path, to: path + ".1")
+                let new = try Appender(path)
+                try new.write("new-1\n")  // stream bytes 6..<12, file offsets 0..<6
+                try await harness.expect("old-1\nnew-1\n")
+                let newIdentity = try #require(harness.follower.position)
+                #expect(newIdentity.inode != oldIdentity.inode)
+
+                let inOld = try #require(harness.follower.state(acknowledging: 4))
+                #expect(inOld.inode == oldIdentity.inode && inOld.offset == 4)
+                let inNew = try #require(harness.follower.state(acknowledging: 9))
+                #expect(inNew.inode == newIdentity.inode && inNew.offset == 3)
+                let all = try #require(harness.follower.state(acknowledging: 12))
+                #expect(all.inode == newIdentity.inode && all.offset == 6)
+            }
+        }
+    }
+
     @Test func resumeOffsetDependsOnIdentityAndSize() {
         let state = FollowState(path: "/x", device: 7, inode: 42, offset: 100)
         #expect(state.resumeOffset(for: FileIdentity(device: 7, inode: 42), size: 150) == 100)
