@@ -17,6 +17,14 @@ enum SignalHandling {
         signal(SIGPIPE, SIG_IGN)
     }
 
+    /// Exits with `status` after `delay` unless the process has ended by then; `report` says why.
+    static func exitLater(after delay: Duration, status: Int32, report: @escaping @Sendable () -> Void) {
+        queue.asyncAfter(deadline: .now() + delay.seconds) {
+            report()
+            exit(status)
+        }
+    }
+
     /// Installs the handlers; call once, from the main thread, before starting work.
     static func install(onFirst: @escaping @Sendable () -> Void) {
         let count = SignalCounter()

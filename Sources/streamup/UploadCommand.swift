@@ -13,6 +13,7 @@ struct UploadOptions: Sendable, Equatable {
     var bufferSize = 1 << 20
     var verbose = false
     var responseTimeout: Duration = .seconds(60)
+    var shutdownTimeout: Duration = .seconds(30)
     /// Segmented, acknowledged delivery with retries (any of the options below turns it on).
     var delivery: DeliveryOptions?
 
@@ -67,6 +68,9 @@ struct UploadOptions: Sendable, Equatable {
         .value("--replay-buffer", valueName: "SIZE", help: "most unacknowledged bytes kept for resending (default 64MiB); stdin waits beyond it") { options, value throws(UsageError) in
             options.delivery(\.replayBytes, try parseByteSize(value, option: "--replay-buffer"))
         },
+        .value("--shutdown-timeout", valueName: "DURATION", help: "after SIGINT/SIGTERM, wait at most this long for the rest to be sent and answered (default 30s), then exit 2") { options, value throws(UsageError) in
+            options.shutdownTimeout = try parseDuration(value, option: "--shutdown-timeout")
+        },
         .flag("-v", "--verbose", help: "print the request, the response and progress on stderr") { $0.verbose = true },
         .flag("-h", "--help", help: "show this help") { _ in },
     ]
@@ -116,7 +120,7 @@ struct UploadOptions: Sendable, Equatable {
         Streamup-Stream-Id and Streamup-Offset so the receiver can drop duplicates
         (`streamup sink` does). Other 4xx answers are final.
         SIGINT/SIGTERM: stop reading stdin, send what is buffered, end the body, wait for the
-        answer. A second signal aborts at once.
+        answer (at most --shutdown-timeout). A second signal aborts at once (exit 130).
 
         exit status:
           0   the server answered 2xx

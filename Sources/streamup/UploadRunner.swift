@@ -62,7 +62,13 @@ enum UploadRunner {
             Terminal.error("\(error)")
             return (ExitStatus.usage, nil)
         }
-        SignalHandling.install { onSignal?() ?? uploader.finish() }
+        let shutdownTimeout = options.shutdownTimeout
+        SignalHandling.install {
+            onSignal?() ?? uploader.finish()
+            SignalHandling.exitLater(after: shutdownTimeout, status: ExitStatus.noAnswer) {
+                Terminal.error("no answer within the shutdown timeout (\(shutdownTimeout)); exiting")
+            }
+        }
         let ticker = options.verbose ? ProgressTicker(uploader: uploader) : nil
         defer { ticker?.stop() }
         do {

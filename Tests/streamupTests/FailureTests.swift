@@ -74,3 +74,18 @@ import Testing
         #expect(child.stderr.contains("ftp:/nope"))
     }
 }
+
+extension FailureTests {
+    /// After SIGTERM, a server that never answers does not keep streamup forever: it gives up
+    /// after --shutdown-timeout with a clear line and exit 2.
+    @Test func shutdownTimeoutBoundsTheWaitForAnAnswer() async throws {
+        let server = try StubHTTPServer(.stallUntilResumed)
+        defer { server.stop() }
+        let child = try StreamupProcess(["--shutdown-timeout", "1s", server.url])
+        child.write("line\n")
+        #expect(await eventually { server.isStalling })
+        child.signal(SIGTERM)
+        #expect(child.waitForExit() == 2)
+        #expect(child.stderr.contains("shutdown timeout"))
+    }
+}
