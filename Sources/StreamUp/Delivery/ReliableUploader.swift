@@ -98,15 +98,7 @@ public final class ReliableUploader: Sendable {
     /// - Throws: ``StreamUpError`` when retries ran out on transport failures, or on cancel.
     public func run(_ producer: some Producer) async throws -> UploadResponse {
         startPump()
-        let producerTask = Task { [writer] in
-            do {
-                try await producer.produce(into: writer)
-                writer.finish()
-            } catch {
-                guard !writer.isFinished else { return }
-                writer.fail(error as? StreamUpError ?? StreamUpError(.producerFailed, "the producer failed: \(error)"))
-            }
-        }
+        let producerTask = writer.start(producer)
         state.withLock { $0.producer = producerTask }
         defer {
             // Whatever ended the run, nothing more is read: wake the pump and the producer.

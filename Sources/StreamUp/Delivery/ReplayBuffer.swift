@@ -46,13 +46,10 @@ final class ReplayBuffer: @unchecked Sendable {
         while next < source.count {
             while ring.writableCount == 0 && !closed { condition.wait() }
             if closed { return false }
-            let (first, second) = ring.writableSpans()
-            var copied = 0
-            for span in [first, second] where span.count > 0 && next + copied < source.count {
-                let count = min(span.count, source.count - next - copied)
-                (storage + span.offset).copyMemory(from: source.baseAddress! + next + copied, byteCount: count)
-                copied += count
-            }
+            // Free space is one contiguous piece at a time; the loop comes back for the rest.
+            let span = ring.writableSpans().0
+            let copied = min(span.count, source.count - next)
+            (storage + span.offset).copyMemory(from: source.baseAddress! + next, byteCount: copied)
             ring.commitWrite(copied)
             next += copied
             condition.broadcast()

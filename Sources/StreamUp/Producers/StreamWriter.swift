@@ -97,6 +97,25 @@ public final class StreamWriter: Sendable {
     /// Bytes written so far.
     public var bytesWritten: Int { stream.core.bytesWritten }
 
+    /// Runs `producer` into this writer in a task of its own: when it returns, the body ends;
+    /// when it throws, the body fails with a ``StreamUpError`` saying why (unless the body was
+    /// already ended by `finish()`, after which the producer's stop is expected).
+    func start(_ producer: some Producer) -> Task<Void, Never> {
+        Task { [self] in
+            do {
+                try await producer.produce(into: self)
+                finish()
+            } catch {
+                guard !isFinished else { return }
+                switch error {
+                case let error as StreamUpError: fail(error)
+                case is CancellationError: fail(StreamUpError(.cancelled, "the upload was cancelled"))
+                default: fail(StreamUpError(.producerFailed, "the producer failed: \(error)"))
+                }
+            }
+        }
+    }
+
     /// Whether the body has been ended (by the producer returning or by `finish`).
     var isFinished: Bool { stream.core.status(of: .output) == .closed }
 

@@ -78,20 +78,7 @@ public final class StreamUploader: Sendable {
         // another uploader's body read may be holding (see StreamUp.docc/DesignNotes.md).
         let session = Self.makeSession(configuration, delegate: delegate)
         let task = session.uploadTask(withStreamedRequest: Self.makeRequest(configuration))
-        let producerTask = Task { [writer] in
-            do {
-                try await producer.produce(into: writer)
-                writer.finish()
-            } catch {
-                // After `finish()` the body has ended cleanly; the producer's stop is expected.
-                guard !writer.isFinished else { return }
-                switch error {
-                case let error as StreamUpError: writer.fail(error)
-                case is CancellationError: writer.fail(StreamUpError(.cancelled, "the upload was cancelled"))
-                default: writer.fail(StreamUpError(.producerFailed, "the producer failed: \(error)"))
-                }
-            }
-        }
+        let producerTask = writer.start(producer)
         let cancelledMeanwhile = state.withLock { state in
             state.session = session
             state.task = task
