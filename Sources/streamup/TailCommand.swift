@@ -66,7 +66,7 @@ enum TailRunner {
                 }
             }
             let (status, response) = await UploadRunner.upload(
-                options.upload, to: url, printAnswer: printAnswer, producer: follower, onAcknowledged: saveAcknowledged)
+                options.upload, to: url, printAnswer: printAnswer, producer: follower, onSecured: saveAcknowledged)
             // Every byte the follower wrote went out before the body ended, and a 2xx answer
             // acknowledges the whole body: only then does the saved position move.
             if let stateFile = options.stateFile, response?.isSuccess == true, let position = follower.state {

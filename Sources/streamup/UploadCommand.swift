@@ -24,6 +24,10 @@ struct UploadOptions: Sendable, Equatable {
         var segmentBytes: Int?
         var segmentDuration: Duration?
         var replayBytes: Int?
+        var spoolDirectory: String?
+        var spoolBytes: Int?
+        var resumable = false
+        var retryStatuses: Set<Int>?
     }
 
     static let table: [OptionSpec<UploadOptions>] = [
@@ -33,10 +37,10 @@ struct UploadOptions: Sendable, Equatable {
         .value("--content-type", valueName: "TYPE", help: "Content-Type of the body (default application/octet-stream)") { options, value in
             options.contentType = value
         },
-        .value("-X", "--method", valueName: "METHOD", help: "POST (default) or PUT") { options, value throws(UsageError) in
+        .value("-X", "--method", valueName: "METHOD", help: "POST (default), PUT or PATCH") { options, value throws(UsageError) in
             let method = value.uppercased()
-            guard method == "POST" || method == "PUT" else {
-                throw UsageError("--method: '\(value)' is not supported; a streamed body goes with POST or PUT")
+            guard method == "POST" || method == "PUT" || method == "PATCH" else {
+                throw UsageError("--method: '\(value)' is not supported; a streamed body goes with POST, PUT or PATCH")
             }
             options.method = method
         },
@@ -68,6 +72,18 @@ struct UploadOptions: Sendable, Equatable {
         .value("--replay-buffer", valueName: "SIZE", help: "most unacknowledged bytes kept for resending (default 64MiB); stdin waits beyond it") { options, value throws(UsageError) in
             options.delivery(\.replayBytes, try parseByteSize(value, option: "--replay-buffer"))
         },
+        .value("--retry-statuses", valueName: "LIST", help: "answers retried, e.g. 408,429,500-599 (the default); other 4xx/5xx are final") { options, value throws(UsageError) in
+            options.delivery(\.retryStatuses, try parseStatusList(value))
+        },
+        .flag("--resumable", help: "append the stream to one IETF resumable upload (draft interop version 6): after a failure, ask the server how much it holds and go on from there, no byte sent twice") { options in
+            options.delivery(\.resumable, true)
+        },
+        .value("--spool", valueName: "DIR", help: "keep unacknowledged bytes in DIR instead of memory; they survive a crash, and the next start sends them first") { options, value in
+            options.delivery(\.spoolDirectory, value)
+        },
+        .value("--spool-size", valueName: "SIZE", help: "most unacknowledged bytes the spool holds (default 1GiB); stdin waits beyond it") { options, value throws(UsageError) in
+            options.delivery(\.spoolBytes, try parseByteSize(value, option: "--spool-size"))
+        },
         .value("--shutdown-timeout", valueName: "DURATION", help: "after SIGINT/SIGTERM, wait at most this long for the rest to be sent and answered (default 30s), then exit 2") { options, value throws(UsageError) in
             options.shutdownTimeout = try parseDuration(value, option: "--shutdown-timeout")
         },
@@ -80,6 +96,19 @@ struct UploadOptions: Sendable, Equatable {
         var options = delivery ?? DeliveryOptions()
         options[keyPath: field] = value
         delivery = options
+    }
+
+    /// `408,429,500-599`: status codes and ranges, each within 400...599.
+    static func parseStatusList(_ text: String) throws(UsageError) -> Set<Int> {
+        var statuses: Set<Int> = []
+        for item in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let bounds = item.split(separator: "-", maxSplits: 1).map { Int($0.trimmingCharacters(in: .whitespaces)) }
+            guard let low = bounds.first ?? nil, let high = bounds.last ?? nil, 400 <= low, low <= high, high <= 599 else {
+                throw UsageError("--retry-statuses: '\(item)' is not a status or range within 400-599 (e.g. 408,429,500-599)")
+            }
+            statuses.formUnion(low...high)
+        }
+        return statuses
     }
 
     static func parseHeader(_ text: String) throws(UsageError) -> UploadConfiguration.Header {
@@ -119,6 +148,11 @@ struct UploadOptions: Sendable, Equatable {
         again from the last acknowledged byte, so nothing is lost. Each request carries
         Streamup-Stream-Id and Streamup-Offset so the receiver can drop duplicates
         (`streamup sink` does). Other 4xx answers are final.
+        --resumable speaks the IETF resumable-upload protocol instead (any server that speaks
+        it, e.g. `streamup sink` or Apple's NIOResumableUpload): one upload is created, each
+        segment is a PATCH, and after a failure a HEAD tells where to go on: no duplicates.
+        --spool DIR keeps the unacknowledged bytes on disk: a crash or kill loses none of them,
+        and the next start with the same DIR sends them first (same stream id and offsets).
         SIGINT/SIGTERM: stop reading stdin, send what is buffered, end the body, wait for the
         answer (at most --shutdown-timeout). A second signal aborts at once (exit 130).
 

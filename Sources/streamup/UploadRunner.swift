@@ -38,7 +38,7 @@ enum UploadRunner {
     /// `onSignal` (by default a graceful finish). Returns the exit status and the answer, if any.
     static func upload(
         _ options: UploadOptions, to urlText: String, printAnswer: Bool, producer: some Producer,
-        onSignal: (@Sendable () -> Void)? = nil, onAcknowledged: @escaping @Sendable (Int) -> Void = { _ in }
+        onSignal: (@Sendable () -> Void)? = nil, onSecured: @escaping @Sendable (Int) -> Void = { _ in }
     ) async -> (status: Int32, response: UploadResponse?) {
         let uploader: any Upload
         do {
@@ -54,10 +54,13 @@ enum UploadRunner {
             }
             if let delivery = options.delivery {
                 uploader = try ReliableUploader(
-                    configuration, options: delivery.libraryOptions, onEvent: onEvent, onAcknowledged: onAcknowledged)
+                    configuration, options: delivery.libraryOptions, onEvent: onEvent, onSecured: onSecured)
             } else {
                 uploader = try StreamUploader(configuration, onEvent: onEvent)
             }
+        } catch let error as StreamUpError where error.code == .io {
+            Terminal.error("\(error)")
+            return (ExitStatus.noAnswer, nil)
         } catch {
             Terminal.error("\(error)")
             return (ExitStatus.usage, nil)
@@ -145,7 +148,9 @@ extension StreamUploader: Upload {
 extension ReliableUploader: Upload {
     var progressLine: String {
         let progress = self.progress
-        return "read \(progress.produced) bytes, acknowledged \(progress.acknowledged), held \(progress.held), resent \(progress.resent), retries \(progress.retries)"
+        let recovered = recoveredBytes > 0 ? ", \(recoveredBytes) from the spool" : ""
+        let paused = progress.pauses > 0 ? String(format: ", paused %d times (%.1f s)", progress.pauses, progress.pausedSeconds) : ""
+        return "read \(progress.produced) bytes\(recovered), acknowledged \(progress.acknowledged), held \(progress.held), resent \(progress.resent), retries \(progress.retries)\(paused)"
     }
 }
 
@@ -158,6 +163,10 @@ extension UploadOptions.DeliveryOptions {
         if let segmentBytes { options.segmentBytes = segmentBytes }
         if let segmentDuration { options.segmentDuration = segmentDuration }
         if let replayBytes { options.replayCapacity = max(replayBytes, options.segmentBytes) }
+        options.spoolDirectory = spoolDirectory
+        if let spoolBytes { options.spoolCapacity = max(spoolBytes, options.segmentBytes) }
+        options.resumable = resumable
+        if let retryStatuses { options.retry.retryableStatuses = retryStatuses }
         return options
     }
 }

@@ -7,36 +7,51 @@ import Foundation
 ///     acknowledged ... [ held bytes ............................ ] end
 ///                      ^ acknowledgedOffset                       ^ endOffset
 ///
-/// Storage is one fixed block indexed by a ``ByteRing`` over absolute offsets, so memory is
-/// exactly the capacity (rounded up to a power of two), however long the stream.
-///
+/// The bytes themselves live in a ``ReplayStorage``: a ring in memory, or a spool on disk.
 /// The appender blocks while the buffer is at its cap (backpressure reaches the producer); a
 /// reader blocks until bytes past its offset arrive, the stream ends, or its deadline passes.
+/// A storage failure (a full disk) closes the buffer and is kept in ``failure``.
 ///
 /// Thread safety: guarded by `condition`; one appending thread, one reading thread, acks from any.
+/// Storage calls run under the lock too, so the storage needs no lock of its own.
 final class ReplayBuffer: @unchecked Sendable {
     private let condition = NSCondition()
-    /// Counts bytes by absolute stream offset: `readCount` is the acknowledged offset,
-    /// `writeCount` the end; storage holds exactly the bytes between them.
-    private var ring: ByteRing
-    private let storage: UnsafeMutableRawPointer
+    private let storage: any ReplayStorage
+    private var start: Int
+    private var end: Int
     private var ended = false
     private var closed = false
+    private var storageFailure: StreamUpError?
+    private var pauseCount = 0
+    private var pausedSeconds = 0.0
 
-    init(capacity: Int) {
-        precondition(capacity > 0, "a replay buffer needs room")
-        ring = ByteRing(minimumCapacity: capacity)
-        storage = UnsafeMutableRawPointer.allocate(byteCount: ring.capacity, alignment: 64)
+    /// A buffer over `storage` that already holds the bytes `start..<end` (a recovered spool).
+    init(storage: any ReplayStorage, start: Int = 0, end: Int = 0) {
+        precondition(0 <= start && start <= end && end - start <= storage.capacity, "held bytes exceed the storage")
+        self.storage = storage
+        self.start = start
+        self.end = end
     }
 
-    deinit { storage.deallocate() }
+    /// A buffer in memory holding at most `capacity` bytes (rounded up to a power of two).
+    convenience init(capacity: Int) {
+        self.init(storage: MemoryReplayStorage(minimumCapacity: capacity))
+    }
 
     /// Offset of the first byte not yet acknowledged.
-    var acknowledgedOffset: Int { condition.withLock { ring.readCount } }
+    var acknowledgedOffset: Int { condition.withLock { start } }
     /// Offset one past the last byte appended.
-    var endOffset: Int { condition.withLock { ring.writeCount } }
+    var endOffset: Int { condition.withLock { end } }
     /// Bytes held (unacknowledged).
-    var heldCount: Int { condition.withLock { ring.readableCount } }
+    var heldCount: Int { condition.withLock { end - start } }
+    /// Whether appended bytes survive the process.
+    var isDurable: Bool { storage.isDurable }
+    /// Whether the source has ended (everything it will ever hold has been appended).
+    var isEnded: Bool { condition.withLock { ended } }
+    /// How often the appender waited because the buffer was full, and for how long in total.
+    var pauses: (count: Int, seconds: Double) { condition.withLock { (pauseCount, pausedSeconds) } }
+    /// The storage failure that closed the buffer, if one did.
+    var failure: StreamUpError? { condition.withLock { storageFailure } }
 
     /// Appends `source`, waiting while the buffer is full. Returns false if it was closed.
     func append(_ source: UnsafeRawBufferPointer) -> Bool {
@@ -44,14 +59,23 @@ final class ReplayBuffer: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         while next < source.count {
-            while ring.writableCount == 0 && !closed { condition.wait() }
+            if end - start == storage.capacity && !closed {
+                let pausedAt = Date()
+                pauseCount += 1
+                while end - start == storage.capacity && !closed { condition.wait() }
+                pausedSeconds += Date().timeIntervalSince(pausedAt)
+            }
             if closed { return false }
-            // Free space is one contiguous piece at a time; the loop comes back for the rest.
-            let span = ring.writableSpans().0
-            let copied = min(span.count, source.count - next)
-            (storage + span.offset).copyMemory(from: source.baseAddress! + next, byteCount: copied)
-            ring.commitWrite(copied)
-            next += copied
+            let room = storage.capacity - (end - start)
+            let piece = UnsafeRawBufferPointer(rebasing: source[next..<min(source.count, next + room)])
+            do {
+                let stored = try storage.write(piece, at: end)
+                end += stored
+                next += stored
+            } catch {
+                storageFailure = error
+                closed = true
+            }
             condition.broadcast()
         }
         return true
@@ -76,7 +100,15 @@ final class ReplayBuffer: @unchecked Sendable {
     /// Frees the bytes below `offset` (the server acknowledged them).
     func acknowledge(upTo offset: Int) {
         condition.withLock {
-            ring.commitRead(min(max(offset - ring.readCount, 0), ring.readableCount))
+            let newStart = min(max(offset, start), end)
+            guard newStart > start else { return }
+            start = newStart
+            do throws(StreamUpError) {
+                try storage.release(below: start)
+            } catch {
+                storageFailure = error
+                closed = true
+            }
             condition.broadcast()
         }
     }
@@ -95,14 +127,19 @@ final class ReplayBuffer: @unchecked Sendable {
     func read(from offset: Int, into destination: UnsafeMutableRawBufferPointer, deadline: Date?) -> ReadResult {
         condition.lock()
         defer { condition.unlock() }
-        precondition(offset >= ring.readCount, "read below the acknowledged offset")
+        precondition(offset >= start, "read below the acknowledged offset")
         while true {
             if closed { return .closed }
-            if offset < ring.writeCount {
-                let position = offset & (ring.capacity - 1)
-                let count = min(ring.writeCount - offset, ring.capacity - position, destination.count)
-                destination.baseAddress!.copyMemory(from: storage + position, byteCount: count)
-                return .bytes(count)
+            if offset < end {
+                let window = UnsafeMutableRawBufferPointer(rebasing: destination[..<min(destination.count, end - offset)])
+                do {
+                    return .bytes(try storage.read(at: offset, into: window))
+                } catch {
+                    storageFailure = error
+                    closed = true
+                    condition.broadcast()
+                    return .closed
+                }
             }
             if ended { return .end }
             if let deadline {

@@ -16,8 +16,8 @@ public struct RetryPolicy: Sendable, Equatable {
     /// The first backoff bound; it doubles per failure up to `maxDelay`.
     public var baseDelay: Duration = .milliseconds(250)
     public var maxDelay: Duration = .seconds(30)
-    /// Statuses retried besides 5xx.
-    public var retryableStatuses: Set<Int> = [408, 429]
+    /// Answers retried (default 408, 429 and every 5xx).
+    public var retryableStatuses: Set<Int> = Set([408, 429]).union(500...599)
 
     public init(maxRetries: Int? = 10, maxRetryTime: Duration? = nil) {
         self.maxRetries = maxRetries
@@ -29,7 +29,7 @@ public struct RetryPolicy: Sendable, Equatable {
 
     /// Whether an answer with `status` is worth another try.
     public func isRetryable(status: Int) -> Bool {
-        (500..<600).contains(status) || retryableStatuses.contains(status)
+        retryableStatuses.contains(status)
     }
 
     /// Whether a failure without an answer is worth another try.

@@ -21,6 +21,7 @@ public struct StreamUpError: Error, Sendable, CustomStringConvertible {
             case bodyNotRewindable = "body cannot be re-sent"
             case io = "I/O error"
             case producerFailed = "producer failed"
+            case protocolError = "protocol error"
         }
         let base: Base
 
@@ -42,6 +43,9 @@ public struct StreamUpError: Error, Sendable, CustomStringConvertible {
         public static let io = Code(base: .io)
         /// A producer threw an error of its own.
         public static let producerFailed = Code(base: .producerFailed)
+        /// The server broke the resumable-upload protocol (no upload `Location`, an offset it
+        /// cannot hold).
+        public static let protocolError = Code(base: .protocolError)
 
         public var description: String { base.rawValue }
     }

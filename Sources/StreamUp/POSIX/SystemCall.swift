@@ -34,6 +34,15 @@ enum SystemCall {
         return result
     }
 
+    /// `open(2)` with a mode (for `O_CREAT`); -1 with `errno` set on failure.
+    static func open(_ path: String, _ flags: CInt, mode: mode_t = 0o644) -> CInt {
+        #if canImport(Glibc)
+        Glibc.open(path, flags, mode)
+        #else
+        Darwin.open(path, flags, mode)
+        #endif
+    }
+
     /// `close(2)`; the descriptor is gone afterwards whatever it returns (EINTR included), so
     /// it is never retried.
     static func close(_ fd: CInt) {

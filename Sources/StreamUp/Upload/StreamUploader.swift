@@ -137,7 +137,7 @@ public final class StreamUploader: Sendable {
 
     // MARK: Building the session and request
 
-    private static func makeSession(_ configuration: UploadConfiguration, delegate: UploadTaskDelegate) -> URLSession {
+    static func makeSession(_ configuration: UploadConfiguration, delegate: UploadTaskDelegate) -> URLSession {
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         sessionConfiguration.timeoutIntervalForRequest = configuration.responseTimeout
         // A stream may run for days: no overall limit.

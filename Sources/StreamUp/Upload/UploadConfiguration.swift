@@ -56,7 +56,7 @@ public struct UploadConfiguration: Sendable {
     public func validate() throws {
         _ = try Self.url(from: url.absoluteString)
         // URLSession on Linux sends a streamed body only with POST or PUT.
-        guard method == "POST" || method == "PUT" else {
+        guard method == "POST" || method == "PUT" || method == "PATCH" else {
             throw StreamUpError(.invalidConfiguration, "method '\(method)' cannot carry a streamed body (use POST or PUT)")
         }
         guard bufferSize > 0 && bufferSize <= 1 << 30 else {

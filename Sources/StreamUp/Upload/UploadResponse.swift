@@ -18,6 +18,11 @@ public struct UploadResponse: Sendable {
     /// Whether the status is 2xx.
     public var isSuccess: Bool { (200..<300).contains(statusCode) }
 
+    /// The value of the header field `name`, matched without regard to case.
+    public func value(forHeader name: String) -> String? {
+        headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
     /// The body as text (UTF-8, invalid bytes replaced).
     public var bodyText: String { String(decoding: body, as: UTF8.self) }
 }

@@ -20,13 +20,14 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
         var refusedChallenge: HTTPURLResponse?
     }
 
-    private let body: StreamReference<BoundInputStream>
+    /// The streamed body; nil for a request without one (``ControlRequest``).
+    private let body: StreamReference<BoundInputStream>?
     private let maxResponseBodyBytes: Int
     private let onEvent: @Sendable (UploadEvent) -> Void
     private let state = Mutex(State())
 
-    init(body: BoundInputStream, maxResponseBodyBytes: Int, onEvent: @escaping @Sendable (UploadEvent) -> Void) {
-        self.body = StreamReference(body)
+    init(body: BoundInputStream?, maxResponseBodyBytes: Int, onEvent: @escaping @Sendable (UploadEvent) -> Void) {
+        self.body = body.map(StreamReference.init)
         self.maxResponseBodyBytes = maxResponseBodyBytes
         self.onEvent = onEvent
     }
@@ -52,7 +53,7 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
         // The first call hands over the live stream. A second call means URLSession wants to
         // send the body again (DESIGN.md fact 2). That is fine while no byte has been taken from
         // the stream; after that the bytes are gone, so the upload fails with a clear reason.
-        let stream = body.value
+        guard let stream = body?.value else { return completionHandler(nil) }
         let firstTime = state.withLock { state in
             defer { state.bodyHandedOver = true }
             return !state.bodyHandedOver
@@ -95,7 +96,9 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
     ) {
         if let http = response as? HTTPURLResponse {
-            state.withLock { $0.response = http }
+            // corelibs reports informational answers (104 Upload Resumption Supported) here too;
+            // only a final one is the answer.
+            if http.statusCode >= 200 { state.withLock { $0.response = http } }
             onEvent(.responseReceived(statusCode: http.statusCode, headers: Self.headers(of: http)))
         }
         completionHandler(.allow)
@@ -110,8 +113,8 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
-        let bytesSent = body.value.core.bytesRead
-        let failure = body.value.core.failure
+        let bytesSent = body?.value.core.bytesRead ?? 0
+        let failure = body?.value.core.failure
         let (continuation, result) = state.withLock { state -> (CheckedContinuation<Result<UploadResponse, StreamUpError>, Never>?, Result<UploadResponse, StreamUpError>) in
             let result: Result<UploadResponse, StreamUpError>
             if let challenged = state.refusedChallenge {
@@ -132,7 +135,7 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
             return (state.completion, result)
         }
         // The body will not be read any more: make a waiting producer's writes fail.
-        body.value.close()
+        body?.value.close()
         continuation?.resume(returning: result)
     }
 
