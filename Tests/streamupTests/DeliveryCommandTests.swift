@@ -7,16 +7,6 @@ import Testing
 /// fails on purpose. The sink merges segments by `Streamup-Stream-Id`/`Streamup-Offset`, so the
 /// stored stream must equal the input byte for byte.
 @Suite(.timeLimit(.minutes(2))) struct DeliveryCommandTests {
-    /// The sink's merged stream file in `directory`, if there is one yet.
-    private func streamFile(in directory: URL) -> String? {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        return names.first { $0.hasPrefix("stream-") && $0.hasSuffix(".body") }.map { directory.appendingPathComponent($0).path }
-    }
-
-    private func streamText(in directory: URL) -> String? {
-        streamFile(in: directory).flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }
-    }
-
     /// 503s (with Retry-After) and a dropped connection: retried, nothing lost, no duplicate.
     @Test func failedSegmentsAreSentAgainAndNothingIsLost() async throws {
         let input = try randomFile(bytes: 20 << 20)

@@ -52,3 +52,29 @@ func eventually(timeout: TimeInterval = 20, _ condition: () throws -> Bool) asyn
     }
     return try condition()
 }
+
+/// A fresh temporary directory (the caller removes it).
+func temporaryDirectory() throws -> URL {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("streamup-work-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    return directory
+}
+
+/// Appends `text` to the file at `path`, as a logging program would.
+func append(_ text: String, to path: String) throws {
+    guard let handle = FileHandle(forWritingAtPath: path) else { throw CocoaError(.fileNoSuchFile) }
+    try handle.seekToEnd()
+    try handle.write(contentsOf: Data(text.utf8))
+    try handle.close()
+}
+
+/// The sink's merged stream file in `directory` (`stream-ID.body`), if there is one yet.
+func streamFile(in directory: URL) -> String? {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+    return names.first { $0.hasPrefix("stream-") && $0.hasSuffix(".body") }.map { directory.appendingPathComponent($0).path }
+}
+
+/// The merged stream file's contents as text.
+func streamText(in directory: URL) -> String? {
+    streamFile(in: directory).flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }
+}

@@ -6,19 +6,6 @@ import Testing
 
 /// `streamup tail` as a user runs it: the built binary following a real file into the sink.
 @Suite(.timeLimit(.minutes(2))) struct TailCommandTests {
-    private func temporaryDirectory() throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("streamup-tail-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        return directory
-    }
-
-    private func append(_ text: String, to path: String) throws {
-        let handle = try #require(FileHandle(forWritingAtPath: path))
-        try handle.seekToEnd()
-        try handle.write(contentsOf: Data(text.utf8))
-        try handle.close()
-    }
-
     /// The body being received right now, as the sink is storing it.
     private func bodyInProgress(_ directory: URL) -> String {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []

@@ -75,7 +75,6 @@ public final class ReliableUploader: Sendable {
         var resent = 0
         var retries = 0
         var highestSent = 0
-        var securedReported = 0
     }
 
     public let configuration: UploadConfiguration
@@ -92,10 +91,12 @@ public final class ReliableUploader: Sendable {
     /// The stream offset of the producer's first byte (after what a spool still held).
     private let producerStart: Int
     private let state = Mutex(State())
+    /// The most producer bytes reported safe to `onSecured`.
+    private let secured = Mutex(0)
 
     /// - Parameter onSecured: called with how many of the producer's bytes are safe: acknowledged
     ///   by the server, or, with a spool, written to it (for checkpoints such as `tail --state`).
-    ///   With a spool it is called at most every 100 ms while bytes flow, and at each acknowledgement.
+    ///   With a spool it is called at most every 100 ms while bytes arrive.
     /// - Throws: ``StreamUpError`` when the options cannot work or the spool cannot be opened.
     public init(
         _ configuration: UploadConfiguration, options: Options = Options(),
@@ -147,10 +148,11 @@ public final class ReliableUploader: Sendable {
     /// - Throws: ``StreamUpError`` when retries ran out on transport failures, on a spool
     ///   failure, on a resumable-protocol violation, or on cancel.
     public func run(_ producer: some Producer) async throws -> UploadResponse {
-        startPump()
+        let checkpoints = startPump()
         let producerTask = writer.start(producer)
         state.withLock { $0.producer = producerTask }
         defer {
+            checkpoints?.cancel()
             // Whatever ended the run, nothing more is read: wake the pump and the producer.
             writer.fail(StreamUpError(.bodyStreamClosed, "the upload has ended"))
             replay.close()
@@ -183,39 +185,43 @@ public final class ReliableUploader: Sendable {
         producer?.cancel()
     }
 
-    /// Moves bytes from the bound pair into the replay buffer, on a thread of its own.
-    private func startPump() {
+    /// Moves bytes from the bound pair into the replay buffer, on a thread of its own. With a
+    /// spool, a timer reports what is on disk every 100 ms (checkpoints cost a synced file each,
+    /// so not one per line).
+    private func startPump() -> DispatchSourceTimer? {
         let input = self.input
         let replay = self.replay
         input.value.open()
         let thread = Thread { [self] in
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
             defer { buffer.deallocate() }
-            var reportedAt = ContinuousClock.now
             while true {
                 let count = input.value.read(buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), maxLength: buffer.count)
                 if count <= 0 || !replay.append(UnsafeRawBufferPointer(rebasing: buffer[..<count])) { break }
-                if replay.isDurable && ContinuousClock.now - reportedAt >= .milliseconds(100) {
-                    reportedAt = .now
-                    reportSecured(replay.endOffset)
-                }
             }
             if replay.isDurable && replay.failure == nil { reportSecured(replay.endOffset) }
             replay.markEnded()
         }
         thread.name = "streamup.replay-pump"
         thread.start()
+        guard replay.isDurable else { return nil }
+        let checkpoints = DispatchSource.makeTimerSource(queue: .global())
+        checkpoints.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100))
+        checkpoints.setEventHandler { [self] in reportSecured(replay.endOffset) }
+        checkpoints.resume()
+        return checkpoints
     }
 
-    /// Tells `onSecured` that the stream up to `offset` is safe, if that is news.
+    /// Tells `onSecured` that the stream up to `offset` is safe, if that is news. Calls come
+    /// from the pump, the checkpoint timer and the delivery task; `secured` serialises them so
+    /// that a checkpoint never goes backwards.
     private func reportSecured(_ offset: Int) {
         let produced = offset - producerStart
-        let isNews = state.withLock { state in
-            guard produced > state.securedReported else { return false }
-            state.securedReported = produced
-            return true
+        secured.withLock { reported in
+            guard produced > reported else { return }
+            reported = produced
+            onSecured(produced)
         }
-        if isNews { onSecured(produced) }
     }
 
     // MARK: Delivery (called from the delivery protocols)

@@ -1,0 +1,151 @@
+import Foundation
+import StreamUp
+import StreamUpSink
+import StreamUpTestSupport
+import Testing
+
+/// Bounded memory and the disk spool (`--replay-buffer`, `--spool`): the built binary against a
+/// sink that stalls or is not there, and a streamup killed outright.
+@Suite(.timeLimit(.minutes(2))) struct SpoolCommandTests {
+    /// A stalled sink with a 1 MiB replay buffer: the producer is paused instead of buffering,
+    /// the client's peak RSS stays far below the 96 MiB that passed through, nothing is dropped.
+    @Test func stalledSinkPausesTheProducerAndMemoryStaysFlat() async throws {
+        let input = try randomFile(bytes: 96 << 20)
+        defer { try? FileManager.default.removeItem(atPath: input.path) }
+        try await withSink(configure: { $0.faults = SinkFaults(stallAfterBytes: 100_000) }) { sink, directory in
+            let child = try StreamupProcess([
+                "-v", "--retries", "5", "--replay-buffer", "1MiB", "--segment-bytes", "512k", "--buffer-size", "64k",
+                "--response-timeout", "2s", sink.url.absoluteString,
+            ], stdinFile: input.path)
+            let peak = PeakMemory(pid: child.process.processIdentifier)
+            #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+            let peakKiB = peak.stop()
+            #expect(try sha256sum(try #require(streamFile(in: directory))) == input.sha256)
+            let summary = try #require(child.stderr.split(separator: "\n").last { $0.contains("server answered 200") })
+            #expect(summary.contains("paused"), "the producer was never paused: \(summary)")
+            #expect(peakKiB > 0 && peakKiB < 64 << 10, "peak RSS \(peakKiB) KiB for a 96 MiB stream")
+        }
+    }
+
+    /// With `--spool`, a stalled sink leaves the bytes on disk (not in memory); once the sink
+    /// recovers (restarted on the same port) they are delivered and the spool is emptied.
+    @Test func spoolHoldsBytesOnDiskUntilDeliveredThenEmpties() async throws {
+        let input = try randomFile(bytes: 16 << 20)
+        let work = try temporaryDirectory()
+        defer {
+            try? FileManager.default.removeItem(atPath: input.path)
+            try? FileManager.default.removeItem(at: work)
+        }
+        let spool = work.appendingPathComponent("spool")
+        let stored = work.appendingPathComponent("sink")
+        try FileManager.default.createDirectory(at: stored, withIntermediateDirectories: true)
+        var configuration = SinkConfiguration(outputDirectory: stored.path)
+        configuration.faults = SinkFaults(stallAfterBytes: 100_000)
+        let stalled = try SinkServer(configuration: configuration)
+        stalled.start()
+        let child = try StreamupProcess([
+            "--retries", "5", "--spool", spool.path, "--spool-size", "64MiB", "--segment-bytes", "512k",
+            stalled.url.absoluteString,
+        ], stdinFile: input.path)
+        // While the first request is stalled, all of stdin goes to disk.
+        #expect(await eventually { spooledBytes(spool) == 16 << 20 }, "spooled \(spooledBytes(spool))")
+        stalled.stop()
+        let recovered = try SinkServer(configuration: SinkConfiguration(port: stalled.port, outputDirectory: stored.path))
+        recovered.start()
+        defer { recovered.stop() }
+        #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+        #expect(try sha256sum(try #require(streamFile(in: stored))) == input.sha256)
+        #expect(spooledBytes(spool) == 0)
+    }
+
+    /// `tail --state --spool` killed with SIGKILL while the server is down, lines appended
+    /// meanwhile, then restarted once the server is up: the stored stream is the whole log,
+    /// every line once.
+    @Test func sigkillWithSpoolAndStateLosesNothing() async throws {
+        let work = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let log = work.appendingPathComponent("app.log").path
+        let state = work.appendingPathComponent("app.state").path
+        let spool = work.appendingPathComponent("spool").path
+        var expected = (0..<2_000).map { "line \($0) before the kill\n" }.joined()
+        try expected.write(toFile: log, atomically: false, encoding: .utf8)
+        let stored = work.appendingPathComponent("sink")
+        try FileManager.default.createDirectory(at: stored, withIntermediateDirectories: true)
+        // A port nobody listens on yet.
+        let probe = try SinkServer(configuration: SinkConfiguration(outputDirectory: stored.path))
+        probe.start()
+        let port = probe.port
+        let url = probe.url.absoluteString
+        probe.stop()
+
+        let arguments = ["tail", "--from-start", "--state", state, "--spool", spool, "--retries", "forever",
+                         "--segment-seconds", "200ms", log, url]
+        let first = try StreamupProcess(arguments)
+        // Given every line safe in the spool and the position saved...
+        let size = expected.utf8.count
+        #expect(await eventually { spooledBytes(URL(fileURLWithPath: spool)) == size })
+        #expect(await eventually { (try? FollowState.load(from: state))??.offset == Int64(size) })
+        // ...when streamup is killed outright and more lines come while it is down,
+        first.signal(SIGKILL)
+        _ = first.waitForExit()
+        let more = (0..<500).map { "line \($0) after the kill\n" }.joined()
+        try append(more, to: log)
+        expected += more
+        // then, with the server up, a restart sends the spool first and then the new lines.
+        let sink = try SinkServer(configuration: SinkConfiguration(port: port, outputDirectory: stored.path))
+        sink.start()
+        defer { sink.stop() }
+        let second = try StreamupProcess(arguments)
+        #expect(await eventually { streamText(in: stored) == expected }, "stored \(streamText(in: stored)?.utf8.count ?? 0) of \(expected.utf8.count) bytes")
+        second.signal(SIGTERM)
+        #expect(second.waitForExit() == 0, "stderr: \(second.stderr)")
+        #expect(streamText(in: stored) == expected)
+    }
+}
+
+/// Bytes in a spool's `*.spool` files.
+private func spooledBytes(_ spool: URL) -> Int {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: spool.path)) ?? []
+    return names.filter { $0.hasSuffix(".spool") }.reduce(0) { total, name in
+        let attributes = try? FileManager.default.attributesOfItem(atPath: spool.appendingPathComponent(name).path)
+        return total + ((attributes?[.size] as? NSNumber)?.intValue ?? 0)
+    }
+}
+
+/// The peak resident set (`VmHWM`) of a running process, sampled every 20 ms until `stop()`;
+/// the last sample before the process exits is its peak.
+private final class PeakMemory: @unchecked Sendable {
+    private let lock = NSLock()
+    private var peakKiB = 0
+    private var running = true
+    private let thread: Thread
+
+    init(pid: Int32) {
+        let box = Box()
+        thread = Thread {
+            while box.owner?.isRunning ?? false {
+                if let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+                   let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+                   let kib = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") {
+                    box.owner?.record(kib)
+                }
+                usleep(20_000)
+            }
+        }
+        box.owner = self
+        thread.start()
+    }
+
+    private var isRunning: Bool { lock.withLock { running } }
+    private func record(_ kib: Int) { lock.withLock { peakKiB = max(peakKiB, kib) } }
+
+    /// Stops sampling; returns the peak in KiB (0 if never sampled).
+    func stop() -> Int {
+        lock.withLock {
+            running = false
+            return peakKiB
+        }
+    }
+
+    private final class Box: @unchecked Sendable { weak var owner: PeakMemory? }
+}
