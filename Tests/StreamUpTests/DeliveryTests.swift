@@ -48,3 +48,72 @@ import Testing
         #expect(out.withUnsafeMutableBytes { replay.read(from: 11, into: $0, deadline: Date()) } == .end)
     }
 }
+
+@Suite struct SpoolStorageTests {
+    private func temporarySpool() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("streamup-spool-\(UUID().uuidString)").path
+    }
+
+    private func append(_ bytes: [UInt8], to replay: ReplayBuffer) {
+        _ = bytes.withUnsafeBytes { replay.append($0) }
+    }
+
+    private func read(_ replay: ReplayBuffer, from offset: Int, count: Int) -> [UInt8] {
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: count)
+        while out.count < count {
+            guard case .bytes(let got) = buffer.withUnsafeMutableBytes({ replay.read(from: offset + out.count, into: $0, deadline: Date()) }) else { break }
+            out += buffer.prefix(got)
+        }
+        return out
+    }
+
+    /// What was not acknowledged survives the process: a second open finds it, under the same
+    /// stream id and offsets, across several spool files.
+    @Test func pendingBytesSurviveAReopen() throws {
+        let directory = temporarySpool()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let spool = try SpoolStorage.open(directory: directory, capacity: 40, streamID: "first")
+            #expect(spool.recovered.start == 0 && spool.recovered.end == 0)
+            let replay = ReplayBuffer(storage: spool)
+            append(Array(0..<30), to: replay)
+            replay.acknowledge(upTo: 12)
+        }
+        let spool = try SpoolStorage.open(directory: directory, capacity: 40, streamID: "second")
+        #expect(spool.recovered.start == 12 && spool.recovered.end == 30 && spool.record.streamID == "first")
+        let replay = ReplayBuffer(storage: spool, start: spool.recovered.start, end: spool.recovered.end)
+        #expect(read(replay, from: 12, count: 18) == Array(12..<30))
+        // Files wholly acknowledged are deleted (capacity 40 → files of 10 bytes).
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".spool") }.sorted()
+        #expect(files == ["00000000000000000010.spool", "00000000000000000020.spool"])
+    }
+
+    /// A spool whose bytes were all acknowledged starts a new stream at offset 0.
+    @Test func anEmptiedSpoolStartsANewStream() throws {
+        let directory = temporarySpool()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let replay = ReplayBuffer(storage: try SpoolStorage.open(directory: directory, capacity: 16, streamID: "first"))
+            append([1, 2, 3], to: replay)
+            replay.acknowledge(upTo: 3)
+        }
+        let spool = try SpoolStorage.open(directory: directory, capacity: 16, streamID: "second")
+        #expect(spool.recovered.start == 0 && spool.recovered.end == 0 && spool.record.streamID == "second")
+    }
+
+    /// Two processes cannot share a spool; a spool with bytes missing in the middle is refused
+    /// with a message, not silently skipped.
+    @Test func refusesASharedOrDamagedSpool() throws {
+        let directory = temporarySpool()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let spool = try SpoolStorage.open(directory: directory, capacity: 40, streamID: "s")
+            #expect(throws: StreamUpError.self) { try SpoolStorage.open(directory: directory, capacity: 40, streamID: "s") }
+            append(Array(0..<30), to: ReplayBuffer(storage: spool))
+        }
+        try FileManager.default.removeItem(atPath: "\(directory)/00000000000000000010.spool")
+        let error = #expect(throws: StreamUpError.self) { try SpoolStorage.open(directory: directory, capacity: 40, streamID: "s") }
+        #expect(error?.description.contains("missing") == true)
+    }
+}
