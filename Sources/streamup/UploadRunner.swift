@@ -98,7 +98,6 @@ enum UploadRunner {
         case .requestStarted(let method, let url, let headers):
             Terminal.info("> \(method) \(url.absoluteString)")
             for header in headers { Terminal.info("> \(header.name): \(header.value)") }
-            Terminal.info("> Transfer-Encoding: chunked")
         case .responseReceived(let status, let headers):
             Terminal.info("< \(status) \(HTTPURLResponse.localizedString(forStatusCode: status))")
             for (name, value) in headers.sorted(by: { $0.key < $1.key }) { Terminal.info("< \(name): \(value)") }

@@ -26,7 +26,11 @@ enum ControlRequest {
             request.setValue(nil, forHTTPHeaderField: "Content-Type")
         }
         var fields = StreamUploader.headerFields(configuration)
-        if request.httpBody == nil { fields.removeAll { $0.name.caseInsensitiveCompare("Content-Type") == .orderedSame } }
+        if request.httpBody == nil {
+            fields.removeAll { $0.name.caseInsensitiveCompare("Content-Type") == .orderedSame }
+        } else {
+            fields.append(.init(name: "Content-Length", value: "0"))
+        }
         onEvent(.requestStarted(method: method, url: configuration.url, headers: fields))
         let task = session.dataTask(with: request)
         task.resume()

@@ -85,7 +85,7 @@ public final class StreamUploader: Sendable {
             state.producer = producerTask
             return state.cancelled
         }
-        onEvent(.requestStarted(method: configuration.method, url: configuration.url, headers: Self.headerFields(configuration)))
+        onEvent(.requestStarted(method: configuration.method, url: configuration.url, headers: Self.headerFields(configuration) + [.init(name: "Transfer-Encoding", value: "chunked")]))
         task.resume()
         if cancelledMeanwhile { cancel() }
 

@@ -43,7 +43,7 @@ public struct UploadProgress: Sendable, Equatable {
 ///
 /// Thread safety: a value type.
 public enum UploadEvent: Sendable {
-    /// The request went out: method, URL and the header fields set by streamup.
+    /// The request went out: method, URL and the header fields set by streamup, framing included.
     case requestStarted(method: String, url: URL, headers: [UploadConfiguration.Header])
     /// The server's status line and header fields arrived.
     case responseReceived(statusCode: Int, headers: [String: String])
