@@ -22,15 +22,30 @@ import Testing
         }
     }
 
-    /// A 403 is final: exit 1 at once, the status shown, one request only.
-    @Test func forbiddenIsNotRetried() async throws {
-        try await withSink(configure: { $0.faults = SinkFaults(failNextRequests: 5, failStatus: 403) }) { sink, _ in
+    /// 400, 401 and 403 are final: exit 1 at once, the status shown, one request only.
+    @Test(arguments: [400, 401, 403]) func clientErrorsAreNotRetried(status: Int) async throws {
+        try await withSink(configure: { $0.faults = SinkFaults(failNextRequests: 5, failStatus: status) }) { sink, _ in
             let child = try StreamupProcess(["--retries", "5", sink.url.absoluteString])
             child.write("data\n")
             child.closeStdin()
             #expect(child.waitForExit() == 1, "stderr: \(child.stderr)")
-            #expect(child.stderr.contains("403"))
+            #expect(child.stderr.contains("\(status)"))
             #expect(sink.requests.count == 1)
+        }
+    }
+
+    /// 503 with `Retry-After: 1`, then 200: the retry waits the second the server asked for
+    /// (a backoff of its own would be at most 250 ms for the first retry).
+    @Test func retryAfterIsHonoured() async throws {
+        try await withSink(configure: { $0.faults = SinkFaults(failNextRequests: 1, failStatus: 503, retryAfterSeconds: 1) }) { sink, directory in
+            let started = ContinuousClock.now
+            let child = try StreamupProcess(["--retries", "5", sink.url.absoluteString])
+            child.write("data\n")
+            child.closeStdin()
+            #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(ContinuousClock.now - started >= .seconds(1))
+            #expect(sink.requests.map(\.status) == [503, 200])
+            #expect(streamText(in: directory) == "data\n")
         }
     }
 
