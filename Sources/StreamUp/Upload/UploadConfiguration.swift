@@ -55,9 +55,9 @@ public struct UploadConfiguration: Sendable {
     /// Checks every field; throws ``StreamUpError`` naming the first bad one.
     public func validate() throws {
         _ = try Self.url(from: url.absoluteString)
-        // URLSession on Linux sends a streamed body only with POST or PUT.
-        guard method == "POST" || method == "PUT" || method == "PATCH" else {
-            throw StreamUpError(.invalidConfiguration, "method '\(method)' cannot carry a streamed body (use POST or PUT)")
+        // URLSession on Linux refuses a body with GET and drops it with HEAD; these three carry one.
+        guard ["POST", "PUT", "PATCH"].contains(method) else {
+            throw StreamUpError(.invalidConfiguration, "method '\(method)' cannot carry a streamed body (use POST, PUT or PATCH)")
         }
         guard bufferSize > 0 && bufferSize <= 1 << 30 else {
             throw StreamUpError(.invalidConfiguration, "buffer size \(bufferSize) is out of range (1 byte to 1 GiB)")
