@@ -1,0 +1,71 @@
+import Foundation
+import StreamUpSink
+import StreamUpTestSupport
+import Testing
+
+/// `--resumable`: the built binary speaking the IETF resumable-upload protocol to the sink,
+/// which implements the server side and merges the upload into `stream-ID.body`.
+@Suite(.timeLimit(.minutes(3))) struct ResumableCommandTests {
+    /// 100 MB through a sink that cuts every PATCH after 1 MB: after each cut a HEAD says how
+    /// much the sink kept and the next PATCH starts exactly there. The stored stream equals the
+    /// input, and the sink received each byte once (no duplicate was sent, not merely dropped).
+    @Test func survivesADropEveryMegabyteWithoutLossOrDuplicate() async throws {
+        let input = try randomFile(bytes: 100_000_000)
+        defer { try? FileManager.default.removeItem(atPath: input.path) }
+        try await withSink(configure: { configuration in
+            configuration.faults = SinkFaults(dropAfterBytes: 1_000_000, dropEveryRequest: true)
+            configuration.recentEventLimit = 10_000
+        }) { sink, directory in
+            let child = try StreamupProcess(["--resumable", "--retries", "10", sink.url.absoluteString], stdinFile: input.path)
+            #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(try sha256sum(try #require(streamFile(in: directory))) == input.sha256)
+            let requests = sink.requests
+            let patched = requests.filter { $0.method == "PATCH" }.reduce(0) { $0 + $1.bodyByteCount }
+            #expect(patched == 100_000_000, "the sink received \(patched) PATCH bytes")
+            #expect(requests.filter { $0.method == "HEAD" }.count >= 99)
+        }
+    }
+
+    /// The sink restarts mid-stream and forgets the upload (HEAD → 404): streamup creates a new
+    /// upload at the acknowledged offset, which the sink joins to the same stream.
+    @Test func aForgottenUploadContinuesAsANewOneWithoutGap() async throws {
+        let work = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let first = try SinkServer(configuration: SinkConfiguration(outputDirectory: work.path))
+        first.start()
+        let child = try StreamupProcess(["--resumable", "--retries", "forever", "--segment-seconds", "200ms", first.url.absoluteString])
+        var expected = ""
+        for index in 0..<5 {
+            expected += "before \(index)\n"
+            child.write("before \(index)\n")
+        }
+        #expect(await eventually { streamText(in: work) == expected })
+        first.stop()
+        for index in 0..<5 {
+            expected += "while down \(index)\n"
+            child.write("while down \(index)\n")
+        }
+        let second = try SinkServer(configuration: SinkConfiguration(port: first.port, outputDirectory: work.path))
+        second.start()
+        defer { second.stop() }
+        child.write("after\n")
+        expected += "after\n"
+        child.closeStdin()
+        #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+        #expect(streamText(in: work) == expected)
+        // The restarted sink saw a new upload created.
+        #expect(second.requests.contains { $0.method == "POST" && $0.status == 201 })
+    }
+
+    /// A server that does not speak the protocol (200 without `Location`) is a clear error,
+    /// not a silent plain upload.
+    @Test func aServerWithoutTheProtocolIsAClearError() async throws {
+        let server = try StubHTTPServer(.answerEarly(status: 200, body: "ok"))
+        defer { server.stop() }
+        let child = try StreamupProcess(["--resumable", server.url])
+        child.write("data\n")
+        child.closeStdin()
+        #expect(child.waitForExit() == 2, "stderr: \(child.stderr)")
+        #expect(child.stderr.contains("does not speak resumable uploads"))
+    }
+}
