@@ -47,6 +47,75 @@ import Testing
         }
     }
 
+    /// `forgetUploadsAfterBytes`: the connection carrying that byte is reset, every upload is
+    /// forgotten (`404`), and uploads created afterwards work (the fault fires once).
+    @Test func forgettingUploadsAnswers404Afterwards() throws {
+        let recorder = EventRecorder()
+        let configuration = SinkConfiguration(faults: SinkFaults(forgetUploadsAfterBytes: 150))
+        try withSink(configuration, recorder: recorder) { server in
+            let control = try TestClient(port: server.port)
+            let other = try control.createUpload(Array(repeating: 1, count: 10))
+            let client = try TestClient(port: server.port)
+            let path = try client.createUpload(Array(repeating: 2, count: 100))
+            try client.send(Resumable.append(path, offset: 100, complete: false, length: 100) + String(repeating: "x", count: 100))
+            #expect(try client.readUntilEnd().ending == .reset)
+            let event = try #require(try recorder.wait(for: 3).last)
+            #expect(event.failure == "injected fault: resumable uploads forgotten after 150 upload bytes")
+            #expect(event.bodyByteCount == 40)
+            #expect(try control.retrieveOffset(path).status == 404)
+            #expect(try control.retrieveOffset(other).status == 404)
+
+            let again = try control.createUpload(Array(repeating: 3, count: 200))
+            #expect(try control.retrieveOffset(again).headers["upload-offset"] == "200")
+        }
+    }
+
+    /// Out-of-range values are refused.
+    @Test func forgetAfterZeroBytesIsRefused() {
+        #expect(throws: SinkError.self) {
+            _ = try SinkServer(configuration: SinkConfiguration(faults: SinkFaults(forgetUploadsAfterBytes: 0)))
+        }
+    }
+
+    /// An upload created with stream headers writes into the stream live; after the sink forgets
+    /// it, a new upload from the client's last acknowledged offset continues the stream with no
+    /// gap and no duplicate.
+    @Test func aRecreatedUploadContinuesTheStream() throws {
+        let directory = try TemporaryDirectory()
+        let configuration = SinkConfiguration(
+            outputDirectory: directory.path, faults: SinkFaults(forgetUploadsAfterBytes: 13))
+        try withSink(configuration) { server in
+            let client = try TestClient(port: server.port)
+            // The stream's first 10 bytes arrive as a plain request.
+            try client.send(uploadHead("Content-Length: 10", "Streamup-Stream-Id: job", "Streamup-Offset: 0") + "0123456789")
+            #expect(try client.readResponse().status == 200)
+
+            let path = try client.createUpload(Array("ABCDE".utf8), extra: Self.streamHeaders("job", offset: 10))
+            try client.send(Resumable.append(path, offset: 5, complete: false, length: 5) + "FGHIJ")
+            let acknowledged = try client.readResponse()
+            #expect(acknowledged.headers["upload-offset"] == "10")
+            let stream = "\(directory.path)/stream-job.body"
+            #expect(try Self.contents(stream) == "0123456789ABCDEFGHIJ")
+
+            // Byte 13 of upload traffic: every upload is forgotten mid-PATCH ("KLM" got in).
+            try client.send(Resumable.append(path, offset: 10, complete: true, length: 10) + "KLMNOPQRST")
+            #expect(try client.readUntilEnd().ending == .reset)
+            let again = try TestClient(port: server.port)
+            #expect(try again.retrieveOffset(path).status == 404)
+            #expect(try Self.contents(stream) == "0123456789ABCDEFGHIJKLM")
+
+            // Recreated from the last acknowledged offset (10 + 10): "KLM" is dropped as duplicate.
+            try again.send(Resumable.create(complete: true, length: 10, extra: Self.streamHeaders("job", offset: 20)) + "KLMNOPQRST")
+            let done = try again.readFinalResponse().final
+            #expect(done.status == 200)
+            let json = try done.json()
+            #expect(json["stream_offset"] as? Int == 30)
+            #expect(json["file"] as? String == stream)
+            #expect(try Self.contents(stream) == "0123456789ABCDEFGHIJKLMNOPQRST")
+            #expect(try directory.fileNames().filter { $0.hasPrefix("upload-") }.isEmpty)
+        }
+    }
+
     /// A creation whose stream offset is past the stream's end is refused with `409`.
     @Test func aCreationPastTheStreamEndIsAGap() throws {
         let directory = try TemporaryDirectory()

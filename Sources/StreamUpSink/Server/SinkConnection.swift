@@ -20,7 +20,8 @@ import Foundation
 /// the response can rely on the event being in ``SinkServer/requests``.
 ///
 /// Injected faults (``SinkFaults``) act here: the read throttle in the receive loop, drop and
-/// stall once a request's body reaches their byte count, failures decided when a head arrives.
+/// stall once a request's body reaches their byte count, failures decided when a head arrives,
+/// the forgetting of resumable uploads once their byte count is reached.
 /// Stream de-duplication (``StreamStore``) runs when a complete body has been stored.
 ///
 /// Resumable uploads: ``ResumableRequestHandler`` decides what a protocol request does; a request
@@ -168,7 +169,13 @@ struct SinkConnection {
         guard request != nil else {
             preconditionFailure("parser sent body bytes outside a request")
         }
+        var bytes = bytes
+        var forgetting = false
         if let attached {
+            if let upTo = context.faultState.claimForget(adding: bytes.count) {
+                bytes = UnsafeRawBufferPointer(rebasing: bytes[..<upTo])
+                forgetting = true
+            }
             let outcome: ResumableUpload.AppendOutcome
             do {
                 outcome = try attached.upload.append(bytes, by: attached.attachment)
@@ -197,6 +204,9 @@ struct SinkConnection {
                 reject(status: 413, reason: "body exceeds \(limit) bytes kept in memory", socket)
             }
             return .close
+        }
+        if forgetting {
+            return forgetUploads(socket)
         }
         return .keepReading
     }
@@ -538,6 +548,23 @@ struct SinkConnection {
             return .close
         }
         return .keepReading
+    }
+
+    /// The request in flight carried byte ``SinkFaults/forgetUploadsAfterBytes`` of resumable
+    /// uploads: forget them all, as a restart would, and reset this connection.
+    private mutating func forgetUploads(_ socket: borrowing Socket) -> Next {
+        let limit = context.configuration.faults.forgetUploadsAfterBytes ?? 0
+        let uploadFile = attached?.upload.file
+        let held = releaseUpload()
+        context.uploads.forgetAll()
+        guard let unfinished = request.take() else { return .close }
+        var summary = unfinished.body.finish(complete: false)
+        summary.storedFile = uploadFile
+        report(
+            unfinished, summary, trailers: [], status: 0,
+            failure: "injected fault: resumable uploads forgotten after \(limit) upload bytes", uploadOffset: held)
+        try? socket.setOption(SOL_SOCKET, SO_LINGER, linger(l_onoff: 1, l_linger: 0), name: "setsockopt(SO_LINGER)")
+        return .close
     }
 
     /// Sleeps until `deadline` in steps of at most 20 ms, returning early when the server stops.
