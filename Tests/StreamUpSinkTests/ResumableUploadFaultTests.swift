@@ -48,20 +48,28 @@ import Testing
     }
 
     /// `forgetUploadsAfterBytes`: the connection carrying that byte is reset, every upload is
-    /// forgotten (`404`), and uploads created afterwards work (the fault fires once).
+    /// forgotten (`404`), a connection appending to another upload is closed, and uploads
+    /// created afterwards work (the fault fires once).
     @Test func forgettingUploadsAnswers404Afterwards() throws {
         let recorder = EventRecorder()
         let configuration = SinkConfiguration(faults: SinkFaults(forgetUploadsAfterBytes: 150))
         try withSink(configuration, recorder: recorder) { server in
             let control = try TestClient(port: server.port)
             let other = try control.createUpload(Array(repeating: 1, count: 10))
+            let waiting = try TestClient(port: server.port)
+            try waiting.send(Resumable.append(other, offset: 10, complete: true, length: 50, extra: ["Expect: 100-continue"]))
+            #expect(try waiting.readResponse().status == 100)   // attached to `other`
             let client = try TestClient(port: server.port)
             let path = try client.createUpload(Array(repeating: 2, count: 100))
             try client.send(Resumable.append(path, offset: 100, complete: false, length: 100) + String(repeating: "x", count: 100))
             #expect(try client.readUntilEnd().ending == .reset)
-            let event = try #require(try recorder.wait(for: 3).last)
-            #expect(event.failure == "injected fault: resumable uploads forgotten after 150 upload bytes")
-            #expect(event.bodyByteCount == 40)
+            #expect(try waiting.readUntilEnd().ending != .timedOut)
+            let events = try recorder.wait(for: 4)
+            let forgetting = try #require(events.first { $0.path == path && $0.method == "PATCH" })
+            #expect(forgetting.failure == "injected fault: resumable uploads forgotten after 150 upload bytes")
+            #expect(forgetting.bodyByteCount == 40)
+            let cut = try #require(events.first { $0.path == other && $0.method == "PATCH" })
+            #expect(cut.failure == "upload cancelled or forgotten meanwhile")
             #expect(try control.retrieveOffset(path).status == 404)
             #expect(try control.retrieveOffset(other).status == 404)
 

@@ -38,8 +38,9 @@ struct ResumableRequestHandler {
         case incomplete(held: Int, headers: [SinkHeaderField])
         /// The upload was cancelled or forgotten while the request ran.
         case gone(PreparedResponse)
-        /// Another request took the upload over before this one ended; answer nothing.
-        case takenOver
+        /// Another request took the upload over, cancelled or forgot it, and cut this one's
+        /// connection before it ended; answer nothing.
+        case cut(reason: String)
     }
 
     let uploads: ResumableUploads
@@ -111,7 +112,7 @@ struct ResumableRequestHandler {
         let version = attached.version
         guard attached.complete else {
             let held = upload.release(attached.attachment)
-            if upload.wasTakenOver(attached.attachment) { return .takenOver }
+            if let reason = upload.cutReason(attached.attachment) { return .cut(reason: reason) }
             guard let held else { return .gone(ResumableResponses.notFound(version: version)) }
             return .incomplete(held: held, headers: ResumableResponses.outcomeFields(
                 location: attached.location, complete: false, offset: held, version: version))
@@ -124,7 +125,7 @@ struct ResumableRequestHandler {
             throw error
         }
         guard let completion else {
-            if upload.wasTakenOver(attached.attachment) { return .takenOver }
+            if let reason = upload.cutReason(attached.attachment) { return .cut(reason: reason) }
             return .gone(ResumableResponses.notFound(version: version))
         }
         uploads.remove(upload.token)

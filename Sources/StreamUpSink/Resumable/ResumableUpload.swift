@@ -65,8 +65,8 @@ final class ResumableUpload: Sendable {
     private struct State: ~Copyable {
         var held = 0
         var attachment: Attachment?
-        /// The last request detached by someone else.
-        var takenOver: Int?
+        /// The last request detached by someone else, and why.
+        var cut: (request: Int, reason: String)?
         var hasher: SHA256?
         var destination: Destination
         var isEnded = false
@@ -136,9 +136,11 @@ final class ResumableUpload: Sendable {
         }
     }
 
-    /// True when `attachment` was detached by someone else (not by its own request).
-    func wasTakenOver(_ attachment: Attachment) -> Bool {
-        state.withLock { $0.takenOver == attachment.request }
+    /// Why `attachment` was detached by someone else (not by its own request), or `nil`.
+    func cutReason(_ attachment: Attachment) -> String? {
+        state.withLock { state in
+            state.cut.flatMap { $0.request == attachment.request ? $0.reason : nil }
+        }
     }
 
     /// Ends the upload as complete if `attachment` is still attached: closes and renames its file.
@@ -171,7 +173,7 @@ final class ResumableUpload: Sendable {
     func takeOver() -> Int? {
         state.withLock { state in
             guard !state.isEnded else { return nil }
-            ResumableUpload.detachOther(&state)
+            ResumableUpload.detachOther(&state, reason: "upload taken over by another request")
             return state.held
         }
     }
@@ -183,7 +185,7 @@ final class ResumableUpload: Sendable {
         state.withLock { state in
             guard !state.isEnded else { return false }
             if state.attachment != sparing {
-                ResumableUpload.detachOther(&state)
+                ResumableUpload.detachOther(&state, reason: "upload cancelled or forgotten meanwhile")
             }
             state.attachment = nil
             ResumableUpload.close(&state, removingFile: removingFile)
@@ -192,10 +194,10 @@ final class ResumableUpload: Sendable {
     }
 
     /// Detaches the attached request (someone else's) and shuts its connection down.
-    private static func detachOther(_ state: inout State) {
+    private static func detachOther(_ state: inout State, reason: String) {
         guard let attached = state.attachment else { return }
         state.attachment = nil
-        state.takenOver = attached.request
+        state.cut = (attached.request, reason)
         Socket.shutdown(descriptor: attached.descriptor, CInt(SHUT_RDWR))
     }
 

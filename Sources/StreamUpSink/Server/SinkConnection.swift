@@ -425,8 +425,8 @@ struct SinkConnection {
         case .gone(let prepared):
             report(finished, summary, trailers: trailers, status: prepared.status, failure: "upload cancelled or forgotten meanwhile")
             response = prepared.bytes(close: !keepAlive, isHead: false)
-        case .takenOver:
-            report(finished, summary, trailers: trailers, status: 0, failure: "upload taken over by another request")
+        case .cut(let reason):
+            report(finished, summary, trailers: trailers, status: 0, failure: reason)
             return .close
         }
         return (try? socket.send(response)) == nil ? .close : (keepAlive ? .keepReading : .close)
@@ -448,8 +448,8 @@ struct SinkConnection {
     /// The connection ended under a request (client gone, or the server stopping).
     private mutating func abort(failure: String) {
         guard request != nil || !parser.isAtMessageStart else { return }
-        if let attached, attached.upload.wasTakenOver(attached.attachment) {
-            reportUnfinished(status: 0, failure: "upload taken over by another request")
+        if let attached, let reason = attached.upload.cutReason(attached.attachment) {
+            reportUnfinished(status: 0, failure: reason)
             return
         }
         reportUnfinished(status: 0, failure: failure)
