@@ -38,6 +38,10 @@ public struct SinkConfiguration: Sendable, Hashable {
     public var recentEventLimit: Int
     /// Faults to inject on purpose (none by default); see ``SinkFaults``.
     public var faults: SinkFaults
+    /// Answer an upload creation of the resumable-upload protocol with the interim
+    /// `104 Upload Resumption Supported` (carrying the upload's `Location`) as soon as its head
+    /// is accepted, so a client cut off mid-body can resume. See ``SinkServer``.
+    public var sendsUploadResumptionSupported: Bool
 
     public init(
         host: String = "127.0.0.1",
@@ -52,7 +56,8 @@ public struct SinkConfiguration: Sendable, Hashable {
         idleTimeout: Duration = .seconds(60),
         readBufferSize: Int = 65_536,
         recentEventLimit: Int = 1_000,
-        faults: SinkFaults = .none
+        faults: SinkFaults = .none,
+        sendsUploadResumptionSupported: Bool = true
     ) {
         self.host = host
         self.port = port
@@ -67,6 +72,7 @@ public struct SinkConfiguration: Sendable, Hashable {
         self.readBufferSize = readBufferSize
         self.recentEventLimit = recentEventLimit
         self.faults = faults
+        self.sendsUploadResumptionSupported = sendsUploadResumptionSupported
     }
 
     /// Throws ``SinkError/Code/invalidConfiguration`` naming the first value out of range.

@@ -14,6 +14,15 @@
 /// - ``stallAfterBytes``: once `N` body bytes of the first request that reaches `N` have arrived,
 ///   the connection reads nothing more until the idle timeout passes or the server stops, then
 ///   closes; the request is reported incomplete.
+/// - ``forgetUploadsAfterBytes``: once `N` body bytes of resumable uploads (creations and
+///   appends, counted together across all uploads and connections) have arrived, the sink
+///   forgets every resumable upload, as a restart would: later requests for them get `404`.
+///   The connection that carried byte `N` is reset like a drop (that byte is kept), other
+///   connections appending to an upload are closed. Happens once. Plain requests and de-duplicated
+///   stream files are untouched.
+///
+/// The byte faults apply to every request with a body, resumable-upload appends included; bytes
+/// an upload received before its connection was cut stay in the upload.
 ///
 /// Thread safety: a value type that is never shared mutably; safe to send anywhere.
 public struct SinkFaults: Sendable, Hashable {
@@ -31,6 +40,9 @@ public struct SinkFaults: Sendable, Hashable {
     public var readBytesPerSecond: Int?
     /// Stop reading the first request that reaches this many body bytes; `nil` for never.
     public var stallAfterBytes: Int?
+    /// Forget all resumable uploads once this many of their body bytes have arrived (at least
+    /// 1); `nil` for never.
+    public var forgetUploadsAfterBytes: Int?
 
     /// No faults.
     public static let none = SinkFaults()
@@ -42,7 +54,8 @@ public struct SinkFaults: Sendable, Hashable {
         failStatus: Int = 503,
         retryAfterSeconds: Int? = nil,
         readBytesPerSecond: Int? = nil,
-        stallAfterBytes: Int? = nil
+        stallAfterBytes: Int? = nil,
+        forgetUploadsAfterBytes: Int? = nil
     ) {
         self.dropAfterBytes = dropAfterBytes
         self.dropEveryRequest = dropEveryRequest
@@ -51,6 +64,7 @@ public struct SinkFaults: Sendable, Hashable {
         self.retryAfterSeconds = retryAfterSeconds
         self.readBytesPerSecond = readBytesPerSecond
         self.stallAfterBytes = stallAfterBytes
+        self.forgetUploadsAfterBytes = forgetUploadsAfterBytes
     }
 
     /// The `Retry-After` value for a failed request, or `nil` when none is sent.
@@ -72,5 +86,6 @@ public struct SinkFaults: Sendable, Hashable {
         try check((retryAfterSeconds ?? 0) >= 0, "retryAfterSeconds must be >= 0")
         try check((readBytesPerSecond ?? 1) >= 1, "readBytesPerSecond must be >= 1")
         try check((stallAfterBytes ?? 0) >= 0, "stallAfterBytes must be >= 0")
+        try check((forgetUploadsAfterBytes ?? 1) >= 1, "forgetUploadsAfterBytes must be >= 1")
     }
 }

@@ -6,6 +6,11 @@
 /// status the sink answered (or tried to answer) and `0` when it sent none because the client
 /// went away or the server stopped.
 ///
+/// A request of the resumable-upload protocol is reported like any other, with its own
+/// ``bodyByteCount`` (the bytes this request carried) and ``uploadOffset`` (the bytes its upload
+/// held afterwards). Only the request that completes an upload has a ``sha256``: the digest of
+/// the whole upload. ``storedFile`` is the upload's file (or its stream's).
+///
 /// Thread safety: a value type that is never shared mutably; safe to send anywhere.
 public struct SinkRequestEvent: Sendable, Hashable {
     /// Order of arrival on this server, from 1 (continuing after files already in the output
@@ -37,12 +42,16 @@ public struct SinkRequestEvent: Sendable, Hashable {
     public var peer: String
     /// Why the request was rejected or aborted; `nil` for a completed request.
     public var failure: String?
+    /// For a request that created or appended to a resumable upload: the bytes the upload held
+    /// after it (also after a cut). `nil` for every other request.
+    public var uploadOffset: Int?
 
     public init(
         sequence: Int, method: String, path: String, version: String,
         headers: [SinkHeaderField], trailers: [SinkHeaderField],
         bodyByteCount: Int, sha256: String?, body: [UInt8]?, storedFile: String?,
-        duration: Duration, status: Int, isComplete: Bool, peer: String, failure: String?
+        duration: Duration, status: Int, isComplete: Bool, peer: String, failure: String?,
+        uploadOffset: Int? = nil
     ) {
         self.sequence = sequence
         self.method = method
@@ -59,6 +68,7 @@ public struct SinkRequestEvent: Sendable, Hashable {
         self.isComplete = isComplete
         self.peer = peer
         self.failure = failure
+        self.uploadOffset = uploadOffset
     }
 
     /// ``duration`` in seconds.

@@ -26,6 +26,11 @@ import Synchronization
 ///   concurrently for different connections, before the response is sent. Keep it short.
 /// - Streams: requests with `Streamup-Stream-Id` and `Streamup-Offset` are merged, without
 ///   duplicates, into one file per stream; see ``StreamStore``.
+/// - Resumable uploads (draft-ietf-httpbis-resumable-upload, interop versions 6 and 8): requests
+///   carrying `Upload-Draft-Interop-Version` create (`POST` with `Upload-Complete`), append to
+///   (`PATCH`), query (`HEAD`) and cancel (`DELETE`) uploads at `/uploads/TOKEN`; bytes are
+///   stored as they arrive, so a cut connection loses nothing the sink received. Uploads live
+///   in memory only. See ``ResumableRequest`` and ``ResumableRequestHandler``.
 /// - Faults: ``SinkConfiguration/faults`` makes the server misbehave on purpose; see ``SinkFaults``.
 /// - SIGPIPE: never raised; see ``Socket``.
 ///
@@ -79,7 +84,9 @@ public final class SinkServer: Sendable {
         port = local.port
         boundHost = local.host
         self.wake = wake
-        context = SinkServerContext(configuration: configuration, storage: storage, onEvent: onEvent)
+        context = SinkServerContext(
+            configuration: configuration, storage: storage,
+            origin: SinkServer.origin(host: local.host, port: local.port), onEvent: onEvent)
         lifecycle = Mutex(.bound(listener: listener.release()))
     }
 
@@ -89,12 +96,17 @@ public final class SinkServer: Sendable {
 
     /// `http://HOST:PORT/`, with a wildcard host replaced by loopback so clients can use it.
     public var urlString: String {
+        SinkServer.origin(host: boundHost, port: port) + "/"
+    }
+
+    /// `http://HOST:PORT` for a bound address, with a wildcard host replaced by loopback.
+    static func origin(host boundHost: String, port: UInt16) -> String {
         let host = switch boundHost {
         case "0.0.0.0": "127.0.0.1"
         case "::": "::1"
         default: boundHost
         }
-        return host.contains(":") ? "http://[\(host)]:\(port)/" : "http://\(host):\(port)/"
+        return host.contains(":") ? "http://[\(host)]:\(port)" : "http://\(host):\(port)"
     }
 
     /// ``urlString`` as a `URL`.
@@ -152,6 +164,7 @@ public final class SinkServer: Sendable {
             break
         }
         context.threads.wait()
+        context.uploads.forgetAll()
         wake.close()
     }
 

@@ -11,7 +11,10 @@ struct SinkOptions: Sendable, Equatable {
     var maxConnections = 1024
     var idleTimeout: Duration = .seconds(60)
     var hashBodies = true
-    /// Faults to inject on purpose (`--drop-after`, `--fail-next`, `--read-rate`, `--stall-after`).
+    /// Send `104 Upload Resumption Supported` on resumable-upload creations (`--no-104` turns it off).
+    var sendsUploadResumptionSupported = true
+    /// Faults to inject on purpose (`--drop-after`, `--fail-next`, `--read-rate`, `--stall-after`,
+    /// `--forget-uploads-after`).
     var faults = SinkFaults.none
 
     static let table: [OptionSpec<SinkOptions>] = [
@@ -33,6 +36,9 @@ struct SinkOptions: Sendable, Equatable {
             options.idleTimeout = try parseDuration(value, option: "--idle-timeout")
         },
         .flag("--no-hash", help: "do not compute SHA-256 of bodies (for measuring raw receive speed)") { $0.hashBodies = false },
+        .flag("--no-104", help: "resumable uploads: no 104 Upload Resumption Supported on creation") {
+            $0.sendsUploadResumptionSupported = false
+        },
         .value("--drop-after", valueName: "BYTES", help: "fault: reset the first request reaching BYTES body bytes") { options, value throws(UsageError) in
             options.faults.dropAfterBytes = try count(value, option: "--drop-after", minimum: 0)
         },
@@ -54,6 +60,9 @@ struct SinkOptions: Sendable, Equatable {
         .value("--stall-after", valueName: "BYTES", help: "fault: stop reading the first request at BYTES body bytes") { options, value throws(UsageError) in
             options.faults.stallAfterBytes = try count(value, option: "--stall-after", minimum: 0)
         },
+        .value("--forget-uploads-after", valueName: "SIZE", help: "fault: forget all resumable uploads once SIZE of their bytes arrived") { options, value throws(UsageError) in
+            options.faults.forgetUploadsAfterBytes = try parseByteSize(value, option: "--forget-uploads-after")
+        },
         .flag("-h", "--help", help: "show this help") { _ in },
     ]
 
@@ -63,7 +72,7 @@ struct SinkOptions: Sendable, Equatable {
         Runs a local HTTP/1.1 server that receives uploads (chunked or with Content-Length) and
         answers each with 200 and a JSON summary: {"bytes":N,"sha256":"..."}. The first line on
         stdout is `listening on http://HOST:PORT`; then one line per request:
-        METHOD PATH BYTES SECONDS STATUS [FILE]. SIGINT or SIGTERM stops it.
+        METHOD PATH BYTES SECONDS STATUS [FILE] [upload-offset=N]. SIGINT or SIGTERM stops it.
 
         options:
         \(helpLines(for: table))
@@ -78,10 +87,25 @@ struct SinkOptions: Sendable, Equatable {
         complete; a body starting past the end gets 409 {"expected_offset":LEN}. The response
         JSON carries "stream_offset": the stream file's length after the request.
 
+        Resumable uploads (IETF draft-ietf-httpbis-resumable-upload, interop version 6; 8 is
+        accepted too): a POST with `Upload-Draft-Interop-Version: 6` and `Upload-Complete: ?0`
+        creates an upload (with `?1` the POST is the whole upload), answered 104 (unless
+        --no-104) and 201 with its URL in Location and Upload-Offset; PATCH URL with Upload-Offset, Upload-Complete and Content-Type:
+        application/partial-upload appends (201, or 200 and the JSON summary when complete;
+        409 with Upload-Offset on a wrong offset or while another connection appends); HEAD URL
+        gives the offset (204) and detaches a stale connection; DELETE URL cancels (204).
+        Bytes are stored as they arrive, in DIR/upload-TOKEN.partial (.body when complete); a
+        creation with the stream headers writes into DIR/stream-ID.body instead, at stream
+        offset N + upload offset. Uploads live in memory: a restarted sink answers 404.
+        Requests without Upload-Draft-Interop-Version are ordinary requests.
+
         Faults (for testing senders; all deterministic, none by default): --drop-after resets
         the connection (no response, body kept as .partial); --fail-next answers a JSON error
         after reading the body; --read-rate sleeps between reads; --stall-after holds the
-        connection open without reading until --idle-timeout or SIGINT.
+        connection open without reading until --idle-timeout or SIGINT; --forget-uploads-after
+        forgets every resumable upload once SIZE of their bytes have arrived (once), as a
+        restart would, and resets the connection carrying that byte. The byte faults cut PATCH
+        bodies too; the upload keeps the bytes received.
         """
 
     /// A whole number of at least `minimum`, or a usage error naming `option`.
@@ -106,6 +130,7 @@ enum SinkRunner {
         configuration.idleTimeout = options.idleTimeout
         configuration.hashBodies = options.hashBodies
         configuration.faults = options.faults
+        configuration.sendsUploadResumptionSupported = options.sendsUploadResumptionSupported
         let server: SinkServer
         do {
             server = try SinkServer(configuration: configuration, onEvent: logLine)
@@ -126,6 +151,7 @@ enum SinkRunner {
         let seconds = String(format: "%.3f", event.duration.seconds)
         var line = "\(event.method) \(event.path) \(event.bodyByteCount) \(seconds) \(event.status)"
         if let file = event.storedFile { line += " \(file)" }
+        if let offset = event.uploadOffset { line += " upload-offset=\(offset)" }
         if !event.isComplete { line += " incomplete" + (event.failure.map { ": \($0)" } ?? "") }
         Terminal.output(line)
     }

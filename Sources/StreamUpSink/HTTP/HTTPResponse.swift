@@ -8,6 +8,29 @@ enum HTTPResponse {
     /// `HTTP/1.1 100 Continue`, sent before reading a body the client is holding back.
     static let continueInterim: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
+    /// An interim (`1xx`) response with `headers`.
+    static func interim(status: Int, headers: [SinkHeaderField]) -> [UInt8] {
+        var head = "HTTP/1.1 \(status) \(reasonPhrase(status))\r\n"
+        for field in headers {
+            head += "\(field.name): \(field.value)\r\n"
+        }
+        return Array((head + "\r\n").utf8)
+    }
+
+    /// A final response without content: `Content-Length: 0`, or no length at all for `204`
+    /// (RFC 9110 §8.6). Also the form of every answer to a `HEAD` the sink builds this way.
+    static func empty(status: Int, close: Bool, extraHeaders: [SinkHeaderField] = []) -> [UInt8] {
+        var head = "HTTP/1.1 \(status) \(reasonPhrase(status))\r\n"
+        for field in extraHeaders {
+            head += "\(field.name): \(field.value)\r\n"
+        }
+        if status != 204 {
+            head += "Content-Length: 0\r\n"
+        }
+        head += close ? "Connection: close\r\n" : "Connection: keep-alive\r\n"
+        return Array((head + "\r\n").utf8)
+    }
+
     /// A complete response with a JSON body; `extraHeaders` are added as given.
     static func json(status: Int, body: String, close: Bool, extraHeaders: [SinkHeaderField] = []) -> [UInt8] {
         let payload = Array(body.utf8)
@@ -56,8 +79,13 @@ enum HTTPResponse {
     static func reasonPhrase(_ status: Int) -> String {
         switch status {
         case 100: "Continue"
+        case 104: "Upload Resumption Supported"
         case 200: "OK"
+        case 201: "Created"
+        case 204: "No Content"
         case 400: "Bad Request"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
         case 408: "Request Timeout"
         case 409: "Conflict"
         case 413: "Content Too Large"

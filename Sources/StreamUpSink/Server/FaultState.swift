@@ -1,7 +1,7 @@
 import Synchronization
 
-/// The server-wide part of ``SinkFaults``: which one-shot faults are still armed and how many
-/// injected failures remain. Each claim succeeds for exactly one caller, so concurrent
+/// The server-wide part of ``SinkFaults``: which one-shot faults are still armed, how many
+/// injected failures remain and how many resumable-upload bytes have arrived. Each claim succeeds for exactly one caller, so concurrent
 /// connections never both take a one-shot fault.
 ///
 /// Thread safety: atomics only; callable from any thread.
@@ -10,12 +10,30 @@ final class FaultState: Sendable {
     private let dropArmed: Atomic<Bool>
     private let stallArmed: Atomic<Bool>
     private let failuresLeft: Atomic<Int>
+    private let forgetArmed: Atomic<Bool>
+    private let uploadBytes = Atomic<Int>(0)
 
     init(faults: SinkFaults) {
         self.faults = faults
         dropArmed = Atomic(faults.dropAfterBytes != nil)
         stallArmed = Atomic(faults.stallAfterBytes != nil)
         failuresLeft = Atomic(faults.failNextRequests)
+        forgetArmed = Atomic(faults.forgetUploadsAfterBytes != nil)
+    }
+
+    /// Counts `count` more resumable-upload body bytes. Returns how many of them arrive up to
+    /// and including byte ``SinkFaults/forgetUploadsAfterBytes`` when that byte is among them
+    /// (for exactly one caller), otherwise `nil`.
+    func claimForget(adding count: Int) -> Int? {
+        guard let limit = faults.forgetUploadsAfterBytes, count > 0, forgetArmed.load(ordering: .acquiring) else {
+            return nil
+        }
+        let after = uploadBytes.add(count, ordering: .acquiringAndReleasing).newValue
+        let before = after - count
+        guard before < limit, after >= limit, forgetArmed.exchange(false, ordering: .acquiringAndReleasing) else {
+            return nil
+        }
+        return limit - before
     }
 
     /// True when a request that has reached ``SinkFaults/dropAfterBytes`` is to be dropped:

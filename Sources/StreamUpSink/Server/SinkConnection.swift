@@ -20,8 +20,14 @@ import Foundation
 /// the response can rely on the event being in ``SinkServer/requests``.
 ///
 /// Injected faults (``SinkFaults``) act here: the read throttle in the receive loop, drop and
-/// stall once a request's body reaches their byte count, failures decided when a head arrives.
+/// stall once a request's body reaches their byte count, failures decided when a head arrives,
+/// the forgetting of resumable uploads once their byte count is reached.
 /// Stream de-duplication (``StreamStore``) runs when a complete body has been stored.
+///
+/// Resumable uploads: ``ResumableRequestHandler`` decides what a protocol request does; a request
+/// attached to an upload hands each body piece to the upload as it arrives, and detaches from it
+/// before the connection's descriptor is closed, however the request ends (see
+/// ``ResumableUpload`` for why that order matters).
 ///
 /// Thread safety: confined to its connection thread; never shared.
 struct SinkConnection {
@@ -37,8 +43,9 @@ struct SinkConnection {
         var head: HTTPRequestHead
         var body: RequestBody
         var start: ContinuousClock.Instant
-        /// Answer ``SinkFaults/failStatus`` after discarding the body (an injected failure).
-        var failing = false
+        /// Answer this after discarding the body (an injected failure, a refused or answered
+        /// resumable-upload request).
+        var prepared: PreparedResponse?
         /// The de-duplicated stream this body belongs to.
         var stream: (id: String, offset: Int)?
     }
@@ -47,6 +54,8 @@ struct SinkConnection {
     let peer: String
     private var parser: HTTPRequestParser
     private var request: InFlight?
+    /// The resumable upload the request in flight creates or appends to.
+    private var attached: ResumableRequestHandler.Attached?
     /// When the first byte of the message being parsed arrived.
     private var messageStart: ContinuousClock.Instant?
 
@@ -62,6 +71,7 @@ struct SinkConnection {
         let socket = Socket(owning: descriptor)
         var connection = SinkConnection(context: context, peer: peer)
         connection.run(socket)
+        connection.releaseUpload()
         context.registry.remove(descriptor)
         socket.close()
     }
@@ -152,11 +162,37 @@ struct SinkConnection {
         }
     }
 
-    /// Appends body bytes to the request in flight; rejects it when that fails.
+    /// Appends body bytes to the request in flight (and to its resumable upload); rejects it
+    /// when that fails.
     private mutating func appendBody(_ bytes: UnsafeRawBufferPointer, _ socket: borrowing Socket) -> Next {
         guard !bytes.isEmpty else { return .keepReading }
         guard request != nil else {
             preconditionFailure("parser sent body bytes outside a request")
+        }
+        var bytes = bytes
+        var forgetting = false
+        if let attached {
+            if let upTo = context.faultState.claimForget(adding: bytes.count) {
+                bytes = UnsafeRawBufferPointer(rebasing: bytes[..<upTo])
+                forgetting = true
+            }
+            let outcome: ResumableUpload.AppendOutcome
+            do {
+                outcome = try attached.upload.append(bytes, by: attached.attachment)
+            } catch {
+                reject(status: 500, reason: "storing the upload failed: \(error)", socket)
+                return .close
+            }
+            switch outcome {
+            case .appended:
+                break
+            case .detached:
+                reportUnfinished(status: 0, failure: "upload taken over by another request")
+                return .close
+            case .ended:
+                reportUnfinished(status: 0, failure: "upload cancelled or forgotten meanwhile")
+                return .close
+            }
         }
         do {
             try request?.body.append(bytes)
@@ -169,20 +205,27 @@ struct SinkConnection {
             }
             return .close
         }
+        if forgetting {
+            return forgetUploads(socket)
+        }
         return .keepReading
     }
 
-    /// A head arrived: number the request, open its file, and send `100 Continue` if asked.
+    /// A head arrived: number the request, open its file (or its resumable upload), and send
+    /// `100 Continue` if asked.
     private mutating func begin(_ head: HTTPRequestHead, _ socket: borrowing Socket) -> Next {
         let sequence = context.nextSequence()
         if context.faultState.claimFailure() {
-            var failing = InFlight(
-                sequence: sequence, head: head,
-                body: RequestBody(hash: false, file: nil, keepInMemory: false, memoryLimit: 0),
-                start: messageStart ?? .now)
-            failing.failing = true
-            request = failing
-            return sendContinueIfAsked(head, socket)
+            return prepare(injectedFailure(head), head: head, sequence: sequence, socket)
+        }
+        let resumable: ResumableRequest?
+        do {
+            resumable = try ResumableRequest.identify(head)
+        } catch {
+            return prepare(ResumableResponses.invalid(error.reason), head: head, sequence: sequence, socket)
+        }
+        if let resumable {
+            return beginResumable(resumable, head: head, sequence: sequence, socket)
         }
         var stream: (id: String, offset: Int)?
         if context.streams != nil {
@@ -209,6 +252,68 @@ struct SinkConnection {
         return sendContinueIfAsked(head, socket)
     }
 
+    /// A resumable-upload head arrived: create, attach, or prepare the answer.
+    private mutating func beginResumable(
+        _ resumable: ResumableRequest, head: HTTPRequestHead, sequence: Int, _ socket: borrowing Socket
+    ) -> Next {
+        let handler = ResumableRequestHandler(
+            uploads: context.uploads, bindsStreams: context.streams != nil, origin: context.origin)
+        let attachment = ResumableUpload.Attachment(request: sequence, descriptor: socket.descriptor)
+        let start: ResumableRequestHandler.Start
+        do {
+            start = try handler.start(resumable, head: head, attachment: attachment)
+        } catch {
+            request = InFlight(sequence: sequence, head: head, body: makeBody(file: nil), start: messageStart ?? .now)
+            reject(status: 500, reason: "storing the upload failed: \(error)", socket)
+            return .close
+        }
+        switch start {
+        case .respond(let response):
+            return prepare(response, head: head, sequence: sequence, socket)
+        case .attached(let upload):
+            attached = upload
+            request = InFlight(
+                sequence: sequence, head: head, body: makeBody(file: nil, uploading: true), start: messageStart ?? .now)
+            // No 1xx to an HTTP/1.0 client (RFC 9110 §15.2).
+            if let location = upload.location, context.configuration.sendsUploadResumptionSupported,
+               head.minorVersion >= 1 {
+                do {
+                    try socket.send(ResumableResponses.resumptionSupported(location: location, version: upload.version))
+                } catch {
+                    abort(failure: "sending 104 Upload Resumption Supported failed: \(error)")
+                    return .close
+                }
+            }
+            return sendContinueIfAsked(head, socket)
+        }
+    }
+
+    /// Starts a request that is answered `response` once its body has been read and discarded.
+    private mutating func prepare(
+        _ response: PreparedResponse, head: HTTPRequestHead, sequence: Int, _ socket: borrowing Socket
+    ) -> Next {
+        var refused = InFlight(
+            sequence: sequence, head: head,
+            body: RequestBody(hash: false, file: nil, keepInMemory: false, memoryLimit: 0),
+            start: messageStart ?? .now)
+        refused.prepared = response
+        request = refused
+        return sendContinueIfAsked(head, socket)
+    }
+
+    /// The answer to a request chosen by ``SinkFaults/failNextRequests``.
+    private func injectedFailure(_ head: HTTPRequestHead) -> PreparedResponse {
+        let faults = context.configuration.faults
+        let status = faults.failStatus
+        let reason = "injected fault: answering \(status)"
+        var headers = faults.retryAfterValue.map { [SinkHeaderField(name: "Retry-After", value: String($0))] } ?? []
+        if head.headers.first(named: ResumableRequest.versionField) != nil {
+            headers.append(ResumableResponses.versionField(ResumableRequest.defaultVersion))
+        }
+        return PreparedResponse(
+            status: status, headers: headers, json: HTTPResponse.error(status: status, reason: reason), failure: reason)
+    }
+
     /// Sends `100 Continue` when the client waits for it.
     private mutating func sendContinueIfAsked(_ head: HTTPRequestHead, _ socket: borrowing Socket) -> Next {
         if head.expectsContinue && head.hasBody && head.minorVersion >= 1 {
@@ -222,10 +327,12 @@ struct SinkConnection {
         return .keepReading
     }
 
-    private func makeBody(file: BodyFile?) -> RequestBody {
+    /// The body of an ordinary request, or (`uploading`) of one attached to a resumable upload,
+    /// which stores and hashes the bytes itself.
+    private func makeBody(file: BodyFile?, uploading: Bool = false) -> RequestBody {
         let configuration = context.configuration
         return RequestBody(
-            hash: configuration.hashBodies, file: file,
+            hash: configuration.hashBodies && !uploading, file: file,
             keepInMemory: configuration.keepBodiesInMemory, memoryLimit: configuration.maxBodyBytesInMemory)
     }
 
@@ -236,17 +343,13 @@ struct SinkConnection {
         }
         var summary = finished.body.finish(complete: true)
         let keepAlive = finished.head.keepAlive && !context.isStopping
-        if finished.failing {
-            let status = context.configuration.faults.failStatus
-            let reason = "injected fault: answering \(status)"
-            report(finished, summary, trailers: trailers, status: status, failure: reason)
-            let retryAfter = context.configuration.faults.retryAfterValue.map {
-                [SinkHeaderField(name: "Retry-After", value: String($0))]
-            } ?? []
-            let response = HTTPResponse.json(
-                status: status, body: HTTPResponse.error(status: status, reason: reason),
-                close: !keepAlive, extraHeaders: retryAfter)
+        if let prepared = finished.prepared {
+            report(finished, summary, trailers: trailers, status: prepared.status, failure: prepared.failure)
+            let response = prepared.bytes(close: !keepAlive, isHead: finished.head.method == "HEAD")
             return (try? socket.send(response)) == nil ? .close : (keepAlive ? .keepReading : .close)
+        }
+        if let upload = attached.take() {
+            return finishUpload(upload, finished, summary, trailers: trailers, keepAlive: keepAlive, socket)
         }
         var storageError = summary.storageError
         var streamOffset: Int?
@@ -287,6 +390,48 @@ struct SinkConnection {
         return keepAlive ? .keepReading : .close
     }
 
+    /// An attached request ended: complete the upload (`200` with the usual summary, for the
+    /// whole upload) or answer `201` with the bytes held.
+    private mutating func finishUpload(
+        _ upload: ResumableRequestHandler.Attached, _ finished: InFlight, _ summary: RequestBody.Summary,
+        trailers: [SinkHeaderField], keepAlive: Bool, _ socket: borrowing Socket
+    ) -> Next {
+        let handler = ResumableRequestHandler(
+            uploads: context.uploads, bindsStreams: context.streams != nil, origin: context.origin)
+        var summary = summary
+        summary.storedFile = upload.upload.file
+        let end: ResumableRequestHandler.End
+        do {
+            end = try handler.end(upload)
+        } catch {
+            report(finished, summary, trailers: trailers, status: 500, failure: "storing the upload failed: \(error)")
+            sendError(status: 500, reason: "storing the upload failed", socket)
+            lingeringClose(socket)
+            return .close
+        }
+        let response: [UInt8]
+        switch end {
+        case .completed(let completion, let headers):
+            summary.sha256 = completion.sha256
+            summary.storedFile = completion.storedFile
+            var whole = report(finished, summary, trailers: trailers, status: 200, failure: nil, uploadOffset: completion.byteCount)
+            whole.bodyByteCount = completion.byteCount
+            response = HTTPResponse.json(
+                status: 200, body: HTTPResponse.summary(of: whole, streamOffset: completion.streamOffset),
+                close: !keepAlive, extraHeaders: headers)
+        case .incomplete(let held, let headers):
+            report(finished, summary, trailers: trailers, status: 201, failure: nil, uploadOffset: held)
+            response = HTTPResponse.empty(status: 201, close: !keepAlive, extraHeaders: headers)
+        case .gone(let prepared):
+            report(finished, summary, trailers: trailers, status: prepared.status, failure: "upload cancelled or forgotten meanwhile")
+            response = prepared.bytes(close: !keepAlive, isHead: false)
+        case .cut(let reason):
+            report(finished, summary, trailers: trailers, status: 0, failure: reason)
+            return .close
+        }
+        return (try? socket.send(response)) == nil ? .close : (keepAlive ? .keepReading : .close)
+    }
+
     /// The request cannot go on: report it with `status`, answer, and close gracefully.
     private mutating func reject(status: Int, reason: String, _ socket: borrowing Socket) {
         reportUnfinished(status: status, failure: reason)
@@ -303,14 +448,30 @@ struct SinkConnection {
     /// The connection ended under a request (client gone, or the server stopping).
     private mutating func abort(failure: String) {
         guard request != nil || !parser.isAtMessageStart else { return }
+        if let attached, let reason = attached.upload.cutReason(attached.attachment) {
+            reportUnfinished(status: 0, failure: reason)
+            return
+        }
         reportUnfinished(status: 0, failure: failure)
     }
 
-    /// Reports the request in flight (or the partial head) as incomplete.
+    /// Detaches the request in flight from its resumable upload (keeping every byte it stored);
+    /// returns the bytes the upload holds, `nil` when there was none or it has ended.
+    @discardableResult
+    private mutating func releaseUpload() -> Int? {
+        guard let current = attached.take() else { return nil }
+        return current.upload.release(current.attachment)
+    }
+
+    /// Reports the request in flight (or the partial head) as incomplete, after detaching it
+    /// from its resumable upload.
     private mutating func reportUnfinished(status: Int, failure: String) {
+        let uploadFile = attached?.upload.file
+        let held = releaseUpload()
         if let unfinished = request.take() {
-            let summary = unfinished.body.finish(complete: false)
-            report(unfinished, summary, trailers: [], status: status, failure: failure)
+            var summary = unfinished.body.finish(complete: false)
+            summary.storedFile = uploadFile ?? summary.storedFile
+            report(unfinished, summary, trailers: [], status: status, failure: failure, uploadOffset: held)
         } else {
             context.report(SinkRequestEvent(
                 sequence: context.nextSequence(), method: "", path: "", version: "",
@@ -322,14 +483,15 @@ struct SinkConnection {
 
     @discardableResult
     private func report(
-        _ request: InFlight, _ summary: RequestBody.Summary, trailers: [SinkHeaderField], status: Int, failure: String?
+        _ request: InFlight, _ summary: RequestBody.Summary, trailers: [SinkHeaderField], status: Int, failure: String?,
+        uploadOffset: Int? = nil
     ) -> SinkRequestEvent {
         let event = SinkRequestEvent(
             sequence: request.sequence, method: request.head.method, path: request.head.target,
             version: request.head.version, headers: request.head.headers, trailers: trailers,
             bodyByteCount: summary.byteCount, sha256: summary.sha256, body: summary.body,
             storedFile: summary.storedFile, duration: .now - request.start, status: status,
-            isComplete: failure == nil, peer: peer, failure: failure)
+            isComplete: failure == nil, peer: peer, failure: failure, uploadOffset: uploadOffset)
         context.report(event)
         return event
     }
@@ -359,7 +521,7 @@ struct SinkConnection {
     /// The smallest byte count at which an armed drop or stall fault would act on the request
     /// in flight, or `nil` when none can.
     private func armedFaultThreshold() -> Int? {
-        guard let current = request, !current.failing else { return nil }
+        guard let current = request, current.prepared == nil else { return nil }
         let state = context.faultState
         let drop = state.isDropArmed ? state.faults.dropAfterBytes : nil
         let stall = state.isStallArmed ? state.faults.stallAfterBytes : nil
@@ -369,7 +531,7 @@ struct SinkConnection {
     /// Drops or stalls the connection when the request in flight has reached an armed fault's
     /// byte count and claims it; returns `.close` when it did.
     private mutating func injectByteFault(_ socket: borrowing Socket) -> Next {
-        guard let current = request, current.head.hasBody, !current.failing else { return .keepReading }
+        guard let current = request, current.head.hasBody, current.prepared == nil else { return .keepReading }
         let received = current.body.byteCount
         let state = context.faultState
         if let limit = state.faults.dropAfterBytes, received >= limit, state.claimDrop() {
@@ -386,6 +548,23 @@ struct SinkConnection {
             return .close
         }
         return .keepReading
+    }
+
+    /// The request in flight carried byte ``SinkFaults/forgetUploadsAfterBytes`` of resumable
+    /// uploads: forget them all, as a restart would, and reset this connection.
+    private mutating func forgetUploads(_ socket: borrowing Socket) -> Next {
+        let limit = context.configuration.faults.forgetUploadsAfterBytes ?? 0
+        let uploadFile = attached?.upload.file
+        let held = releaseUpload()
+        context.uploads.forgetAll()
+        guard let unfinished = request.take() else { return .close }
+        var summary = unfinished.body.finish(complete: false)
+        summary.storedFile = uploadFile
+        report(
+            unfinished, summary, trailers: [], status: 0,
+            failure: "injected fault: resumable uploads forgotten after \(limit) upload bytes", uploadOffset: held)
+        try? socket.setOption(SOL_SOCKET, SO_LINGER, linger(l_onoff: 1, l_linger: 0), name: "setsockopt(SO_LINGER)")
+        return .close
     }
 
     /// Sleeps until `deadline` in steps of at most 20 ms, returning early when the server stops.

@@ -3,8 +3,8 @@ import Foundation
 import Synchronization
 
 /// What every thread of one server shares: configuration, storage, the sequence counter, the
-/// connection registry, the event sink, the group of running threads, the injected faults and
-/// the de-duplicated streams.
+/// connection registry, the event sink, the group of running threads, the injected faults, the
+/// de-duplicated streams and the resumable uploads.
 ///
 /// Thread safety: immutable except for `sequence` and `stopping` (atomics) and `recentEvents`
 /// (a mutex); callable from any thread. ``report(_:)`` calls the user's handler outside any lock.
@@ -20,6 +20,11 @@ final class SinkServerContext: Sendable {
     let faultState: FaultState
     /// De-duplicated streams; present when there is an output directory.
     let streams: StreamStore?
+    /// The resumable uploads in progress.
+    let uploads: ResumableUploads
+    /// `http://HOST:PORT` of the listener (loopback for a wildcard), for upload URLs when a
+    /// request has no usable `Host`.
+    let origin: String
 
     private let onEvent: @Sendable (SinkRequestEvent) -> Void
     private let sequence: Atomic<Int>
@@ -29,12 +34,18 @@ final class SinkServerContext: Sendable {
     /// Stack reserved for each connection thread. Only touched pages become resident.
     static let threadStackSize = 512 << 10
 
-    init(configuration: SinkConfiguration, storage: BodyStorage?, onEvent: @escaping @Sendable (SinkRequestEvent) -> Void) {
+    init(
+        configuration: SinkConfiguration, storage: BodyStorage?, origin: String,
+        onEvent: @escaping @Sendable (SinkRequestEvent) -> Void
+    ) {
         self.configuration = configuration
         self.storage = storage
+        self.origin = origin
         self.onEvent = onEvent
         faultState = FaultState(faults: configuration.faults)
-        streams = storage.map { StreamStore(directory: $0.directory) }
+        let streams = storage.map { StreamStore(directory: $0.directory) }
+        self.streams = streams
+        uploads = ResumableUploads(directory: storage?.directory, streams: streams, hashBodies: configuration.hashBodies)
         registry = ConnectionRegistry(limit: configuration.maxConnections)
         sequence = Atomic(storage?.highestExistingSequence ?? 0)
         recentEvents = Mutex(RecentEvents(limit: configuration.recentEventLimit))

@@ -10,16 +10,18 @@ import Synchronization
 /// byte in the stream) are merged into one file per stream, `stream-SAFEID.body` in the output
 /// directory, so that the file always equals the stream's first `length` bytes.
 ///
-/// Applied only to complete bodies, after they were written to their own `.partial` file:
-/// bytes before the stream file's current length are duplicates and dropped, the rest is
-/// appended; an offset past the current length is a gap and nothing is written. A failed write
-/// truncates the stream file back to its previous length. `SAFEID` is the id with anything
+/// Applied to complete bodies, after they were written to their own `.partial` file, and live
+/// to the bytes of resumable uploads bound to a stream (see ``StreamAppender``): bytes before
+/// the stream file's current length are duplicates and dropped, the rest is appended; an offset
+/// past the current length is a gap and nothing is written. A failed write truncates the
+/// stream file back to its previous length. `SAFEID` is the id with anything
 /// outside `A–Z a–z 0–9 - _` replaced by `_` (at most 128 characters); ids that map to the same
 /// name share one stream. A stream file left by an earlier run is continued from its length.
 ///
 /// Thread safety: the entry table is guarded by a mutex, and each stream by its own mutex held
-/// for the whole append, so requests of one stream serialise and different streams don't wait
-/// for each other; callable from any thread.
+/// for the whole append (a whole body, or one piece of a live upload), so writers of one stream
+/// serialise, every append sees the length the previous one left, and different streams don't
+/// wait for each other; callable from any thread.
 final class StreamStore: Sendable {
     /// What merging one body into its stream did.
     enum Outcome: Equatable {
@@ -30,7 +32,9 @@ final class StreamStore: Sendable {
     }
 
     /// One stream's file and length (`nil` until first used in this run).
-    private final class Entry: Sendable {
+    ///
+    /// Thread safety: `length` is the stream's mutex; hold it to write the file.
+    final class Entry: Sendable {
         let path: String
         let length = Mutex<Int?>(nil)
 
@@ -64,16 +68,21 @@ final class StreamStore: Sendable {
     /// Merges the complete body in `bodyPath` (`bodyLength` bytes, starting at stream offset
     /// `offset`) into the stream `id`.
     func merge(streamID id: String, offset: Int, bodyPath: String, bodyLength: Int) throws(SinkError) -> Outcome {
+        let entry = entry(forStreamID: id)
+        return try entry.length.withLock { (length: inout Int?) throws(SinkError) -> Outcome in
+            try StreamStore.append(
+                to: entry.path, length: &length, offset: offset, bodyPath: bodyPath, bodyLength: bodyLength)
+        }
+    }
+
+    /// The entry of stream `id`, created on first use.
+    func entry(forStreamID id: String) -> Entry {
         let path = path(forStreamID: id)
-        let entry = entries.withLock { table in
+        return entries.withLock { table in
             if let existing = table[path] { return existing }
             let created = Entry(path: path)
             table[path] = created
             return created
-        }
-        return try entry.length.withLock { (length: inout Int?) throws(SinkError) -> Outcome in
-            try StreamStore.append(
-                to: path, length: &length, offset: offset, bodyPath: bodyPath, bodyLength: bodyLength)
         }
     }
 
