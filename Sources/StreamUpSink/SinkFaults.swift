@@ -4,8 +4,10 @@
 ///
 /// - ``dropAfterBytes``: once `N` body bytes of a request have arrived, the connection is reset
 ///   (`SO_LINGER` 0, then `close`) without a response. Only the first request whose body
-///   reaches `N` bytes is dropped, unless ``dropEveryRequest`` is set. The request is reported
-///   incomplete (status `0`) and its file keeps the `.partial` suffix.
+///   reaches `N` bytes is dropped, unless ``dropRepeatedly`` is set: then a connection is reset
+///   each time another `N` body bytes have arrived, counted across all requests, so requests
+///   shorter than `N` are cut too (one in every few). The request is reported incomplete
+///   (status `0`) and its file keeps the `.partial` suffix.
 /// - ``failNextRequests``/``failStatus``: the next `K` requests (in arrival order) have their
 ///   bodies read and discarded and are answered ``failStatus`` with a small JSON error body,
 ///   instead of `200`. `503` and `429` also carry `Retry-After` (``retryAfterSeconds``, default 1).
@@ -28,8 +30,8 @@
 public struct SinkFaults: Sendable, Hashable {
     /// Reset the connection after this many body bytes of a request; `nil` for never.
     public var dropAfterBytes: Int?
-    /// Apply ``dropAfterBytes`` to every request instead of only the first that reaches it.
-    public var dropEveryRequest: Bool
+    /// Drop every ``dropAfterBytes`` body bytes (counted across requests) instead of once.
+    public var dropRepeatedly: Bool
     /// How many of the next requests are answered ``failStatus``.
     public var failNextRequests: Int
     /// The status answered to failed requests (`400...599`).
@@ -49,7 +51,7 @@ public struct SinkFaults: Sendable, Hashable {
 
     public init(
         dropAfterBytes: Int? = nil,
-        dropEveryRequest: Bool = false,
+        dropRepeatedly: Bool = false,
         failNextRequests: Int = 0,
         failStatus: Int = 503,
         retryAfterSeconds: Int? = nil,
@@ -58,7 +60,7 @@ public struct SinkFaults: Sendable, Hashable {
         forgetUploadsAfterBytes: Int? = nil
     ) {
         self.dropAfterBytes = dropAfterBytes
-        self.dropEveryRequest = dropEveryRequest
+        self.dropRepeatedly = dropRepeatedly
         self.failNextRequests = failNextRequests
         self.failStatus = failStatus
         self.retryAfterSeconds = retryAfterSeconds

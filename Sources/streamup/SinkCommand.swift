@@ -42,7 +42,7 @@ struct SinkOptions: Sendable, Equatable {
         .value("--drop-after", valueName: "BYTES", help: "fault: reset the first request reaching BYTES body bytes") { options, value throws(UsageError) in
             options.faults.dropAfterBytes = try count(value, option: "--drop-after", minimum: 0)
         },
-        .flag("--drop-every", help: "fault: with --drop-after, reset every request") { $0.faults.dropEveryRequest = true },
+        .flag("--drop-every", help: "fault: with --drop-after, reset a connection every BYTES body bytes (counted across requests)") { $0.faults.dropRepeatedly = true },
         .value("--fail-next", valueName: "K", help: "fault: answer the next K requests --fail-status") { options, value throws(UsageError) in
             options.faults.failNextRequests = try count(value, option: "--fail-next", minimum: 0)
         },
@@ -100,7 +100,8 @@ struct SinkOptions: Sendable, Equatable {
         Requests without Upload-Draft-Interop-Version are ordinary requests.
 
         Faults (for testing senders; all deterministic, none by default): --drop-after resets
-        the connection (no response, body kept as .partial); --fail-next answers a JSON error
+        the connection (no response, body kept as .partial), once, or with --drop-every each
+        time another BYTES have arrived; --fail-next answers a JSON error
         after reading the body; --read-rate sleeps between reads; --stall-after holds the
         connection open without reading until --idle-timeout or SIGINT; --forget-uploads-after
         forgets every resumable upload once SIZE of their bytes have arrived (once), as a

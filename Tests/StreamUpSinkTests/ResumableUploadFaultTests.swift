@@ -19,7 +19,7 @@ import Testing
         var random = SeededRandom(seed: 11)
         let input = random.bytes(250)
         let configuration = SinkConfiguration(
-            outputDirectory: directory.path, faults: SinkFaults(dropAfterBytes: 100, dropEveryRequest: true))
+            outputDirectory: directory.path, faults: SinkFaults(dropAfterBytes: 100, dropRepeatedly: true))
         try withSink(configuration) { server in
             let control = try TestClient(port: server.port)
             let path = try control.createUpload()

@@ -34,10 +34,10 @@ import Testing
         }
     }
 
-    /// With `dropEveryRequest` every request is reset at the same byte count.
-    @Test func dropEveryRequestResetsEachRequest() throws {
+    /// With `dropRepeatedly` every request is reset at the same byte count.
+    @Test func dropRepeatedlyResetsEachRequest() throws {
         let recorder = EventRecorder()
-        let configuration = SinkConfiguration(faults: SinkFaults(dropAfterBytes: 10, dropEveryRequest: true))
+        let configuration = SinkConfiguration(faults: SinkFaults(dropAfterBytes: 10, dropRepeatedly: true))
         try withSink(configuration, recorder: recorder) { server in
             for _ in 0..<2 {
                 let client = try TestClient(port: server.port)

@@ -82,7 +82,7 @@ import Testing
         else { Issue.record("not a sink command"); return }
         #expect(options.port == 0)
         #expect(options.faults.failNextRequests == 2 && options.faults.failStatus == 503)
-        #expect(options.faults.dropAfterBytes == 1000 && options.faults.dropEveryRequest)
+        #expect(options.faults.dropAfterBytes == 1000 && options.faults.dropRepeatedly)
         #expect(options.faults.readBytesPerSecond == 5000)
         #expect(throws: UsageError.self) { try CommandLineParser.parse(["sink", "--fail-status", "200"]) }
     }

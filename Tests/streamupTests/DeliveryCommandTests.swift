@@ -22,6 +22,24 @@ import Testing
         }
     }
 
+    /// 100 MB in 512 KiB segments through a sink that resets a connection every 1 MB: every
+    /// cut segment is sent again from the last acknowledged byte, and the sink's de-duplication
+    /// stores the stream exactly once.
+    @Test func plainSegmentsSurviveADropEveryMegabyte() async throws {
+        let input = try randomFile(bytes: 100_000_000)
+        defer { try? FileManager.default.removeItem(atPath: input.path) }
+        try await withSink(configure: { configuration in
+            configuration.faults = SinkFaults(dropAfterBytes: 1_000_000, dropRepeatedly: true)
+            configuration.recentEventLimit = 10_000
+        }) { sink, directory in
+            let child = try StreamupProcess(["--retries", "10", "--segment-bytes", "512k", sink.url.absoluteString], stdinFile: input.path)
+            #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(try sha256sum(try #require(streamFile(in: directory))) == input.sha256)
+            let cut = sink.requests.filter { !$0.isComplete }.count
+            #expect(cut >= 90, "only \(cut) requests were cut")
+        }
+    }
+
     /// 400, 401 and 403 are final: exit 1 at once, the status shown, one request only.
     @Test(arguments: [400, 401, 403]) func clientErrorsAreNotRetried(status: Int) async throws {
         try await withSink(configure: { $0.faults = SinkFaults(failNextRequests: 5, failStatus: status) }) { sink, _ in

@@ -13,7 +13,7 @@ import Testing
         let input = try randomFile(bytes: 100_000_000)
         defer { try? FileManager.default.removeItem(atPath: input.path) }
         try await withSink(configure: { configuration in
-            configuration.faults = SinkFaults(dropAfterBytes: 1_000_000, dropEveryRequest: true)
+            configuration.faults = SinkFaults(dropAfterBytes: 1_000_000, dropRepeatedly: true)
             configuration.recentEventLimit = 10_000
         }) { sink, directory in
             let child = try StreamupProcess(["--resumable", "--retries", "10", sink.url.absoluteString], stdinFile: input.path)

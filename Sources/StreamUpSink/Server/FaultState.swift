@@ -12,6 +12,9 @@ final class FaultState: Sendable {
     private let failuresLeft: Atomic<Int>
     private let forgetArmed: Atomic<Bool>
     private let uploadBytes = Atomic<Int>(0)
+    /// Body bytes received by all requests, and drops done so far (``SinkFaults/dropRepeatedly``).
+    private let bodyBytes = Atomic<Int>(0)
+    private let dropsDone = Atomic<Int>(0)
 
     init(faults: SinkFaults) {
         self.faults = faults
@@ -36,12 +39,31 @@ final class FaultState: Sendable {
         return limit - before
     }
 
-    /// True when a request that has reached ``SinkFaults/dropAfterBytes`` is to be dropped:
-    /// always with ``SinkFaults/dropEveryRequest``, otherwise for the first caller only.
-    func claimDrop() -> Bool {
-        guard faults.dropAfterBytes != nil else { return false }
-        if faults.dropEveryRequest { return true }
-        return dropArmed.exchange(false, ordering: .acquiringAndReleasing)
+    /// Counts body bytes received (for ``SinkFaults/dropRepeatedly``).
+    func countBody(_ count: Int) {
+        if faults.dropRepeatedly { bodyBytes.add(count, ordering: .relaxed) }
+    }
+
+    /// With ``SinkFaults/dropRepeatedly``: how many more body bytes, across all requests,
+    /// until the next drop is due (0: now); `nil` otherwise.
+    var bytesUntilNextDrop: Int? {
+        guard faults.dropRepeatedly, let every = faults.dropAfterBytes else { return nil }
+        let due = (dropsDone.load(ordering: .acquiring) + 1) * every
+        return max(0, due - bodyBytes.load(ordering: .acquiring))
+    }
+
+    /// True when the request in flight, which has `received` body bytes, is to be dropped now.
+    /// Once: the first request reaching ``SinkFaults/dropAfterBytes``. Every
+    /// (``SinkFaults/dropRepeatedly``): whenever another `dropAfterBytes` bytes have arrived
+    /// across requests, one caller per drop.
+    func claimDrop(received: Int) -> Bool {
+        guard let limit = faults.dropAfterBytes else { return false }
+        guard faults.dropRepeatedly else {
+            return received >= limit && dropArmed.exchange(false, ordering: .acquiringAndReleasing)
+        }
+        let done = dropsDone.load(ordering: .acquiring)
+        guard bodyBytes.load(ordering: .acquiring) >= (done + 1) * limit else { return false }
+        return dropsDone.compareExchange(expected: done, desired: done + 1, ordering: .acquiringAndReleasing).exchanged
     }
 
     /// True for the first caller once ``SinkFaults/stallAfterBytes`` is set.
@@ -55,9 +77,9 @@ final class FaultState: Sendable {
         stallArmed.load(ordering: .acquiring)
     }
 
-    /// Whether the drop is still armed for some request.
+    /// Whether the one-time drop (without ``SinkFaults/dropRepeatedly``) is still armed.
     var isDropArmed: Bool {
-        faults.dropEveryRequest || dropArmed.load(ordering: .acquiring)
+        dropArmed.load(ordering: .acquiring)
     }
 
     /// True when the request just begun is to be answered ``SinkFaults/failStatus``.

@@ -169,6 +169,7 @@ struct SinkConnection {
         guard request != nil else {
             preconditionFailure("parser sent body bytes outside a request")
         }
+        context.faultState.countBody(bytes.count)
         var bytes = bytes
         var forgetting = false
         if let attached {
@@ -523,7 +524,8 @@ struct SinkConnection {
     private func armedFaultThreshold() -> Int? {
         guard let current = request, current.prepared == nil else { return nil }
         let state = context.faultState
-        let drop = state.isDropArmed ? state.faults.dropAfterBytes : nil
+        let drop = state.bytesUntilNextDrop.map { current.body.byteCount + $0 }
+            ?? (state.isDropArmed ? state.faults.dropAfterBytes : nil)
         let stall = state.isStallArmed ? state.faults.stallAfterBytes : nil
         return [drop, stall].compactMap { $0 }.min()
     }
@@ -534,7 +536,7 @@ struct SinkConnection {
         guard let current = request, current.head.hasBody, current.prepared == nil else { return .keepReading }
         let received = current.body.byteCount
         let state = context.faultState
-        if let limit = state.faults.dropAfterBytes, received >= limit, state.claimDrop() {
+        if state.claimDrop(received: received) {
             reportUnfinished(status: 0, failure: "injected fault: connection dropped after \(received) body bytes")
             // Linger 0: `close` sends a reset instead of a graceful end of file.
             try? socket.setOption(SOL_SOCKET, SO_LINGER, linger(l_onoff: 1, l_linger: 0), name: "setsockopt(SO_LINGER)")
