@@ -84,7 +84,17 @@ public final class StreamupProcess: @unchecked Sendable {
 
     /// Waits for the child to exit and both its outputs to close; returns its exit status.
     /// Fails the wait (returns nil) past `timeout`, killing the child.
-    public func waitForExit(timeout: TimeInterval = 60) -> Int32? {
+    ///
+    /// The wait blocks a thread of its own, never one of Swift concurrency's few cooperative
+    /// threads: tests run in parallel on those, and a test blocked there for the length of a
+    /// long upload would starve the others (their polls and sleeps would not run for seconds).
+    public func waitForExit(timeout: TimeInterval = 60) async -> Int32? {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: self.blockingWaitForExit(timeout: timeout)) }
+        }
+    }
+
+    private func blockingWaitForExit(timeout: TimeInterval) -> Int32? {
         let deadline = Date(timeIntervalSinceNow: timeout)
         lock.lock()
         while !(stdoutClosed && stderrClosed) {
@@ -97,18 +107,6 @@ public final class StreamupProcess: @unchecked Sendable {
         lock.unlock()
         process.waitUntilExit()
         return process.terminationStatus
-    }
-
-    /// Waits until stdout holds a line matching `predicate`; returns it, or nil at the deadline.
-    public func waitForStdoutLine(timeout: TimeInterval = 20, where predicate: (String) -> Bool) -> String? {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        lock.lock()
-        defer { lock.unlock() }
-        while true {
-            let lines = String(decoding: stdoutBytes, as: UTF8.self).split(separator: "\n").map(String.init)
-            if let line = lines.first(where: predicate) { return line }
-            if stdoutClosed || !lock.wait(until: deadline) { return nil }
-        }
     }
 
     public var stdout: String { lock.withLock { String(decoding: stdoutBytes, as: UTF8.self) } }

@@ -15,7 +15,7 @@ import Testing
             configuration.faults = SinkFaults(dropAfterBytes: 3_000_000, failNextRequests: 2, failStatus: 503, retryAfterSeconds: 0)
         }) { sink, directory in
             let child = try StreamupProcess(["--retries", "5", "--segment-bytes", "4MiB", sink.url.absoluteString], stdinFile: input.path)
-            #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
             #expect(try sha256sum(try #require(streamFile(in: directory))) == input.sha256)
             let statuses = sink.requests.map(\.status)
             #expect(statuses.prefix(3) == [503, 503, 0], "the faults were not hit: \(statuses)")
@@ -33,7 +33,7 @@ import Testing
             configuration.recentEventLimit = 10_000
         }) { sink, directory in
             let child = try StreamupProcess(["--retries", "10", "--segment-bytes", "512k", sink.url.absoluteString], stdinFile: input.path)
-            #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
             #expect(try sha256sum(try #require(streamFile(in: directory))) == input.sha256)
             let cut = sink.requests.filter { !$0.isComplete }.count
             #expect(cut >= 90, "only \(cut) requests were cut")
@@ -46,7 +46,7 @@ import Testing
             let child = try StreamupProcess(["--retries", "5", sink.url.absoluteString])
             child.write("data\n")
             child.closeStdin()
-            #expect(child.waitForExit() == 1, "stderr: \(child.stderr)")
+            #expect(await child.waitForExit() == 1, "stderr: \(child.stderr)")
             #expect(child.stderr.contains("\(status)"))
             #expect(sink.requests.count == 1)
         }
@@ -60,7 +60,7 @@ import Testing
             let child = try StreamupProcess(["--retries", "5", sink.url.absoluteString])
             child.write("data\n")
             child.closeStdin()
-            #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
             #expect(ContinuousClock.now - started >= .seconds(1))
             #expect(sink.requests.map(\.status) == [503, 200])
             #expect(streamText(in: directory) == "data\n")
@@ -98,7 +98,7 @@ import Testing
         child.write("after\n")
         expected += "after\n"
         child.closeStdin()
-        #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+        #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
         #expect(streamText(in: directory) == expected)
     }
 
@@ -120,7 +120,7 @@ import Testing
                 }
                 child.closeStdin()
             }
-            #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
             await writer.value
             #expect(try sha256sum(try #require(streamFile(in: directory))) == input.sha256)
             // The stalled segment timed out and was sent again.

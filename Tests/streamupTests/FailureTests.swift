@@ -5,53 +5,53 @@ import Testing
 /// What the binary does when the other end fails: one clear line on stderr, non-zero exit.
 @Suite(.timeLimit(.minutes(2))) struct FailureTests {
     /// A 500 answer: exit 1, and the status and the start of the body on stderr.
-    @Test func serverErrorGivesExitOneWithStatusAndBody() throws {
+    @Test func serverErrorGivesExitOneWithStatusAndBody() async throws {
         let server = try StubHTTPServer(.answerAfterBody(status: 500, body: "disk full"))
         defer { server.stop() }
         let child = try StreamupProcess([server.url])
         child.write("some data\n")
         child.closeStdin()
-        #expect(child.waitForExit() == 1)
+        #expect(await child.waitForExit() == 1)
         #expect(child.stderr.contains("500"))
         #expect(child.stderr.contains("disk full"))
     }
 
     /// A 401 sent before the body ends (with a challenge): exit 1 with the status, no hang.
-    @Test func unauthorizedAnswerGivesExitOne() throws {
+    @Test func unauthorizedAnswerGivesExitOne() async throws {
         let server = try StubHTTPServer(.answerEarly(status: 401, headers: ["WWW-Authenticate: Bearer"], body: "token required"))
         defer { server.stop() }
         let child = try StreamupProcess([server.url])
         child.write("secret data\n")
         child.closeStdin()
-        #expect(child.waitForExit() == 1)
+        #expect(await child.waitForExit() == 1)
         #expect(child.stderr.contains("401"))
     }
 
     /// A Basic challenge would make URLSession send the body again, which a live body cannot
     /// do: the challenge is declined and the 401 is the answer; no hang, no re-send.
-    @Test func basicChallengeDoesNotHangOrResend() throws {
+    @Test func basicChallengeDoesNotHangOrResend() async throws {
         let server = try StubHTTPServer(.answerAfterBody(status: 401, headers: ["WWW-Authenticate: Basic realm=\"logs\""], body: "who are you"))
         defer { server.stop() }
         let child = try StreamupProcess([server.url])
         child.write("secret data\n")
         child.closeStdin()
-        #expect(child.waitForExit() == 1, "stderr: \(child.stderr)")
+        #expect(await child.waitForExit() == 1, "stderr: \(child.stderr)")
         #expect(child.stderr.contains("401"))
         #expect(server.receivedHeads.count == 1)
     }
 
     /// Nothing listening: a clear "connection refused" line and exit 2.
-    @Test func refusedConnectionIsOneClearLine() throws {
+    @Test func refusedConnectionIsOneClearLine() async throws {
         let child = try StreamupProcess(["http://127.0.0.1:\(unusedLocalPort())/"])
         child.write("data\n")
         child.closeStdin()
-        #expect(child.waitForExit() == 2)
+        #expect(await child.waitForExit() == 2)
         #expect(child.stderr.contains("connection refused"))
         #expect(child.stderr.split(separator: "\n").count == 1)
     }
 
     /// The server hangs up mid-stream without answering: a clear error and exit 2.
-    @Test func serverClosingMidStreamIsAnError() throws {
+    @Test func serverClosingMidStreamIsAnError() async throws {
         let server = try StubHTTPServer(.hangUpAfter(bytes: 100_000))
         defer { server.stop() }
         let child = try StreamupProcess([server.url])
@@ -62,15 +62,15 @@ import Testing
             child.closeStdin()
         }
         writer.start()
-        #expect(child.waitForExit() == 2)
+        #expect(await child.waitForExit() == 2)
         #expect(child.stderr.contains("streamup: "))
     }
 
     /// A malformed URL: exit 64 (usage) and a line naming it.
-    @Test func malformedURLIsAUsageError() throws {
+    @Test func malformedURLIsAUsageError() async throws {
         let child = try StreamupProcess(["ftp:/nope"])
         child.closeStdin()
-        #expect(child.waitForExit() == 64)
+        #expect(await child.waitForExit() == 64)
         #expect(child.stderr.contains("ftp:/nope"))
     }
 }
@@ -85,7 +85,7 @@ extension FailureTests {
         child.write("line\n")
         #expect(await eventually { server.isStalling })
         child.signal(SIGTERM)
-        #expect(child.waitForExit() == 2)
+        #expect(await child.waitForExit() == 2)
         #expect(child.stderr.contains("shutdown timeout"))
     }
 }

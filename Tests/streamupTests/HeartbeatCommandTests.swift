@@ -16,7 +16,7 @@ import Testing
     @Test func countedBeatsAreValidRecordsWithIncreasingSeq() async throws {
         try await withSink(configure: { $0.keepBodiesInMemory = true }) { sink, _ in
             let child = try StreamupProcess(["heartbeat", "--every", "50ms", "--count", "5", "--field", "app=billing", sink.url.absoluteString])
-            #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
             let beats = try records(try #require(sink.requests.last?.body))
             #expect(beats.count == 5)
             #expect(beats.map { $0["seq"] as? Int } == [1, 2, 3, 4, 5])
@@ -36,7 +36,7 @@ import Testing
     @Test func commandExitStatusIsReportedAndReturned() async throws {
         try await withSink(configure: { $0.keepBodiesInMemory = true }) { sink, _ in
             let child = try StreamupProcess(["heartbeat", "--every", "50ms", sink.url.absoluteString, "--", "sh", "-c", "sleep 0.3; exit 3"])
-            #expect(child.waitForExit() == 3, "stderr: \(child.stderr)")
+            #expect(await child.waitForExit() == 3, "stderr: \(child.stderr)")
             let beats = try records(try #require(sink.requests.last?.body))
             #expect(beats.count >= 2)
             let final = try #require(beats.last)
@@ -66,7 +66,7 @@ import Testing
 
         server.resume()
         child.signal(SIGTERM)
-        #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+        #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
         let beats = try records(try #require(server.receivedBodies.last))
         let skipped = beats.compactMap { $0["skipped"] as? Int }
         #expect(skipped.contains { $0 > 100 }, "no record reports skipped beats: \(skipped.filter { $0 > 0 }) of \(beats.count)")

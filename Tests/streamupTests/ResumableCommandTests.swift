@@ -17,7 +17,7 @@ import Testing
             configuration.recentEventLimit = 10_000
         }) { sink, directory in
             let child = try StreamupProcess(["--resumable", "--retries", "10", sink.url.absoluteString], stdinFile: input.path)
-            #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
             #expect(try sha256sum(try #require(streamFile(in: directory))) == input.sha256)
             let requests = sink.requests
             let patched = requests.filter { $0.method == "PATCH" }.reduce(0) { $0 + $1.bodyByteCount }
@@ -51,7 +51,7 @@ import Testing
         child.write("after\n")
         expected += "after\n"
         child.closeStdin()
-        #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+        #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
         #expect(streamText(in: work) == expected)
         // The restarted sink saw a new upload created.
         #expect(second.requests.contains { $0.method == "POST" && $0.status == 201 })
@@ -65,7 +65,7 @@ import Testing
         let child = try StreamupProcess(["--resumable", server.url])
         child.write("data\n")
         child.closeStdin()
-        #expect(child.waitForExit() == 2, "stderr: \(child.stderr)")
+        #expect(await child.waitForExit() == 2, "stderr: \(child.stderr)")
         #expect(child.stderr.contains("does not speak resumable uploads"))
     }
 }

@@ -18,7 +18,7 @@ import Testing
                 "--response-timeout", "2s", sink.url.absoluteString,
             ], stdinFile: input.path)
             let peak = PeakMemory(pid: child.process.processIdentifier)
-            #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
             let peakKiB = peak.stop()
             #expect(try sha256sum(try #require(streamFile(in: directory))) == input.sha256)
             let summary = try #require(child.stderr.split(separator: "\n").last { $0.contains("server answered 200") })
@@ -53,7 +53,7 @@ import Testing
         let recovered = try SinkServer(configuration: SinkConfiguration(port: stalled.port, outputDirectory: stored.path))
         recovered.start()
         defer { recovered.stop() }
-        #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+        #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
         #expect(try sha256sum(try #require(streamFile(in: stored))) == input.sha256)
         #expect(spooledBytes(spool) == 0)
     }
@@ -87,7 +87,7 @@ import Testing
         #expect(await eventually { (try? FollowState.load(from: state))??.offset == Int64(size) })
         // ...when streamup is killed outright and more lines come while it is down,
         first.signal(SIGKILL)
-        _ = first.waitForExit()
+        _ = await first.waitForExit()
         let more = (0..<500).map { "line \($0) after the kill\n" }.joined()
         try append(more, to: log)
         expected += more
@@ -98,7 +98,7 @@ import Testing
         let second = try StreamupProcess(arguments)
         #expect(await eventually { streamText(in: stored) == expected }, "stored \(streamText(in: stored)?.utf8.count ?? 0) of \(expected.utf8.count) bytes")
         second.signal(SIGTERM)
-        #expect(second.waitForExit() == 0, "stderr: \(second.stderr)")
+        #expect(await second.waitForExit() == 0, "stderr: \(second.stderr)")
         #expect(streamText(in: stored) == expected)
     }
 }

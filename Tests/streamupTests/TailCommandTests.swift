@@ -32,7 +32,7 @@ import Testing
             let expected = "existing\nappended\nlate line in the old file\nfirst line of the new file\n"
             #expect(await eventually { bodyInProgress(stored) == expected })
             child.signal(SIGTERM)
-            #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
             #expect(sink.requests.last?.bodyByteCount == expected.utf8.count)
             #expect(sink.requests.last?.isComplete == true)
         }
@@ -50,7 +50,7 @@ import Testing
             let first = try StreamupProcess(["tail", "--from-start", "--state", state, log, sink.url.absoluteString])
             #expect(await eventually { bodyInProgress(stored) == "one\ntwo\n" })
             first.signal(SIGTERM)
-            #expect(first.waitForExit() == 0, "stderr: \(first.stderr)")
+            #expect(await first.waitForExit() == 0, "stderr: \(first.stderr)")
             #expect(FileManager.default.fileExists(atPath: state))
 
             try append("three\n", to: log)  // while streamup is down
@@ -59,7 +59,7 @@ import Testing
             try append("four\n", to: log)
             #expect(await eventually { bodyInProgress(stored) == "three\nfour\n" })
             second.signal(SIGTERM)
-            #expect(second.waitForExit() == 0, "stderr: \(second.stderr)")
+            #expect(await second.waitForExit() == 0, "stderr: \(second.stderr)")
 
             let bodies = sink.requests.compactMap(\.body).map { String(decoding: $0, as: UTF8.self) }
             #expect(bodies == ["one\ntwo\n", "three\nfour\n"])
@@ -88,13 +88,13 @@ extension TailCommandTests {
             #expect(await eventually { (try? FollowState.load(from: state))??.offset == 8 })
             // ...when streamup is killed outright and lines come while it is down,
             first.signal(SIGKILL)
-            _ = first.waitForExit()
+            _ = await first.waitForExit()
             try append("three\n", to: log)
             let second = try StreamupProcess(arguments)
             // then the restart sends exactly those lines: nothing lost, nothing twice.
             #expect(await eventually { streams().sorted() == ["one\ntwo\n", "three\n"] })
             second.signal(SIGTERM)
-            #expect(second.waitForExit() == 0, "stderr: \(second.stderr)")
+            #expect(await second.waitForExit() == 0, "stderr: \(second.stderr)")
         }
     }
 }

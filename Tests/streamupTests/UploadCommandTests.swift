@@ -11,7 +11,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: input.path) }
         try await withSink { sink, directory in
             let child = try StreamupProcess([sink.url.absoluteString + "ingest"], stdinFile: input.path)
-            #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
             let event = try #require(sink.requests.last)
             #expect(event.isComplete && event.status == 200)
             #expect(event.bodyByteCount == 50 << 20)
@@ -41,7 +41,7 @@ import Testing
                 try await Task.sleep(for: .milliseconds(200))  // the scenario: a writer that writes every 200 ms
             }
             child.closeStdin()
-            #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
             #expect(sink.requests.last?.bodyByteCount == expected.utf8.count)
         }
     }
@@ -55,7 +55,7 @@ import Testing
             ])
             child.write("{\"a\":1}\n")
             child.closeStdin()
-            #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
             let event = try #require(sink.requests.last)
             #expect(event.method == "PUT")
             #expect(event.path == "/logs")
@@ -74,7 +74,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(2500))  // the scenario: a producer idle past the timeout
             child.write("after the pause\n")
             child.closeStdin()
-            #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
             #expect(sink.requests.last?.bodyByteCount == "before the pause\nafter the pause\n".utf8.count)
         }
     }
@@ -89,18 +89,18 @@ import Testing
                 return files.contains { (try? String(contentsOfFile: directory.appendingPathComponent($0).path, encoding: .utf8)) == "first\nsecond\n" }
             })
             child.signal(SIGTERM)
-            #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
             let event = try #require(sink.requests.last)
             #expect(event.isComplete && event.bodyByteCount == 13)
         }
     }
 
     /// Without a URL, stdin goes to an embedded local sink whose summary is printed.
-    @Test func withoutURLItStreamsToAnEmbeddedSink() throws {
+    @Test func withoutURLItStreamsToAnEmbeddedSink() async throws {
         let child = try StreamupProcess([])
         child.write("hello\n")
         child.closeStdin()
-        #expect(child.waitForExit() == 0, "stderr: \(child.stderr)")
+        #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
         // SHA-256 of "hello\n".
         #expect(child.stdout.contains("5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"))
         #expect(child.stdout.contains("\"bytes\":6"))
