@@ -57,6 +57,34 @@ import Testing
         #expect(second.requests.contains { $0.method == "POST" && $0.status == 201 })
     }
 
+    /// `--resumable --spool`, killed with SIGKILL while the sink reads slowly: the restart
+    /// asks the sink (HEAD) how much of the same upload it holds and sends only the rest from
+    /// the spool. The stream is whole and no byte reached the sink twice.
+    @Test func aKilledUploadResumesFromTheSpoolWhereTheServerIs() async throws {
+        let work = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let spool = work.appendingPathComponent("spool").path
+        let input = (1...5_000).map { "\($0)\n" }.joined()
+        try await withSink(configure: { $0.faults = SinkFaults(readBytesPerSecond: 5_000) }) { sink, directory in
+            let first = try StreamupProcess(["--resumable", "--spool", spool, sink.url.absoluteString])
+            first.write(input)
+            // Given part of the stream at the sink and the rest in the spool...
+            #expect(await eventually { (streamText(in: directory)?.utf8.count ?? 0) > 2_000 })
+            first.signal(SIGKILL)
+            _ = await first.waitForExit()
+            // ...a restart with nothing new on stdin delivers exactly the rest.
+            let second = try StreamupProcess(["--resumable", "--spool", spool, sink.url.absoluteString])
+            second.closeStdin()
+            #expect(await second.waitForExit() == 0, "stderr: \(second.stderr)")
+            #expect(streamText(in: directory) == input)
+            let requests = sink.requests
+            #expect(requests.filter { $0.method == "POST" }.count == 1, "one upload, resumed")
+            #expect(requests.contains { $0.method == "HEAD" })
+            let patched = requests.filter { $0.method == "PATCH" }.reduce(0) { $0 + $1.bodyByteCount }
+            #expect(patched == input.utf8.count, "the sink received \(patched) PATCH bytes for \(input.utf8.count)")
+        }
+    }
+
     /// A server that does not speak the protocol (200 without `Location`) is a clear error,
     /// not a silent plain upload.
     @Test func aServerWithoutTheProtocolIsAClearError() async throws {
