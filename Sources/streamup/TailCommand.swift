@@ -35,7 +35,10 @@ struct TailOptions: Sendable, Equatable {
         acknowledged data is never sent twice, and nothing is skipped. As one request, a stream
         is acknowledged when it ends (SIGINT/SIGTERM); with --retries / --segment-seconds the
         position moves at every acknowledged segment, so even after a crash (SIGKILL) at most
-        the unacknowledged segment is sent again.
+        the unacknowledged segment is sent again. With --spool DIR as well, the position
+        follows what is safely in the spool (checked every 100 ms) and the spool keeps what
+        the server has not acknowledged: a restart sends the spool first, then goes on from
+        the position, so nothing is lost and at most the last 100 ms are read twice.
 
         options:
         \(helpLines(for: table))
