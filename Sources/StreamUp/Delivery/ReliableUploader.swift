@@ -121,7 +121,9 @@ public final class ReliableUploader: Sendable {
             replay = ReplayBuffer(storage: spool, start: start, end: end)
             streamID = record.streamID
             producerStart = end
-            delivery = options.resumable ? ResumableDelivery(resuming: record.upload, spool: spool) : PlainDelivery()
+            // An upload made at another target is not this run's to continue.
+            let upload = record.upload.flatMap { $0.target == configuration.url.absoluteString ? $0 : nil }
+            delivery = options.resumable ? ResumableDelivery(resuming: upload, spool: spool) : PlainDelivery()
             state.withLock { $0.highestSent = start }
         } else {
             replay = ReplayBuffer(capacity: options.replayCapacity)

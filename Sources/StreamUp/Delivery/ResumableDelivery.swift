@@ -57,7 +57,7 @@ final class ResumableDelivery: DeliveryProtocol, @unchecked Sendable {
         else {
             throw StreamUpError(.protocolError, "\(configuration.url.absoluteString) answered \(answer.statusCode) without an upload Location: it does not speak resumable uploads (\(ResumableFields.version) \(ResumableFields.interopVersion))")
         }
-        try remember(ResumableUploadReference(url: url.absoluteString, base: base))
+        try remember(ResumableUploadReference(url: url.absoluteString, base: base, target: configuration.url.absoluteString))
         mustCheckOffset = false
         return .progressed
     }

@@ -9,10 +9,13 @@ public struct ResumableUploadReference: Codable, Sendable, Equatable {
     public var url: String
     /// The stream offset of the upload's byte 0.
     public var base: Int
+    /// The target the upload was created at; a run with another target starts a new upload.
+    public var target: String?
 
-    public init(url: String, base: Int) {
+    public init(url: String, base: Int, target: String?) {
         self.url = url
         self.base = base
+        self.target = target
     }
 }
 
