@@ -1,5 +1,6 @@
 // A log shipper in a few lines: follow a log file like `tail -F` and stream every appended
-// byte to an ingest endpoint, remembering the acknowledged position across restarts.
+// byte to an ingest endpoint in acknowledged segments, retried for ever, with what is not yet
+// acknowledged kept in a spool on disk and the position remembered across restarts (even kill -9).
 //
 //   swift run example-log-shipper /var/log/app.log https://logs.example/ingest
 //   swift run example-log-shipper /var/log/app.log          # to a local sink, prints its record
@@ -24,7 +25,13 @@ let follower = FileFollower(path: logPath, startAt: .beginning, state: try Follo
 var configuration = UploadConfiguration(url: url)
 configuration.contentType = "text/plain; charset=utf-8"
 configuration.headers = [.init(name: "X-Log-Source", value: ProcessInfo.processInfo.hostName)]
-let uploader = try StreamUploader(configuration)
+var options = ReliableUploader.Options()
+options.spoolDirectory = logPath + ".streamup-spool"  // survives a crash; sent first on the next start
+options.retry = RetryPolicy(maxRetries: nil)            // a daemon: never give up
+let uploader = try ReliableUploader(configuration, options: options, onSecured: { safe in
+    // The first `safe` bytes are on the server or in the spool: the position up to them is saved.
+    try? follower.state(acknowledging: safe)?.save(to: stateFile)
+})
 
 // Ctrl-C ends the stream gracefully: what was read is sent, then the server answers.
 signal(SIGINT, SIG_IGN)
