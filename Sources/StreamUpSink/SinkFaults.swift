@@ -11,6 +11,10 @@
 /// - ``failNextRequests``/``failStatus``: the next `K` requests (in arrival order) have their
 ///   bodies read and discarded and are answered ``failStatus`` with a small JSON error body,
 ///   instead of `200`. `503` and `429` also carry `Retry-After` (``retryAfterSeconds``, default 1).
+/// - ``loseAnswers``: the next `K` requests that would be answered `200` (plain uploads and
+///   completed resumable uploads; never a `201`/`204`) are stored as usual, then the connection
+///   is reset instead of answering: the client cannot know its request succeeded. Reported with
+///   status `0` and complete.
 /// - ``readBytesPerSecond``: each connection reads no faster than this on average (the thread
 ///   sleeps between reads; memory stays bounded by the receive buffer).
 /// - ``stallAfterBytes``: once `N` body bytes of the first request that reaches `N` have arrived,
@@ -36,6 +40,8 @@ public struct SinkFaults: Sendable, Hashable {
     public var failNextRequests: Int
     /// The status answered to failed requests (`400...599`).
     public var failStatus: Int
+    /// How many of the next `200` answers are lost after the request was stored.
+    public var loseAnswers: Int
     /// `Retry-After` seconds sent with a failed `503`/`429`; `nil` means 1.
     public var retryAfterSeconds: Int?
     /// Average read rate per connection in bytes per second; `nil` for unthrottled.
@@ -54,6 +60,7 @@ public struct SinkFaults: Sendable, Hashable {
         dropRepeatedly: Bool = false,
         failNextRequests: Int = 0,
         failStatus: Int = 503,
+        loseAnswers: Int = 0,
         retryAfterSeconds: Int? = nil,
         readBytesPerSecond: Int? = nil,
         stallAfterBytes: Int? = nil,
@@ -63,6 +70,7 @@ public struct SinkFaults: Sendable, Hashable {
         self.dropRepeatedly = dropRepeatedly
         self.failNextRequests = failNextRequests
         self.failStatus = failStatus
+        self.loseAnswers = loseAnswers
         self.retryAfterSeconds = retryAfterSeconds
         self.readBytesPerSecond = readBytesPerSecond
         self.stallAfterBytes = stallAfterBytes
@@ -84,6 +92,7 @@ public struct SinkFaults: Sendable, Hashable {
         }
         try check((dropAfterBytes ?? 0) >= 0, "dropAfterBytes must be >= 0")
         try check(failNextRequests >= 0, "failNextRequests must be >= 0")
+        try check(loseAnswers >= 0, "loseAnswers must be >= 0")
         try check((400...599).contains(failStatus), "failStatus must be in 400...599")
         try check((retryAfterSeconds ?? 0) >= 0, "retryAfterSeconds must be >= 0")
         try check((readBytesPerSecond ?? 1) >= 1, "readBytesPerSecond must be >= 1")

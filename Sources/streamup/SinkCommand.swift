@@ -46,6 +46,9 @@ struct SinkOptions: Sendable, Equatable {
         .value("--fail-next", valueName: "K", help: "fault: answer the next K requests --fail-status") { options, value throws(UsageError) in
             options.faults.failNextRequests = try count(value, option: "--fail-next", minimum: 0)
         },
+        .value("--lose-answers", valueName: "K", help: "fault: store the next K requests answered 200, then reset the connection instead of answering") { options, value throws(UsageError) in
+            options.faults.loseAnswers = try count(value, option: "--lose-answers", minimum: 0)
+        },
         .value("--fail-status", valueName: "S", help: "fault: the status for --fail-next, 400-599 (default 503)") { options, value throws(UsageError) in
             let status = try count(value, option: "--fail-status", minimum: 400)
             guard status <= 599 else { throw UsageError("--fail-status: '\(value)' is not a status in 400-599") }
@@ -101,7 +104,8 @@ struct SinkOptions: Sendable, Equatable {
 
         Faults (for testing senders; all deterministic, none by default): --drop-after resets
         the connection (no response, body kept as .partial), once, or with --drop-every each
-        time another BYTES have arrived; --fail-next answers a JSON error
+        time another BYTES have arrived; --lose-answers stores a request and then resets the
+        connection instead of answering 200; --fail-next answers a JSON error
         after reading the body; --read-rate sleeps between reads; --stall-after holds the
         connection open without reading until --idle-timeout or SIGINT; --forget-uploads-after
         forgets every resumable upload once SIZE of their bytes have arrived (once), as a

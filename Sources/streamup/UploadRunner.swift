@@ -99,10 +99,15 @@ enum UploadRunner {
             Terminal.info("> \(method) \(url.absoluteString)")
             for header in headers { Terminal.info("> \(header.name): \(header.value)") }
         case .responseReceived(let status, let headers):
-            Terminal.info("< \(status) \(HTTPURLResponse.localizedString(forStatusCode: status))")
+            let reason = status == 104 ? "Upload Resumption Supported" : HTTPURLResponse.localizedString(forStatusCode: status)
+            Terminal.info("< \(status) \(reason)")
             for (name, value) in headers.sorted(by: { $0.key < $1.key }) { Terminal.info("< \(name): \(value)") }
         case .redirectRefused(let status, let location):
             Terminal.info("* not following the \(status) redirect to \(location ?? "?"): a live body cannot be sent twice")
+        case .retrying(let reason, let delay):
+            Terminal.info("* \(reason); trying again in \(delay.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))")
+        case .notice(let text):
+            Terminal.info("* \(text)")
         }
     }
 }

@@ -34,6 +34,28 @@ import Testing
         }
     }
 
+    /// `loseAnswers`: the request is stored whole, then the connection is reset with no answer;
+    /// the next request is answered as usual.
+    @Test func loseAnswersStoresTheRequestThenResets() throws {
+        let directory = try TemporaryDirectory()
+        let recorder = EventRecorder()
+        let configuration = SinkConfiguration(outputDirectory: directory.path, faults: SinkFaults(loseAnswers: 1))
+        try withSink(configuration, recorder: recorder) { server in
+            let client = try TestClient(port: server.port)
+            try client.send(uploadHead("Content-Length: 1000") + Self.body(1_000))
+            let end = try client.readUntilEnd()
+            #expect(end.ending == .reset && end.bytesBefore == 0)
+            let event = try #require(try recorder.wait(for: 1).first)
+            #expect(event.isComplete && event.status == 0 && event.bodyByteCount == 1_000)
+            let stored = try #require(event.storedFile)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: stored)).count == 1_000)
+
+            let next = try TestClient(port: server.port)
+            try next.send(uploadHead("Content-Length: 10") + Self.body(10))
+            #expect(try next.readResponse().status == 200)
+        }
+    }
+
     /// With `dropRepeatedly` every request is reset at the same byte count.
     @Test func dropRepeatedlyResetsEachRequest() throws {
         let recorder = EventRecorder()

@@ -40,6 +40,19 @@ import Testing
         }
     }
 
+    /// The sink stores a segment but its answer is lost: streamup cannot know, sends the segment
+    /// again, and the sink's de-duplication by `Streamup-Offset` stores it once.
+    @Test func aLostAnswerCausesAResendThatIsStoredOnce() async throws {
+        try await withSink(configure: { $0.faults = SinkFaults(loseAnswers: 1) }) { sink, directory in
+            let child = try StreamupProcess(["--retries", "3", sink.url.absoluteString])
+            child.write("first line\nsecond line\n")
+            child.closeStdin()
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(sink.requests.map(\.status) == [0, 200], "the answer was not lost and re-sent")
+            #expect(streamText(in: directory) == "first line\nsecond line\n")
+        }
+    }
+
     /// 400, 401 and 403 are final: exit 1 at once, the status shown, one request only.
     @Test(arguments: [400, 401, 403]) func clientErrorsAreNotRetried(status: Int) async throws {
         try await withSink(configure: { $0.faults = SinkFaults(failNextRequests: 5, failStatus: status) }) { sink, _ in

@@ -85,6 +85,23 @@ import Testing
         }
     }
 
+    /// The answer to the completing PATCH is lost after the sink completed (and forgot) the
+    /// upload: streamup's HEAD gets 404, and since every byte was acknowledged it reports the
+    /// upload complete instead of creating an empty duplicate.
+    @Test func aLostCompletionAnswerDoesNotCreateAnotherUpload() async throws {
+        try await withSink(configure: { $0.faults = SinkFaults(loseAnswers: 1) }) { sink, directory in
+            let child = try StreamupProcess(["-v", "--resumable", "--retries", "3", sink.url.absoluteString])
+            child.write("the only line\n")
+            child.closeStdin()
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(streamText(in: directory) == "the only line\n")
+            let requests = sink.requests
+            #expect(requests.filter { $0.method == "POST" }.count == 1, "\(requests.map { "\($0.method) \($0.status)" })")
+            #expect(requests.last?.method == "HEAD" && requests.last?.status == 404)
+            #expect(child.stderr.contains("the answer to the completing request was lost"))
+        }
+    }
+
     /// A server that does not speak the protocol (200 without `Location`) is a clear error,
     /// not a silent plain upload.
     @Test func aServerWithoutTheProtocolIsAClearError() async throws {

@@ -284,7 +284,9 @@ public final class ReliableUploader: Sendable {
                 throw failure!
             }
             state.withLock { $0.retries += 1 }
-            try await Task.sleep(for: options.retry.delay(attempt: failures, retryAfter: answer?.value(forHeader: "Retry-After")))
+            let delay = options.retry.delay(attempt: failures, retryAfter: answer?.value(forHeader: "Retry-After"))
+            onEvent(.retrying(reason: answer.map { "the server answered \($0.statusCode)" } ?? failure.map { "\($0)" } ?? "failed", delay: delay))
+            try await Task.sleep(for: delay)
         }
     }
 

@@ -21,6 +21,10 @@ import Foundation
 final class ResumableDelivery: DeliveryProtocol, @unchecked Sendable {
     private var upload: ResumableUploadReference?
     private var mustCheckOffset: Bool
+    /// The completing PATCH has gone out at least once (with every byte acknowledged).
+    private var completionSent = false
+    /// The server's last 2xx for this upload (creation or append).
+    private var lastAcknowledgement: UploadResponse?
     private let spool: SpoolStorage?
 
     /// - Parameter resuming: an upload an earlier run was appending to (from the spool).
@@ -58,13 +62,22 @@ final class ResumableDelivery: DeliveryProtocol, @unchecked Sendable {
             throw StreamUpError(.protocolError, "\(configuration.url.absoluteString) answered \(answer.statusCode) without an upload Location: it does not speak resumable uploads (\(ResumableFields.version) \(ResumableFields.interopVersion))")
         }
         try remember(ResumableUploadReference(url: url.absoluteString, base: base, target: configuration.url.absoluteString))
-        mustCheckOffset = false
+        lastAcknowledgement = answer
         return .progressed
     }
 
     private func checkOffset(_ uploader: ReliableUploader, _ upload: ResumableUploadReference, _ url: URL) async throws -> DeliveryStep {
         let answer = try await ControlRequest.send("HEAD", configuration(uploader, url, []), onEvent: uploader.onEvent)
-        if answer.statusCode == 404 || answer.statusCode == 410 {
+        let gone = answer.statusCode == 404 || answer.statusCode == 410
+        if completionSent && (gone || (answer.isSuccess && ResumableFields.boolean(answer.value(forHeader: ResumableFields.complete)) == true)) {
+            // The completion reached the server (it forgets or marks a completed upload), only
+            // its answer was lost; every byte had been acknowledged. A new upload would only be
+            // an empty duplicate.
+            try remember(nil)
+            uploader.onEvent(.notice("the answer to the completing request was lost; the server had acknowledged every byte and has completed the upload"))
+            return .finished(lastAcknowledgement ?? answer)
+        }
+        if gone {
             try remember(nil)
             return .progressed
         }
@@ -104,6 +117,7 @@ final class ResumableDelivery: DeliveryProtocol, @unchecked Sendable {
                 throw StreamUpError(.protocolError, "PATCH \(url.absoluteString) answered Upload-Offset \(held), outside the \(offset - upload.base)...\(expected) it could hold")
             }
             uploader.acknowledge(upTo: upload.base + held)
+            lastAcknowledgement = segment.answer
             return .progressed
         }
     }
@@ -114,6 +128,7 @@ final class ResumableDelivery: DeliveryProtocol, @unchecked Sendable {
             (ResumableFields.complete, "?1"),
         ])
         let answer: UploadResponse
+        completionSent = true
         do {
             answer = try await ControlRequest.send("PATCH", configuration, onEvent: uploader.onEvent)
         } catch {
@@ -163,6 +178,7 @@ final class ResumableDelivery: DeliveryProtocol, @unchecked Sendable {
     }
 
     private func remember(_ upload: ResumableUploadReference?) throws {
+        if upload != nil { completionSent = false }
         self.upload = upload
         mustCheckOffset = false
         try spool?.saveUpload(upload)

@@ -49,4 +49,8 @@ public enum UploadEvent: Sendable {
     case responseReceived(statusCode: Int, headers: [String: String])
     /// The server asked to redirect; a live body cannot follow it, so the 3xx is the answer.
     case redirectRefused(statusCode: Int, location: String?)
+    /// A request failed (`reason`) and will be tried again after `delay` (reliable delivery).
+    case retrying(reason: String, delay: Duration)
+    /// Something a person should know that is not a failure (reliable delivery).
+    case notice(String)
 }

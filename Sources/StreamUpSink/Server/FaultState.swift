@@ -10,6 +10,7 @@ final class FaultState: Sendable {
     private let dropArmed: Atomic<Bool>
     private let stallArmed: Atomic<Bool>
     private let failuresLeft: Atomic<Int>
+    private let answersToLose: Atomic<Int>
     private let forgetArmed: Atomic<Bool>
     private let uploadBytes = Atomic<Int>(0)
     /// Body bytes received by all requests, and drops done so far (``SinkFaults/dropRepeatedly``).
@@ -21,6 +22,7 @@ final class FaultState: Sendable {
         dropArmed = Atomic(faults.dropAfterBytes != nil)
         stallArmed = Atomic(faults.stallAfterBytes != nil)
         failuresLeft = Atomic(faults.failNextRequests)
+        answersToLose = Atomic(faults.loseAnswers)
         forgetArmed = Atomic(faults.forgetUploadsAfterBytes != nil)
     }
 
@@ -84,9 +86,19 @@ final class FaultState: Sendable {
 
     /// True when the request just begun is to be answered ``SinkFaults/failStatus``.
     func claimFailure() -> Bool {
-        var current = failuresLeft.load(ordering: .relaxed)
+        Self.claim(from: failuresLeft)
+    }
+
+    /// True when the `200` about to be sent is to be lost (``SinkFaults/loseAnswers``).
+    func claimLostAnswer() -> Bool {
+        Self.claim(from: answersToLose)
+    }
+
+    /// Takes one from `counter` if it is above zero.
+    private static func claim(from counter: borrowing Atomic<Int>) -> Bool {
+        var current = counter.load(ordering: .relaxed)
         while current > 0 {
-            let (exchanged, original) = failuresLeft.compareExchange(
+            let (exchanged, original) = counter.compareExchange(
                 expected: current, desired: current - 1, ordering: .acquiringAndReleasing)
             if exchanged { return true }
             current = original

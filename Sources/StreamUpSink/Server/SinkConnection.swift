@@ -380,6 +380,7 @@ struct SinkConnection {
             lingeringClose(socket)
             return .close
         }
+        if context.faultState.claimLostAnswer() { return loseAnswer(finished, summary, trailers: trailers, socket) }
         let event = report(finished, summary, trailers: trailers, status: 200, failure: nil)
         let response = HTTPResponse.json(
             status: 200, body: HTTPResponse.summary(of: event, streamOffset: streamOffset), close: !keepAlive)
@@ -415,6 +416,7 @@ struct SinkConnection {
         case .completed(let completion, let headers):
             summary.sha256 = completion.sha256
             summary.storedFile = completion.storedFile
+            if context.faultState.claimLostAnswer() { return loseAnswer(finished, summary, trailers: trailers, socket) }
             var whole = report(finished, summary, trailers: trailers, status: 200, failure: nil, uploadOffset: completion.byteCount)
             whole.bodyByteCount = completion.byteCount
             response = HTTPResponse.json(
@@ -431,6 +433,15 @@ struct SinkConnection {
             return .close
         }
         return (try? socket.send(response)) == nil ? .close : (keepAlive ? .keepReading : .close)
+    }
+
+    /// Injected fault: the request was stored, but its answer is lost (the connection is reset).
+    private func loseAnswer(
+        _ finished: InFlight, _ summary: RequestBody.Summary, trailers: [SinkHeaderField], _ socket: borrowing Socket
+    ) -> Next {
+        report(finished, summary, trailers: trailers, status: 0, failure: "injected fault: stored, answer lost", complete: true)
+        try? socket.setOption(SOL_SOCKET, SO_LINGER, linger(l_onoff: 1, l_linger: 0), name: "setsockopt(SO_LINGER)")
+        return .close
     }
 
     /// The request cannot go on: report it with `status`, answer, and close gracefully.
@@ -485,14 +496,14 @@ struct SinkConnection {
     @discardableResult
     private func report(
         _ request: InFlight, _ summary: RequestBody.Summary, trailers: [SinkHeaderField], status: Int, failure: String?,
-        uploadOffset: Int? = nil
+        uploadOffset: Int? = nil, complete: Bool? = nil
     ) -> SinkRequestEvent {
         let event = SinkRequestEvent(
             sequence: request.sequence, method: request.head.method, path: request.head.target,
             version: request.head.version, headers: request.head.headers, trailers: trailers,
             bodyByteCount: summary.byteCount, sha256: summary.sha256, body: summary.body,
             storedFile: summary.storedFile, duration: .now - request.start, status: status,
-            isComplete: failure == nil, peer: peer, failure: failure, uploadOffset: uploadOffset)
+            isComplete: complete ?? (failure == nil), peer: peer, failure: failure, uploadOffset: uploadOffset)
         context.report(event)
         return event
     }
