@@ -72,6 +72,7 @@ public final class ReliableUploader: Sendable {
         var current: StreamUploader?
         var producer: Task<Void, Never>?
         var cancelled = false
+        var ended = false
         var resent = 0
         var retries = 0
         var highestSent = 0
@@ -89,7 +90,7 @@ public final class ReliableUploader: Sendable {
     let replay: ReplayBuffer
     private let delivery: any DeliveryProtocol & Sendable
     /// The stream offset of the producer's first byte (after what a spool still held).
-    private let producerStart: Int
+    let producerStart: Int
     private let state = Mutex(State())
     /// The most producer bytes reported safe to `onSecured`.
     private let secured = Mutex(0)
@@ -141,6 +142,9 @@ public final class ReliableUploader: Sendable {
         }
     }
 
+    /// Whether `run` has returned.
+    var hasEnded: Bool { state.withLock { $0.ended } }
+
     /// Bytes an earlier run left in the spool, sent before anything the producer writes.
     public var recoveredBytes: Int { producerStart - replay.acknowledgedOffset }
 
@@ -154,6 +158,7 @@ public final class ReliableUploader: Sendable {
         let producerTask = writer.start(producer)
         state.withLock { $0.producer = producerTask }
         defer {
+            state.withLock { $0.ended = true }
             checkpoints?.cancel()
             // Whatever ended the run, nothing more is read: wake the pump and the producer.
             writer.fail(StreamUpError(.bodyStreamClosed, "the upload has ended"))

@@ -17,6 +17,10 @@ import Synchronization
 /// `trySend` never wait, and a record that does not fit now is dropped and counted in
 /// ``metrics``. Memory is the fixed buffer plus the records being encoded.
 ///
+/// With `delivery` options the records go out as acknowledged segments through a
+/// ``ReliableUploader`` (retries, an optional disk spool, the resumable protocol): nothing is
+/// lost when the network or the server fails, and `flush()` waits for acknowledgements.
+///
 /// `finish()` lets writes in progress complete, ends the body and returns the server's answer;
 /// an `emit` that starts after it throws ``StreamUpError`` (`.bodyStreamClosed`). A task
 /// cancelled while waiting in `emit` throws `CancellationError` and writes nothing.
@@ -32,7 +36,7 @@ public final class TelemetryEmitter: Sendable {
         public var dropped: Int
         /// Bytes written into the buffer.
         public var bytesProduced: Int
-        /// Bytes handed to the connection.
+        /// Bytes handed to the connection (with reliable delivery: acknowledged by the server).
         public var bytesSent: Int
         /// Bytes waiting in the buffer.
         public var bytesBuffered: Int { bytesProduced - bytesSent }
@@ -44,7 +48,7 @@ public final class TelemetryEmitter: Sendable {
         var run: Task<UploadResponse, Error>?
     }
 
-    private let uploader: StreamUploader
+    private let uploader: any EmitterUpload
     private let channel = PushChannel()
     private let lock = WriterLock()
     private let state = Mutex(State())
@@ -54,15 +58,21 @@ public final class TelemetryEmitter: Sendable {
     /// - Parameters:
     ///   - headers: extra request header fields.
     ///   - bufferSize: bytes of records held while the server is slower than the app.
+    ///   - delivery: send in acknowledged segments with these options (nil: one request).
     public init(
         url: URL, headers: [UploadConfiguration.Header] = [], bufferSize: Int = 256 * 1024,
+        delivery: ReliableUploader.Options? = nil,
         onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in }
     ) throws {
         var configuration = UploadConfiguration(url: url)
         configuration.contentType = "application/x-ndjson"
         configuration.headers = headers
         configuration.bufferSize = bufferSize
-        uploader = try StreamUploader(configuration, onEvent: onEvent)
+        if let delivery {
+            uploader = try ReliableUploader(configuration, options: delivery, onEvent: onEvent)
+        } else {
+            uploader = try StreamUploader(configuration, onEvent: onEvent)
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
@@ -76,7 +86,7 @@ public final class TelemetryEmitter: Sendable {
             state.run = Task { [uploader, channel] in
                 // However the upload ends, callers still waiting for the writer must not hang.
                 defer { channel.close() }
-                return try await uploader.run(channel)
+                return try await uploader.upload(channel)
             }
         }
     }
@@ -120,11 +130,12 @@ public final class TelemetryEmitter: Sendable {
     }
 
     /// Returns once every byte written before the call has been handed to the connection.
+    /// With reliable delivery: once the server has acknowledged them.
     public func flush() async throws {
-        let target = uploader.progress.bytesProduced
+        let target = uploader.produced
         var pause: Duration = .microseconds(200)
-        while uploader.progress.bytesSent < target {
-            if uploader.phase == .finished { throw StreamUpError(.bodyStreamClosed, "the upload ended before the flush completed") }
+        while uploader.delivered < target {
+            if uploader.hasEnded { throw StreamUpError(.bodyStreamClosed, "the upload ended before the flush completed") }
             try await Task.sleep(for: pause)
             pause = min(pause * 2, .milliseconds(20))
         }
@@ -149,9 +160,9 @@ public final class TelemetryEmitter: Sendable {
 
     /// Counters so far.
     public var metrics: Metrics {
-        let progress = uploader.progress
+        let (produced, delivered) = (uploader.produced, uploader.delivered)
         return state.withLock { state in
-            Metrics(accepted: state.accepted, dropped: state.dropped, bytesProduced: progress.bytesProduced, bytesSent: progress.bytesSent)
+            Metrics(accepted: state.accepted, dropped: state.dropped, bytesProduced: produced, bytesSent: delivered)
         }
     }
 
@@ -160,4 +171,33 @@ public final class TelemetryEmitter: Sendable {
         bytes.append(UInt8(ascii: "\n"))
         return bytes
     }
+}
+
+/// What an emitter needs of its uploader: one request (``StreamUploader``) or acknowledged
+/// segments (``ReliableUploader``).
+///
+/// Thread safety: both uploaders are thread-safe.
+protocol EmitterUpload: Sendable {
+    /// Runs the upload with the emitter's channel as its producer.
+    func upload(_ channel: PushChannel) async throws -> UploadResponse
+    func cancel()
+    /// Bytes written by the emitter.
+    var produced: Int { get }
+    /// Bytes handed to the connection (one request) or acknowledged (segments).
+    var delivered: Int { get }
+    /// Whether the upload has ended.
+    var hasEnded: Bool { get }
+}
+
+extension StreamUploader: EmitterUpload {
+    func upload(_ channel: PushChannel) async throws -> UploadResponse { try await run(channel) }
+    var produced: Int { progress.bytesProduced }
+    var delivered: Int { progress.bytesSent }
+    var hasEnded: Bool { phase == .finished }
+}
+
+extension ReliableUploader: EmitterUpload {
+    func upload(_ channel: PushChannel) async throws -> UploadResponse { try await run(channel) }
+    var produced: Int { progress.produced }
+    var delivered: Int { max(0, progress.acknowledged - producerStart) }
 }
