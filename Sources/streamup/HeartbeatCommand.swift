@@ -60,8 +60,8 @@ enum HeartbeatRunner {
         let producer = HeartbeatProducer(
             every: options.every, count: options.count, fields: options.fields.map { ($0.name, $0.value) }, stop: stop)
         guard !options.command.isEmpty else {
-            return await UploadRunner.withTarget(options.upload) { url, printAnswer in
-                await UploadRunner.upload(options.upload, to: url, printAnswer: printAnswer, producer: producer) {
+            return await UploadRunner.withTarget(options.upload) { url in
+                await UploadRunner.upload(options.upload, to: url, producer: producer) {
                     stop.stop(final: [("event", .string("stop"))])
                 }.status
             }
@@ -84,8 +84,8 @@ enum HeartbeatRunner {
             Terminal.error("cannot run '\(options.command.joined(separator: " "))': \(error.localizedDescription)")
             return 127
         }
-        let uploadStatus = await UploadRunner.withTarget(options.upload) { url, printAnswer in
-            await UploadRunner.upload(options.upload, to: url, printAnswer: printAnswer, producer: producer) {
+        let uploadStatus = await UploadRunner.withTarget(options.upload) { url in
+            await UploadRunner.upload(options.upload, to: url, producer: producer) {
                 if child.isRunning { child.terminate() }
             }.status
         }

@@ -58,7 +58,7 @@ enum TailRunner {
             return ExitStatus.usage
         }
         let follower = FileFollower(path: options.path, startAt: options.fromStart ? .beginning : .end, state: state)
-        return await UploadRunner.withTarget(options.upload) { url, printAnswer in
+        return await UploadRunner.withTarget(options.upload) { url in
             // With segmented delivery the position moves at every acknowledged segment.
             let saveAcknowledged: @Sendable (Int) -> Void = { acknowledged in
                 guard let stateFile = options.stateFile, let state = follower.state(acknowledging: acknowledged) else { return }
@@ -69,7 +69,7 @@ enum TailRunner {
                 }
             }
             let (status, response) = await UploadRunner.upload(
-                options.upload, to: url, printAnswer: printAnswer, producer: follower, onSecured: saveAcknowledged)
+                options.upload, to: url, producer: follower, onSecured: saveAcknowledged)
             // Every byte the follower wrote went out before the body ended, and a 2xx answer
             // acknowledges the whole body: only then does the saved position move.
             if let stateFile = options.stateFile, response?.isSuccess == true, let position = follower.state {

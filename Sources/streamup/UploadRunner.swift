@@ -3,41 +3,28 @@ import Foundation
 import FoundationNetworking
 #endif
 import StreamUp
-import StreamUpSink
 
 /// Runs `streamup [options] [URL]`: stdin → one chunked request → exit status from the answer.
 ///
 /// Thread safety: runs on the main task; callbacks only print.
 enum UploadRunner {
     static func run(_ options: UploadOptions) async -> Int32 {
-        await withTarget(options) { url, printAnswer in
-            await upload(options, to: url, printAnswer: printAnswer, producer: FileDescriptorProducer(fileDescriptor: 0)).status
+        await withTarget(options) { url in
+            await upload(options, to: url, producer: FileDescriptorProducer(fileDescriptor: 0)).status
         }
     }
 
-    /// Runs `body` with the URL to upload to: `options.url`, or without one, a local sink on
-    /// 127.0.0.1 whose answer `body` should print (the dry run). The sink is stopped after.
-    static func withTarget(_ options: UploadOptions, _ body: (_ url: String, _ printAnswer: Bool) async -> Int32) async -> Int32 {
-        if let url = options.url {
-            return await body(url, false)
-        }
-        let sink: SinkServer
-        do {
-            sink = try SinkServer(configuration: SinkConfiguration())
-            sink.start()
-        } catch {
-            Terminal.error("cannot start the local sink: \(error)")
-            return ExitStatus.noAnswer
-        }
-        defer { sink.stop() }
-        Terminal.info("no URL given: streaming to a local sink at \(sink.url) (end of input ends the body)")
-        return await body(sink.url.absoluteString, true)
+    /// Runs `body` with the URL to upload to: `options.url`, or without one, a local sink that
+    /// prints what it stored at the end (the dry run, ``LocalSink``).
+    static func withTarget(_ options: UploadOptions, _ body: (_ url: String) async -> Int32) async -> Int32 {
+        if let url = options.url { return await body(url) }
+        return await LocalSink.run(body)
     }
 
     /// Streams `producer` to `urlText` with the options' headers and limits; SIGINT/SIGTERM call
     /// `onSignal` (by default a graceful finish). Returns the exit status and the answer, if any.
     static func upload(
-        _ options: UploadOptions, to urlText: String, printAnswer: Bool, producer: some Producer,
+        _ options: UploadOptions, to urlText: String, producer: some Producer,
         onSignal: (@Sendable () -> Void)? = nil, onSecured: @escaping @Sendable (Int) -> Void = { _ in }
     ) async -> (status: Int32, response: UploadResponse?) {
         let uploader: any Upload
@@ -85,7 +72,6 @@ enum UploadRunner {
                 Terminal.error("server answered \(response.statusCode) \(HTTPURLResponse.localizedString(forStatusCode: response.statusCode))" + (start.isEmpty ? "" : ": \(start)"))
                 return (ExitStatus.httpFailure, response)
             }
-            if printAnswer { Terminal.output(response.bodyText.trimmingCharacters(in: .whitespacesAndNewlines)) }
             return (ExitStatus.success, response)
         } catch {
             Terminal.error("\(error)")

@@ -21,6 +21,17 @@ import Testing
         }
     }
 
+    /// Without a URL (the README's first command), streamup streams to a local sink and prints
+    /// what it stored, the same in every delivery mode: the whole stream's bytes and SHA-256.
+    @Test(arguments: [[], ["--retries", "2", "--segment-bytes", "1000"], ["--resumable", "--segment-bytes", "1000"]])
+    func dryRunPrintsWhatTheLocalSinkStored(options: [String]) async throws {
+        let input = try randomFile(bytes: 3_000)
+        defer { try? FileManager.default.removeItem(atPath: input.path) }
+        let child = try StreamupProcess(options, stdinFile: input.path)
+        #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+        #expect(child.stdout == #"{"bytes":3000,"sha256":"\#(input.sha256)"}"# + "\n")
+    }
+
     /// A slow writer: each line is at the sink before the next one is written (live, not
     /// when a block fills).
     @Test func eachLineReachesTheSinkBeforeTheNextIsWritten() async throws {
