@@ -145,8 +145,9 @@ public final class ReliableUploader: Sendable {
     /// Whether `run` has returned.
     var hasEnded: Bool { state.withLock { $0.ended } }
 
-    /// Bytes an earlier run left in the spool, sent before anything the producer writes.
-    public var recoveredBytes: Int { producerStart - replay.acknowledgedOffset }
+    /// Bytes an earlier run left in the spool that are not acknowledged yet (they go out before
+    /// anything the producer writes).
+    public var recoveredBytes: Int { max(0, producerStart - replay.acknowledgedOffset) }
 
     /// Runs `producer` and delivers all it writes; returns the server's last answer.
     /// - Returns: a 2xx answer once everything is acknowledged, or the first answer that is
