@@ -1,5 +1,6 @@
 import Foundation
 import StreamUp
+import Synchronization
 
 /// `streamup tail [options] FILE [URL]`: follow a file like `tail -F` and stream what is appended.
 ///
@@ -59,17 +60,32 @@ enum TailRunner {
         }
         let follower = FileFollower(path: options.path, startAt: options.fromStart ? .beginning : .end, state: state)
         return await UploadRunner.withTarget(options.upload) { url in
-            // With segmented delivery the position moves at every acknowledged segment.
-            let saveAcknowledged: @Sendable (Int) -> Void = { acknowledged in
-                guard let stateFile = options.stateFile, let state = follower.state(acknowledging: acknowledged) else { return }
+            // The stream the follower's bytes go into, once the reliable uploader is made.
+            let stream = Mutex<(id: String, start: Int)?>(nil)
+            // With segmented delivery the position moves at every acknowledged segment (with a
+            // spool: as bytes reach it), and says which stream offset it stands for.
+            let saveSecured: @Sendable (Int) -> Void = { secured in
+                guard let stateFile = options.stateFile, var state = follower.state(acknowledging: secured) else { return }
+                if let (id, start) = stream.withLock({ $0 }) {
+                    state.streamID = id
+                    state.streamOffset = start + secured
+                }
                 do {
                     try state.save(to: stateFile)
                 } catch {
                     Terminal.error("tail: cannot save the state file: \(error)")
                 }
             }
+            let prepare: (ReliableUploader) -> Void = { uploader in
+                stream.withLock { $0 = (uploader.streamID, uploader.producerStart) }
+                // A spool that holds the stream past the saved position: those bytes are not
+                // read again (exactly once across a crash).
+                if let state, state.streamID == uploader.streamID, let saved = state.streamOffset, uploader.producerStart > saved {
+                    follower.skip(firstBytes: uploader.producerStart - saved)
+                }
+            }
             let (status, response) = await UploadRunner.upload(
-                options.upload, to: url, producer: follower, onSecured: saveAcknowledged)
+                options.upload, to: url, producer: follower, onSecured: saveSecured, prepare: prepare)
             // Every byte the follower wrote went out before the body ended, and a 2xx answer
             // acknowledges the whole body: only then does the saved position move.
             if let stateFile = options.stateFile, response?.isSuccess == true, let position = follower.state {

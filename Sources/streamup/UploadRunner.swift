@@ -22,10 +22,12 @@ enum UploadRunner {
     }
 
     /// Streams `producer` to `urlText` with the options' headers and limits; SIGINT/SIGTERM call
-    /// `onSignal` (by default a graceful finish). Returns the exit status and the answer, if any.
+    /// `onSignal` (by default a graceful finish). With delivery options, `prepare` sees the
+    /// reliable uploader before it runs. Returns the exit status and the answer, if any.
     static func upload(
         _ options: UploadOptions, to urlText: String, producer: some Producer,
-        onSignal: (@Sendable () -> Void)? = nil, onSecured: @escaping @Sendable (Int) -> Void = { _ in }
+        onSignal: (@Sendable () -> Void)? = nil, onSecured: @escaping @Sendable (Int) -> Void = { _ in },
+        prepare: (ReliableUploader) -> Void = { _ in }
     ) async -> (status: Int32, response: UploadResponse?) {
         let uploader: any Upload
         do {
@@ -40,8 +42,10 @@ enum UploadRunner {
                 if verbose { logEvent(event) }
             }
             if let delivery = options.delivery {
-                uploader = try ReliableUploader(
+                let reliable = try ReliableUploader(
                     configuration, options: delivery.libraryOptions, onEvent: onEvent, onSecured: onSecured)
+                prepare(reliable)
+                uploader = reliable
             } else {
                 uploader = try StreamUploader(configuration, onEvent: onEvent)
             }

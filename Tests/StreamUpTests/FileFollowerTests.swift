@@ -46,6 +46,28 @@ import Glibc
         }
     }
 
+    /// `skip(firstBytes:)` passes over bytes already safe elsewhere, across a rotation: the
+    /// stream goes on right after them, and acknowledged offsets still map to file positions.
+    @Test func skipPassesOverBytesAcrossARotation() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/app.log"
+            try append("abcdef\n", to: path)
+            let follower = FileFollower(path: path, startAt: .beginning)
+            // 7 bytes of the first file and 2 of the next one are already safe.
+            follower.skip(firstBytes: 9)
+            try await following(follower) { harness in
+                try await harness.waitUntilStarted()
+                try FileManager.default.moveItem(atPath: path, toPath: path + ".1")
+                try append("xyz\n", to: path)
+                try await harness.expect("z\n")
+                let state = try #require(follower.state(acknowledging: 1))
+                #expect(state.offset == 3)  // "xy" skipped, "z" acknowledged
+                try append("next\n", to: path)
+                try await harness.expect("z\nnext\n")
+            }
+        }
+    }
+
     /// A file bigger than the buffer is read only as fast as the reader drains it, and arrives
     /// whole.
     @Test func readsOnlyWhileTheBufferHasSpace() async throws {

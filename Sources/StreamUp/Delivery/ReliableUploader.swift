@@ -89,8 +89,8 @@ public final class ReliableUploader: Sendable {
     private let input: StreamReference<BoundInputStream>
     let replay: ReplayBuffer
     private let delivery: any DeliveryProtocol & Sendable
-    /// The stream offset of the producer's first byte (after what a spool still held).
-    let producerStart: Int
+    /// The stream offset of the producer's first byte: 0, or after what a spool still held.
+    public let producerStart: Int
     private let state = Mutex(State())
     /// The most producer bytes reported safe to `onSecured`.
     private let secured = Mutex(0)

@@ -59,6 +59,8 @@ public final class FileFollower: Producer {
         var checkpoints: [(streamOffset: Int, position: FollowPosition)] = []
         var hasStarted = false
         var hasEmptyReplacement = false
+        /// Bytes still to drop before writing (see ``FileFollower/skip(firstBytes:)``).
+        var skip = 0
     }
     private let progress = Mutex(Progress())
 
@@ -94,6 +96,22 @@ public final class FileFollower: Producer {
             var position = checkpoint.position
             position.offset += Int64(streamOffset - checkpoint.streamOffset)
             return FollowState(path: path, position: position)
+        }
+    }
+
+    /// Drops the first `count` bytes the follower would write, because they are already safe
+    /// elsewhere: a restart from a saved state whose bytes a spool still holds past the saved
+    /// position. The skipped bytes count as read (they may span a rotation), not as written.
+    /// Call it before the follower starts.
+    public func skip(firstBytes count: Int) {
+        progress.withLock { $0.skip = max(0, count) }
+    }
+
+    /// Takes the bytes still to skip (the follower's thread, once at start).
+    fileprivate func takeSkip() -> Int {
+        progress.withLock { progress in
+            defer { progress.skip = 0 }
+            return progress.skip
         }
     }
 
@@ -158,6 +176,8 @@ private struct FollowLoop: ~Copyable {
     var written = 0
     /// The identity of a new, still empty file at the name while the old one is still read.
     var pending: FileIdentity?
+    /// Bytes still to pass over without writing them (``FileFollower/skip(firstBytes:)``).
+    var skipRemaining = 0
 
     init(follower: FileFollower, watcher: FileWatcher, wake: WakeSignal) {
         self.follower = follower
@@ -166,6 +186,7 @@ private struct FollowLoop: ~Copyable {
     }
 
     mutating func run(_ writer: BlockingStreamWriter) throws -> Never {
+        skipRemaining = follower.takeSkip()
         try start()
         follower.markStarted()
         while true {
@@ -244,6 +265,19 @@ private struct FollowLoop: ~Copyable {
     /// Writes the current file from `offset` to its end into the writer, as space allows.
     private mutating func readToEnd(_ writer: BlockingStreamWriter) throws {
         guard let current = file else { return }
+        if skipRemaining > 0 {
+            // Pass over what is already safe; the stream goes on at the next byte, so a new
+            // checkpoint ties the bytes written from here on to this position.
+            let skipped = min(Int64(skipRemaining), max(0, try current.status().size - offset))
+            guard skipped > 0 else { return }
+            offset += skipped
+            skipRemaining -= Int(skipped)
+            follower.checkpoint(
+                streamOffset: written,
+                position: FollowPosition(device: current.identity.device, inode: current.identity.inode, offset: offset))
+            publish()
+            if skipRemaining > 0 { return }
+        }
         let readSize = follower.readSize
         while true {
             try wake.checkCancelled()

@@ -45,12 +45,19 @@ public struct FollowState: Sendable, Hashable, Codable {
     public var inode: UInt64
     /// The offset in that file up to which bytes were delivered.
     public var offset: Int64
+    /// The stream those bytes went into (`Streamup-Stream-Id`) and the stream offset that
+    /// corresponds to ``offset``, when a ``ReliableUploader`` carried them: a restart whose
+    /// spool already holds bytes past that offset skips them instead of reading them twice.
+    public var streamID: String?
+    public var streamOffset: Int?
 
-    public init(path: String, device: UInt64, inode: UInt64, offset: Int64) {
+    public init(path: String, device: UInt64, inode: UInt64, offset: Int64, streamID: String? = nil, streamOffset: Int? = nil) {
         self.path = path
         self.device = device
         self.inode = inode
         self.offset = offset
+        self.streamID = streamID
+        self.streamOffset = streamOffset
     }
 
     /// The state for `path` at `position`.
