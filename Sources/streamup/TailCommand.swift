@@ -37,9 +37,10 @@ struct TailOptions: Sendable, Equatable {
         is acknowledged when it ends (SIGINT/SIGTERM); with --retries / --segment-seconds the
         position moves at every acknowledged segment, so even after a crash (SIGKILL) at most
         the unacknowledged segment is sent again. With --spool DIR as well, the position
-        follows what is safely in the spool (checked every 100 ms) and the spool keeps what
-        the server has not acknowledged: a restart sends the spool first, then goes on from
-        the position, so nothing is lost and at most the last 100 ms are read twice.
+        follows what is safely in the spool (saved every 100 ms, with the stream offset it
+        stands for) and the spool keeps what the server has not acknowledged: a restart sends
+        the spool first, then goes on from the position, skipping what the spool already held
+        past it. Even after kill -9, every byte arrives once.
 
         options:
         \(helpLines(for: table))
