@@ -41,6 +41,18 @@ import Testing
         #expect(throws: UsageError.self) { try CommandLineParser.parse(["tail"]) }
     }
 
+    /// The delivery options turn segmented delivery on and reach the library's options.
+    @Test func deliveryOptionsAreParsed() throws {
+        let options = try upload(["--resumable", "--spool", "/var/spool/s", "--spool-size", "2GiB", "--retry-statuses", "429,502-504", "http://h"])
+        let library = try #require(options.delivery).libraryOptions
+        #expect(library.resumable)
+        #expect(library.spoolDirectory == "/var/spool/s" && library.spoolCapacity == 2 << 30)
+        #expect(library.retry.retryableStatuses == [429, 502, 503, 504])
+        #expect(try upload(["http://h"]).delivery == nil)
+        #expect(throws: UsageError.self) { try CommandLineParser.parse(["--retry-statuses", "200", "http://h"]) }
+        #expect(throws: UsageError.self) { try CommandLineParser.parse(["--retry-statuses", "503-500", "http://h"]) }
+    }
+
     /// Durations and sizes are read the way the help says.
     @Test func durationsAndSizesParse() throws {
         #expect(try parseDuration("500ms", option: "x") == .milliseconds(500))
