@@ -53,6 +53,22 @@ import Testing
         }
     }
 
+    /// A quiet stream against a server that cuts requests idle for 300 ms: segments open only
+    /// when there is something to send, so a quiet spell many times that long costs no retries.
+    @Test func aQuietStreamHoldsNoIdleRequestOpen() async throws {
+        try await withSink(configure: { $0.idleTimeout = .milliseconds(300) }) { sink, directory in
+            let child = try StreamupProcess(["--retries", "2", "--segment-seconds", "100ms", sink.url.absoluteString])
+            child.write("before the quiet spell\n")
+            #expect(await eventually { streamText(in: directory) == "before the quiet spell\n" })
+            try await Task.sleep(for: .milliseconds(1_500))  // the scenario: five idle timeouts of silence
+            child.write("after it\n")
+            child.closeStdin()
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(streamText(in: directory) == "before the quiet spell\nafter it\n")
+            #expect(!sink.requests.contains { $0.status == 408 }, "a request sat idle until the server cut it")
+        }
+    }
+
     /// 400, 401 and 403 are final: exit 1 at once, the status shown, one request only.
     @Test(arguments: [400, 401, 403]) func clientErrorsAreNotRetried(status: Int) async throws {
         try await withSink(configure: { $0.faults = SinkFaults(failNextRequests: 5, failStatus: status) }) { sink, _ in

@@ -238,8 +238,11 @@ public final class ReliableUploader: Sendable {
     /// spool may have sent all it left there).
     var highestSent: Int { max(state.withLock { $0.highestSent }, producerStart) }
 
-    /// Sends one segment from `offset` with `configuration` and returns its answer.
+    /// Sends one segment from `offset` with `configuration` and returns its answer. The request
+    /// opens only once there is something to carry (a byte, or the end of the source): a quiet
+    /// stream holds no idle request open, which servers cut after their body timeout.
     func sendSegment(_ configuration: UploadConfiguration, from offset: Int) async throws -> SegmentResult {
+        await waitUntilReadable(from: offset)
         let segment = SegmentProducer(replay: replay, offset: offset, maxBytes: options.segmentBytes, maxDuration: options.segmentDuration)
         let uploader = try StreamUploader(configuration, onEvent: onEvent)
         state.withLock { $0.current = uploader }
@@ -247,6 +250,21 @@ public final class ReliableUploader: Sendable {
         let answer = try await uploader.run(segment)
         let (sent, reachedEnd) = segment.outcome
         return SegmentResult(answer: answer, sent: sent, reachedEnd: reachedEnd)
+    }
+
+    /// Suspends until the replay buffer has something for a reader at `offset` (blocking a
+    /// thread of its own, not the caller's: it may wait for hours on a quiet stream).
+    private func waitUntilReadable(from offset: Int) async {
+        let replay = self.replay
+        guard !replay.isReadable(from: offset) else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let thread = Thread {
+                replay.waitUntilReadable(from: offset)
+                continuation.resume()
+            }
+            thread.name = "streamup.segment-wait"
+            thread.start()
+        }
     }
 
     /// The server holds the stream up to `offset`: free it from the replay buffer.

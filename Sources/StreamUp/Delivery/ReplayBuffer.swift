@@ -113,6 +113,18 @@ final class ReplayBuffer: @unchecked Sendable {
         }
     }
 
+    /// Whether a reader at `offset` would find something now: bytes, the end, or a closed buffer.
+    func isReadable(from offset: Int) -> Bool {
+        condition.withLock { closed || ended || offset < end }
+    }
+
+    /// Blocks until a reader at `offset` would find something (see ``isReadable(from:)``).
+    func waitUntilReadable(from offset: Int) {
+        condition.withLock {
+            while !(closed || ended || offset < end) { condition.wait() }
+        }
+    }
+
     /// What a reader at `offset` finds by `deadline`.
     enum ReadResult: Equatable {
         case bytes(Int)
