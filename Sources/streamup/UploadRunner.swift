@@ -74,11 +74,13 @@ enum UploadRunner {
             guard response.isSuccess else {
                 let start = response.bodyText.prefix(500).trimmingCharacters(in: .whitespacesAndNewlines)
                 Terminal.error("server answered \(response.statusCode) \(HTTPURLResponse.localizedString(forStatusCode: response.statusCode))" + (start.isEmpty ? "" : ": \(start)"))
+                if let line = uploader.unacknowledgedLine { Terminal.error(line) }
                 return (ExitStatus.httpFailure, response)
             }
             return (ExitStatus.success, response)
         } catch {
             Terminal.error("\(error)")
+            if let line = uploader.unacknowledgedLine { Terminal.error(line) }
             return (ExitStatus.noAnswer, nil)
         }
     }
@@ -130,6 +132,8 @@ protocol Upload: Sendable {
     func finish()
     /// Progress in words, for `-v`.
     var progressLine: String { get }
+    /// What became of bytes the server did not acknowledge, when the upload failed (nil: nothing to say).
+    var unacknowledgedLine: String? { get }
 }
 
 extension StreamUploader: Upload {
@@ -137,6 +141,8 @@ extension StreamUploader: Upload {
         let progress = self.progress
         return "read \(progress.bytesProduced) bytes, sent \(progress.bytesSent), buffered \(progress.bytesBuffered)"
     }
+
+    var unacknowledgedLine: String? { nil }
 }
 
 extension ReliableUploader: Upload {
@@ -145,6 +151,15 @@ extension ReliableUploader: Upload {
         let recovered = recoveredBytes > 0 ? ", \(recoveredBytes) from the spool" : ""
         let paused = progress.pauses > 0 ? String(format: ", paused %d times (%.1f s)", progress.pauses, progress.pausedSeconds) : ""
         return "read \(progress.produced) bytes\(recovered), acknowledged \(progress.acknowledged), held \(progress.held), resent \(progress.resent), retries \(progress.retries)\(paused)"
+    }
+
+    var unacknowledgedLine: String? {
+        let held = progress.held
+        guard held > 0 else { return nil }
+        if let spool = options.spoolDirectory {
+            return "\(held) bytes the server did not acknowledge are kept in \(spool); the next start with --spool \(spool) sends them first"
+        }
+        return "\(held) bytes read were not acknowledged by the server and are lost (--spool DIR keeps them for the next start)"
     }
 }
 

@@ -58,6 +58,30 @@ import Testing
         #expect(spooledBytes(spool) == 0)
     }
 
+    /// When retries run out, streamup says where the unacknowledged bytes are, and the next
+    /// start with the same spool delivers them.
+    @Test func givingUpLeavesTheBytesInTheSpoolAndSaysSo() async throws {
+        let work = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let spool = work.appendingPathComponent("spool").path
+        try await withSink { sink, directory in
+            let port = sink.port
+            sink.stop()
+            let first = try StreamupProcess(["--retries", "0", "--spool", spool, sink.url.absoluteString])
+            first.write("kept for later\n")
+            first.closeStdin()
+            #expect(await first.waitForExit() == 2)
+            #expect(first.stderr.contains("15 bytes the server did not acknowledge are kept in \(spool)"), "stderr: \(first.stderr)")
+            let restarted = try SinkServer(configuration: SinkConfiguration(port: port, outputDirectory: directory.path))
+            restarted.start()
+            defer { restarted.stop() }
+            let second = try StreamupProcess(["--spool", spool, restarted.url.absoluteString])
+            second.closeStdin()
+            #expect(await second.waitForExit() == 0, "stderr: \(second.stderr)")
+            #expect(streamText(in: directory) == "kept for later\n")
+        }
+    }
+
     /// `tail --state --spool` killed with SIGKILL while the server is down, lines appended
     /// meanwhile, then restarted once the server is up: the stored stream is the whole log,
     /// every line once, even where the spool held more than the saved position said.
