@@ -61,6 +61,7 @@ enum UploadRunner {
             onSignal?() ?? uploader.finish()
             SignalHandling.exitLater(after: shutdownTimeout, status: ExitStatus.noAnswer) {
                 Terminal.error("no answer within the shutdown timeout (\(shutdownTimeout)); exiting")
+                if let line = uploader.unacknowledgedLine { Terminal.error(line) }
             }
         }
         let ticker = options.verbose ? ProgressTicker(uploader: uploader) : nil
