@@ -13,12 +13,11 @@ enum ControlRequest {
     /// Sends `method` to `configuration.url` with the configuration's header fields (and its
     /// content type, for POST and PATCH, whose body is empty) and returns the answer.
     /// - Throws: ``StreamUpError`` (`.transport`, `.cancelled`) when no answer came.
-    /// `session`, when given, is shared with the upload's other requests (connections reused).
-    static func send(_ method: String, _ configuration: UploadConfiguration, session shared: SharedSession? = nil,
+    static func send(_ method: String, _ configuration: UploadConfiguration,
                      onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in }) async throws -> UploadResponse {
         let delegate = UploadTaskDelegate(body: nil, maxResponseBodyBytes: configuration.maxResponseBodyBytes, onEvent: onEvent)
-        let session = shared?.session ?? StreamUploader.makeSession(configuration, delegate: delegate)
-        defer { if shared == nil { session.finishTasksAndInvalidate() } }
+        let session = StreamUploader.makeSession(configuration, delegate: delegate)
+        defer { session.finishTasksAndInvalidate() }
         var request = StreamUploader.makeRequest(configuration)
         request.httpMethod = method
         if method == "POST" || method == "PATCH" {
@@ -34,7 +33,6 @@ enum ControlRequest {
         }
         onEvent(.requestStarted(method: method, url: configuration.url, headers: fields))
         let task = session.dataTask(with: request)
-        shared?.register(delegate, for: task)
         task.resume()
         return try await withTaskCancellationHandler {
             try await delegate.outcome().get()

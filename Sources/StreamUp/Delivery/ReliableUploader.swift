@@ -70,8 +70,6 @@ public final class ReliableUploader: Sendable {
 
     private struct State {
         var current: StreamUploader?
-        /// The session every request of the run goes through (connections reused).
-        var session: SharedSession?
         var producer: Task<Void, Never>?
         var cancelled = false
         var ended = false
@@ -159,14 +157,9 @@ public final class ReliableUploader: Sendable {
     public func run(_ producer: some Producer) async throws -> UploadResponse {
         let checkpoints = startPump()
         let producerTask = writer.start(producer)
-        let session = SharedSession(configuration)
-        state.withLock { state in
-            state.producer = producerTask
-            state.session = session
-        }
+        state.withLock { $0.producer = producerTask }
         defer {
             state.withLock { $0.ended = true }
-            session.invalidate()
             checkpoints?.cancel()
             // Whatever ended the run, nothing more is read: wake the pump and the producer.
             writer.fail(StreamUpError(.bodyStreamClosed, "the upload has ended"))
@@ -241,9 +234,6 @@ public final class ReliableUploader: Sendable {
 
     // MARK: Delivery (called from the delivery protocols)
 
-    /// The session the run's requests share.
-    var session: SharedSession? { state.withLock { $0.session } }
-
     /// The highest stream offset any request may have carried (an earlier run with the same
     /// spool may have sent all it left there).
     var highestSent: Int { max(state.withLock { $0.highestSent }, producerStart) }
@@ -254,7 +244,7 @@ public final class ReliableUploader: Sendable {
     func sendSegment(_ configuration: UploadConfiguration, from offset: Int) async throws -> SegmentResult {
         await waitUntilReadable(from: offset)
         let segment = SegmentProducer(replay: replay, offset: offset, maxBytes: options.segmentBytes, maxDuration: options.segmentDuration)
-        let uploader = try StreamUploader(configuration, session: session, onEvent: onEvent)
+        let uploader = try StreamUploader(configuration, onEvent: onEvent)
         state.withLock { $0.current = uploader }
         defer { noteSent(from: offset, count: segment.outcome.sent) }
         let answer = try await uploader.run(segment)

@@ -53,7 +53,7 @@ final class ResumableDelivery: DeliveryProtocol, @unchecked Sendable {
             ("Streamup-Offset", String(base)),
         ])
         let method = configuration.method == "PATCH" ? "POST" : configuration.method
-        let answer = try await ControlRequest.send(method, configuration, session: uploader.session, onEvent: uploader.onEvent)
+        let answer = try await ControlRequest.send(method, configuration, onEvent: uploader.onEvent)
         guard answer.isSuccess else { return .failure(answer, uploader.options.retry) }
         guard let location = answer.value(forHeader: "Location"),
               let url = URL(string: location, relativeTo: configuration.url)?.absoluteURL,
@@ -67,13 +67,15 @@ final class ResumableDelivery: DeliveryProtocol, @unchecked Sendable {
     }
 
     private func checkOffset(_ uploader: ReliableUploader, _ upload: ResumableUploadReference, _ url: URL) async throws -> DeliveryStep {
-        let answer = try await ControlRequest.send("HEAD", configuration(uploader, url, []), session: uploader.session, onEvent: uploader.onEvent)
+        let answer = try await ControlRequest.send("HEAD", configuration(uploader, url, []), onEvent: uploader.onEvent)
         let gone = answer.statusCode == 404 || answer.statusCode == 410
         if completionSent && (gone || (answer.isSuccess && ResumableFields.boolean(answer.value(forHeader: ResumableFields.complete)) == true)) {
             // The completion reached the server (it forgets or marks a completed upload), only
             // its answer was lost; every byte had been acknowledged. A new upload would only be
             // an empty duplicate.
-            return try completedWithoutAnswer(uploader, answer)
+            try remember(nil)
+            uploader.onEvent(.notice("the answer to the completing request was lost; the server had acknowledged every byte and has completed the upload"))
+            return .finished(lastAcknowledgement ?? answer)
         }
         if gone {
             try remember(nil)
@@ -128,29 +130,15 @@ final class ResumableDelivery: DeliveryProtocol, @unchecked Sendable {
         let answer: UploadResponse
         completionSent = true
         do {
-            answer = try await ControlRequest.send("PATCH", configuration, session: uploader.session, onEvent: uploader.onEvent)
+            answer = try await ControlRequest.send("PATCH", configuration, onEvent: uploader.onEvent)
         } catch {
             mustCheckOffset = true
             throw error
-        }
-        if answer.statusCode == 404 || answer.statusCode == 410 {
-            // Every byte was acknowledged before the completion went out; an upload the server
-            // no longer knows was completed by an earlier copy of this request whose answer was
-            // lost (libcurl re-sends a request whose reused connection died without an answer).
-            return try completedWithoutAnswer(uploader, answer)
         }
         return try handle(answer, uploader, upload, url) {
             try remember(nil)
             return .finished(answer)
         }
-    }
-
-    /// The upload was completed but the completion's answer was lost: finish with the last
-    /// acknowledgement, and say so.
-    private func completedWithoutAnswer(_ uploader: ReliableUploader, _ answer: UploadResponse) throws -> DeliveryStep {
-        try remember(nil)
-        uploader.onEvent(.notice("the answer to the completing request was lost; the server had acknowledged every byte and has completed the upload"))
-        return .finished(lastAcknowledgement ?? answer)
     }
 
     /// A 2xx runs `success`; a lost upload (404, 410) is re-created at the next step; any other

@@ -32,11 +32,9 @@ public struct RetryPolicy: Sendable, Equatable {
         retryableStatuses.contains(status)
     }
 
-    /// Whether a failure without an answer is worth another try: a transport failure, or a
-    /// body that had to be sent again (a reused connection that had died under the request;
-    /// the replay buffer still holds the bytes).
+    /// Whether a failure without an answer is worth another try.
     public func isRetryable(_ error: StreamUpError) -> Bool {
-        error.code == .transport || error.code == .bodyNotRewindable
+        error.code == .transport
     }
 
     /// The wait before retry number `attempt` (1 for the first), unless the server said

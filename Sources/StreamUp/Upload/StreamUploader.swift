@@ -37,22 +37,14 @@ public final class StreamUploader: Sendable {
     private let writer: StreamWriter
     private let input: StreamReference<BoundInputStream>
     private let onEvent: @Sendable (UploadEvent) -> Void
-    /// A session shared with other requests (a reliable upload's), or nil for one of its own.
-    private let shared: SharedSession?
     private let state = Mutex(State())
 
     /// Creates an uploader; nothing is sent until ``run(_:)``.
     /// - Throws: ``StreamUpError`` when the configuration cannot work.
-    public convenience init(_ configuration: UploadConfiguration, onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in }) throws {
-        try self.init(configuration, session: nil, onEvent: onEvent)
-    }
-
-    /// An uploader whose request goes through `session` when given (connections reused).
-    init(_ configuration: UploadConfiguration, session: SharedSession?, onEvent: @escaping @Sendable (UploadEvent) -> Void) throws {
+    public init(_ configuration: UploadConfiguration, onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in }) throws {
         try configuration.validate()
         self.configuration = configuration
         self.onEvent = onEvent
-        self.shared = session
         let pair = BoundStreamPair(bufferSize: configuration.bufferSize)
         input = StreamReference(pair.input)
         writer = StreamWriter(output: pair.output)
@@ -84,13 +76,11 @@ public final class StreamUploader: Sendable {
         }
         // Outside the lock: creating a task waits for URLSession's shared work queue, which
         // another uploader's body read may be holding (see StreamUp.docc/DesignNotes.md).
-        let session = shared?.session ?? Self.makeSession(configuration, delegate: delegate)
+        let session = Self.makeSession(configuration, delegate: delegate)
         let task = session.uploadTask(withStreamedRequest: Self.makeRequest(configuration))
-        shared?.register(delegate, for: task)
         let producerTask = writer.start(producer)
         let cancelledMeanwhile = state.withLock { state in
-            // Only a session of its own is this uploader's to invalidate.
-            state.session = shared == nil ? session : nil
+            state.session = session
             state.task = task
             state.producer = producerTask
             return state.cancelled
@@ -147,7 +137,7 @@ public final class StreamUploader: Sendable {
 
     // MARK: Building the session and request
 
-    static func makeSession(_ configuration: UploadConfiguration, delegate: URLSessionDelegate) -> URLSession {
+    static func makeSession(_ configuration: UploadConfiguration, delegate: UploadTaskDelegate) -> URLSession {
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         sessionConfiguration.timeoutIntervalForRequest = configuration.responseTimeout
         // A stream may run for days: no overall limit.
