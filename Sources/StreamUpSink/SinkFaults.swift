@@ -15,6 +15,9 @@
 ///   completed resumable uploads; never a `201`/`204`) are stored as usual, then the connection
 ///   is reset instead of answering: the client cannot know its request succeeded. Reported with
 ///   status `0` and complete.
+/// - ``conflictForgetsUpload``: a `409` to a resumable-upload `PATCH` (wrong offset, or another
+///   request still appending) also forgets the upload, as Apple's NIOResumableUpload does: a
+///   client that sends a PATCH without asking for the offset first loses its upload (`404` next).
 /// - ``readBytesPerSecond``: each connection reads no faster than this on average (the thread
 ///   sleeps between reads; memory stays bounded by the receive buffer).
 /// - ``stallAfterBytes``: once `N` body bytes of the first request that reaches `N` have arrived,
@@ -42,6 +45,8 @@ public struct SinkFaults: Sendable, Hashable {
     public var failStatus: Int
     /// How many of the next `200` answers are lost after the request was stored.
     public var loseAnswers: Int
+    /// A `409` to a PATCH forgets the upload too (NIOResumableUpload's behaviour).
+    public var conflictForgetsUpload: Bool
     /// `Retry-After` seconds sent with a failed `503`/`429`; `nil` means 1.
     public var retryAfterSeconds: Int?
     /// Average read rate per connection in bytes per second; `nil` for unthrottled.
@@ -61,6 +66,7 @@ public struct SinkFaults: Sendable, Hashable {
         failNextRequests: Int = 0,
         failStatus: Int = 503,
         loseAnswers: Int = 0,
+        conflictForgetsUpload: Bool = false,
         retryAfterSeconds: Int? = nil,
         readBytesPerSecond: Int? = nil,
         stallAfterBytes: Int? = nil,
@@ -71,6 +77,7 @@ public struct SinkFaults: Sendable, Hashable {
         self.failNextRequests = failNextRequests
         self.failStatus = failStatus
         self.loseAnswers = loseAnswers
+        self.conflictForgetsUpload = conflictForgetsUpload
         self.retryAfterSeconds = retryAfterSeconds
         self.readBytesPerSecond = readBytesPerSecond
         self.stallAfterBytes = stallAfterBytes

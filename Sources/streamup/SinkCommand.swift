@@ -49,6 +49,7 @@ struct SinkOptions: Sendable, Equatable {
         .value("--lose-answers", valueName: "K", help: "fault: store the next K requests answered 200, then reset the connection instead of answering") { options, value throws(UsageError) in
             options.faults.loseAnswers = try count(value, option: "--lose-answers", minimum: 0)
         },
+        .flag("--conflict-forgets", help: "fault: a 409 to a resumable PATCH also forgets the upload, as NIOResumableUpload does") { $0.faults.conflictForgetsUpload = true },
         .value("--fail-status", valueName: "S", help: "fault: the status for --fail-next, 400-599 (default 503)") { options, value throws(UsageError) in
             let status = try count(value, option: "--fail-status", minimum: 400)
             guard status <= 599 else { throw UsageError("--fail-status: '\(value)' is not a status in 400-599") }

@@ -6,14 +6,15 @@ import Testing
 /// `--resumable`: the built binary speaking the IETF resumable-upload protocol to the sink,
 /// which implements the server side and merges the upload into `stream-ID.body`.
 @Suite(.timeLimit(.minutes(3))) struct ResumableCommandTests {
-    /// 100 MB through a sink that cuts every PATCH after 1 MB: after each cut a HEAD says how
-    /// much the sink kept and the next PATCH starts exactly there. The stored stream equals the
-    /// input, and the sink received each byte once (no duplicate was sent, not merely dropped).
+    /// 100 MB through a sink that cuts every PATCH after 1 MB and, like NIOResumableUpload,
+    /// forgets an upload on any 409: after each cut a HEAD says how much the sink kept and the
+    /// next PATCH starts exactly there. One upload carries the whole stream, the stored stream
+    /// equals the input, and the sink received each byte once (none sent twice, not merely dropped).
     @Test func survivesADropEveryMegabyteWithoutLossOrDuplicate() async throws {
         let input = try randomFile(bytes: 100_000_000)
         defer { try? FileManager.default.removeItem(atPath: input.path) }
         try await withSink(configure: { configuration in
-            configuration.faults = SinkFaults(dropAfterBytes: 1_000_000, dropRepeatedly: true)
+            configuration.faults = SinkFaults(dropAfterBytes: 1_000_000, dropRepeatedly: true, conflictForgetsUpload: true)
             configuration.recentEventLimit = 10_000
         }) { sink, directory in
             let child = try StreamupProcess(["--resumable", "--retries", "10", sink.url.absoluteString], stdinFile: input.path)
@@ -23,6 +24,7 @@ import Testing
             let patched = requests.filter { $0.method == "PATCH" }.reduce(0) { $0 + $1.bodyByteCount }
             #expect(patched == 100_000_000, "the sink received \(patched) PATCH bytes")
             #expect(requests.filter { $0.method == "HEAD" }.count >= 99)
+            #expect(requests.filter { $0.method == "POST" }.count == 1, "the upload was lost and created again")
         }
     }
 

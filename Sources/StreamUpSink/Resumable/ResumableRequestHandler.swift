@@ -48,6 +48,8 @@ struct ResumableRequestHandler {
     let bindsStreams: Bool
     /// `http://HOST:PORT` of the listener.
     let origin: String
+    /// A 409 also forgets the upload, as Apple's NIOResumableUpload does (``SinkFaults/conflictForgetsUpload``).
+    var conflictForgets = false
 
     /// Acts on the head of `request`.
     /// - Throws: a storage failure while creating the upload's file.
@@ -84,9 +86,11 @@ struct ResumableRequestHandler {
             case .ended:
                 return .respond(ResumableResponses.notFound(version: version))
             case .offsetMismatch(let held):
+                if conflictForgets { _ = uploads.cancel(token) }
                 return .respond(ResumableResponses.conflict(
                     "Upload-Offset \(offset) is not the \(held) bytes held", held: held, version: version))
             case .busy(let held):
+                if conflictForgets { _ = uploads.cancel(token) }
                 return .respond(ResumableResponses.conflict(
                     "another request is appending to this upload", held: held, version: version))
             }

@@ -257,8 +257,9 @@ struct SinkConnection {
     private mutating func beginResumable(
         _ resumable: ResumableRequest, head: HTTPRequestHead, sequence: Int, _ socket: borrowing Socket
     ) -> Next {
-        let handler = ResumableRequestHandler(
+        var handler = ResumableRequestHandler(
             uploads: context.uploads, bindsStreams: context.streams != nil, origin: context.origin)
+        handler.conflictForgets = context.configuration.faults.conflictForgetsUpload
         let attachment = ResumableUpload.Attachment(request: sequence, descriptor: socket.descriptor)
         let start: ResumableRequestHandler.Start
         do {
