@@ -12,6 +12,20 @@ import Testing
         ["Streamup-Stream-Id: \(id)", "Streamup-Offset: \(offset)"]
     }
 
+    /// `conflictForgetsUpload`: a PATCH at the wrong offset gets 409 and, as in
+    /// NIOResumableUpload, the upload is gone (HEAD → 404); without the fault it stays.
+    @Test(arguments: [true, false]) func conflictForgetsTheUploadOnlyWhenAsked(forgets: Bool) throws {
+        let configuration = SinkConfiguration(faults: SinkFaults(conflictForgetsUpload: forgets))
+        try withSink(configuration) { server in
+            let control = try TestClient(port: server.port)
+            let path = try control.createUpload()
+            let client = try TestClient(port: server.port)
+            try client.send(Array(Resumable.append(path, offset: 5, complete: false, length: 3).utf8) + Array("abc".utf8))
+            #expect(try client.readResponse().status == 409)
+            #expect(try control.retrieveOffset(path).status == (forgets ? 404 : 204))
+        }
+    }
+
     /// `--drop-after 100 --drop-every` cuts every `PATCH` at 100 bytes; each keeps what it
     /// delivered, so resuming from the offset `HEAD` reports completes the upload.
     @Test func dropEveryCutsPatchesAndTheUploadKeepsTheirBytes() throws {
