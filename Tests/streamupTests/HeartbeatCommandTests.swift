@@ -31,6 +31,20 @@ import Testing
         }
     }
 
+    /// Heartbeats take the delivery options like stdin: with `--resumable` through a sink that
+    /// cuts a connection every 300 bytes, all beats arrive once, in order.
+    @Test func beatsSurviveCutsInResumableMode() async throws {
+        try await withSink(configure: { $0.faults = SinkFaults(dropAfterBytes: 300, dropRepeatedly: true) }) { sink, directory in
+            let child = try StreamupProcess([
+                "heartbeat", "--every", "20ms", "--count", "20", "--resumable", "--segment-seconds", "100ms", sink.url.absoluteString,
+            ])
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+            let beats = try records(Array(try #require(streamText(in: directory)).utf8))
+            #expect(beats.map { $0["seq"] as? Int } == Array(1...20))
+            #expect(sink.requests.contains { !$0.isComplete }, "no connection was cut")
+        }
+    }
+
     /// `-- COMMAND`: beats while the command runs, a final record with its exit status, and
     /// streamup exits with that status.
     @Test func commandExitStatusIsReportedAndReturned() async throws {

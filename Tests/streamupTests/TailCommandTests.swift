@@ -68,6 +68,29 @@ import Testing
 }
 
 extension TailCommandTests {
+    /// `tail --resumable` through a sink that cuts a connection every 1,000 bytes: the file
+    /// arrives whole and once, and SIGTERM completes the upload (exit 0).
+    @Test func followsIntoAResumableUploadThroughCuts() async throws {
+        let work = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let log = work.appendingPathComponent("app.log").path
+        var expected = (0..<200).map { "line \($0)\n" }.joined()
+        try expected.write(toFile: log, atomically: false, encoding: .utf8)
+        try await withSink(configure: { $0.faults = SinkFaults(dropAfterBytes: 1_000, dropRepeatedly: true) }) { sink, directory in
+            let child = try StreamupProcess(["tail", "--from-start", "--resumable", "--segment-seconds", "100ms", log, sink.url.absoluteString])
+            #expect(await eventually { streamText(in: directory) == expected })
+            let more = (200..<300).map { "line \($0)\n" }.joined()
+            try append(more, to: log)
+            expected += more
+            #expect(await eventually { streamText(in: directory) == expected })
+            child.signal(SIGTERM)
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(streamText(in: directory) == expected)
+            #expect(sink.requests.contains { !$0.isComplete }, "no connection was cut")
+        }
+    }
+
+
     /// With segments, the saved position follows each acknowledgement: after a SIGKILL (no
     /// clean end), a restart sends exactly what came after the last acknowledged segment.
     @Test func segmentedStateSurvivesSigkill() async throws {
