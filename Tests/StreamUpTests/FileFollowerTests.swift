@@ -408,7 +408,7 @@ private final class Harness: Sendable {
     /// Waits until exactly `expected` has arrived; fails if more or other bytes arrive or the
     /// deadline passes.
     func expect(_ expected: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        let arrived = await poll(timeout: .seconds(5)) {
+        let arrived = await poll(timeout: .seconds(20)) {
             let bytes = self.bytes
             return bytes.count >= expected.count || !expected.starts(with: bytes) ? bytes : nil
         }
@@ -490,9 +490,10 @@ private struct TimedOut: Error, CustomStringConvertible {
     var description: String { "condition not met before the deadline" }
 }
 
-/// Waits until `condition` holds, for at most 5 s.
+/// Waits until `condition` holds, for at most 20 s (a deadline for a hang, not a speed limit:
+/// the machine may be busy with the tests running beside these).
 private func waitUntil(_ condition: () -> Bool) async throws {
-    guard await poll(timeout: .seconds(5), { condition() ? true : nil }) != nil else { throw TimedOut() }
+    guard await poll(timeout: .seconds(20), { condition() ? true : nil }) != nil else { throw TimedOut() }
 }
 
 /// Runs `body` with a fresh temporary directory, removed afterwards.

@@ -9,14 +9,14 @@ import Testing
 @Suite(.timeLimit(.minutes(2))) struct DeliveryCommandTests {
     /// 503s (with Retry-After) and a dropped connection: retried, nothing lost, no duplicate.
     @Test func failedSegmentsAreSentAgainAndNothingIsLost() async throws {
-        let input = try randomFile(bytes: 20 << 20)
+        let input = try await randomFile(bytes: 20 << 20)
         defer { try? FileManager.default.removeItem(atPath: input.path) }
         try await withSink(configure: { configuration in
             configuration.faults = SinkFaults(dropAfterBytes: 3_000_000, failNextRequests: 2, failStatus: 503, retryAfterSeconds: 0)
         }) { sink, directory in
             let child = try StreamupProcess(["--retries", "5", "--segment-bytes", "4MiB", sink.url.absoluteString], stdinFile: input.path)
             #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
-            #expect(try sha256sum(try #require(streamFile(in: directory))) == input.sha256)
+            #expect(try await sha256sum(try #require(streamFile(in: directory))) == input.sha256)
             let statuses = sink.requests.map(\.status)
             #expect(statuses.prefix(3) == [503, 503, 0], "the faults were not hit: \(statuses)")
         }
@@ -26,7 +26,7 @@ import Testing
     /// cut segment is sent again from the last acknowledged byte, and the sink's de-duplication
     /// stores the stream exactly once.
     @Test func plainSegmentsSurviveADropEveryMegabyte() async throws {
-        let input = try randomFile(bytes: 100_000_000)
+        let input = try await randomFile(bytes: 100_000_000)
         defer { try? FileManager.default.removeItem(atPath: input.path) }
         try await withSink(configure: { configuration in
             configuration.faults = SinkFaults(dropAfterBytes: 1_000_000, dropRepeatedly: true)
@@ -34,7 +34,7 @@ import Testing
         }) { sink, directory in
             let child = try StreamupProcess(["--retries", "10", "--segment-bytes", "512k", sink.url.absoluteString], stdinFile: input.path)
             #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
-            #expect(try sha256sum(try #require(streamFile(in: directory))) == input.sha256)
+            #expect(try await sha256sum(try #require(streamFile(in: directory))) == input.sha256)
             let cut = sink.requests.filter { !$0.isComplete }.count
             #expect(cut >= 90, "only \(cut) requests were cut")
         }
@@ -135,7 +135,7 @@ import Testing
     /// in the pipe instead of being dropped; after the response timeout the segment is sent
     /// again and every byte arrives, once.
     @Test func stalledSinkTimesOutAndNothingIsDropped() async throws {
-        let input = try randomFile(bytes: 8 << 20)
+        let input = try await randomFile(bytes: 8 << 20)
         defer { try? FileManager.default.removeItem(atPath: input.path) }
         try await withSink(configure: { $0.faults = SinkFaults(stallAfterBytes: 100_000) }) { sink, directory in
             let child = try StreamupProcess([
@@ -151,7 +151,7 @@ import Testing
             }
             #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
             await writer.value
-            #expect(try sha256sum(try #require(streamFile(in: directory))) == input.sha256)
+            #expect(try await sha256sum(try #require(streamFile(in: directory))) == input.sha256)
             // The stalled segment timed out and was sent again.
             let summary = try #require(child.stderr.split(separator: "\n").last { $0.contains("server answered 200") })
             let retries = summary.firstMatch(of: /retries (\d+)/).flatMap { Int($0.1) } ?? 0

@@ -11,7 +11,7 @@ import Testing
     /// next PATCH starts exactly there. One upload carries the whole stream, the stored stream
     /// equals the input, and the sink received each byte once (none sent twice, not merely dropped).
     @Test func survivesADropEveryMegabyteWithoutLossOrDuplicate() async throws {
-        let input = try randomFile(bytes: 100_000_000)
+        let input = try await randomFile(bytes: 100_000_000)
         defer { try? FileManager.default.removeItem(atPath: input.path) }
         try await withSink(configure: { configuration in
             configuration.faults = SinkFaults(dropAfterBytes: 1_000_000, dropRepeatedly: true, conflictForgetsUpload: true)
@@ -19,7 +19,7 @@ import Testing
         }) { sink, directory in
             let child = try StreamupProcess(["--resumable", "--retries", "10", sink.url.absoluteString], stdinFile: input.path)
             #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
-            #expect(try sha256sum(try #require(streamFile(in: directory))) == input.sha256)
+            #expect(try await sha256sum(try #require(streamFile(in: directory))) == input.sha256)
             let requests = sink.requests
             let patched = requests.filter { $0.method == "PATCH" }.reduce(0) { $0 + $1.bodyByteCount }
             #expect(patched == 100_000_000, "the sink received \(patched) PATCH bytes")

@@ -10,7 +10,7 @@ import Testing
     /// A stalled sink with a 1 MiB replay buffer: the producer is paused instead of buffering,
     /// the client's peak RSS stays far below the 96 MiB that passed through, nothing is dropped.
     @Test func stalledSinkPausesTheProducerAndMemoryStaysFlat() async throws {
-        let input = try randomFile(bytes: 96 << 20)
+        let input = try await randomFile(bytes: 96 << 20)
         defer { try? FileManager.default.removeItem(atPath: input.path) }
         try await withSink(configure: { $0.faults = SinkFaults(stallAfterBytes: 100_000) }) { sink, directory in
             let child = try StreamupProcess([
@@ -20,7 +20,7 @@ import Testing
             let peak = PeakMemory(pid: child.process.processIdentifier)
             #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
             let peakKiB = peak.stop()
-            #expect(try sha256sum(try #require(streamFile(in: directory))) == input.sha256)
+            #expect(try await sha256sum(try #require(streamFile(in: directory))) == input.sha256)
             let summary = try #require(child.stderr.split(separator: "\n").last { $0.contains("server answered 200") })
             #expect(summary.contains("paused"), "the producer was never paused: \(summary)")
             #expect(peakKiB > 0 && peakKiB < 64 << 10, "peak RSS \(peakKiB) KiB for a 96 MiB stream")
@@ -30,7 +30,7 @@ import Testing
     /// With `--spool`, a stalled sink leaves the bytes on disk (not in memory); once the sink
     /// recovers (restarted on the same port) they are delivered and the spool is emptied.
     @Test func spoolHoldsBytesOnDiskUntilDeliveredThenEmpties() async throws {
-        let input = try randomFile(bytes: 16 << 20)
+        let input = try await randomFile(bytes: 16 << 20)
         let work = try temporaryDirectory()
         defer {
             try? FileManager.default.removeItem(atPath: input.path)
@@ -54,7 +54,7 @@ import Testing
         recovered.start()
         defer { recovered.stop() }
         #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
-        #expect(try sha256sum(try #require(streamFile(in: stored))) == input.sha256)
+        #expect(try await sha256sum(try #require(streamFile(in: stored))) == input.sha256)
         #expect(spooledBytes(spool) == 0)
     }
 

@@ -20,27 +20,38 @@ func withSink<T>(
 
 /// A temporary file of `count` random bytes; returns its path and SHA-256 (computed by the
 /// system's `sha256sum`, independently of the sink's own hashing).
-func randomFile(bytes count: Int) throws -> (path: String, sha256: String) {
+func randomFile(bytes count: Int) async throws -> (path: String, sha256: String) {
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("streamup-input-\(UUID().uuidString)").path
-    let shell = Process()
-    shell.executableURL = URL(fileURLWithPath: "/bin/sh")
-    shell.arguments = ["-c", "head -c \(count) /dev/urandom > '\(path)'"]
-    try shell.run()
-    shell.waitUntilExit()
-    return (path, try sha256sum(path))
+    _ = try await run("/bin/sh", ["-c", "head -c \(count) /dev/urandom > '\(path)'"])
+    return (path, try await sha256sum(path))
 }
 
 /// SHA-256 of a file by `sha256sum`.
-func sha256sum(_ path: String) throws -> String {
-    let process = Process()
-    let pipe = Pipe()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["sha256sum", path]
-    process.standardOutput = pipe
-    try process.run()
-    let output = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
+func sha256sum(_ path: String) async throws -> String {
+    let output = try await run("/usr/bin/env", ["sha256sum", path])
     return String(String(decoding: output, as: UTF8.self).prefix(64))
+}
+
+/// Runs a program to its end and returns its stdout. The wait blocks a thread of its own,
+/// never one of the few cooperative threads that the tests running in parallel share.
+private func run(_ executable: String, _ arguments: [String]) async throws -> Data {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread {
+            let process = Process()
+            let pipe = Pipe()
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+            process.standardOutput = pipe
+            do {
+                try process.run()
+                let output = pipe.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(returning: output)
+            } catch {
+                continuation.resume(throwing: error)
+            }
+        }
+    }
 }
 
 /// Waits, with a deadline, until `condition` holds, checking every 5 ms. Returns whether it held.

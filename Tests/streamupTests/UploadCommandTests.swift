@@ -7,7 +7,7 @@ import Testing
 @Suite(.timeLimit(.minutes(3))) struct UploadCommandTests {
     /// 50 MiB of random stdin arrive byte for byte: the stored body's SHA-256 equals the input's.
     @Test func fiftyMebibytesOfRandomStdinArriveIntact() async throws {
-        let input = try randomFile(bytes: 50 << 20)
+        let input = try await randomFile(bytes: 50 << 20)
         defer { try? FileManager.default.removeItem(atPath: input.path) }
         try await withSink { sink, directory in
             let child = try StreamupProcess([sink.url.absoluteString + "ingest"], stdinFile: input.path)
@@ -17,7 +17,7 @@ import Testing
             #expect(event.bodyByteCount == 50 << 20)
             #expect(event.sha256 == input.sha256)
             let stored = try #require(event.storedFile)
-            #expect(try sha256sum(stored) == input.sha256)
+            #expect(try await sha256sum(stored) == input.sha256)
         }
     }
 
@@ -25,7 +25,7 @@ import Testing
     /// what it stored, the same in every delivery mode: the whole stream's bytes and SHA-256.
     @Test(arguments: [[], ["--retries", "2", "--segment-bytes", "1000"], ["--resumable", "--segment-bytes", "1000"]])
     func dryRunPrintsWhatTheLocalSinkStored(options: [String]) async throws {
-        let input = try randomFile(bytes: 3_000)
+        let input = try await randomFile(bytes: 3_000)
         defer { try? FileManager.default.removeItem(atPath: input.path) }
         let child = try StreamupProcess(options, stdinFile: input.path)
         #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
