@@ -61,7 +61,7 @@ enum UploadRunner {
             onSignal?() ?? uploader.finish()
             SignalHandling.exitLater(after: shutdownTimeout, status: ExitStatus.noAnswer) {
                 Terminal.error("no answer within the shutdown timeout (\(shutdownTimeout)); exiting")
-                if let line = uploader.unacknowledgedLine { Terminal.error(line) }
+                reportUnacknowledged(uploader)
             }
         }
         let ticker = options.verbose ? ProgressTicker(uploader: uploader) : nil
@@ -75,15 +75,20 @@ enum UploadRunner {
             guard response.isSuccess else {
                 let start = response.bodyText.prefix(500).trimmingCharacters(in: .whitespacesAndNewlines)
                 Terminal.error("server answered \(response.statusCode) \(HTTPURLResponse.localizedString(forStatusCode: response.statusCode))" + (start.isEmpty ? "" : ": \(start)"))
-                if let line = uploader.unacknowledgedLine { Terminal.error(line) }
+                reportUnacknowledged(uploader)
                 return (ExitStatus.httpFailure, response)
             }
             return (ExitStatus.success, response)
         } catch {
             Terminal.error("\(error)")
-            if let line = uploader.unacknowledgedLine { Terminal.error(line) }
+            reportUnacknowledged(uploader)
             return (ExitStatus.noAnswer, nil)
         }
+    }
+
+    /// After a failed upload, says what became of the bytes the server did not acknowledge.
+    private static func reportUnacknowledged(_ uploader: any Upload) {
+        if let line = uploader.unacknowledgedLine { Terminal.error(line) }
     }
 
     private static func logEvent(_ event: UploadEvent) {

@@ -98,37 +98,7 @@ import Testing
 
     /// The sink goes away mid-stream and comes back on the same port: every byte arrives once.
     @Test func sinkDownForAWhileLosesNothing() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("streamup-down-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let configuration = SinkConfiguration(outputDirectory: directory.path)
-        let first = try SinkServer(configuration: configuration)
-        first.start()
-        let port = first.port
-        let child = try StreamupProcess(["--retries", "forever", "--segment-seconds", "200ms", first.url.absoluteString])
-        var expected = ""
-        for index in 0..<5 {
-            let line = "before \(index)\n"
-            child.write(line)
-            expected += line
-        }
-        // Given the first lines acknowledged, the sink stops.
-        #expect(await eventually { streamText(in: directory) == expected })
-        first.stop()
-        for index in 0..<5 {
-            let line = "while down \(index)\n"
-            child.write(line)
-            expected += line
-        }
-        // When it is back on the same port, the rest arrives, once.
-        let second = try SinkServer(configuration: SinkConfiguration(port: port, outputDirectory: directory.path))
-        second.start()
-        defer { second.stop() }
-        child.write("after\n")
-        expected += "after\n"
-        child.closeStdin()
-        #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
-        #expect(streamText(in: directory) == expected)
+        _ = try await expectNothingLostAcrossASinkRestart(["--retries", "forever", "--segment-seconds", "200ms"])
     }
 
     /// A sink that stops reading mid-segment: with a 1 MiB replay buffer, 8 MiB of stdin wait

@@ -31,32 +31,9 @@ import Testing
     /// The sink restarts mid-stream and forgets the upload (HEAD → 404): streamup creates a new
     /// upload at the acknowledged offset, which the sink joins to the same stream.
     @Test func aForgottenUploadContinuesAsANewOneWithoutGap() async throws {
-        let work = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: work) }
-        let first = try SinkServer(configuration: SinkConfiguration(outputDirectory: work.path))
-        first.start()
-        let child = try StreamupProcess(["--resumable", "--retries", "forever", "--segment-seconds", "200ms", first.url.absoluteString])
-        var expected = ""
-        for index in 0..<5 {
-            expected += "before \(index)\n"
-            child.write("before \(index)\n")
-        }
-        #expect(await eventually { streamText(in: work) == expected })
-        first.stop()
-        for index in 0..<5 {
-            expected += "while down \(index)\n"
-            child.write("while down \(index)\n")
-        }
-        let second = try SinkServer(configuration: SinkConfiguration(port: first.port, outputDirectory: work.path))
-        second.start()
-        defer { second.stop() }
-        child.write("after\n")
-        expected += "after\n"
-        child.closeStdin()
-        #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
-        #expect(streamText(in: work) == expected)
+        let restarted = try await expectNothingLostAcrossASinkRestart(["--resumable", "--retries", "forever", "--segment-seconds", "200ms"])
         // The restarted sink saw a new upload created.
-        #expect(second.requests.contains { $0.method == "POST" && $0.status == 201 })
+        #expect(restarted.contains { $0.method == "POST" && $0.status == 201 })
     }
 
     /// `--resumable --spool`, killed with SIGKILL while the sink reads slowly: the restart

@@ -50,8 +50,7 @@ import Testing
         // While the first request is stalled, all of stdin goes to disk.
         #expect(await eventually { spooledBytes(spool) == 16 << 20 }, "spooled \(spooledBytes(spool))")
         stalled.stop()
-        let recovered = try SinkServer(configuration: SinkConfiguration(port: stalled.port, outputDirectory: stored.path))
-        recovered.start()
+        let recovered = try startedSink(port: stalled.port, storingIn: stored)
         defer { recovered.stop() }
         #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
         #expect(try await sha256sum(try #require(streamFile(in: stored))) == input.sha256)
@@ -72,8 +71,7 @@ import Testing
             first.closeStdin()
             #expect(await first.waitForExit() == 2)
             #expect(first.stderr.contains("15 bytes the server did not acknowledge are kept in \(spool)"), "stderr: \(first.stderr)")
-            let restarted = try SinkServer(configuration: SinkConfiguration(port: port, outputDirectory: directory.path))
-            restarted.start()
+            let restarted = try startedSink(port: port, storingIn: directory)
             defer { restarted.stop() }
             let second = try StreamupProcess(["--spool", spool, restarted.url.absoluteString])
             second.closeStdin()
@@ -123,8 +121,7 @@ import Testing
         try append(more, to: log)
         expected += more
         // then, with the server up, a restart sends the spool first and then the new lines.
-        let sink = try SinkServer(configuration: SinkConfiguration(port: port, outputDirectory: stored.path))
-        sink.start()
+        let sink = try startedSink(port: port, storingIn: stored)
         defer { sink.stop() }
         let second = try StreamupProcess(arguments)
         #expect(await eventually { streamText(in: stored) == expected }, "stored \(streamText(in: stored)?.utf8.count ?? 0) of \(expected.utf8.count) bytes")

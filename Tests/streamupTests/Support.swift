@@ -1,5 +1,7 @@
 import Foundation
 import StreamUpSink
+import StreamUpTestSupport
+import Testing
 
 /// A sink on 127.0.0.1 port 0 for one test, storing bodies in a fresh temporary directory.
 /// Always stopped by the test (see ``withSink(_:)``).
@@ -88,4 +90,45 @@ func streamFile(in directory: URL) -> String? {
 /// The merged stream file's contents as text.
 func streamText(in directory: URL) -> String? {
     streamFile(in: directory).flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }
+}
+
+/// A sink on `port` storing in `directory`, started (the caller stops it).
+func startedSink(port: UInt16, storingIn directory: URL) throws -> SinkServer {
+    let sink = try SinkServer(configuration: SinkConfiguration(port: port, outputDirectory: directory.path))
+    sink.start()
+    return sink
+}
+
+/// A sink that goes away mid-stream and comes back: lines go to `streamup OPTIONS URL`; once
+/// they are stored the sink stops, more lines come while it is down, a sink starts again on the
+/// same port, and the input ends. Expects exit 0 and every line stored once; returns what the
+/// restarted sink saw.
+func expectNothingLostAcrossASinkRestart(_ options: [String]) async throws -> [SinkRequestEvent] {
+    let directory = try temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let first = try startedSink(port: 0, storingIn: directory)
+    let child = try StreamupProcess(options + [first.url.absoluteString])
+    var expected = ""
+    for index in 0..<5 {
+        let line = "before \(index)\n"
+        child.write(line)
+        expected += line
+    }
+    // Given the first lines acknowledged, the sink stops.
+    #expect(await eventually { streamText(in: directory) == expected })
+    first.stop()
+    for index in 0..<5 {
+        let line = "while down \(index)\n"
+        child.write(line)
+        expected += line
+    }
+    // When it is back on the same port, the rest arrives, once.
+    let second = try startedSink(port: first.port, storingIn: directory)
+    defer { second.stop() }
+    child.write("after\n")
+    expected += "after\n"
+    child.closeStdin()
+    #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+    #expect(streamText(in: directory) == expected)
+    return second.requests
 }

@@ -115,14 +115,19 @@ final class ReplayBuffer: @unchecked Sendable {
 
     /// Whether a reader at `offset` would find something now: bytes, the end, or a closed buffer.
     func isReadable(from offset: Int) -> Bool {
-        condition.withLock { closed || ended || offset < end }
+        condition.withLock { hasNews(for: offset) }
     }
 
     /// Blocks until a reader at `offset` would find something (see ``isReadable(from:)``).
     func waitUntilReadable(from offset: Int) {
         condition.withLock {
-            while !(closed || ended || offset < end) { condition.wait() }
+            while !hasNews(for: offset) { condition.wait() }
         }
+    }
+
+    /// Whether a reader at `offset` would not wait: bytes, the end, or a closed buffer. Under the lock.
+    private func hasNews(for offset: Int) -> Bool {
+        closed || ended || offset < end
     }
 
     /// What a reader at `offset` finds by `deadline`.

@@ -44,7 +44,6 @@ public struct RetryPolicy: Sendable, Equatable {
             return min(.seconds(seconds), .seconds(3600))
         }
         let bound = min(baseDelay * (1 << min(attempt - 1, 20)), maxDelay)
-        let boundSeconds = Double(bound.components.seconds) + Double(bound.components.attoseconds) / 1e18
-        return .milliseconds(Int64(random(boundSeconds) * 1000))
+        return .milliseconds(Int64(random(bound.timeInterval) * 1000))
     }
 }

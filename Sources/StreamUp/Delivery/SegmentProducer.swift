@@ -28,7 +28,7 @@ final class SegmentProducer: Producer, @unchecked Sendable {
     func produce(into writer: StreamWriter) async throws {
         try await writer.runBlocking { [self] blocking in
             var firstByteAt: Date?
-            let seconds = Double(maxDuration.components.seconds) + Double(maxDuration.components.attoseconds) / 1e18
+            let seconds = maxDuration.timeInterval
             while true {
                 let total = lock.withLock { sent }
                 if total >= maxBytes { return }
