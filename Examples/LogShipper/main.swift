@@ -1,6 +1,7 @@
 // A log shipper in a few lines: follow a log file like `tail -F` and stream every appended
-// byte to an ingest endpoint in acknowledged segments, retried for ever, with what is not yet
-// acknowledged kept in a spool on disk and the position remembered across restarts (even kill -9).
+// line to an ingest endpoint in acknowledged segments, retried for ever, with what is not yet
+// acknowledged kept in a spool on disk and the position remembered across restarts: every
+// line arrives once, even after kill -9.
 //
 //   swift run example-log-shipper /var/log/app.log https://logs.example/ingest
 //   swift run example-log-shipper /var/log/app.log          # to a local sink, prints its record
@@ -19,19 +20,16 @@ let sink = arguments.count > 1 ? nil : try SinkServer(configuration: SinkConfigu
 sink?.start()
 let url = try UploadConfiguration.url(from: arguments.dropFirst().first ?? sink!.urlString)
 
-let stateFile = logPath + ".streamup-state"
-let follower = FileFollower(path: logPath, startAt: .beginning, state: try FollowState.load(from: stateFile))
+let follower = FileFollower(path: logPath, startAt: .beginning)
 
 var configuration = UploadConfiguration(url: url)
 configuration.contentType = "text/plain; charset=utf-8"
 configuration.headers = [.init(name: "X-Log-Source", value: ProcessInfo.processInfo.hostName)]
 var options = ReliableUploader.Options()
 options.spoolDirectory = logPath + ".streamup-spool"  // survives a crash; sent first on the next start
+options.stateFile = logPath + ".streamup-state"       // where the file stands: each line once, even after kill -9
 options.retry = RetryPolicy(maxRetries: nil)            // a daemon: never give up
-let uploader = try ReliableUploader(configuration, options: options, onSecured: { safe in
-    // The first `safe` bytes are on the server or in the spool: the position up to them is saved.
-    try? follower.state(acknowledging: safe)?.save(to: stateFile)
-})
+let uploader = try ReliableUploader(configuration, options: options)
 
 // Ctrl-C ends the stream gracefully: what was read is sent, then the server answers.
 signal(SIGINT, SIG_IGN)
@@ -42,7 +40,4 @@ interrupt.resume()
 print("shipping \(logPath) to \(url); Ctrl-C to stop")
 let response = try await uploader.run(follower)
 print("server answered \(response.statusCode): \(response.bodyText)")
-if response.isSuccess, let state = follower.state {
-    try state.save(to: stateFile)  // the next run continues after what was acknowledged
-}
 sink?.stop()

@@ -43,6 +43,7 @@ enum CommandLineParser {
             throw UsageError("expected one URL, got \(all.count) arguments: \(all.joined(separator: " "))")
         }
         options.url = all.first
+        try options.validate()
         return .upload(options)
     }
 
@@ -68,6 +69,7 @@ enum CommandLineParser {
             guard !command.isEmpty else { throw UsageError("heartbeat: '--' must be followed by a command") }
             options.command = command
         }
+        try options.upload.validate()
         return .heartbeat(options)
     }
 
@@ -81,6 +83,7 @@ enum CommandLineParser {
         }
         options.path = all[0]
         options.upload.url = all.count == 2 ? all[1] : nil
+        try options.upload.validate()
         return .tail(options)
     }
 }

@@ -52,46 +52,30 @@ struct TailOptions: Sendable, Equatable {
 /// Thread safety: runs on the main task.
 enum TailRunner {
     static func run(_ options: TailOptions) async -> Int32 {
-        let state: FollowState?
-        do {
-            state = try options.stateFile.flatMap { try FollowState.load(from: $0) }
-        } catch {
-            Terminal.error("tail: cannot read the state file: \(error)")
+        if let problem = startProblem(options) {
+            Terminal.error("tail: \(problem)")
             return ExitStatus.usage
         }
-        let follower = FileFollower(path: options.path, startAt: options.fromStart ? .beginning : .end, state: state)
+        let follower = FileFollower(path: options.path, startAt: options.fromStart ? .beginning : .end)
         return await UploadRunner.withTarget(options.upload) { url in
-            // The stream the follower's bytes go into, once the reliable uploader is made.
-            let stream = Mutex<(id: String, start: Int)?>(nil)
-            // With segmented delivery the position moves at every acknowledged segment (with a
-            // spool: as bytes reach it), and says which stream offset it stands for.
-            let saveSecured: @Sendable (Int) -> Void = { secured in
-                guard let stateFile = options.stateFile, var state = follower.state(acknowledging: secured) else { return }
-                if let (id, start) = stream.withLock({ $0 }) {
-                    state.streamID = id
-                    state.streamOffset = start + secured
-                }
+            guard options.upload.delivery.singleRequest else {
+                // Acknowledged segments: the uploader keeps the state file (exactly once).
+                return await UploadRunner.upload(options.upload, to: url, producer: follower, stateFile: options.stateFile).status
+            }
+            // One request: the state moves only when its 2xx acknowledges the whole body.
+            if let stateFile = options.stateFile {
                 do {
-                    try state.save(to: stateFile)
+                    follower.resume(from: try SourceState.load(from: stateFile)?.sources ?? [])
                 } catch {
-                    Terminal.error("tail: cannot save the state file: \(error)")
+                    Terminal.error("tail: \(error)")
+                    return ExitStatus.usage
                 }
             }
-            let prepare: (ReliableUploader) -> Void = { uploader in
-                stream.withLock { $0 = (uploader.streamID, uploader.producerStart) }
-                // A spool that holds the stream past the saved position: those bytes are not
-                // read again (exactly once across a crash).
-                if let state, state.streamID == uploader.streamID, let saved = state.streamOffset, uploader.producerStart > saved {
-                    follower.skip(firstBytes: uploader.producerStart - saved)
-                }
-            }
-            let (status, response) = await UploadRunner.upload(
-                options.upload, to: url, producer: follower, onSecured: saveSecured, prepare: prepare)
-            // Every byte the follower wrote went out before the body ended, and a 2xx answer
-            // acknowledges the whole body: only then does the saved position move.
-            if let stateFile = options.stateFile, response?.isSuccess == true, let position = follower.state {
+            let (status, response) = await UploadRunner.upload(options.upload, to: url, producer: follower)
+            if let stateFile = options.stateFile, response?.isSuccess == true, let state = follower.state {
                 do {
-                    try position.save(to: stateFile)
+                    let position = SourcePosition(source: SourceID(device: state.device, inode: state.inode), path: state.path, offset: state.offset)
+                    try SourceState(sources: [position]).save(to: stateFile)
                 } catch {
                     Terminal.error("tail: cannot save the state file: \(error)")
                     return ExitStatus.noAnswer
@@ -99,5 +83,22 @@ enum TailRunner {
             }
             return status
         }
+    }
+
+    /// What makes the command unable to work, said at start rather than at the first save.
+    static func startProblem(_ options: TailOptions) -> String? {
+        if let stateFile = options.stateFile {
+            let directory = (stateFile as NSString).deletingLastPathComponent
+            var isDirectory: ObjCBool = false
+            if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) || !isDirectory.boolValue {
+                return "the directory of the state file \(stateFile) does not exist"
+            }
+            do {
+                _ = try SourceState.load(from: stateFile)
+            } catch {
+                return "\(error)"
+            }
+        }
+        return nil
     }
 }

@@ -10,24 +10,30 @@ struct UploadOptions: Sendable, Equatable {
     var method = "POST"
     var contentType = "application/octet-stream"
     var headers: [UploadConfiguration.Header] = []
-    var bufferSize = 1 << 20
+    /// The buffer between the producer and the upload; nil: 1 MiB for a single request,
+    /// 8 MiB (the replay buffer) for acknowledged segments.
+    var bufferSize: Int?
     var verbose = false
     var responseTimeout: Duration = .seconds(60)
     var shutdownTimeout: Duration = .seconds(30)
-    /// Segmented, acknowledged delivery with retries (any of the options below turns it on).
-    var delivery: DeliveryOptions?
+    var delivery = DeliveryOptions()
 
-    /// The options of segmented delivery; nil fields keep the library's defaults.
+    /// How the stream is delivered: acknowledged segments (the default) or one request.
     struct DeliveryOptions: Sendable, Equatable {
+        var singleRequest = false
+        var records: RecordMode = .lines
+        var maxRecordBytes: Int?
         var retries: Int?? = nil
         var retryMaxTime: Duration?
         var segmentBytes: Int?
         var segmentDuration: Duration?
-        var replayBytes: Int?
         var spoolDirectory: String?
         var spoolBytes: Int?
         var resumable = false
         var retryStatuses: Set<Int>?
+        var deadLetterDirectory: String?
+        /// The segment options given (they cannot go with --single-request).
+        var segmentOptions: [String] = []
     }
 
     static let table: [OptionSpec<UploadOptions>] = [
@@ -44,7 +50,7 @@ struct UploadOptions: Sendable, Equatable {
             }
             options.method = method
         },
-        .value("--buffer-size", valueName: "SIZE", help: "buffer between stdin and the socket (default 1MiB; e.g. 64k, 4MiB)") { options, value throws(UsageError) in
+        .value("--buffer-size", valueName: "SIZE", help: "the buffer between the input and the upload, holding what is not yet acknowledged (default 8MiB; 1MiB with --single-request); the input waits when it is full") { options, value throws(UsageError) in
             let size = try parseByteSize(value, option: "--buffer-size")
             guard size <= 1 << 30 else { throw UsageError("--buffer-size: '\(value)' is over 1 GiB") }
             options.bufferSize = size
@@ -52,37 +58,50 @@ struct UploadOptions: Sendable, Equatable {
         .value("--response-timeout", valueName: "DURATION", help: "limit on connecting and on waiting for the answer after the body (default 60s); an idle stdin never times out") { options, value throws(UsageError) in
             options.responseTimeout = try parseDuration(value, option: "--response-timeout")
         },
-        .value("--retries", valueName: "N|forever", help: "deliver in acknowledged segments and retry failed ones N times (default 10 once any delivery option is given)") { options, value throws(UsageError) in
+        .flag("--single-request", help: "send the whole stream as one never-ending request (for receivers that take one, such as VictoriaLogs /insert/jsonline or `streamup sink`); a broken connection then ends it") { options in
+            options.delivery.singleRequest = true
+        },
+        .value("--records", valueName: "lines|none", help: "where records end: every request ends just after a newline (lines, the default) or anywhere (none: opaque bytes)") { options, value throws(UsageError) in
+            switch value {
+            case "lines": options.delivery(\.records, .lines, "--records")
+            case "none": options.delivery(\.records, .rawBytes, "--records")
+            default: throw UsageError("--records: '\(value)' is not 'lines' or 'none'")
+            }
+        },
+        .value("--max-record", valueName: "SIZE", help: "the longest record (default 1MiB); a longer line is split there, with one warning") { options, value throws(UsageError) in
+            options.delivery(\.maxRecordBytes, try parseByteSize(value, option: "--max-record"), "--max-record")
+        },
+        .value("--retries", valueName: "N|forever", help: "retry a failed segment N times in a row without progress (default 10)") { options, value throws(UsageError) in
             if value == "forever" {
-                options.delivery(\.retries, .some(nil))
+                options.delivery(\.retries, .some(nil), "--retries")
             } else {
                 guard let count = Int(value), count >= 0 else { throw UsageError("--retries: '\(value)' is not a number or 'forever'") }
-                options.delivery(\.retries, .some(count))
+                options.delivery(\.retries, .some(count), "--retries")
             }
         },
         .value("--retry-max-time", valueName: "DURATION", help: "give up after failing this long without progress") { options, value throws(UsageError) in
-            options.delivery(\.retryMaxTime, try parseDuration(value, option: "--retry-max-time"))
+            options.delivery(\.retryMaxTime, try parseDuration(value, option: "--retry-max-time"), "--retry-max-time")
         },
-        .value("--segment-bytes", valueName: "SIZE", help: "end each acknowledged segment after SIZE (default 8MiB)") { options, value throws(UsageError) in
-            options.delivery(\.segmentBytes, try parseByteSize(value, option: "--segment-bytes"))
+        .value("--segment-bytes", valueName: "SIZE", help: "end each request at the last record boundary within SIZE (default 8MiB)") { options, value throws(UsageError) in
+            options.delivery(\.segmentBytes, try parseByteSize(value, option: "--segment-bytes"), "--segment-bytes")
         },
-        .value("--segment-seconds", valueName: "DURATION", help: "end each segment this long after its first byte (default 10s)") { options, value throws(UsageError) in
-            options.delivery(\.segmentDuration, try parseDuration(value, option: "--segment-seconds"))
-        },
-        .value("--replay-buffer", valueName: "SIZE", help: "most unacknowledged bytes kept for resending (default 64MiB); stdin waits beyond it") { options, value throws(UsageError) in
-            options.delivery(\.replayBytes, try parseByteSize(value, option: "--replay-buffer"))
+        .value("--segment-seconds", valueName: "DURATION", help: "end each request at the first record boundary this long after its first byte (default 1s)") { options, value throws(UsageError) in
+            options.delivery(\.segmentDuration, try parseDuration(value, option: "--segment-seconds"), "--segment-seconds")
         },
         .value("--retry-statuses", valueName: "LIST", help: "answers retried, e.g. 408,429,500-599 (the default); other 4xx/5xx are final") { options, value throws(UsageError) in
-            options.delivery(\.retryStatuses, try parseStatusList(value))
+            options.delivery(\.retryStatuses, try parseStatusList(value), "--retry-statuses")
         },
         .flag("--resumable", help: "append the stream to one IETF resumable upload (draft interop version 6): after a failure, ask the server how much it holds and go on from there, no byte sent twice") { options in
-            options.delivery(\.resumable, true)
+            options.delivery(\.resumable, true, "--resumable")
         },
         .value("--spool", valueName: "DIR", help: "keep unacknowledged bytes in DIR instead of memory; they survive a crash, and the next start sends them first") { options, value in
-            options.delivery(\.spoolDirectory, value)
+            options.delivery(\.spoolDirectory, value, "--spool")
         },
-        .value("--spool-size", valueName: "SIZE", help: "most unacknowledged bytes the spool holds (default 1GiB); stdin waits beyond it") { options, value throws(UsageError) in
-            options.delivery(\.spoolBytes, try parseByteSize(value, option: "--spool-size"))
+        .value("--spool-size", valueName: "SIZE", help: "most unacknowledged bytes the spool holds (default 1GiB or half the free space of its file system, whichever is smaller); the input waits beyond it") { options, value throws(UsageError) in
+            options.delivery(\.spoolBytes, try parseByteSize(value, option: "--spool-size"), "--spool-size")
+        },
+        .value("--dead-letter", valueName: "DIR", help: "keep segments the server refuses for good (4xx other than 408/429, TLS certificate errors) or that run out of retries in DIR, and go on (default: stop)") { options, value in
+            options.delivery(\.deadLetterDirectory, value, "--dead-letter")
         },
         .value("--shutdown-timeout", valueName: "DURATION", help: "after SIGINT/SIGTERM, wait at most this long for the rest to be sent and answered (default 30s), then exit 2") { options, value throws(UsageError) in
             options.shutdownTimeout = try parseDuration(value, option: "--shutdown-timeout")
@@ -91,11 +110,17 @@ struct UploadOptions: Sendable, Equatable {
         .flag("-h", "--help", help: "show this help") { _ in },
     ]
 
-    /// Sets one delivery option, turning segmented delivery on.
-    mutating func delivery<Value>(_ field: WritableKeyPath<DeliveryOptions, Value>, _ value: Value) {
-        var options = delivery ?? DeliveryOptions()
-        options[keyPath: field] = value
-        delivery = options
+    /// Sets one option of acknowledged delivery, remembering that `name` was given.
+    mutating func delivery<Value>(_ field: WritableKeyPath<DeliveryOptions, Value>, _ value: Value, _ name: String) {
+        delivery[keyPath: field] = value
+        if !delivery.segmentOptions.contains(name) { delivery.segmentOptions.append(name) }
+    }
+
+    /// Checks the options together, after parsing.
+    func validate() throws(UsageError) {
+        if delivery.singleRequest, let first = delivery.segmentOptions.first {
+            throw UsageError("--single-request cannot go with \(first): it sends one request, without segments or retries")
+        }
     }
 
     /// `408,429,500-599`: status codes and ranges, each within 400...599.
@@ -128,9 +153,10 @@ struct UploadOptions: Sendable, Equatable {
                streamup sink [options]
                streamup --help | --version
 
-        Streams standard input to URL as one HTTP request with a chunked body, live: each line
-        leaves as soon as it is read, for as long as stdin stays open. When stdin ends, the body
-        ends and streamup waits for the server's answer.
+        Streams standard input to URL, live, as a series of acknowledged HTTP requests that each
+        end on a line boundary: what most receivers (ClickHouse, Loki, Elasticsearch, Splunk,
+        Vector, …) need, and what reverse proxies let through. A failed request is sent again,
+        so nothing is lost.
 
             tail -F app.log | streamup https://logs.example/ingest
 
@@ -139,26 +165,31 @@ struct UploadOptions: Sendable, Equatable {
 
         options:
         \(helpLines(for: table))
-        A full buffer stops reading stdin until the server takes more (memory stays flat).
-
-        Delivery: by default the stream is one request, and a broken connection ends it (exit 2).
-        With --retries (or any segment option) the stream is sent as consecutive requests of at
-        most --segment-bytes / --segment-seconds, each acknowledged by a 2xx; a failed segment
-        (connection error, 408, 429, 5xx; Retry-After honoured; backoff with jitter) is sent
-        again from the last acknowledged byte, so nothing is lost. Each request carries
-        Streamup-Stream-Id and Streamup-Offset so the receiver can drop duplicates
-        (`streamup sink` does). Other 4xx answers are final.
-        --resumable speaks the IETF resumable-upload protocol instead (any server that speaks
-        it, e.g. `streamup sink` or Apple's NIOResumableUpload): one upload is created, each
-        segment is a PATCH, and after a failure a HEAD tells where to go on: no duplicates.
+        Delivery: each request ("segment") carries whole records (lines, unless --records none)
+        and ends at the last line boundary within --segment-bytes (8MiB), or at the first one
+        --segment-seconds (1s) after its first byte; a request opens only when there is a line
+        to send. A 2xx acknowledges it. A failed one (connection error, 408, 429, 5xx;
+        Retry-After honoured; backoff with jitter) is sent again from the last acknowledged
+        byte, smaller each time it fails again (so a link that breaks every N bytes still
+        delivers); 413 makes every later segment smaller. Other 4xx are final: the stream
+        stops, or with --dead-letter DIR the segment is kept in DIR and the stream goes on.
+        Each request carries Streamup-Stream-Id and Streamup-Offset so a receiver can drop the
+        duplicates a lost answer causes (`streamup sink` does). When the buffer is full,
+        streamup stops reading stdin: nothing is dropped.
+        --single-request sends one never-ending request instead (VictoriaLogs jsonline,
+        ClickHouse, `streamup sink`, curl-like use); a broken connection ends it (exit 2).
+        --resumable speaks the IETF resumable-upload protocol instead of separate requests
+        (any server that speaks it, e.g. `streamup sink` or Apple's NIOResumableUpload): one
+        upload, a PATCH per segment, and after a failure a HEAD tells where to go on.
         --spool DIR keeps the unacknowledged bytes on disk: a crash or kill loses none of them,
         and the next start with the same DIR sends them first (same stream id and offsets).
-        SIGINT/SIGTERM: stop reading stdin, send what is buffered, end the body, wait for the
-        answer (at most --shutdown-timeout). A second signal aborts at once (exit 130).
+        SIGINT/SIGTERM: stop reading stdin, send what is buffered, wait for the answers (at
+        most --shutdown-timeout). A second signal aborts at once (exit 130).
 
         exit status:
-          0   the server answered 2xx
-          1   the server answered another status (shown on stderr with the start of its body)
+          0   every byte was acknowledged with a 2xx
+          1   the server answered another status (shown on stderr with the start of its body),
+              or refused segments were kept with --dead-letter
           2   no answer: bad URL, refused or lost connection, timeout, cancelled
           64  usage error
 

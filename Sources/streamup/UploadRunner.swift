@@ -21,13 +21,13 @@ enum UploadRunner {
         return await LocalSink.run(body)
     }
 
-    /// Streams `producer` to `urlText` with the options' headers and limits; SIGINT/SIGTERM call
-    /// `onSignal` (by default a graceful finish). With delivery options, `prepare` sees the
-    /// reliable uploader before it runs. Returns the exit status and the answer, if any.
+    /// Streams `producer` to `urlText` with the options' headers and limits, as acknowledged
+    /// segments (saving source positions in `stateFile`, if given) or as one request;
+    /// SIGINT/SIGTERM call `onSignal` (by default a graceful finish). Returns the exit status
+    /// and the answer, if any.
     static func upload(
-        _ options: UploadOptions, to urlText: String, producer: some Producer,
-        onSignal: (@Sendable () -> Void)? = nil, onSecured: @escaping @Sendable (Int) -> Void = { _ in },
-        prepare: (ReliableUploader) -> Void = { _ in }
+        _ options: UploadOptions, to urlText: String, producer: some Producer, stateFile: String? = nil,
+        onSignal: (@Sendable () -> Void)? = nil
     ) async -> (status: Int32, response: UploadResponse?) {
         let uploader: any Upload
         do {
@@ -35,19 +35,17 @@ enum UploadRunner {
             configuration.method = options.method
             configuration.contentType = options.contentType
             configuration.headers = options.headers
-            configuration.bufferSize = options.bufferSize
             configuration.responseTimeout = options.responseTimeout.seconds
             let verbose = options.verbose
-            let onEvent: @Sendable (UploadEvent) -> Void = { event in
-                if verbose { logEvent(event) }
-            }
-            if let delivery = options.delivery {
-                let reliable = try ReliableUploader(
-                    configuration, options: delivery.libraryOptions, onEvent: onEvent, onSecured: onSecured)
-                prepare(reliable)
-                uploader = reliable
-            } else {
+            let onEvent: @Sendable (UploadEvent) -> Void = { event in logEvent(event, verbose: verbose) }
+            if options.delivery.singleRequest {
+                configuration.bufferSize = options.bufferSize ?? configuration.bufferSize
                 uploader = try StreamUploader(configuration, onEvent: onEvent)
+            } else {
+                var library = options.delivery.libraryOptions
+                if let bufferSize = options.bufferSize { library.replayCapacity = bufferSize }
+                library.stateFile = stateFile
+                uploader = try ReliableUploader(configuration, options: library, onEvent: onEvent)
             }
         } catch let error as StreamUpError where error.code == .io {
             Terminal.error("\(error)")
@@ -78,6 +76,10 @@ enum UploadRunner {
                 reportUnacknowledged(uploader)
                 return (ExitStatus.httpFailure, response)
             }
+            if let refused = uploader.refusedLine {
+                Terminal.error(refused)
+                return (ExitStatus.httpFailure, response)
+            }
             return (ExitStatus.success, response)
         } catch {
             Terminal.error("\(error)")
@@ -91,21 +93,40 @@ enum UploadRunner {
         if let line = uploader.unacknowledgedLine { Terminal.error(line) }
     }
 
-    private static func logEvent(_ event: UploadEvent) {
+    /// What the library reports, on stderr: failures, recoveries and dead letters always (one
+    /// line each, the first failure of a spell only), the rest with `-v`.
+    private static func logEvent(_ event: UploadEvent, verbose: Bool) {
         switch event {
         case .requestStarted(let method, let url, let headers):
+            guard verbose else { return }
             Terminal.info("> \(method) \(url.absoluteString)")
             for header in headers { Terminal.info("> \(header.name): \(header.value)") }
         case .responseReceived(let status, let headers):
+            guard verbose else { return }
             let reason = status == 104 ? "Upload Resumption Supported" : HTTPURLResponse.localizedString(forStatusCode: status)
             Terminal.info("< \(status) \(reason)")
             for (name, value) in headers.sorted(by: { $0.key < $1.key }) { Terminal.info("< \(name): \(value)") }
         case .redirectRefused(let status, let location):
+            guard verbose else { return }
             Terminal.info("* not following the \(status) redirect to \(location ?? "?"): a live body cannot be sent twice")
-        case .retrying(let reason, let delay):
-            Terminal.info("* \(reason); trying again in \(delay.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))")
+        case .retrying(let reason, let attempt, let delay, let first):
+            let wait = delay.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow))
+            if verbose {
+                Terminal.info("* \(reason); trying again in \(wait) (failure \(attempt) in a row)")
+            } else if first {
+                Terminal.error("delivery is failing: \(reason); retrying from the last acknowledged byte (-v shows each attempt)")
+            }
+        case .recovered(let failedAttempts, let resentBytes, let after):
+            let seconds = after.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow))
+            var line = "delivery recovered after \(failedAttempts) failed attempt\(failedAttempts == 1 ? "" : "s") over \(seconds)"
+            if resentBytes > 0 {
+                line += "; \(resentBytes) bytes were sent again (a receiver that ignores Streamup-Offset may hold some of them twice)"
+            }
+            Terminal.error(line)
+        case .deadLettered(let bytes, let file, let reason):
+            Terminal.error("\(reason): kept the segment (\(bytes) bytes) in \(file) and went on")
         case .notice(let text):
-            Terminal.info("* \(text)")
+            Terminal.error(text)
         }
     }
 }
@@ -140,6 +161,8 @@ protocol Upload: Sendable {
     var progressLine: String { get }
     /// What became of bytes the server did not acknowledge, when the upload failed (nil: nothing to say).
     var unacknowledgedLine: String? { get }
+    /// What the server refused and where it was kept, when it refused anything (dead letters).
+    var refusedLine: String? { get }
 }
 
 extension StreamUploader: Upload {
@@ -149,6 +172,7 @@ extension StreamUploader: Upload {
     }
 
     var unacknowledgedLine: String? { nil }
+    var refusedLine: String? { nil }
 }
 
 extension ReliableUploader: Upload {
@@ -156,7 +180,14 @@ extension ReliableUploader: Upload {
         let progress = self.progress
         let recovered = recoveredBytes > 0 ? ", \(recoveredBytes) from the spool" : ""
         let paused = progress.pauses > 0 ? String(format: ", paused %d times (%.1f s)", progress.pauses, progress.pausedSeconds) : ""
-        return "read \(progress.produced) bytes\(recovered), acknowledged \(progress.acknowledged), held \(progress.held), resent \(progress.resent), retries \(progress.retries)\(paused)"
+        let refused = progress.deadLetters > 0 ? ", \(progress.deadLetters) segments (\(progress.deadLetterBytes) bytes) kept as dead letters" : ""
+        return "read \(progress.produced) bytes\(recovered), acknowledged \(progress.acknowledged), held \(progress.held), resent \(progress.resent), retries \(progress.retries)\(paused)\(refused)"
+    }
+
+    var refusedLine: String? {
+        let progress = self.progress
+        guard progress.deadLetters > 0, let directory = options.deadLetterDirectory else { return nil }
+        return "the server refused \(progress.deadLetters) segment\(progress.deadLetters == 1 ? "" : "s") (\(progress.deadLetterBytes) bytes); they are kept in \(directory)"
     }
 
     var unacknowledgedLine: String? {
@@ -173,15 +204,17 @@ extension UploadOptions.DeliveryOptions {
     /// The library's options with these overrides.
     var libraryOptions: ReliableUploader.Options {
         var options = ReliableUploader.Options()
+        options.records = records
+        if let maxRecordBytes { options.maxRecordBytes = maxRecordBytes }
         if let retries { options.retry.maxRetries = retries }
         options.retry.maxRetryTime = retryMaxTime
         if let segmentBytes { options.segmentBytes = segmentBytes }
         if let segmentDuration { options.segmentDuration = segmentDuration }
-        if let replayBytes { options.replayCapacity = max(replayBytes, options.segmentBytes) }
         options.spoolDirectory = spoolDirectory
-        if let spoolBytes { options.spoolCapacity = max(spoolBytes, options.segmentBytes) }
+        options.spoolCapacity = spoolBytes
         options.resumable = resumable
         if let retryStatuses { options.retry.retryableStatuses = retryStatuses }
+        options.deadLetterDirectory = deadLetterDirectory
         return options
     }
 }

@@ -1,169 +1,392 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
-/// Bytes of a stream from the last acknowledged offset on: sent-but-unacknowledged bytes plus
-/// not-yet-sent ones, with a hard cap. Segments read windows of it by absolute offset; an
-/// acknowledgement frees everything below its offset.
+/// The one buffer of an acknowledged upload: producers write into it, each segment request
+/// reads a window of it, and bytes stay until the server acknowledges them.
 ///
-///     acknowledged ... [ held bytes ............................ ] end
-///                      ^ acknowledgedOffset                       ^ endOffset
+///     acknowledged           boundary         written
+///          |== unacknowledged, complete records ==|-- partial record --|.... free ....|
+///          ^ freed by acknowledgements            ^ readable up to here               ^ acknowledged + capacity
+///     invariant: acknowledged <= boundary <= written <= acknowledged + capacity
 ///
-/// The bytes themselves live in a ``ReplayStorage``: a ring in memory, or a spool on disk.
-/// The appender blocks while the buffer is at its cap (backpressure reaches the producer); a
-/// reader blocks until bytes past its offset arrive, the stream ends, or its deadline passes.
-/// A storage failure (a full disk) closes the buffer and is kept in ``failure``.
+/// - Writing: a producer (through its ``StreamWriter``) fills free space in place and never
+///   blocks; with a full buffer it waits for the space notification, which every
+///   acknowledgement triggers (acknowledgements come once per request, so there is no storm). Record boundaries are found as bytes are written (``RecordMode``); a record that
+///   grows past `maxRecord` is split there, and counted.
+/// - Reading: a segment request reads through ``WindowSource`` from the acknowledged offset,
+///   only whole records, as far as its ``SegmentPlan`` allows; a read blocks (on URLSession's
+///   thread) until there is a record, the input ends, the buffer fails, or the plan's deadline.
+/// - Acknowledging: frees the bytes below an offset, wakes a waiting producer, and returns the
+///   source positions the freed bytes stand for (``SourceIndex``).
 ///
-/// Thread safety: guarded by `condition`; one appending thread, one reading thread, acks from any.
-/// Storage calls run under the lock too, so the storage needs no lock of its own.
-final class ReplayBuffer: @unchecked Sendable {
+/// Bytes are copied in and out outside the lock: the writer only touches free space and
+/// readers only touch unacknowledged bytes below the boundary, which the cursors (changed under
+/// the lock) keep apart.
+///
+/// Thread safety: every mutable field is in `state`, guarded by `condition`; one writing
+/// thread, one reading thread, acknowledgements and waits from any task. Continuations and the
+/// space observer are resumed after the lock is released.
+final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
+    /// Everything that changes, guarded by `condition`.
+    struct State {
+        var acknowledged: Int
+        var written: Int
+        var boundary: Int
+        /// Boundaries made by splitting over-long records, above `acknowledged`, ascending.
+        var splits: [Int] = []
+        var splitRecords = 0
+        var inputEnded = false
+        var failure: StreamUpError?
+        var readerWaiting = false
+        var writerWantsSpace = false
+        var spaceObserver: SpaceSignal?
+        var readableWaiters: [(offset: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var acknowledgedWaiters: [(offset: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var index = SourceIndex()
+        var pausedSince: ContinuousClock.Instant?
+        var pauses = 0
+        var pausedTime: Duration = .zero
+    }
+
+    let storage: any ReplayStorage
+    let records: RecordMode
+    /// The longest record; longer ones are split.
+    let maxRecord: Int
+    /// The stream offset of this run's first producer byte (what a spool held comes before).
+    let producerStart: Int
+    /// Whether acknowledgements report source positions (kept only when someone saves them).
+    let tracksSources: Bool
     private let condition = NSCondition()
-    private let storage: any ReplayStorage
-    private var start: Int
-    private var end: Int
-    private var ended = false
-    private var closed = false
-    private var storageFailure: StreamUpError?
-    private var pauseCount = 0
-    private var pausedSeconds = 0.0
+    private var state: State
+    /// Serializes acknowledgements to the storage (the delivery task and a checkpoint timer).
+    private let releasing = NSLock()
 
-    /// A buffer over `storage` that already holds the bytes `start..<end` (a recovered spool).
-    init(storage: any ReplayStorage, start: Int = 0, end: Int = 0) {
-        precondition(0 <= start && start <= end && end - start <= storage.capacity, "held bytes exceed the storage")
+    /// A buffer over `storage`, which already holds the bytes `acknowledged..<written` (a
+    /// recovered spool; both 0 for a new stream).
+    /// - Parameters:
+    ///   - tracksSources: remember which source positions the bytes stand for;
+    ///   - keepsSourceEntries: per written piece, so acknowledgements report positions (bytes in
+    ///     memory); without it only where each source stands at the written end (a spool,
+    ///     whose own index keeps the pieces on disk).
+    init(storage: any ReplayStorage, records: RecordMode, maxRecord: Int, acknowledged: Int = 0, written: Int = 0,
+         tracksSources: Bool = false, keepsSourceEntries: Bool = true) {
+        precondition(maxRecord > 0 && maxRecord <= storage.capacity, "a record must fit in the buffer")
+        precondition(0 <= acknowledged && acknowledged <= written && written - acknowledged <= storage.capacity, "held bytes exceed the storage")
         self.storage = storage
-        self.start = start
-        self.end = end
+        self.records = records
+        self.maxRecord = maxRecord
+        self.producerStart = written
+        self.tracksSources = tracksSources
+        // What an earlier run left is whole records: its requests ended on boundaries.
+        self.state = State(acknowledged: acknowledged, written: written, boundary: written)
+        self.state.index = SourceIndex(keepsEntries: keepsSourceEntries)
     }
 
     /// A buffer in memory holding at most `capacity` bytes (rounded up to a power of two).
-    convenience init(capacity: Int) {
-        self.init(storage: MemoryReplayStorage(minimumCapacity: capacity))
+    convenience init(capacity: Int, records: RecordMode = .rawBytes, maxRecord: Int? = nil, tracksSources: Bool = false) {
+        let storage = MemoryReplayStorage(minimumCapacity: capacity)
+        self.init(storage: storage, records: records, maxRecord: maxRecord ?? storage.capacity, tracksSources: tracksSources)
+    }
+
+    var capacity: Int { storage.capacity }
+
+    func withState<T>(_ body: (inout State) -> T) -> T {
+        condition.lock()
+        defer { condition.unlock() }
+        return body(&state)
     }
 
     /// Offset of the first byte not yet acknowledged.
-    var acknowledgedOffset: Int { condition.withLock { start } }
-    /// Offset one past the last byte appended.
-    var endOffset: Int { condition.withLock { end } }
+    var acknowledgedOffset: Int { withState { $0.acknowledged } }
+    /// Offset one past the last byte written.
+    var writtenOffset: Int { withState { $0.written } }
     /// Bytes held (unacknowledged).
-    var heldCount: Int { condition.withLock { end - start } }
-    /// Whether appended bytes survive the process.
-    var isDurable: Bool { storage.isDurable }
-    /// Whether the source has ended (everything it will ever hold has been appended).
-    var isEnded: Bool { condition.withLock { ended } }
-    /// How often the appender waited because the buffer was full, and for how long in total.
-    var pauses: (count: Int, seconds: Double) { condition.withLock { (pauseCount, pausedSeconds) } }
-    /// The storage failure that closed the buffer, if one did.
-    var failure: StreamUpError? { condition.withLock { storageFailure } }
+    var heldCount: Int { withState { $0.written - $0.acknowledged } }
+    /// Whether the input has ended and every byte it had is written.
+    var isInputEnded: Bool { withState { $0.inputEnded } }
+    /// Records longer than `maxRecord` that were split.
+    var splitRecords: Int { withState { $0.splitRecords } }
+    /// How often the producer found the buffer full, and for how long it waited in all.
+    var pauses: (count: Int, time: Duration) {
+        withState { state in
+            let ongoing = state.pausedSince.map { ContinuousClock.now - $0 } ?? .zero
+            return (state.pauses, state.pausedTime + ongoing)
+        }
+    }
 
-    /// Appends `source`, waiting while the buffer is full. Returns false if it was closed.
-    func append(_ source: UnsafeRawBufferPointer) -> Bool {
-        var next = 0
-        condition.lock()
-        defer { condition.unlock() }
-        while next < source.count {
-            if end - start == storage.capacity && !closed {
-                let pausedAt = Date()
-                pauseCount += 1
-                while end - start == storage.capacity && !closed { condition.wait() }
-                pausedSeconds += Date().timeIntervalSince(pausedAt)
+    // MARK: Writing (the producer's side)
+
+    func withWritableSpace(
+        maxLength: Int, mark: SourceMark?, _ fill: (UnsafeMutableRawBufferPointer) throws -> Int
+    ) throws -> FillOutcome {
+        let (offset, free) = withState { state -> (Int, Int) in
+            guard state.failure == nil, !state.inputEnded else { return (0, -1) }
+            let free = storage.capacity - (state.written - state.acknowledged)
+            if free == 0 {
+                if state.pausedSince == nil {
+                    state.pausedSince = .now
+                    state.pauses += 1
+                }
+            } else if let since = state.pausedSince {
+                state.pausedTime += ContinuousClock.now - since
+                state.pausedSince = nil
             }
-            if closed { return false }
-            let room = storage.capacity - (end - start)
-            let piece = UnsafeRawBufferPointer(rebasing: source[next..<min(source.count, next + room)])
-            do {
-                let stored = try storage.write(piece, at: end)
-                end += stored
-                next += stored
-            } catch {
-                storageFailure = error
-                closed = true
-            }
-            condition.broadcast()
+            return (state.written, free)
         }
-        return true
-    }
-
-    /// The source has ended: readers that reach the end get `.end` instead of waiting.
-    func markEnded() {
-        condition.withLock {
-            ended = true
-            condition.broadcast()
+        if free < 0 { return .failed }
+        if free == 0 { return .full }
+        let space = storage.writableSpace(at: offset, maxLength: min(maxLength, free))
+        let count = try fill(space)
+        precondition(count >= 0 && count <= space.count, "filled \(count) of \(space.count) bytes")
+        guard count > 0 else { return .wrote(0) }
+        let lastNewline = records == .lines ? Self.lastNewline(in: UnsafeRawBufferPointer(rebasing: space[..<count])) : nil
+        do {
+            try storage.commit(space, count: count, at: offset, mark: mark)
+        } catch {
+            failWriting(error)
+            return .failed
         }
-    }
-
-    /// Stops everything: waiting appenders and readers return.
-    func close() {
-        condition.withLock {
-            closed = true
-            condition.broadcast()
-        }
-    }
-
-    /// Frees the bytes below `offset` (the server acknowledged them).
-    func acknowledge(upTo offset: Int) {
-        condition.withLock {
-            let newStart = min(max(offset, start), end)
-            guard newStart > start else { return }
-            start = newStart
-            do throws(StreamUpError) {
-                try storage.release(below: start)
-            } catch {
-                storageFailure = error
-                closed = true
-            }
-            condition.broadcast()
-        }
-    }
-
-    /// Whether a reader at `offset` would find something now: bytes, the end, or a closed buffer.
-    func isReadable(from offset: Int) -> Bool {
-        condition.withLock { hasNews(for: offset) }
-    }
-
-    /// Blocks until a reader at `offset` would find something (see ``isReadable(from:)``).
-    func waitUntilReadable(from offset: Int) {
-        condition.withLock {
-            while !hasNews(for: offset) { condition.wait() }
-        }
-    }
-
-    /// Whether a reader at `offset` would not wait: bytes, the end, or a closed buffer. Under the lock.
-    private func hasNews(for offset: Int) -> Bool {
-        closed || ended || offset < end
-    }
-
-    /// What a reader at `offset` finds by `deadline`.
-    enum ReadResult: Equatable {
-        case bytes(Int)
-        case timedOut
-        case end
-        case closed
-    }
-
-    /// Copies bytes from `offset` on into `destination` (one contiguous piece), waiting until
-    /// some are there, or until `deadline` (nil: none; `NSCondition` traps on
-    /// `Date.distantFuture` on Linux).
-    func read(from offset: Int, into destination: UnsafeMutableRawBufferPointer, deadline: Date?) -> ReadResult {
-        condition.lock()
-        defer { condition.unlock() }
-        precondition(offset >= start, "read below the acknowledged offset")
-        while true {
-            if closed { return .closed }
-            if offset < end {
-                let window = UnsafeMutableRawBufferPointer(rebasing: destination[..<min(destination.count, end - offset)])
-                do {
-                    return .bytes(try storage.read(at: offset, into: window))
-                } catch {
-                    storageFailure = error
-                    closed = true
-                    condition.broadcast()
-                    return .closed
+        let waiters = withState { state -> [CheckedContinuation<Void, Never>] in
+            state.written += count
+            switch records {
+            case .rawBytes:
+                state.boundary = state.written
+            case .lines:
+                if let lastNewline { state.boundary = offset + lastNewline + 1 }
+                while state.written - state.boundary >= maxRecord {
+                    state.boundary += maxRecord
+                    state.splits.append(state.boundary)
+                    state.splitRecords += 1
                 }
             }
-            if ended { return .end }
-            if let deadline {
-                if !condition.wait(until: deadline) { return .timedOut }
-            } else {
-                condition.wait()
-            }
+            if tracksSources, let mark { state.index.append(at: offset, count: count, mark: mark) }
+            if state.readerWaiting { condition.broadcast() }
+            return takeReadableWaiters(&state)
         }
+        for waiter in waiters { waiter.resume() }
+        return .wrote(count)
+    }
+
+    var writableCount: Int {
+        withState { $0.failure == nil && !$0.inputEnded ? storage.capacity - ($0.written - $0.acknowledged) : 0 }
+    }
+
+    var failure: StreamUpError? { withState { $0.failure } }
+
+    var bytesWritten: Int { withState { $0.written } - producerStart }
+
+    var isFinishedWriting: Bool { withState { $0.inputEnded } }
+
+    func setSpaceObserver(_ observer: SpaceSignal) {
+        withState { $0.spaceObserver = observer }
+    }
+
+    func requestSpaceNotification() -> Bool {
+        withState { state in
+            if state.written - state.acknowledged < storage.capacity || state.failure != nil || state.inputEnded { return false }
+            state.writerWantsSpace = true
+            return true
+        }
+    }
+
+    /// The input has ended: the last partial record becomes a record, readers get the end.
+    func finishWriting() {
+        change { state in
+            state.inputEnded = true
+            state.boundary = state.written
+        }
+    }
+
+    /// Fails the buffer (the first failure wins): writes, reads and waits end with it.
+    func failWriting(_ error: StreamUpError) {
+        change { state in
+            if state.failure == nil { state.failure = error }
+        }
+    }
+
+    /// Runs `body` under the lock, then wakes whoever the change concerns (outside the lock).
+    private func change(_ body: (inout State) -> Void) {
+        let (readable, acknowledged, observer) = withState { state in
+            body(&state)
+            condition.broadcast()
+            var observer: SpaceSignal?
+            if state.writerWantsSpace {
+                state.writerWantsSpace = false
+                observer = state.spaceObserver
+            }
+            return (takeReadableWaiters(&state), takeAcknowledgedWaiters(&state), observer)
+        }
+        observer?.signal()
+        for waiter in readable + acknowledged { waiter.resume() }
+    }
+
+    // MARK: Waiting (the delivery task's side)
+
+    /// Suspends until a reader at `offset` would find something: a whole record, the end of the
+    /// input, or a failure.
+    func waitUntilReadable(from offset: Int) async {
+        await withCheckedContinuation { continuation in
+            let ready = withState { state -> Bool in
+                if Self.isReadable(state, from: offset) { return true }
+                state.readableWaiters.append((offset, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    /// Suspends until everything below `offset` is acknowledged, or the buffer failed.
+    func waitUntilAcknowledged(_ offset: Int) async {
+        await withCheckedContinuation { continuation in
+            let ready = withState { state -> Bool in
+                if state.acknowledged >= offset || state.failure != nil { return true }
+                state.acknowledgedWaiters.append((offset, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    private static func isReadable(_ state: State, from offset: Int) -> Bool {
+        state.boundary > offset || state.inputEnded || state.failure != nil
+    }
+
+    private func takeReadableWaiters(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
+        guard !state.readableWaiters.isEmpty else { return [] }
+        var ready: [CheckedContinuation<Void, Never>] = []
+        var waiting: [(offset: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        for waiter in state.readableWaiters {
+            if Self.isReadable(state, from: waiter.offset) { ready.append(waiter.continuation) } else { waiting.append(waiter) }
+        }
+        state.readableWaiters = waiting
+        return ready
+    }
+
+    private func takeAcknowledgedWaiters(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
+        guard !state.acknowledgedWaiters.isEmpty else { return [] }
+        let done = state.failure != nil
+        let acknowledged = state.acknowledged
+        var ready: [CheckedContinuation<Void, Never>] = []
+        state.acknowledgedWaiters.removeAll { waiter in
+            guard acknowledged >= waiter.offset || done else { return false }
+            ready.append(waiter.continuation)
+            return true
+        }
+        return ready
+    }
+
+    // MARK: Acknowledging
+
+    /// Frees the bytes below `offset` (the server holds them) and returns the source positions
+    /// they stand for (empty unless the buffer tracks sources). The storage releases them after
+    /// the lock, up to `releasable` if a saved state must catch up first (spool).
+    @discardableResult
+    func acknowledge(upTo offset: Int, releasingBelow releasable: Int? = nil) -> [SourceID: Int64] {
+        var positions: [SourceID: Int64] = [:]
+        var acknowledged = 0
+        change { state in
+            let newStart = min(max(offset, state.acknowledged), state.boundary)
+            if newStart > state.acknowledged {
+                state.acknowledged = newStart
+                state.splits.removeAll { $0 <= newStart }
+                if tracksSources { positions = state.index.acknowledge(upTo: newStart) }
+            }
+            acknowledged = state.acknowledged
+        }
+        tellStorage(acknowledged: acknowledged, releasable: min(acknowledged, releasable ?? acknowledged))
+        return positions
+    }
+
+    /// Lets the storage free what is below `offset` (at most the acknowledged offset); a spool
+    /// deletes files once the saved positions cover them too.
+    func releaseStorage(below offset: Int) {
+        let acknowledged = acknowledgedOffset
+        tellStorage(acknowledged: acknowledged, releasable: min(offset, acknowledged))
+    }
+
+    /// Storage calls happen outside the lock (a spool writes and deletes files); only the
+    /// delivery task and the checkpoint timer make them, one at a time.
+    private func tellStorage(acknowledged: Int, releasable: Int) {
+        releasing.lock()
+        defer { releasing.unlock() }
+        do throws(StreamUpError) {
+            try storage.acknowledge(upTo: acknowledged, releasingBelow: releasable)
+        } catch {
+            failWriting(error)
+        }
+    }
+
+    /// The records a segment from `offset` with `limits` would carry now, without waiting (for
+    /// setting aside a segment whose last attempt carried nothing).
+    func segmentRange(from offset: Int, limits: SegmentLimits) -> Range<Int> {
+        withState { state in
+            var plan = SegmentPlan<ContinuousClock.Instant>(start: offset, limits: limits)
+            let available = SegmentPlan<ContinuousClock.Instant>.Available(boundary: state.boundary, inputEnded: state.inputEnded, bufferFull: false)
+            let boundaries = BufferBoundaries(storage: storage, records: records, splits: state.splits, end: state.boundary)
+            var position = offset
+            while case .send(let end) = plan.decide(at: position, available, now: .now, boundaries: boundaries) {
+                position = end
+            }
+            return offset..<position
+        }
+    }
+
+    /// Hands the held bytes `range` to `body` in pieces (for a dead letter).
+    func copy(_ range: Range<Int>, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        precondition(range.lowerBound >= acknowledgedOffset && range.upperBound <= writtenOffset, "copying bytes that are not held")
+        var piece = [UInt8](repeating: 0, count: min(range.count, 256 * 1024))
+        var offset = range.lowerBound
+        while offset < range.upperBound {
+            let count = try piece.withUnsafeMutableBytes { bytes in
+                try storage.read(at: offset, into: UnsafeMutableRawBufferPointer(rebasing: bytes[..<min(bytes.count, range.upperBound - offset)]))
+            }
+            try piece.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+            offset += count
+        }
+    }
+
+    /// Where each source stands at the written end (what a spool holds), if sources are tracked.
+    var latestSourcePositions: (offset: Int, positions: [SourceID: Int64]) {
+        withState { ($0.written, $0.index.latest) }
+    }
+
+    // MARK: Helpers
+
+    /// The index of the last `\n` in `bytes`. Glibc's `memrchr` is not visible to Swift, so
+    /// this compares eight bytes at a time (a word has a `\n` byte when the word XOR `\n`s has
+    /// a zero byte), which keeps scanning binary input in lines mode at memory speed.
+    static func lastNewline(in bytes: UnsafeRawBufferPointer) -> Int? {
+        guard let base = bytes.baseAddress else { return nil }
+        var end = bytes.count
+        let newlines: UInt64 = 0x0A0A_0A0A_0A0A_0A0A
+        let low: UInt64 = 0x0101_0101_0101_0101
+        let high: UInt64 = 0x8080_8080_8080_8080
+        while end >= 8 {
+            let word = base.loadUnaligned(fromByteOffset: end - 8, as: UInt64.self) ^ newlines
+            if (word &- low) & ~word & high != 0 { break }
+            end -= 8
+        }
+        while end > 0 {
+            end -= 1
+            if base.load(fromByteOffset: end, as: UInt8.self) == 0x0A { return end }
+        }
+        return nil
+    }
+
+    static func firstNewline(in bytes: UnsafeRawBufferPointer) -> Int? {
+        guard let base = bytes.baseAddress, !bytes.isEmpty,
+              let found = memchr(base, 0x0A, bytes.count) else { return nil }
+        return UnsafeRawPointer(found) - base
+    }
+
+    /// Runs `body` under the lock with the state, for the reading side (ReplayBuffer+Reading).
+    func lockedForReading<T>(_ body: (inout State, NSCondition) throws -> T) rethrows -> T {
+        condition.lock()
+        defer { condition.unlock() }
+        return try body(&state, condition)
     }
 }

@@ -1,28 +1,41 @@
-/// Where a ``ReplayBuffer`` keeps its bytes, addressed by absolute stream offset.
+/// Where a ``ReplayBuffer`` keeps its bytes, addressed by absolute stream offset: a ring in
+/// memory (``MemoryReplayStorage``) or files on disk (``SpoolStorage``).
 ///
-/// The buffer decides what is held (from its acknowledged offset to its end, never more than
-/// ``capacity``); a storage only stores and returns bytes. It may store or return fewer bytes
-/// than asked (a ring's wrap, a file's end); the buffer comes back for the rest.
+/// The buffer decides what is held (from its acknowledged offset to its written offset, never
+/// more than ``capacity``); a storage only stores and returns bytes. Writes happen in two steps
+/// so that a producer can fill the space in place: ``writableSpace(at:maxLength:)`` gives room
+/// (the ring itself, or a staging buffer), ``commit(_:count:at:mark:)`` keeps what was put there.
 ///
-/// Thread safety: called only under the replay buffer's lock.
-protocol ReplayStorage: AnyObject {
+/// Thread safety: one writing thread (the producer's) calls `writableSpace` and `commit`; one
+/// reading thread at a time calls `read`, for offsets between the acknowledged and the
+/// committed ones, which the writer does not touch; `release` comes from the delivery task and
+/// only frees bytes below the acknowledged offset, which nobody reads any more. The buffer's
+/// cursors keep those regions apart, so a storage needs no lock for its bytes.
+protocol ReplayStorage: AnyObject, Sendable {
     /// The most bytes held at once.
     var capacity: Int { get }
     /// Whether stored bytes survive the process (a spool on disk).
     var isDurable: Bool { get }
-    /// Stores `source` at `offset` (the current end); returns how many bytes it stored, at least one.
-    func write(_ source: UnsafeRawBufferPointer, at offset: Int) throws(StreamUpError) -> Int
+    /// Room for the bytes at `offset` (the written offset): at least one byte and at most
+    /// `maxLength` (which the buffer keeps within its free space), in one contiguous piece.
+    func writableSpace(at offset: Int, maxLength: Int) -> UnsafeMutableRawBufferPointer
+    /// Keeps the first `count` bytes of `space` (from ``writableSpace(at:maxLength:)``) as the
+    /// stream's bytes at `offset`, which came from `mark`.
+    func commit(_ space: UnsafeMutableRawBufferPointer, count: Int, at offset: Int, mark: SourceMark?) throws(StreamUpError)
     /// Copies held bytes from `offset` into `destination`; returns how many, at least one.
     func read(at offset: Int, into destination: UnsafeMutableRawBufferPointer) throws(StreamUpError) -> Int
-    /// The bytes below `offset` are acknowledged and will never be read again.
-    func release(below offset: Int) throws(StreamUpError)
+    /// The bytes below `offset` are acknowledged and will never be read again; a storage may
+    /// free what is below `releasable` (at most `offset`: a spool keeps bytes whose source
+    /// positions are not saved yet).
+    func acknowledge(upTo offset: Int, releasingBelow releasable: Int) throws(StreamUpError)
 }
 
 /// Replay bytes in one fixed block of memory, a ring over absolute offsets: memory is exactly
-/// the capacity (rounded up to a power of two), however long the stream.
+/// the capacity (rounded up to a power of two), however long the stream. The producer fills
+/// the ring in place; nothing is copied on commit.
 ///
-/// Thread safety: called only under the replay buffer's lock.
-final class MemoryReplayStorage: ReplayStorage {
+/// Thread safety: see ``ReplayStorage``; the block is allocated once and never moves.
+final class MemoryReplayStorage: ReplayStorage, @unchecked Sendable {
     let capacity: Int
     var isDurable: Bool { false }
     private let storage: UnsafeMutableRawPointer
@@ -35,12 +48,12 @@ final class MemoryReplayStorage: ReplayStorage {
 
     deinit { storage.deallocate() }
 
-    func write(_ source: UnsafeRawBufferPointer, at offset: Int) -> Int {
+    func writableSpace(at offset: Int, maxLength: Int) -> UnsafeMutableRawBufferPointer {
         let position = offset & (capacity - 1)
-        let count = min(source.count, capacity - position)
-        (storage + position).copyMemory(from: source.baseAddress!, byteCount: count)
-        return count
+        return UnsafeMutableRawBufferPointer(start: storage + position, count: min(maxLength, capacity - position))
     }
+
+    func commit(_ space: UnsafeMutableRawBufferPointer, count: Int, at offset: Int, mark: SourceMark?) {}
 
     func read(at offset: Int, into destination: UnsafeMutableRawBufferPointer) -> Int {
         let position = offset & (capacity - 1)
@@ -49,5 +62,5 @@ final class MemoryReplayStorage: ReplayStorage {
         return count
     }
 
-    func release(below offset: Int) {}
+    func acknowledge(upTo offset: Int, releasingBelow releasable: Int) {}
 }

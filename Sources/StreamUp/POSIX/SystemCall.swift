@@ -52,4 +52,34 @@ enum SystemCall {
         _ = Darwin.close(fd)
         #endif
     }
+
+    /// Writes all of `bytes` at `offset` of `fd` with `pwrite(2)` (retrying EINTR and short
+    /// writes); throws ``StreamUpError`` (`.io`) naming `context` on failure.
+    static func writeAll(_ fd: CInt, _ bytes: [UInt8], at offset: Int, _ context: @autoclosure () -> String) throws(StreamUpError) {
+        var done = 0
+        while done < bytes.count {
+            let written = bytes.withUnsafeBytes { raw in
+                retryingInterrupts { pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t(offset + done)) }
+            }
+            if written < 0 { throw StreamUpError(.io, context(), errno: errno) }
+            done += written
+        }
+    }
+
+    /// Reads `count` bytes at `offset` of `fd` with `pread(2)` (fewer at the end of the file);
+    /// throws ``StreamUpError`` (`.io`) naming `context` on failure.
+    static func readAll(_ fd: CInt, count: Int, at offset: Int, _ context: @autoclosure () -> String) throws(StreamUpError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let read = bytes.withUnsafeMutableBytes { raw in
+                retryingInterrupts { pread(fd, raw.baseAddress! + done, raw.count - done, off_t(offset + done)) }
+            }
+            if read < 0 { throw StreamUpError(.io, context(), errno: errno) }
+            if read == 0 { break }
+            done += read
+        }
+        bytes.removeLast(count - done)
+        return bytes
+    }
 }

@@ -28,7 +28,7 @@ import Synchronization
 /// Thread safety: configuration is immutable; the position is guarded by the `progress` mutex
 /// and readable from any thread; the following loop runs on one dedicated thread, which
 /// cancellation wakes through a ``WakeSignal``.
-public final class FileFollower: Producer {
+public final class FileFollower: PositionedProducer {
     /// Where to start in a file that exists when following starts.
     ///
     /// Thread safety: a value type; safe to pass anywhere.
@@ -44,8 +44,8 @@ public final class FileFollower: Producer {
     /// Where to start when there is no usable saved state.
     public let startAt: StartPosition
     /// The saved state to resume from; ignored when its path is not ``path`` (then ``startAt``
-    /// applies).
-    public let initialState: FollowState?
+    /// applies). A ``ReliableUploader`` with a state file sets it through ``resume(from:)``.
+    public var initialState: FollowState? { progress.withLock { $0.initialState } }
     /// The most bytes asked for per `pread(2)`.
     public let readSize: Int
 
@@ -54,15 +54,12 @@ public final class FileFollower: Producer {
     /// Thread safety: a value type, kept in the `progress` mutex.
     struct Progress {
         var position: FollowPosition?
-        /// Where each file read began, by stream offset (bytes this follower has written), so
-        /// a stream offset can be turned back into a file position; pruned as acks advance.
-        var checkpoints: [(streamOffset: Int, position: FollowPosition)] = []
+        /// Where to start: the saved state given at creation or by ``FileFollower/resume(from:)``.
+        var initialState: FollowState?
         var hasStarted = false
         var hasEmptyReplacement = false
-        /// Bytes still to drop before writing (see ``FileFollower/skip(firstBytes:)``).
-        var skip = 0
     }
-    private let progress = Mutex(Progress())
+    private let progress: Mutex<Progress>
 
     /// Creates a follower of `path`, starting at `startAt`, or where `state` says (see
     /// ``FollowState`` for how a saved state is applied; one saved for another path is ignored).
@@ -70,7 +67,7 @@ public final class FileFollower: Producer {
         precondition(readSize > 0, "readSize must be positive")
         self.path = path
         self.startAt = startAt
-        self.initialState = state
+        self.progress = Mutex(Progress(initialState: state))
         self.readSize = readSize
     }
 
@@ -85,35 +82,18 @@ public final class FileFollower: Producer {
         position.map { FollowState(path: path, position: $0) }
     }
 
-    /// The state to save once the receiver has acknowledged the first `streamOffset` bytes this
-    /// follower wrote (it must be the upload's only producer, so its bytes are the stream's).
-    /// Nil before any file was opened.
-    public func state(acknowledging streamOffset: Int) -> FollowState? {
-        progress.withLock { progress in
-            guard let index = progress.checkpoints.lastIndex(where: { $0.streamOffset <= streamOffset }) else { return nil }
-            let checkpoint = progress.checkpoints[index]
-            progress.checkpoints.removeFirst(index)  // earlier files can never be needed again
-            var position = checkpoint.position
-            position.offset += Int64(streamOffset - checkpoint.streamOffset)
-            return FollowState(path: path, position: position)
+    /// Continues where the saved positions say (the most recent one read at this follower's
+    /// path, or recovered from a spool), as ``PositionedProducer`` asks. Call it before the
+    /// follower starts.
+    public func resume(from positions: [SourcePosition]) {
+        guard let latest = positions.last(where: { $0.path == path || $0.path.isEmpty }) else { return }
+        progress.withLock {
+            $0.initialState = FollowState(path: path, device: latest.source.device, inode: latest.source.inode, offset: latest.offset)
         }
     }
 
-    /// Drops the first `count` bytes the follower would write, because they are already safe
-    /// elsewhere: a restart from a saved state whose bytes a spool still holds past the saved
-    /// position. The skipped bytes count as read (they may span a rotation), not as written.
-    /// Call it before the follower starts.
-    public func skip(firstBytes count: Int) {
-        progress.withLock { $0.skip = max(0, count) }
-    }
-
-    /// Takes the bytes still to skip (the follower's thread, once at start).
-    fileprivate func takeSkip() -> Int {
-        progress.withLock { progress in
-            defer { progress.skip = 0 }
-            return progress.skip
-        }
-    }
+    /// Every file this follower reads was read at its path.
+    public func path(of source: SourceID) -> String? { path }
 
     /// Whether the follower has decided where to start (opened the file, or found it missing
     /// and begun waiting for it).
@@ -149,10 +129,6 @@ public final class FileFollower: Producer {
         progress.withLock { $0.position = position }
     }
 
-    fileprivate func checkpoint(streamOffset: Int, position: FollowPosition) {
-        progress.withLock { $0.checkpoints.append((streamOffset, position)) }
-    }
-
     fileprivate func publish(hasEmptyReplacement: Bool) {
         progress.withLock { $0.hasEmptyReplacement = hasEmptyReplacement }
     }
@@ -172,12 +148,8 @@ private struct FollowLoop: ~Copyable {
     /// The file being read, and the offset up to which it went into the writer.
     var file: ReadOnlyFile?
     var offset: Int64 = 0
-    /// Bytes written into the stream so far.
-    var written = 0
     /// The identity of a new, still empty file at the name while the old one is still read.
     var pending: FileIdentity?
-    /// Bytes still to pass over without writing them (``FileFollower/skip(firstBytes:)``).
-    var skipRemaining = 0
 
     init(follower: FileFollower, watcher: FileWatcher, wake: WakeSignal) {
         self.follower = follower
@@ -186,7 +158,6 @@ private struct FollowLoop: ~Copyable {
     }
 
     mutating func run(_ writer: BlockingStreamWriter) throws -> Never {
-        skipRemaining = follower.takeSkip()
         try start()
         follower.markStarted()
         while true {
@@ -265,29 +236,16 @@ private struct FollowLoop: ~Copyable {
     /// Writes the current file from `offset` to its end into the writer, as space allows.
     private mutating func readToEnd(_ writer: BlockingStreamWriter) throws {
         guard let current = file else { return }
-        if skipRemaining > 0 {
-            // Pass over what is already safe; the stream goes on at the next byte, so a new
-            // checkpoint ties the bytes written from here on to this position.
-            let skipped = min(Int64(skipRemaining), max(0, try current.status().size - offset))
-            guard skipped > 0 else { return }
-            offset += skipped
-            skipRemaining -= Int(skipped)
-            follower.checkpoint(
-                streamOffset: written,
-                position: FollowPosition(device: current.identity.device, inode: current.identity.inode, offset: offset))
-            publish()
-            if skipRemaining > 0 { return }
-        }
         let readSize = follower.readSize
         while true {
             try wake.checkCancelled()
             let from = offset
-            let count = try writer.fill(maxLength: readSize) { space in
+            let mark = SourceMark.verbatim(SourceID(device: current.identity.device, inode: current.identity.inode), from: from)
+            let count = try writer.fill(maxLength: readSize, mark: mark) { space in
                 try current.read(into: space, at: from)
             }
             if count == 0 { return }
             offset += Int64(count)
-            written += count
             publish()
         }
     }
@@ -297,9 +255,6 @@ private struct FollowLoop: ~Copyable {
         watcher.watchCurrent(descriptor: opened.descriptor)
         file = opened
         offset = start
-        follower.checkpoint(
-            streamOffset: written,
-            position: FollowPosition(device: opened.identity.device, inode: opened.identity.inode, offset: start))
         publish()
     }
 

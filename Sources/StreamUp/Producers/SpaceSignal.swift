@@ -43,16 +43,16 @@ final class SpaceSignal: @unchecked Sendable {
         waiter?.resume(throwing: CancellationError())
     }
 
-    /// Suspends until `core` has space (returns at once if it has some now).
-    func wait(for core: BoundStreamCore) async throws {
-        guard core.requestSpaceNotification() else { return }
+    /// Suspends until `buffer` has space (returns at once if it has some now).
+    func wait(for buffer: some WritableBuffer) async throws {
+        guard buffer.requestSpaceNotification() else { return }
         try await wait()
     }
 
-    /// Blocks until `core` has space (returns at once if it has some now); never call it from a
+    /// Blocks until `buffer` has space (returns at once if it has some now); never call it from a
     /// Swift concurrency task.
-    func waitBlocking(for core: BoundStreamCore) throws {
-        guard core.requestSpaceNotification() else { return }
+    func waitBlocking(for buffer: some WritableBuffer) throws {
+        guard buffer.requestSpaceNotification() else { return }
         try waitBlocking()
     }
 

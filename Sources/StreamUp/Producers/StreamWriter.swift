@@ -1,76 +1,109 @@
 import Foundation
 
-/// A producer's handle on the writing side of the upload's bound stream pair.
+/// A producer's handle on the buffer between it and the upload.
 ///
 /// Writes go into the fixed buffer only when it has space; when it is full, the async `write`
-/// suspends until the output side has space again (the reader drained some), so a slow server
-/// slows the producer instead of growing memory. Once the upload has failed or been cancelled,
-/// every write throws ``StreamUpError``.
+/// suspends until the reader (one request) or an acknowledgement (segments) frees some, so a
+/// slow server slows the producer instead of growing memory. Once the upload has failed or been
+/// cancelled, every write throws ``StreamUpError``.
 ///
-/// It waits on the pair's own space notification, which fires on the same condition as the
-/// output stream's `.hasSpaceAvailable` event but only when a writer is actually waiting: no
-/// event is dispatched per write on the hot path.
+/// It waits on the buffer's own space notification, which fires on the same condition as a
+/// bound output stream's `.hasSpaceAvailable` event but only when a writer is actually waiting:
+/// no event is dispatched per write on the hot path.
 ///
 /// Thread safety: one writer at a time (a single task or thread); the counters may be read from
-/// anywhere. Wake-ups come from the reading thread, outside the pair's lock.
+/// anywhere. Wake-ups come from the reading thread, outside the buffer's lock.
 public final class StreamWriter: Sendable {
-    private let output: StreamReference<BoundOutputStream>
+    let buffer: any WritableBuffer
     private let space = SpaceSignal()
 
-    init(output: BoundOutputStream) {
-        self.output = StreamReference(output)
-        output.core.setSpaceObserver(space)
-        output.open()
+    /// A writer into `buffer` (a bound pair's core or a replay buffer).
+    init(buffer: some WritableBuffer) {
+        self.buffer = buffer
+        buffer.setSpaceObserver(space)
     }
 
-    private var stream: BoundOutputStream { output.value }
+    /// A writer into the output side of a bound pair (opened here).
+    convenience init(output: BoundOutputStream) {
+        output.open()
+        self.init(buffer: output.core)
+    }
 
     /// Writes every byte of `bytes`, suspending while the buffer is full.
     public func write(_ bytes: UnsafeRawBufferPointer) async throws {
-        guard var next = bytes.baseAddress else { return }
-        var remaining = bytes.count
-        while remaining > 0 {
-            let written = stream.core.write(next, maxLength: remaining)
-            if written > 0 {
-                next += written
-                remaining -= written
-            } else if written == 0 {
-                try await space.wait(for: stream.core)
-            } else {
-                throw failure
-            }
-        }
+        try await write(bytes, mark: nil)
     }
 
     /// Writes every byte of `bytes`, suspending while the buffer is full.
     public func write(_ bytes: [UInt8]) async throws {
+        try await write(bytes, mark: nil)
+    }
+
+    /// Writes `bytes`, which stand for `mark`'s source bytes (see the pointer form).
+    func write(_ bytes: [UInt8], mark: SourceMark?) async throws {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { buffer in
-                stream.core.write(buffer.baseAddress! + offset, maxLength: buffer.count - offset)
+            let piece = mark.map { Self.mark($0, forBytes: offset, of: bytes.count) }
+            let outcome = try bytes.withUnsafeBytes { source in
+                try buffer.withWritableSpace(maxLength: source.count - offset, mark: piece) { space in
+                    space.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[offset..<offset + space.count]))
+                    return space.count
+                }
             }
-            if written > 0 {
-                offset += written
-            } else if written == 0 {
-                try await space.wait(for: stream.core)
-            } else {
-                throw failure
+            switch outcome {
+            case .wrote(let count): offset += count
+            case .full: try await space.wait(for: buffer)
+            case .failed: throw failure
             }
         }
+    }
+
+    /// Writes `bytes`, which stand for the source bytes `mark` describes (a verbatim copy, or
+    /// records made from source bytes `start..<end`); the mark lets an acknowledgement be
+    /// turned back into a source position.
+    func write(_ bytes: UnsafeRawBufferPointer, mark: SourceMark?) async throws {
+        var offset = 0
+        while offset < bytes.count {
+            let piece = mark.map { Self.mark($0, forBytes: offset, of: bytes.count) }
+            let outcome = try buffer.withWritableSpace(maxLength: bytes.count - offset, mark: piece) { space in
+                space.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + space.count]))
+                return space.count
+            }
+            switch outcome {
+            case .wrote(let count): offset += count
+            case .full: try await space.wait(for: buffer)
+            case .failed: throw failure
+            }
+        }
+    }
+
+    /// The mark of the piece of a write that starts `offset` bytes into it: verbatim bytes map
+    /// one to one; records made from source bytes keep the whole range on every piece (the
+    /// buffer joins the pieces, and an acknowledgement inside them goes back to their start).
+    static func mark(_ mark: SourceMark, forBytes offset: Int, of total: Int) -> SourceMark {
+        guard mark.end == nil else { return mark }
+        return .verbatim(mark.source, from: mark.start + Int64(offset))
     }
 
     /// Writes all of `bytes` if they fit in the free space now, else nothing; never waits.
     /// Returns whether they were written. Keeps records whole when dropping under pressure.
     public func writeIfSpace(_ bytes: UnsafeRawBufferPointer) throws -> Bool {
-        guard let base = bytes.baseAddress else { return true }
-        guard stream.core.writableCount >= bytes.count else {
-            if stream.core.failure != nil { throw failure }
+        guard !bytes.isEmpty else { return true }
+        guard buffer.writableCount >= bytes.count else {
+            if buffer.failure != nil { throw failure }
             return false
         }
-        // Only this writer adds bytes, and free space only grows meanwhile: all of it fits.
-        let written = stream.core.write(base, maxLength: bytes.count)
-        if written < 0 { throw failure }
-        precondition(written == bytes.count, "free space shrank under the single writer")
+        // Only this writer adds bytes and free space only grows meanwhile; the space offered is
+        // contiguous, so it may take two pieces at the buffer's wrap.
+        var offset = 0
+        while offset < bytes.count {
+            let outcome = try buffer.withWritableSpace(maxLength: bytes.count - offset, mark: nil) { space in
+                space.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + space.count]))
+                return space.count
+            }
+            guard case .wrote(let count) = outcome, count > 0 else { throw failure }
+            offset += count
+        }
         return true
     }
 
@@ -78,24 +111,27 @@ public final class StreamWriter: Sendable {
     /// the buffer); suspends first while the buffer is full. Returns what `fill` returned.
     public func fill(maxLength: Int, _ fill: (UnsafeMutableRawBufferPointer) throws -> Int) async throws -> Int {
         while true {
-            if let written = try stream.write(maxLength: maxLength, fill) { return written }
-            try await space.wait(for: stream.core)
+            switch try buffer.withWritableSpace(maxLength: maxLength, mark: nil, fill) {
+            case .wrote(let count): return count
+            case .full: try await space.wait(for: buffer)
+            case .failed: throw failure
+            }
         }
     }
 
     /// Suspends until the buffer has free space (returns at once if it has some now).
     public func waitForSpace() async throws {
-        while stream.core.writableCount == 0 {
-            if stream.core.failure != nil { throw failure }
-            try await space.wait(for: stream.core)
+        while buffer.writableCount == 0 {
+            if buffer.failure != nil { throw failure }
+            try await space.wait(for: buffer)
         }
     }
 
     /// Bytes that fit in the buffer now.
-    public var availableSpace: Int { stream.core.writableCount }
+    public var availableSpace: Int { buffer.writableCount }
 
     /// Bytes written so far.
-    public var bytesWritten: Int { stream.core.bytesWritten }
+    public var bytesWritten: Int { buffer.bytesWritten }
 
     /// Runs `producer` into this writer in a task of its own: when it returns, the body ends;
     /// when it throws, the body fails with a ``StreamUpError`` saying why (unless the body was
@@ -117,26 +153,26 @@ public final class StreamWriter: Sendable {
     }
 
     /// Whether the body has been ended (by the producer returning or by `finish`).
-    var isFinished: Bool { stream.core.status(of: .output) == .closed }
+    var isFinished: Bool { buffer.isFinishedWriting }
 
     /// Ends the body: the reader gets what is buffered, then the end.
     func finish() {
-        stream.close()  // a write waiting for space is woken by the pair and sees the end
+        buffer.finishWriting()  // a write waiting for space is woken by the buffer and sees the end
     }
 
     /// Ends the body with `error` and wakes a waiting write.
     func fail(_ error: StreamUpError) {
-        stream.fail(error)  // a write waiting for space is woken by the pair and throws
+        buffer.failWriting(error)  // a write waiting for space is woken by the buffer and throws
     }
 
     private var failure: StreamUpError {
-        stream.core.failure ?? StreamUpError(.bodyStreamClosed, "the upload stopped reading the body")
+        buffer.failure ?? StreamUpError(.bodyStreamClosed, "the upload stopped reading the body")
     }
 
     /// Runs `body` on a thread of its own, for producers that block in system calls (such as a
     /// `read(2)` from a pipe). `body` writes with the blocking methods of the handle it gets.
     func runBlocking(_ body: @escaping @Sendable (BlockingStreamWriter) throws -> Void) async throws {
-        let blocking = BlockingStreamWriter(stream: output, space: space)
+        let blocking = BlockingStreamWriter(buffer: buffer, space: space)
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
                 let thread = Thread {
@@ -160,15 +196,20 @@ public final class StreamWriter: Sendable {
 ///
 /// Thread safety: confined to the producer's thread.
 struct BlockingStreamWriter: Sendable {
-    let stream: StreamReference<BoundOutputStream>
+    let buffer: any WritableBuffer
     let space: SpaceSignal
 
     /// Lets `fill` write into free space in place, blocking first while the buffer is full.
-    /// Returns what `fill` returned; throws once the upload failed or the producer was cancelled.
-    func fill(maxLength: Int, _ fill: (UnsafeMutableRawBufferPointer) throws -> Int) throws -> Int {
+    /// The bytes it writes are `mark`'s source bytes (nil: none). Returns what `fill` returned;
+    /// throws once the upload failed or the producer was cancelled.
+    func fill(maxLength: Int, mark: SourceMark? = nil, _ fill: (UnsafeMutableRawBufferPointer) throws -> Int) throws -> Int {
         while true {
-            if let written = try stream.value.write(maxLength: maxLength, fill) { return written }
-            try space.waitBlocking(for: stream.value.core)
+            switch try buffer.withWritableSpace(maxLength: maxLength, mark: mark, fill) {
+            case .wrote(let count): return count
+            case .full: try space.waitBlocking(for: buffer)
+            case .failed:
+                throw buffer.failure ?? StreamUpError(.bodyStreamClosed, "the upload stopped reading the body")
+            }
         }
     }
 }

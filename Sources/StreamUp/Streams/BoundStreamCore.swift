@@ -193,16 +193,6 @@ final class BoundStreamCore: @unchecked Sendable {
         }
     }
 
-    /// What became of an offer of free space to a writer.
-    enum FillOutcome: Equatable {
-        /// The writer put this many bytes (possibly 0) into the space.
-        case wrote(Int)
-        /// There was no space; the writer was not called.
-        case full
-        /// The pair has failed or the reader has closed; the writer was not called.
-        case failed
-    }
-
     /// Hands the writer the free space (at most `maxLength` bytes, one contiguous piece) to fill in
     /// place; `fill` returns how many bytes it wrote there. Never blocks, apart from what `fill` does.
     func withWritableSpace(maxLength: Int, _ fill: (UnsafeMutableRawBufferPointer) throws -> Int) rethrows -> FillOutcome {

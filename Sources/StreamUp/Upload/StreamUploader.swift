@@ -66,7 +66,7 @@ public final class StreamUploader: Sendable {
     ///   producer's own failure (code `.producerFailed`).
     public func run(_ producer: some Producer) async throws -> UploadResponse {
         let delegate = UploadTaskDelegate(
-            body: input.value, maxResponseBodyBytes: configuration.maxResponseBodyBytes, onEvent: onEvent)
+            body: BoundStreamBody(input.value), maxResponseBodyBytes: configuration.maxResponseBodyBytes, onEvent: onEvent)
         guard state.withLock({ state -> Bool in
             guard state.phase == .idle, !state.cancelled else { return false }
             state.phase = .streaming
@@ -130,14 +130,12 @@ public final class StreamUploader: Sendable {
         producer?.cancel()
         // `URLSessionTask.cancel()` waits for URLSession's shared work queue; never make the
         // caller wait for it.
-        if let task = task.map(TaskReference.init) {
-            DispatchQueue.global().async { task.value.cancel() }
-        }
+        task.map { TaskReference($0) }?.cancelSoon()
     }
 
     // MARK: Building the session and request
 
-    static func makeSession(_ configuration: UploadConfiguration, delegate: UploadTaskDelegate) -> URLSession {
+    static func makeSession(_ configuration: UploadConfiguration, delegate: URLSessionDelegate) -> URLSession {
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         sessionConfiguration.timeoutIntervalForRequest = configuration.responseTimeout
         // A stream may run for days: no overall limit.
@@ -175,14 +173,6 @@ public final class StreamUploader: Sendable {
         }
         return fields + configuration.headers
     }
-}
-
-/// Carries an upload task to another queue to cancel it.
-///
-/// Thread safety: `URLSessionTask` is thread-safe (its state lives on URLSession's work queue)
-/// but does not say so to the compiler; this wrapper is the one place that vouches for it.
-private struct TaskReference: @unchecked Sendable {
-    let value: URLSessionUploadTask
 }
 
 /// The library's version, sent in `User-Agent` and printed by `streamup --version`.

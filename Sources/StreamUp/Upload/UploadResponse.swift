@@ -49,8 +49,15 @@ public enum UploadEvent: Sendable {
     case responseReceived(statusCode: Int, headers: [String: String])
     /// The server asked to redirect; a live body cannot follow it, so the 3xx is the answer.
     case redirectRefused(statusCode: Int, location: String?)
-    /// A request failed (`reason`) and will be tried again after `delay` (reliable delivery).
-    case retrying(reason: String, delay: Duration)
+    /// A request failed (`reason`) and will be tried again after `delay`; `attempt` counts the
+    /// failures in a row, and `first` marks the first of a spell (reliable delivery).
+    case retrying(reason: String, attempt: Int, delay: Duration, first: Bool)
+    /// Delivery works again after `failedAttempts` failures over `after`; `resentBytes` were
+    /// sent more than once (a receiver that does not de-duplicate may hold some twice).
+    case recovered(failedAttempts: Int, resentBytes: Int, after: Duration)
+    /// A segment the server refused for good (or that ran out of retries) was set aside in
+    /// `file` (`--dead-letter`), and the stream went on.
+    case deadLettered(bytes: Int, file: String, reason: String)
     /// Something a person should know that is not a failure (reliable delivery).
     case notice(String)
 }

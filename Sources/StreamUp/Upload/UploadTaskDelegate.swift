@@ -11,7 +11,7 @@ import Synchronization
 /// its `Mutex` because `finish` results are read from the uploader's task.
 final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private struct State {
-        var bodyHandedOver = false
+        var bodyRequests = 0
         var response: HTTPURLResponse?
         var body = Data()
         var completion: CheckedContinuation<Result<UploadResponse, StreamUpError>, Never>?
@@ -21,13 +21,13 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
     }
 
     /// The streamed body; nil for a request without one (``ControlRequest``).
-    private let body: StreamReference<BoundInputStream>?
+    private let body: (any RequestBody)?
     private let maxResponseBodyBytes: Int
     private let onEvent: @Sendable (UploadEvent) -> Void
     private let state = Mutex(State())
 
-    init(body: BoundInputStream?, maxResponseBodyBytes: Int, onEvent: @escaping @Sendable (UploadEvent) -> Void) {
-        self.body = body.map(StreamReference.init)
+    init(body: (any RequestBody)?, maxResponseBodyBytes: Int, onEvent: @escaping @Sendable (UploadEvent) -> Void) {
+        self.body = body
         self.maxResponseBodyBytes = maxResponseBodyBytes
         self.onEvent = onEvent
     }
@@ -50,22 +50,14 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
         _ session: URLSession, task: URLSessionTask,
         needNewBodyStream completionHandler: @escaping (InputStream?) -> Void
     ) {
-        // The first call hands over the live stream. A second call means URLSession wants to
-        // send the body again (DESIGN.md fact 2). That is fine while no byte has been taken from
-        // the stream; after that the bytes are gone, so the upload fails with a clear reason.
-        guard let stream = body?.value else { return completionHandler(nil) }
-        let firstTime = state.withLock { state in
-            defer { state.bodyHandedOver = true }
-            return !state.bodyHandedOver
+        // The first call hands over the body's stream. A later call means URLSession wants to
+        // send the body again (DESIGN.md fact 2): the body decides whether it can.
+        guard let body else { return completionHandler(nil) }
+        let attempt = state.withLock { state in
+            state.bodyRequests += 1
+            return state.bodyRequests
         }
-        if firstTime || stream.core.bytesRead == 0 {
-            completionHandler(stream)
-        } else {
-            stream.core.fail(StreamUpError(
-                .bodyNotRewindable,
-                "the server asked for the body again after \(stream.core.bytesRead) bytes were sent; a live stream cannot be re-sent"))
-            completionHandler(nil)
-        }
+        completionHandler(body.stream(forAttempt: attempt))
     }
 
     func urlSession(
@@ -113,8 +105,8 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
-        let bytesSent = body?.value.core.bytesRead ?? 0
-        let failure = body?.value.core.failure
+        let bytesSent = body?.bytesSent ?? 0
+        let failure = body?.failure
         let (continuation, result) = state.withLock { state -> (CheckedContinuation<Result<UploadResponse, StreamUpError>, Never>?, Result<UploadResponse, StreamUpError>) in
             let result: Result<UploadResponse, StreamUpError>
             if let challenged = state.refusedChallenge {
@@ -135,7 +127,7 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
             return (state.completion, result)
         }
         // The body will not be read any more: make a waiting producer's writes fail.
-        body?.value.close()
+        body?.close()
         continuation?.resume(returning: result)
     }
 

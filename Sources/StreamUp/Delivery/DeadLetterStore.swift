@@ -1,0 +1,52 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Where segments go that the server refused for good, or that ran out of retries
+/// (`--dead-letter DIR`), so the stream can go on without losing them. Each gets two files,
+/// named by stream and offset:
+/// - `STREAM-OFFSET.body`: the records exactly as they were in the stream (send them again with
+///   `streamup URL < FILE` once the cause is fixed);
+/// - `STREAM-OFFSET.json`: when, where to, why, and the start of the server's answer.
+/// Both are `fsync`ed before the records leave the buffer.
+///
+/// Thread safety: used by one uploader's delivery task only.
+struct DeadLetterStore: Sendable {
+    let directory: String
+
+    /// Writes the bytes `range` of `buffer` and their record; returns the body file's path.
+    func keep(_ range: Range<Int>, of buffer: ReplayBuffer, streamID: String, url: URL, reason: String, answer: UploadResponse?) throws -> String {
+        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
+            throw StreamUpError(.io, "cannot create the dead-letter directory \(directory)", errno: errno)
+        }
+        let name = "\(directory)/\(streamID)-\(String(format: "%020d", range.lowerBound))"
+        let bodyFile = name + ".body"
+        let descriptor = SystemCall.open(bodyFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC)
+        guard descriptor >= 0 else { throw StreamUpError(.io, "cannot create \(bodyFile)", errno: errno) }
+        defer { SystemCall.close(descriptor) }
+        try buffer.copy(range) { piece in
+            var offset = 0
+            while offset < piece.count {
+                offset += try SystemCall.retrying("cannot write \(bodyFile)") {
+                    write(descriptor, piece.baseAddress! + offset, piece.count - offset)
+                }
+            }
+        }
+        try SystemCall.retrying("cannot sync \(bodyFile)") { fsync(descriptor) }
+        var record: [String: String] = [
+            "stream": streamID, "offset": String(range.lowerBound), "bytes": String(range.count),
+            "url": url.absoluteString, "reason": reason, "time": RFC3339.string(from: Date()),
+        ]
+        if let answer {
+            record["status"] = String(answer.statusCode)
+            record["answer"] = String(answer.bodyText.prefix(2000))
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        try AtomicFile.replace(at: name + ".json", with: Array(try encoder.encode(record)) + [0x0A])
+        return bodyFile
+    }
+}

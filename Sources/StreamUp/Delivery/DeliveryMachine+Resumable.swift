@@ -1,0 +1,153 @@
+/// Resumable delivery: the stream is one upload of the IETF resumable-upload protocol (interop
+/// version 6), created once and appended to with one PATCH per segment from the acknowledged
+/// offset. After any failure a HEAD asks how much the server holds, and the next PATCH starts
+/// exactly there: nothing lost, nothing sent twice.
+///
+/// - Create: the configured method (POST) with `Upload-Complete: ?0` and an empty body; its
+///   `Location` is the upload (a creation also carries `Streamup-Stream-Id`/`Streamup-Offset`,
+///   so a receiver can join an upload made after the first was lost to the stream).
+/// - Append: PATCH with `Upload-Offset`; the answer's `Upload-Offset` is checked.
+/// - Failure (transport, timeout, 5xx, 409): HEAD before the next PATCH; 404 or 410 means the
+///   upload is gone, and a new one starts at the acknowledged offset.
+/// - End: once every byte is acknowledged, an empty PATCH with `Upload-Complete: ?1`. If its
+///   answer is lost and the server then forgets the upload or calls it complete, the upload
+///   is done (every byte had been acknowledged): no empty duplicate is created.
+extension DeliveryMachine {
+    /// The resumable upload in use and what is known about it.
+    ///
+    /// Thread safety: a value type, part of the machine.
+    struct ResumableState {
+        private(set) var upload: Upload?
+        /// A failure happened since the server last told its offset: HEAD before appending.
+        var mustCheckOffset: Bool
+        /// The completing PATCH has gone out (with every byte acknowledged).
+        var completionSent = false
+        var finished = false
+
+        init(upload: Upload?) {
+            self.upload = upload
+            self.mustCheckOffset = upload != nil
+        }
+
+        mutating func remember(_ upload: Upload) {
+            self.upload = upload
+            mustCheckOffset = false
+            completionSent = false
+        }
+
+        mutating func forget() {
+            upload = nil
+            mustCheckOffset = false
+        }
+    }
+
+    mutating func nextResumable(_ input: Input) -> Action {
+        if resumable.finished { return .finish }
+        guard let upload = resumable.upload else { return .send(.create(at: acknowledged)) }
+        if resumable.mustCheckOffset { return .send(.checkOffset(upload)) }
+        if input.inputEnded && acknowledged >= input.end {
+            resumable.completionSent = true
+            return .send(.complete(upload, at: input.end))
+        }
+        if !input.readable { return .waitForInput(from: acknowledged) }
+        return .send(.append(upload, from: acknowledged, limits: limits))
+    }
+
+    mutating func handleResumable(_ result: Result, of exchange: Exchange, now: Instant) -> [Effect] {
+        switch (exchange, result) {
+        case (.create(let base), .answered(let answer, let carried)):
+            guard answer.isSuccess else { return failed(.answer(answer), exchange: exchange, carried: carried, now: now) }
+            guard let location = answer.location else {
+                stop(.protocolViolation("the server answered \(answer.status) without an upload Location: it does not speak resumable uploads (Upload-Draft-Interop-Version \(ResumableFields.interopVersion))"))
+                return []
+            }
+            let upload = Upload(url: location, base: base, target: nil)
+            resumable.remember(upload)
+            sentAnything = true
+            return [.saveUpload(upload)]
+
+        case (.checkOffset(let upload), .answered(let answer, let carried)):
+            let gone = answer.status == 404 || answer.status == 410
+            if resumable.completionSent && (gone || (answer.isSuccess && answer.uploadComplete == true)) {
+                // The completion reached the server (it forgets or marks a completed upload);
+                // only its answer was lost. A new upload would be an empty duplicate.
+                resumable.forget()
+                resumable.finished = true
+                return [.saveUpload(nil), .notice(.completionAnswerLost)]
+            }
+            if gone {
+                resumable.forget()
+                return [.saveUpload(nil)]
+            }
+            guard answer.isSuccess else { return failed(.answer(answer), exchange: exchange, carried: carried, now: now) }
+            guard let held = answer.uploadOffset else {
+                stop(.protocolViolation("HEAD \(upload.url) answered \(answer.status) without a valid Upload-Offset"))
+                return []
+            }
+            let position = upload.base + held
+            guard position >= acknowledged else {
+                stop(.protocolViolation("the server now holds \(held) bytes of upload \(upload.url) but had acknowledged \(acknowledged - upload.base)"))
+                return []
+            }
+            guard position <= highestSent else {
+                stop(.protocolViolation("the server claims \(held) bytes of upload \(upload.url), more than was sent"))
+                return []
+            }
+            resumable.mustCheckOffset = false
+            return position > acknowledged ? succeeded(acknowledging: position, now: now) : []
+
+        case (.append(let upload, let from, _), .answered(let answer, let carried)):
+            noteSent(carried)
+            if answer.isSuccess {
+                let expected = carried.upperBound - upload.base
+                let held = answer.uploadOffset ?? expected
+                guard held >= from - upload.base, held <= expected else {
+                    stop(.protocolViolation("PATCH \(upload.url) answered Upload-Offset \(held), outside the \(from - upload.base)...\(expected) it could hold"))
+                    return []
+                }
+                return succeeded(acknowledging: upload.base + held, now: now)
+            }
+            return failedExchange(answer, exchange: exchange, carried: carried, now: now)
+
+        case (.complete, .answered(let answer, let carried)):
+            if answer.isSuccess {
+                resumable.forget()
+                resumable.finished = true
+                return [.saveUpload(nil)]
+            }
+            return failedExchange(answer, exchange: exchange, carried: carried, now: now)
+
+        case (.append, .failed(let failure, let carried)):
+            noteSent(carried)
+            resumable.mustCheckOffset = true
+            return failed(.failure(failure), exchange: exchange, carried: carried, now: now)
+
+        case (.complete, .failed(let failure, let carried)):
+            resumable.mustCheckOffset = true
+            return failed(.failure(failure), exchange: exchange, carried: carried, now: now)
+
+        case (.create, .failed(let failure, let carried)), (.checkOffset, .failed(let failure, let carried)):
+            return failed(.failure(failure), exchange: exchange, carried: carried, now: now)
+
+        case (.segment, _):
+            preconditionFailure("a plain segment in resumable delivery")
+        }
+    }
+
+    /// A non-2xx answer to a PATCH: a lost upload (404, 410) is re-created at the next step, an
+    /// offset conflict (409) asks HEAD where to go on; anything else asks HEAD too and follows
+    /// the retry policy.
+    private mutating func failedExchange(_ answer: Answer, exchange: Exchange, carried: Range<Int>, now: Instant) -> [Effect] {
+        switch answer.status {
+        case 404, 410:
+            resumable.forget()
+            return [.saveUpload(nil)] + failed(.answer(answer), exchange: exchange, carried: carried, now: now, alwaysRetry: true)
+        case 409:
+            resumable.mustCheckOffset = true
+            return failed(.answer(answer), exchange: exchange, carried: carried, now: now, alwaysRetry: true)
+        default:
+            resumable.mustCheckOffset = true
+            return failed(.answer(answer), exchange: exchange, carried: carried, now: now)
+        }
+    }
+}

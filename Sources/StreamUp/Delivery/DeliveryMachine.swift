@@ -1,0 +1,331 @@
+/// The decisions of an acknowledged upload, as a pure state machine: which exchange with the
+/// server comes next, what an answer or a failure means, when to retry and how long to wait,
+/// when to send smaller segments, and when to give up or set a segment aside. It does no I/O
+/// and reads no clock: ``ReliableUploader`` asks it for the next ``Action``, carries it out,
+/// and reports the ``Result`` with the time; tests drive it on a manual clock.
+///
+/// Plain delivery sends each segment as a request of its own; resumable delivery (IETF
+/// resumable uploads, interop version 6) creates one upload and appends each segment with a
+/// PATCH, asking the server for its offset after any failure (DeliveryMachine+Resumable).
+///
+/// What is a result and not an error: every HTTP status. 2xx acknowledges; 408, 429 and 5xx
+/// (by default) are retried after a backoff with full jitter, or `Retry-After`; 413 makes the
+/// segment smaller; other 4xx (and TLS certificate failures) are final: with dead letters the
+/// segment is set aside and the stream goes on, without them the upload stops.
+///
+/// Thread safety: a value type, confined to the uploader's delivery task.
+struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Duration {
+    struct Configuration {
+        /// The segment size and time to aim for (a failing link gets smaller ones).
+        var limits: SegmentLimits
+        var retry: RetryPolicy
+        var resumable: Bool
+        /// Set final failures aside (a dead-letter directory) instead of stopping.
+        var keepsDeadLetters: Bool
+        /// Chooses a backoff within its bound (full jitter); tests pin it.
+        var random: @Sendable (Double) -> Double = { Double.random(in: 0...$0) }
+    }
+
+    /// Where a resumable upload lives and the stream offset of its byte 0.
+    typealias Upload = ResumableUploadReference
+
+    /// One exchange with the server.
+    enum Exchange: Equatable {
+        /// Plain: a request whose body is the stream from `from`, cut by `limits`.
+        case segment(from: Int, limits: SegmentLimits)
+        /// Resumable: create an upload whose byte 0 is stream offset `at`.
+        case create(at: Int)
+        /// Resumable: ask how many bytes of `upload` the server holds (HEAD).
+        case checkOffset(Upload)
+        /// Resumable: append the stream from `from` to `upload` (PATCH).
+        case append(Upload, from: Int, limits: SegmentLimits)
+        /// Resumable: complete `upload`, which holds the stream up to `at` (empty PATCH).
+        case complete(Upload, at: Int)
+    }
+
+    /// What the buffer holds, as the machine needs it.
+    struct Input: Equatable {
+        /// Everything below this offset is acknowledged.
+        var acknowledged: Int
+        /// A whole record (or the end of the input) is there to send from `acknowledged`.
+        var readable: Bool
+        /// The input has ended at `end`.
+        var inputEnded: Bool
+        var end: Int
+    }
+
+    /// The parts of an answer the machine looks at.
+    struct Answer: Equatable {
+        var status: Int
+        var retryAfter: String? = nil
+        /// `Upload-Offset`, when valid.
+        var uploadOffset: Int? = nil
+        /// `Upload-Complete`, when it says.
+        var uploadComplete: Bool? = nil
+        /// `Location`, resolved against the request (resumable creation).
+        var location: String? = nil
+        var isSuccess: Bool { (200..<300).contains(status) }
+    }
+
+    /// A request that got no answer.
+    struct Failure: Equatable {
+        enum Kind: Equatable { case transport, certificate, cancelled }
+        var kind: Kind
+        var message: String
+    }
+
+    /// How an exchange ended, and which stream bytes its body carried.
+    enum Result: Equatable {
+        case answered(Answer, carried: Range<Int>)
+        case failed(Failure, carried: Range<Int>)
+    }
+
+    /// What the uploader should do next.
+    enum Action: Equatable {
+        /// Nothing to send: wait until a record (or the end) is there from this offset.
+        case waitForInput(from: Int)
+        case send(Exchange)
+        /// Back off until this instant, then ask again.
+        case sleep(until: Instant)
+        /// Set the segment from `from` aside (its last attempt carried `carried`; if that is
+        /// empty, the records `limits` would carry), then acknowledge past it and go on.
+        case deadLetter(from: Int, carried: Range<Int>, limits: SegmentLimits, reason: String)
+        /// Everything is delivered; the last 2xx answer is the upload's answer.
+        case finish
+        /// Give up: on the last answer (`answer` true) or with `reason` as the error.
+        case stop(Stop)
+    }
+
+    /// Why the upload stopped.
+    enum Stop: Equatable {
+        /// A final answer (or the last one when retries ran out): it is the upload's answer.
+        case answer(status: Int)
+        /// No answer could be had: retries ran out on failures, or the request was cancelled.
+        case failure(Failure)
+        /// The server broke the resumable-upload protocol.
+        case protocolViolation(String)
+    }
+
+    /// Side effects of a result, for the uploader to carry out in order.
+    enum Effect: Equatable {
+        /// The server holds the stream below this offset.
+        case acknowledge(upTo: Int)
+        /// Remember (nil: forget) the resumable upload, in the spool for the next run.
+        case saveUpload(Upload?)
+        case notice(Notice)
+    }
+
+    /// Things a person should hear about (the CLI prints the first failure and the recovery
+    /// always, each retry with `-v`).
+    enum Notice: Equatable {
+        case retrying(reason: String, attempt: Int, delay: Duration, first: Bool)
+        case recovered(failedAttempts: Int, resentBytes: Int, after: Duration)
+        case segmentShrunk(toBytes: Int, reason: String)
+        case completionAnswerLost
+    }
+
+    let configuration: Configuration
+    /// The segment size now: smaller after failures, back up after successes, never above `cap`.
+    private(set) var limits: SegmentLimits
+    /// The most a segment may be, lowered for good by a 413.
+    private(set) var cap: Int
+    /// Failed attempts since the last acknowledged progress.
+    private(set) var failures = 0
+    private var failingSince: Instant?
+    private var failedAttemptsInSpell = 0
+    private var resentInSpell = 0
+    /// When the backoff after a failure ends.
+    private var retryAt: Instant?
+    private var pending: Action?
+    /// The last attempt's carried range and its reason, kept for a dead letter.
+    var sentAnything = false
+    /// Everything below this offset is acknowledged (the machine's own count, which the
+    /// uploader's buffer follows through the `.acknowledge` effects and dead letters).
+    private(set) var acknowledged: Int
+    /// The highest stream offset any request carried (an earlier run's spool counts).
+    private(set) var highestSent: Int
+    /// Bytes sent more than once.
+    private(set) var resentBytes = 0
+    /// Failed attempts that were retried.
+    private(set) var retries = 0
+    var resumable: ResumableState
+
+    /// A machine for a stream whose first `alreadySent` bytes may have been sent by an earlier
+    /// run (a spool's), continuing `upload` if that run left one.
+    init(_ configuration: Configuration, acknowledged: Int = 0, alreadySent: Int = 0, upload: Upload? = nil) {
+        self.configuration = configuration
+        self.acknowledged = acknowledged
+        self.limits = configuration.limits
+        self.cap = configuration.limits.maxBytes
+        self.highestSent = max(alreadySent, acknowledged)
+        self.resumable = ResumableState(upload: upload)
+    }
+
+    // MARK: Next action
+
+    mutating func next(_ input: Input, now: Instant) -> Action {
+        precondition(input.acknowledged == acknowledged, "the buffer is at \(input.acknowledged), the machine at \(acknowledged)")
+        if let pending { return pending }
+        if let retryAt, now < retryAt { return .sleep(until: retryAt) }
+        retryAt = nil
+        if configuration.resumable { return nextResumable(input) }
+        if input.inputEnded && acknowledged >= input.end && sentAnything { return .finish }
+        if !input.readable { return .waitForInput(from: acknowledged) }
+        return .send(.segment(from: acknowledged, limits: limits))
+    }
+
+    // MARK: Results
+
+    /// Takes the outcome of `exchange` (which `next` asked for) and returns what to do about it.
+    mutating func handle(_ result: Result, of exchange: Exchange, now: Instant) -> [Effect] {
+        switch (exchange, result) {
+        case (.segment, .answered(let answer, let carried)):
+            noteSent(carried)
+            if answer.isSuccess {
+                return succeeded(acknowledging: carried.upperBound, now: now)
+            }
+            return failed(.answer(answer), exchange: exchange, carried: carried, now: now)
+        case (.segment, .failed(let failure, let carried)):
+            noteSent(carried)
+            return failed(.failure(failure), exchange: exchange, carried: carried, now: now)
+        case (.create, _), (.checkOffset, _), (.append, _), (.complete, _):
+            return handleResumable(result, of: exchange, now: now)
+        }
+    }
+
+    /// The uploader set the segment aside up to `end` (the machine asked for it) and
+    /// acknowledged past it.
+    mutating func deadLettered(upTo end: Int) {
+        guard case .deadLetter = pending else { preconditionFailure("no dead letter was asked for: \(String(describing: pending))") }
+        pending = nil
+        acknowledged = max(acknowledged, end)
+        sentAnything = true
+        endFailingSpell()
+    }
+
+    // MARK: Success and failure (shared by both protocols)
+
+    /// A 2xx that acknowledges the stream up to `offset`.
+    mutating func succeeded(acknowledging offset: Int, now: Instant) -> [Effect] {
+        var effects: [Effect] = []
+        if offset > acknowledged {
+            acknowledged = offset
+            effects.append(.acknowledge(upTo: offset))
+        }
+        sentAnything = true
+        if failedAttemptsInSpell > 0, let since = failingSince {
+            effects.append(.notice(.recovered(failedAttempts: failedAttemptsInSpell, resentBytes: resentInSpell, after: since.duration(to: now))))
+        }
+        endFailingSpell()
+        limits.maxBytes = min(cap, limits.maxBytes * 2)
+        return effects
+    }
+
+    private mutating func endFailingSpell() {
+        failures = 0
+        failingSince = nil
+        failedAttemptsInSpell = 0
+        resentInSpell = 0
+    }
+
+    enum Problem: Equatable {
+        case answer(Answer)
+        case failure(Failure)
+        var reason: String {
+            switch self {
+            case .answer(let answer): "the server answered \(answer.status)"
+            case .failure(let failure): failure.message
+            }
+        }
+    }
+
+    /// An attempt failed: retry after a backoff, shrink, set the segment aside, or stop.
+    mutating func failed(_ problem: Problem, exchange: Exchange, carried: Range<Int>, now: Instant, alwaysRetry: Bool = false) -> [Effect] {
+        if case .failure(let failure) = problem, failure.kind == .cancelled {
+            pending = .stop(.failure(failure))
+            return []
+        }
+        var effects: [Effect] = []
+        let isSegment = Self.carriesSegment(exchange)
+        if case .answer(let answer) = problem, answer.status == 413, isSegment {
+            // Too large for the server (or a proxy before it): smaller segments from now on.
+            guard limits.maxBytes > 1 else { return final(problem, exchange: exchange, carried: carried) }
+            cap = max(1, min(limits.maxBytes, max(carried.count, 1)) / 2)
+            limits.maxBytes = cap
+            return [.notice(.segmentShrunk(toBytes: cap, reason: "the server answered 413 (too large)"))]
+        }
+        guard alwaysRetry || isRetryable(problem) else { return final(problem, exchange: exchange, carried: carried) }
+        failures += 1
+        failedAttemptsInSpell += 1
+        failingSince = failingSince ?? now
+        if giveUp(now: now) { return final(problem, exchange: exchange, carried: carried) }
+        if isSegment && !carried.isEmpty && limits.maxBytes > 1 {
+            // A segment that fails with bytes under way goes smaller, so a link that breaks
+            // every N bytes still delivers; successes double it again.
+            let smaller = max(1, min(limits.maxBytes, carried.count) / 2)
+            if smaller < limits.maxBytes {
+                limits.maxBytes = smaller
+            }
+        }
+        retries += 1
+        var retryAfter: String?
+        if case .answer(let answer) = problem { retryAfter = answer.retryAfter }
+        let delay = configuration.retry.delay(attempt: failures, retryAfter: retryAfter, random: configuration.random)
+        retryAt = now.advanced(by: delay)
+        effects.append(.notice(.retrying(reason: problem.reason, attempt: failures, delay: delay, first: failedAttemptsInSpell == 1)))
+        return effects
+    }
+
+    /// A failure that is not retried (or no longer): set the segment aside, or stop.
+    mutating func final(_ problem: Problem, exchange: Exchange, carried: Range<Int>) -> [Effect] {
+        if configuration.keepsDeadLetters, let (from, segmentLimits) = Self.segment(of: exchange) {
+            pending = .deadLetter(from: from, carried: carried, limits: segmentLimits, reason: problem.reason)
+            if configuration.resumable {
+                // The rejected bytes leave a gap in the upload: the stream goes on in a new one.
+                resumable.forget()
+                return [.saveUpload(nil)]
+            }
+            return []
+        }
+        switch problem {
+        case .answer(let answer): pending = .stop(.answer(status: answer.status))
+        case .failure(let failure): pending = .stop(.failure(failure))
+        }
+        return []
+    }
+
+    private func isRetryable(_ problem: Problem) -> Bool {
+        switch problem {
+        case .answer(let answer): configuration.retry.isRetryable(status: answer.status)
+        case .failure(let failure): failure.kind == .transport
+        }
+    }
+
+    private func giveUp(now: Instant) -> Bool {
+        if let maxRetries = configuration.retry.maxRetries, failures > maxRetries { return true }
+        if let limit = configuration.retry.maxRetryTime, let since = failingSince, since.duration(to: now) > limit { return true }
+        return false
+    }
+
+    /// Counts bytes a request carried that an earlier one had carried already.
+    mutating func noteSent(_ carried: Range<Int>) {
+        let again = max(0, min(carried.upperBound, highestSent) - carried.lowerBound)
+        resentBytes += again
+        resentInSpell += again
+        highestSent = max(highestSent, carried.upperBound)
+    }
+
+    /// Sets a protocol violation as the outcome.
+    mutating func stop(_ stop: Stop) { pending = .stop(stop) }
+
+    private static func carriesSegment(_ exchange: Exchange) -> Bool {
+        segment(of: exchange) != nil
+    }
+
+    private static func segment(of exchange: Exchange) -> (Int, SegmentLimits)? {
+        switch exchange {
+        case .segment(let from, let limits), .append(_, let from, let limits): (from, limits)
+        case .create, .checkOffset, .complete: nil
+        }
+    }
+}

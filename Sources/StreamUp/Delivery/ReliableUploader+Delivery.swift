@@ -1,0 +1,213 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The delivery loop: asks the ``DeliveryMachine`` what to do, does it, and tells it what came
+/// of it. Runs in one task; requests go out one at a time.
+extension ReliableUploader {
+    typealias Machine = DeliveryMachine<ContinuousClock.Instant>
+
+    func deliver(_ session: SegmentSession) async throws -> UploadResponse {
+        var machine = Machine(
+            Machine.Configuration(
+                limits: SegmentLimits(maxBytes: options.segmentBytes, maxDuration: options.segmentDuration),
+                retry: options.retry, resumable: options.resumable, keepsDeadLetters: deadLetters != nil),
+            acknowledged: buffer.acknowledgedOffset, alreadySent: buffer.producerStart, upload: recoveredUpload)
+        var lastAnswer: UploadResponse?
+        var lastSuccess: UploadResponse?
+        var lastError: StreamUpError?
+        var splitReported = false
+        while true {
+            if let failure = buffer.failure { throw failure }
+            if !splitReported, buffer.splitRecords > 0 {
+                splitReported = true
+                onEvent(.notice("a record longer than \(options.maxRecordBytes) bytes was split into pieces of that size (--max-record); each piece is sent as a record"))
+            }
+            switch machine.next(input, now: .now) {
+            case .waitForInput(let offset):
+                await buffer.waitUntilReadable(from: offset)
+            case .sleep(let until):
+                try await Task.sleep(until: until, clock: .continuous)
+            case .send(let exchange):
+                let (result, response, error) = await perform(exchange, session: session)
+                if let failure = buffer.failure { throw failure }
+                if let response {
+                    lastAnswer = response
+                    if response.isSuccess { lastSuccess = response }
+                }
+                if let error { lastError = error }
+                for effect in machine.handle(result, of: exchange, now: .now) {
+                    try apply(effect)
+                }
+                state.withLock { state in
+                    state.resent = machine.resentBytes
+                    state.retries = machine.retries
+                }
+            case .deadLetter(let from, let carried, let limits, let reason):
+                let range = carried.isEmpty ? buffer.segmentRange(from: from, limits: limits) : carried
+                try keepDeadLetter(range, reason: reason, answer: lastAnswer)
+                acknowledge(upTo: range.upperBound)
+                machine.deadLettered(upTo: range.upperBound)
+            case .finish:
+                guard let answer = lastSuccess ?? lastAnswer else {
+                    throw StreamUpError(.protocolError, "the upload ended without any answer from the server")
+                }
+                return answer
+            case .stop(.answer):
+                guard let lastAnswer else { preconditionFailure("stopped on an answer that never came") }
+                return lastAnswer
+            case .stop(.failure(let failure)):
+                throw lastError ?? StreamUpError(failure.kind == .cancelled ? .cancelled : .transport, failure.message)
+            case .stop(.protocolViolation(let message)):
+                throw StreamUpError(.protocolError, message)
+            }
+        }
+    }
+
+    /// The buffer as the machine needs it.
+    private var input: Machine.Input {
+        buffer.withState { state in
+            Machine.Input(
+                acknowledged: state.acknowledged, readable: state.boundary > state.acknowledged || state.inputEnded,
+                inputEnded: state.inputEnded, end: state.written)
+        }
+    }
+
+    private func apply(_ effect: Machine.Effect) throws {
+        switch effect {
+        case .acknowledge(let offset):
+            acknowledge(upTo: offset)
+        case .saveUpload(let upload):
+            var kept = upload
+            kept?.target = configuration.url.absoluteString
+            try spool?.saveUpload(kept)
+        case .notice(let notice):
+            switch notice {
+            case .retrying(let reason, let attempt, let delay, let first):
+                onEvent(.retrying(reason: reason, attempt: attempt, delay: delay, first: first))
+            case .recovered(let failedAttempts, let resentBytes, let after):
+                onEvent(.recovered(failedAttempts: failedAttempts, resentBytes: resentBytes, after: after))
+            case .segmentShrunk(let bytes, let reason):
+                onEvent(.notice("\(reason): segments of at most \(bytes) bytes from now on"))
+            case .completionAnswerLost:
+                onEvent(.notice("the answer to the completing request was lost; the server had acknowledged every byte and has completed the upload"))
+            }
+        }
+    }
+
+    // MARK: One exchange
+
+    /// Sends `exchange` and says what came of it: the machine's result, the answer if one came,
+    /// and the error if none did.
+    private func perform(_ exchange: Machine.Exchange, session: SegmentSession) async -> (Machine.Result, UploadResponse?, StreamUpError?) {
+        let (request, fields, body, start) = build(exchange)
+        let streamed = body != nil
+        onEvent(.requestStarted(
+            method: request.httpMethod ?? "POST", url: request.url ?? configuration.url,
+            headers: fields + (streamed ? [.init(name: "Transfer-Encoding", value: "chunked")] : [])))
+        do {
+            let response = try await session.send(request, body: body, onEvent: onEvent)
+            let carried = body?.outcome.carried ?? start..<start
+            return (.answered(answer(response, to: request), carried: carried), response, nil)
+        } catch {
+            let failure = error as? StreamUpError ?? StreamUpError(.transport, "\(error)")
+            let carried = body?.outcome.carried ?? start..<start
+            return (.failed(Self.failure(failure), carried: carried), nil, failure)
+        }
+    }
+
+    /// The request for `exchange`, its header fields for `-v`, its body, and the stream offset
+    /// it starts at.
+    private func build(_ exchange: Machine.Exchange) -> (URLRequest, [UploadConfiguration.Header], WindowBody?, Int) {
+        switch exchange {
+        case .segment(let from, let limits):
+            var segment = configuration
+            segment.headers += [
+                .init(name: "Streamup-Stream-Id", value: streamID),
+                .init(name: "Streamup-Offset", value: String(from)),
+            ]
+            return (StreamUploader.makeRequest(segment), StreamUploader.headerFields(segment),
+                    window(from: from, limits: limits, allowsResend: true), from)
+        case .create(let base):
+            var creation = configuration
+            creation.method = configuration.method == "PATCH" ? "POST" : configuration.method
+            creation.headers += resumableFields([
+                (ResumableFields.complete, "?0"),
+                ("Streamup-Stream-Id", streamID),
+                ("Streamup-Offset", String(base)),
+            ])
+            let control = ControlRequest(creation.method, creation)
+            return (control.request, control.fields, nil, base)
+        case .checkOffset(let upload):
+            let control = ControlRequest("HEAD", uploadConfiguration(upload, []))
+            return (control.request, control.fields, nil, upload.base)
+        case .append(let upload, let from, let limits):
+            let append = uploadConfiguration(upload, [
+                (ResumableFields.offset, String(from - upload.base)),
+                (ResumableFields.complete, "?0"),
+            ])
+            return (StreamUploader.makeRequest(append), StreamUploader.headerFields(append),
+                    window(from: from, limits: limits, allowsResend: false), from)
+        case .complete(let upload, let end):
+            let control = ControlRequest("PATCH", uploadConfiguration(upload, [
+                (ResumableFields.offset, String(end - upload.base)),
+                (ResumableFields.complete, "?1"),
+            ]))
+            return (control.request, control.fields, nil, end)
+        }
+    }
+
+    private func window(from offset: Int, limits: SegmentLimits, allowsResend: Bool) -> WindowBody {
+        let buffer = self.buffer
+        return WindowBody(start: offset, allowsResend: allowsResend) {
+            let window = WindowSource(buffer: buffer, start: offset, limits: limits)
+            return (window, window)
+        }
+    }
+
+    /// A request to the upload URL: the caller's header fields (authorization) plus the
+    /// protocol's; a PATCH body's content type is the protocol's.
+    private func uploadConfiguration(_ upload: ResumableUploadReference, _ fields: [(String, String)]) -> UploadConfiguration {
+        var request = configuration
+        request.url = URL(string: upload.url) ?? configuration.url
+        request.method = "PATCH"
+        request.contentType = ResumableFields.patchContentType
+        request.headers.removeAll { $0.name.caseInsensitiveCompare("Content-Type") == .orderedSame }
+        request.headers += resumableFields(fields)
+        return request
+    }
+
+    private func resumableFields(_ fields: [(String, String)]) -> [UploadConfiguration.Header] {
+        [UploadConfiguration.Header(name: ResumableFields.version, value: ResumableFields.interopVersion)]
+            + fields.map { UploadConfiguration.Header(name: $0.0, value: $0.1) }
+    }
+
+    /// The parts of `response` the machine looks at.
+    private func answer(_ response: UploadResponse, to request: URLRequest) -> Machine.Answer {
+        var location: String?
+        if let value = response.value(forHeader: "Location"), let base = request.url,
+           let url = URL(string: value, relativeTo: base)?.absoluteURL, url.scheme == "http" || url.scheme == "https" {
+            location = url.absoluteString
+        }
+        return Machine.Answer(
+            status: response.statusCode, retryAfter: response.value(forHeader: "Retry-After"),
+            uploadOffset: ResumableFields.offset(of: response),
+            uploadComplete: ResumableFields.boolean(response.value(forHeader: ResumableFields.complete)),
+            location: location)
+    }
+
+    /// What kind of failure `error` is, for the retry policy: TLS certificate failures are
+    /// final (retrying cannot fix a certificate), cancellation stops, the rest is retried.
+    static func failure(_ error: StreamUpError) -> Machine.Failure {
+        if error.code == .cancelled { return Machine.Failure(kind: .cancelled, message: error.description) }
+        let certificate: Set<URLError.Code> = [
+            .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid,
+            .serverCertificateHasUnknownRoot, .clientCertificateRejected, .clientCertificateRequired,
+        ]
+        if let code = error.urlError?.code, certificate.contains(code) {
+            return Machine.Failure(kind: .certificate, message: error.description)
+        }
+        return Machine.Failure(kind: .transport, message: error.description)
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+
+/// Acknowledgements, the saved source positions and dead letters.
+extension ReliableUploader {
+    /// The server holds the stream below `offset`: free it, and (bytes in memory) save where
+    /// that puts the producer's sources. With a spool, files are deleted only once the saved
+    /// positions cover them (they are the only record of where those bytes came from).
+    func acknowledge(upTo offset: Int) {
+        guard spool == nil else {
+            buffer.acknowledge(upTo: offset, releasingBelow: stateStore?.savedOffset)
+            return
+        }
+        let positions = buffer.acknowledge(upTo: offset)
+        guard let stateStore, !positions.isEmpty else { return }
+        stateStore.update(positions, at: offset, paths: path(of:))
+        saveState(stateStore)
+    }
+
+    /// With a spool and a state file, saves where the sources stand at the end of what the
+    /// spool holds, every 100 ms while bytes arrive (each save is a synced file, so not one per
+    /// line), and lets the spool delete what is both acknowledged and covered.
+    func startCheckpoints() -> DispatchSourceTimer? {
+        guard spool != nil, stateStore != nil else { return nil }
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "streamup.checkpoints"))
+        timer.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100))
+        timer.setEventHandler { [self] in saveSpooledPositions() }
+        timer.resume()
+        return timer
+    }
+
+    private func saveSpooledPositions() {
+        guard let stateStore else { return }
+        let (written, positions) = buffer.latestSourcePositions
+        stateStore.update(positions, at: written, paths: path(of:))
+        saveState(stateStore)
+        buffer.releaseStorage(below: min(buffer.acknowledgedOffset, stateStore.savedOffset))
+    }
+
+    /// The last save of a run: with a spool, where the sources stand at its end.
+    func saveSourcesAtEnd() {
+        guard spool != nil else { return }
+        saveSpooledPositions()
+    }
+
+    private func saveState(_ store: SourceStateStore) {
+        do {
+            try store.save()
+        } catch {
+            onEvent(.notice("cannot save the state file \(store.file): \(error)"))
+        }
+    }
+
+    /// The path of `source`, as the producer knows it.
+    func path(of source: SourceID) -> String? {
+        state.withLock { $0.producerReference }?.path(of: source)
+    }
+
+    /// Sets the stream bytes `range` aside in the dead-letter directory, with why and the start
+    /// of the server's answer.
+    func keepDeadLetter(_ range: Range<Int>, reason: String, answer: UploadResponse?) throws {
+        guard let deadLetters else { return }
+        let file = try deadLetters.keep(range, of: buffer, streamID: streamID, url: configuration.url, reason: reason, answer: answer)
+        state.withLock { state in
+            state.deadLetters += 1
+            state.deadLetterBytes += range.count
+        }
+        onEvent(.deadLettered(bytes: range.count, file: file, reason: reason))
+    }
+}

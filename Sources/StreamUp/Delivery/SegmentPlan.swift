@@ -1,0 +1,104 @@
+/// Decides how far one segment request may read: a pure state machine over offsets and
+/// instants, with no I/O, so its rules are tested on a manual clock.
+///
+/// A segment starts at `start` (the acknowledged offset) and hands bytes out up to `committed`,
+/// which is always a record boundary. When the reader reaches `committed`, the plan either
+/// commits to the next boundary, ends the segment, or says to wait for more input. The rules:
+/// - size: the segment ends at the last boundary at or before `start + maxBytes`; a first record
+///   longer than that goes whole into a segment of its own (records never exceed the buffer's
+///   `maxRecord`, which splits longer ones);
+/// - time: `maxDuration` after its first byte, the segment ends at the next boundary;
+/// - a full buffer (the producer is waiting for space) ends the segment at a boundary, so the
+///   acknowledgement frees room instead of the request waiting for its deadline;
+/// - the end of the input ends the segment once everything is handed out.
+///
+/// ```
+///   start            committed        boundary      written
+///     |== handed out ==|== may hand out ==|-- partial record --|
+/// ```
+///
+/// Thread safety: a value type; its owner confines it (the reading thread, under the buffer's lock).
+struct SegmentPlan<Instant: InstantProtocol> where Instant.Duration == Duration {
+    typealias Limits = SegmentLimits
+
+    /// What the buffer holds right now, as the plan needs it.
+    struct Available: Equatable {
+        /// The last record boundary written (every record before it is complete).
+        var boundary: Int
+        /// Whether the input has ended (then `boundary` is the end of the input).
+        var inputEnded: Bool
+        /// Whether the buffer is full, so the producer waits for an acknowledgement.
+        var bufferFull: Bool
+    }
+
+    /// What the reader should do next.
+    enum Decision: Equatable {
+        /// Hand out bytes from the reader's position up to this offset.
+        case send(upTo: Int)
+        /// The segment is over; `reachedInputEnd` when it carries the last byte of the input.
+        case end(reachedInputEnd: Bool)
+        /// Nothing to hand out yet: wait for input until this instant (nil: no deadline).
+        case wait(until: Instant?)
+    }
+
+    let start: Int
+    let limits: Limits
+    /// Bytes before this offset may be handed out; always a record boundary.
+    private(set) var committed: Int
+    /// When the first byte was handed out; the time limit counts from it.
+    private(set) var firstByteAt: Instant?
+
+    init(start: Int, limits: Limits) {
+        precondition(limits.maxBytes > 0 && limits.maxDuration > .zero, "a segment needs room and time")
+        self.start = start
+        self.limits = limits
+        self.committed = start
+    }
+
+    /// When the time limit ends the segment (nil until the first byte).
+    var deadline: Instant? { firstByteAt?.advanced(by: limits.maxDuration) }
+
+    /// The next step for a reader at `position` (at most `committed`).
+    mutating func decide(at position: Int, _ available: Available, now: Instant, boundaries: some RecordBoundaryFinder) -> Decision {
+        precondition(start <= position && position <= committed, "the reader is outside the segment")
+        if position < committed { return .send(upTo: committed) }
+        if let deadline, now >= deadline { return .end(reachedInputEnd: false) }
+        if committed - start >= limits.maxBytes { return .end(reachedInputEnd: false) }
+        if available.boundary > committed {
+            let limit = start + limits.maxBytes
+            if available.boundary <= limit {
+                committed = available.boundary
+            } else if let last = boundaries.lastBoundary(after: committed, atOrBefore: limit) {
+                committed = last
+            } else if committed == start {
+                // A first record longer than the segment goes whole, alone.
+                committed = boundaries.firstBoundary(after: start)
+            } else {
+                return .end(reachedInputEnd: false)
+            }
+            firstByteAt = firstByteAt ?? now
+            return .send(upTo: committed)
+        }
+        if available.inputEnded { return .end(reachedInputEnd: true) }
+        if available.bufferFull && committed > start { return .end(reachedInputEnd: false) }
+        return .wait(until: deadline)
+    }
+}
+
+/// Where records end in the bytes a buffer holds, for ``SegmentPlan``.
+///
+/// Thread safety: called by the plan's owner, under the buffer's lock.
+protocol RecordBoundaryFinder {
+    /// The last boundary `b` with `offset < b <= limit`, if there is one among the bytes written.
+    func lastBoundary(after offset: Int, atOrBefore limit: Int) -> Int?
+    /// The first boundary after `offset`; called only when one has been written.
+    func firstBoundary(after offset: Int) -> Int
+}
+
+/// How big and how long one segment may be.
+///
+/// Thread safety: a value type.
+struct SegmentLimits: Equatable, Sendable {
+    var maxBytes: Int
+    var maxDuration: Duration
+}

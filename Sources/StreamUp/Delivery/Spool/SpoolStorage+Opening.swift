@@ -1,0 +1,309 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Opening a spool: taking its lock, checking every pending byte against the index, and
+/// refusing any damage with a message instead of sending what cannot be trusted.
+extension SpoolStorage {
+    /// Opens (or creates) the spool in `directory`, holding at most `capacity` unacknowledged
+    /// bytes (more if an earlier run left more pending). A new stream gets `streamID`.
+    ///
+    /// Opening a spool with pending bytes writes nothing (a full file system can be drained);
+    /// it may only cut off what a crash left half-written (bytes past the last index entry of
+    /// the newest file, an empty newest file not yet recorded), which the producer reads again.
+    /// - Throws: ``StreamUpError`` (`.io`) when the directory cannot be used, another process
+    ///   holds it, or its files are damaged: a file missing or shorter than its index says, a
+    ///   byte changed (CRC-32), an acknowledged offset past the end.
+    static func open(directory: String, capacity: Int, streamID: String) throws(StreamUpError) -> SpoolStorage {
+        guard capacity > 0 else { throw StreamUpError(.invalidConfiguration, "the spool needs a positive size") }
+        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
+            throw StreamUpError(.io, "cannot create spool directory \(directory)", errno: errno)
+        }
+        let lock = try SystemCall.retrying("cannot open \(directory)/lock") {
+            SystemCall.open("\(directory)/lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW)
+        }
+        if flock(lock, LOCK_EX | LOCK_NB) != 0 {
+            SystemCall.close(lock)
+            throw StreamUpError(.io, "spool \(directory) is in use by another streamup process")
+        }
+        var opened: [File] = []
+        do throws(StreamUpError) {
+            try migrateVersion1(in: directory)
+            var scan = try Scan(directory: directory)
+            opened = scan.files
+            let fileBytes = max(1, min(capacity / 4, 64 << 20))
+            guard let record = scan.record, scan.end > scan.marks.acknowledged else {
+                // Nothing pending: a new stream.
+                for file in scan.files { remove(file, in: directory) }
+                opened = []
+                let record = StreamRecord(streamID: streamID)
+                try save(record, in: directory)
+                let marks = try openMarks(in: directory, writing: SpoolMarks(acknowledged: 0, newest: nil))
+                return SpoolStorage(
+                    directory: directory, capacity: capacity, fileBytes: fileBytes, files: [], lock: lock, marks: marks,
+                    record: record, recovered: Recovered(acknowledged: 0, end: 0, streamID: streamID, upload: nil, sources: []))
+            }
+            try scan.verifyPending()
+            // Files wholly acknowledged (a crash before their deletion) are not needed.
+            while scan.files.count > 1, let first = scan.files.first, first.end <= scan.marks.acknowledged {
+                remove(scan.files.removeFirst(), in: directory)
+            }
+            opened = scan.files
+            let marks = try openMarks(in: directory, writing: nil)
+            let held = scan.end - scan.marks.acknowledged
+            return SpoolStorage(
+                directory: directory, capacity: max(capacity, held), fileBytes: fileBytes, files: scan.files, lock: lock,
+                marks: marks, record: record,
+                recovered: Recovered(
+                    acknowledged: scan.marks.acknowledged, end: scan.end, streamID: record.streamID, upload: record.upload,
+                    sources: scan.sources))
+        } catch {
+            for file in opened {
+                SystemCall.close(file.data)
+                SystemCall.close(file.index)
+            }
+            SystemCall.close(lock)
+            throw error
+        }
+    }
+
+    private static func remove(_ file: File, in directory: String) {
+        SystemCall.close(file.data)
+        SystemCall.close(file.index)
+        unlink(path(of: file.start, in: directory, suffix: "spool"))
+        unlink(path(of: file.start, in: directory, suffix: "index"))
+    }
+
+    /// The `marks` file, opened for in-place updates (and written first when `initial` is given).
+    private static func openMarks(in directory: String, writing initial: SpoolMarks?) throws(StreamUpError) -> CInt {
+        let path = "\(directory)/marks"
+        let descriptor = try SystemCall.retrying("cannot open \(path)") {
+            SystemCall.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW)
+        }
+        if let initial {
+            do throws(StreamUpError) {
+                try SystemCall.writeAll(descriptor, initial.encoded, at: 0, "cannot write \(path)")
+            } catch {
+                SystemCall.close(descriptor)
+                throw error
+            }
+        }
+        return descriptor
+    }
+
+    static func damaged(_ directory: String, _ what: String) -> StreamUpError {
+        StreamUpError(.io, "spool \(directory) is damaged: \(what); nothing of it was sent (move the directory away to start afresh)")
+    }
+
+    /// What a spool directory holds, checked for consistency as it is read.
+    ///
+    /// Thread safety: a value type, used while opening only.
+    struct Scan {
+        let directory: String
+        var files: [File] = []
+        var marks = SpoolMarks(acknowledged: 0, newest: nil)
+        var record: StreamRecord?
+        /// Index entries per file, parallel to `files`.
+        var entries: [[SpoolIndexEntry]] = []
+
+        var end: Int { files.last?.end ?? marks.acknowledged }
+
+        /// Where the bytes from the acknowledged offset on came from.
+        var sources: [SourceIndex.Entry] {
+            entries.joined().filter { $0.streamEnd > marks.acknowledged }.compactMap(\.sourceEntry)
+        }
+
+        init(directory: String) throws(StreamUpError) {
+            self.directory = directory
+            let names: [String]
+            do {
+                names = try FileManager.default.contentsOfDirectory(atPath: directory)
+            } catch {
+                throw StreamUpError(.io, "cannot list spool directory \(directory): \((error as NSError).localizedDescription)")
+            }
+            let data = Set(names.compactMap { Self.start(of: $0, suffix: ".spool") })
+            let indexes = Set(names.compactMap { Self.start(of: $0, suffix: ".index") })
+            if let lonely = data.subtracting(indexes).min() {
+                throw damaged(directory, "\(SpoolMarks.digits(lonely)).spool has no index file")
+            }
+            if let lonely = indexes.subtracting(data).min() {
+                throw damaged(directory, "the data file \(SpoolMarks.digits(lonely)).spool is missing")
+            }
+            let hasMarks = names.contains("marks"), hasRecord = names.contains("stream.json")
+            if !data.isEmpty && !(hasMarks && hasRecord) {
+                throw damaged(directory, "\(hasMarks ? "stream.json" : "marks") is missing")
+            }
+            if hasMarks {
+                guard let bytes = try? AtomicFile.contents(at: "\(directory)/marks"), let marks = SpoolMarks(decoding: bytes) else {
+                    throw damaged(directory, "its marks file is unreadable")
+                }
+                self.marks = marks
+            }
+            if hasRecord {
+                guard let bytes = try? AtomicFile.contents(at: "\(directory)/stream.json"),
+                      let record = try? JSONDecoder().decode(StreamRecord.self, from: Data(bytes)) else {
+                    throw damaged(directory, "stream.json is unreadable")
+                }
+                self.record = record
+            }
+            for start in data.sorted() {
+                try open(start, isNewest: start == data.max())
+            }
+            try checkNewest()
+            try checkContiguity()
+        }
+
+        private static func start(of name: String, suffix: String) -> Int? {
+            guard name.hasSuffix(suffix), name.count == 20 + suffix.count else { return nil }
+            return Int(name.dropLast(suffix.count))
+        }
+
+        /// Opens one file and its index; a half-written end of the newest file (a crash between
+        /// writing bytes and recording them) is cut off, anything else amiss is damage.
+        private mutating func open(_ start: Int, isNewest: Bool) throws(StreamUpError) {
+            let dataPath = path(of: start, in: directory, suffix: "spool"), indexPath = path(of: start, in: directory, suffix: "index")
+            let data = try SystemCall.retrying("cannot open \(dataPath)") { SystemCall.open(dataPath, O_RDWR | O_CLOEXEC | O_NOFOLLOW) }
+            let index: CInt
+            do {
+                index = try SystemCall.retrying("cannot open \(indexPath)") { SystemCall.open(indexPath, O_RDWR | O_CLOEXEC | O_NOFOLLOW) }
+            } catch {
+                SystemCall.close(data)
+                throw error
+            }
+            files.append(File(start: start, size: 0, data: data, index: index, entryCount: 0, lastEntry: nil))
+            let name = "\(SpoolMarks.digits(start)).spool"
+            var indexBytes = try Self.contents(of: index, path: indexPath)
+            if indexBytes.count % SpoolIndexEntry.size != 0 {
+                guard isNewest else { throw damaged(directory, "the index of \(name) is cut short") }
+                indexBytes.removeLast(indexBytes.count % SpoolIndexEntry.size)
+            }
+            var list: [SpoolIndexEntry] = []
+            var expected = start
+            let count = indexBytes.count / SpoolIndexEntry.size
+            for number in 0..<count {
+                let entry = indexBytes.withUnsafeBytes { raw in
+                    SpoolIndexEntry(decoding: UnsafeRawBufferPointer(rebasing: raw[number * SpoolIndexEntry.size..<(number + 1) * SpoolIndexEntry.size]))
+                }
+                guard let entry, entry.streamStart == expected else {
+                    // A torn last entry of the newest file is what a crash mid-write leaves.
+                    guard isNewest && number == count - 1 else { throw damaged(directory, "entry \(number) of the index of \(name) is damaged") }
+                    break
+                }
+                list.append(entry)
+                expected = entry.streamEnd
+            }
+            var status = stat()
+            guard fstat(data, &status) == 0 else { throw StreamUpError(.io, "cannot stat \(dataPath)", errno: errno) }
+            let size = Int(status.st_size), indexed = expected - start
+            if size < indexed {
+                throw damaged(directory, "\(name) holds \(size) bytes but \(indexed) were written to it (bytes \(start + size)..<\(expected) are missing)")
+            }
+            if size > indexed {
+                guard isNewest else { throw damaged(directory, "\(name) holds \(size - indexed) bytes that were never recorded") }
+                _ = ftruncate(data, off_t(indexed))
+            }
+            _ = ftruncate(index, off_t(list.count * SpoolIndexEntry.size))
+            files[files.count - 1].size = indexed
+            files[files.count - 1].entryCount = list.count
+            files[files.count - 1].lastEntry = list.last
+            entries.append(list)
+        }
+
+        /// The newest file must be the one `marks` recorded; a newer, empty one is what a crash
+        /// right after creating it leaves.
+        private mutating func checkNewest() throws(StreamUpError) {
+            if let last = files.last, last.start != marks.newest, last.size == 0, files.count > 1 || marks.newest == nil {
+                remove(files.removeLast(), in: directory)
+                entries.removeLast()
+            }
+            if let newest = marks.newest, files.last?.start != newest {
+                if files.contains(where: { $0.start > newest }) {
+                    throw damaged(directory, "it holds a file newer than it recorded")
+                }
+                throw damaged(directory, "its newest file \(SpoolMarks.digits(newest)).spool is missing")
+            }
+        }
+
+        private func checkContiguity() throws(StreamUpError) {
+            for (previous, next) in zip(files, files.dropFirst()) where previous.end != next.start {
+                throw damaged(directory, "bytes \(previous.end)..<\(next.start) are missing")
+            }
+            if marks.acknowledged > end {
+                throw damaged(directory, "it records offset \(marks.acknowledged) as acknowledged, past the \(end) bytes it holds")
+            }
+            if let first = files.first, marks.acknowledged < first.start {
+                throw damaged(directory, "bytes \(marks.acknowledged)..<\(first.start) are missing")
+            }
+        }
+
+        /// Reads every pending byte and checks it against its entry's CRC-32.
+        func verifyPending() throws(StreamUpError) {
+            var buffer = [UInt8](repeating: 0, count: SpoolIndexEntry.maxLength)
+            for (file, list) in zip(files, entries) {
+                for entry in list where entry.streamEnd > marks.acknowledged {
+                    let offset = entry.streamStart - file.start
+                    let read = buffer.withUnsafeMutableBytes { raw in
+                        SystemCall.retryingInterrupts { pread(file.data, raw.baseAddress!, entry.length, off_t(offset)) }
+                    }
+                    let crc = buffer.withUnsafeBytes { Checksum.crc32(UnsafeRawBufferPointer(rebasing: $0[..<max(0, read)])) }
+                    guard read == entry.length, crc == entry.dataCRC else {
+                        throw damaged(directory, "bytes \(entry.streamStart)..<\(entry.streamEnd) of \(SpoolMarks.digits(file.start)).spool changed after they were written (CRC-32 mismatch)")
+                    }
+                }
+            }
+        }
+
+        private static func contents(of descriptor: CInt, path: String) throws(StreamUpError) -> [UInt8] {
+            var status = stat()
+            guard fstat(descriptor, &status) == 0 else { throw StreamUpError(.io, "cannot stat \(path)", errno: errno) }
+            return try SystemCall.readAll(descriptor, count: Int(status.st_size), at: 0, "cannot read \(path)")
+        }
+    }
+
+    /// Turns a spool of the first format (`spool.json`, data files without index) into this
+    /// one: the pending bytes are indexed as they are now (their CRCs start from here).
+    private static func migrateVersion1(in directory: String) throws(StreamUpError) {
+        struct Version1: Decodable {
+            var streamID: String
+            var acknowledged: Int
+            var upload: ResumableUploadReference?
+        }
+        let legacy = "\(directory)/spool.json"
+        guard let bytes = try? AtomicFile.contents(at: legacy) else { return }
+        guard let old = try? JSONDecoder().decode(Version1.self, from: Data(bytes)) else {
+            throw damaged(directory, "spool.json is unreadable")
+        }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        let starts = names.compactMap { name -> Int? in
+            guard name.hasSuffix(".spool"), name.count == 26 else { return nil }
+            return Int(name.dropLast(6))
+        }.sorted()
+        var buffer = [UInt8](repeating: 0, count: SpoolIndexEntry.maxLength)
+        for start in starts {
+            let dataPath = path(of: start, in: directory, suffix: "spool")
+            let data = try SystemCall.retrying("cannot open \(dataPath)") { SystemCall.open(dataPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
+            defer { SystemCall.close(data) }
+            let index = try create(path(of: start, in: directory, suffix: "index"))
+            defer { SystemCall.close(index) }
+            var offset = 0, slot = 0
+            while true {
+                let read = buffer.withUnsafeMutableBytes { raw in
+                    SystemCall.retryingInterrupts { pread(data, raw.baseAddress!, raw.count, off_t(offset)) }
+                }
+                if read <= 0 { break }
+                let crc = buffer.withUnsafeBytes { Checksum.crc32(UnsafeRawBufferPointer(rebasing: $0[..<read])) }
+                let entry = SpoolIndexEntry(streamStart: start + offset, length: read, dataCRC: crc, mark: nil)
+                try SystemCall.writeAll(index, entry.encoded, at: slot * SpoolIndexEntry.size, "cannot write the index of \(dataPath)")
+                offset += read
+                slot += 1
+            }
+        }
+        try save(StreamRecord(streamID: old.streamID, upload: old.upload), in: directory)
+        let marks = try openMarks(in: directory, writing: SpoolMarks(acknowledged: old.acknowledged, newest: starts.last))
+        SystemCall.close(marks)
+        unlink(legacy)
+    }
+}

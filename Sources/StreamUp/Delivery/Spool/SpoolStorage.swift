@@ -1,0 +1,255 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A replay buffer's bytes on disk, so that what the server has not acknowledged survives a
+/// crash or a restart of streamup, and a long outage does not have to fit in memory.
+///
+/// A spool directory holds:
+/// - `OFFSET.spool` files (the 20-digit stream offset of their first byte), each at most
+///   ``fileBytes`` long, written in order; a file is deleted once every byte in it is
+///   acknowledged (and, with a state file, covered by the saved source positions);
+/// - beside each, `OFFSET.index`: one ``SpoolIndexEntry`` per run of bytes written, with its
+///   CRC-32 and the source bytes it came from;
+/// - `marks`: the acknowledged offset and the newest file, overwritten in place
+///   (``SpoolMarks``); `stream.json`: the stream's id and the resumable upload in use;
+/// - `lock`: held with `flock` while a process uses the spool, so two cannot share it.
+///
+/// On open (SpoolStorage+Opening), every pending byte is checked against the index: a missing
+/// or shortened file, a changed byte, an acknowledged offset past the end are all refused with
+/// a message, never sent. Bytes are written with `pwrite` and not `fsync`ed one by one: they
+/// survive the process being killed (they are in the kernel), not a power cut.
+///
+/// Thread safety: `files` is guarded by a `Mutex`; system calls run outside it. The writer
+/// (one thread) appends to the newest file only; readers read unacknowledged bytes, which are
+/// never deleted; `acknowledge` (one caller at a time, see ``ReplayBuffer``) deletes files
+/// wholly below the acknowledged offset and never the newest.
+final class SpoolStorage: ReplayStorage, @unchecked Sendable {
+    /// One `OFFSET.spool` file and its index.
+    struct File {
+        let start: Int
+        var size: Int
+        let data: CInt
+        let index: CInt
+        /// Entries in the index file, and the last one (it may still grow).
+        var entryCount: Int
+        var lastEntry: SpoolIndexEntry?
+        var end: Int { start + size }
+    }
+
+    /// What `stream.json` holds.
+    struct StreamRecord: Codable, Equatable {
+        var version = 2
+        var streamID: String
+        /// The resumable upload the stream is being appended to, if any.
+        var upload: ResumableUploadReference?
+    }
+
+    /// What an earlier run left.
+    struct Recovered {
+        var acknowledged: Int
+        var end: Int
+        var streamID: String
+        var upload: ResumableUploadReference?
+        /// Where the pending bytes came from, in stream order (for the saved positions).
+        var sources: [SourceIndex.Entry]
+    }
+
+    let directory: String
+    let capacity: Int
+    var isDurable: Bool { true }
+    /// Largest size of one spool file.
+    let fileBytes: Int
+    let recovered: Recovered
+    private let files: Mutex<[File]>
+    private let lockDescriptor: CInt
+    private let marksDescriptor: CInt
+    private let streamRecord: Mutex<StreamRecord>
+    /// Where the producer's bytes wait between `writableSpace` and `commit`.
+    private let staging: UnsafeMutableRawBufferPointer
+
+    init(directory: String, capacity: Int, fileBytes: Int, files: [File], lock: CInt, marks: CInt, record: StreamRecord, recovered: Recovered) {
+        self.acknowledgedMark = Mutex(recovered.acknowledged)
+        self.directory = directory
+        self.capacity = capacity
+        self.fileBytes = fileBytes
+        self.files = Mutex(files)
+        self.lockDescriptor = lock
+        self.marksDescriptor = marks
+        self.streamRecord = Mutex(record)
+        self.recovered = recovered
+        self.staging = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
+    }
+
+    deinit {
+        for file in files.withLock({ $0 }) {
+            SystemCall.close(file.data)
+            SystemCall.close(file.index)
+        }
+        SystemCall.close(marksDescriptor)
+        SystemCall.close(lockDescriptor)
+        staging.deallocate()
+    }
+
+    /// The capacity used when none is given: 1 GiB, or half of what the file system holding
+    /// `directory` has free, whichever is smaller (at least 1 MiB), so a spool cannot fill its
+    /// file system by itself.
+    static func defaultCapacity(for directory: String) -> Int {
+        var status = statvfs()
+        var path = directory
+        while statvfs(path, &status) != 0 {
+            let parent = (path as NSString).deletingLastPathComponent
+            if parent == path || parent.isEmpty { return 1 << 30 }
+            path = parent
+        }
+        let free = Int(status.f_bavail) * Int(status.f_frsize)
+        return max(1 << 20, min(1 << 30, free / 2))
+    }
+
+    /// Remembers the resumable upload the stream is appended to (nil: none), for the next start.
+    func saveUpload(_ upload: ResumableUploadReference?) throws(StreamUpError) {
+        let current = streamRecord.withLock { record -> StreamRecord? in
+            guard record.upload != upload else { return nil }
+            record.upload = upload
+            return record
+        }
+        if let current { try Self.save(current, in: directory) }
+    }
+
+    // MARK: ReplayStorage
+
+    func writableSpace(at offset: Int, maxLength: Int) -> UnsafeMutableRawBufferPointer {
+        UnsafeMutableRawBufferPointer(rebasing: staging[..<min(maxLength, staging.count)])
+    }
+
+    func commit(_ space: UnsafeMutableRawBufferPointer, count: Int, at offset: Int, mark: SourceMark?) throws(StreamUpError) {
+        var done = 0
+        while done < count {
+            let file = try newestFile(writingAt: offset + done)
+            let piece = min(count - done, fileBytes - file.size)
+            let bytes = UnsafeRawBufferPointer(rebasing: space[done..<done + piece])
+            var written = 0
+            while written < piece {
+                written += try SystemCall.retrying("spool write to \(Self.path(of: file.start, in: directory, suffix: "spool")) failed") {
+                    pwrite(file.data, bytes.baseAddress! + written, piece - written, off_t(file.size + written))
+                }
+            }
+            let pieceMark = mark.map { StreamWriter.mark($0, forBytes: done, of: count) }
+            try record(bytes, at: offset + done, mark: pieceMark, in: file)
+            done += piece
+        }
+    }
+
+    /// The file bytes at `offset` go to: the newest, or a new one when that is full.
+    private func newestFile(writingAt offset: Int) throws(StreamUpError) -> File {
+        if let newest = files.withLock({ $0.last }), newest.end == offset, newest.size < fileBytes { return newest }
+        let data = try Self.create(Self.path(of: offset, in: directory, suffix: "spool"))
+        let index: CInt
+        do {
+            index = try Self.create(Self.path(of: offset, in: directory, suffix: "index"))
+        } catch {
+            SystemCall.close(data)
+            throw error
+        }
+        let file = File(start: offset, size: 0, data: data, index: index, entryCount: 0, lastEntry: nil)
+        files.withLock { $0.append(file) }
+        try writeMarks(SpoolMarks(acknowledged: recordedAcknowledged, newest: offset))
+        return file
+    }
+
+    /// Adds `bytes` (written at `offset` of `file`) to the file's index: the last entry grows,
+    /// or a new entry follows it.
+    private func record(_ bytes: UnsafeRawBufferPointer, at offset: Int, mark: SourceMark?, in file: File) throws(StreamUpError) {
+        let entry: SpoolIndexEntry
+        let slot: Int
+        if let last = file.lastEntry, last.streamEnd == offset, last.canExtend(with: mark, count: bytes.count) {
+            entry = last.extended(by: bytes.count, mark: mark, dataCRC: Checksum.crc32(bytes, continuing: last.dataCRC))
+            slot = file.entryCount - 1
+        } else {
+            entry = SpoolIndexEntry(streamStart: offset, length: bytes.count, dataCRC: Checksum.crc32(bytes), mark: mark)
+            slot = file.entryCount
+        }
+        try SystemCall.writeAll(file.index, entry.encoded, at: slot * SpoolIndexEntry.size,
+                                "spool index write to \(Self.path(of: file.start, in: directory, suffix: "index")) failed")
+        files.withLock { files in
+            guard let index = files.lastIndex(where: { $0.start == file.start }) else { return }
+            files[index].size += bytes.count
+            files[index].lastEntry = entry
+            files[index].entryCount = slot + 1
+        }
+    }
+
+    func read(at offset: Int, into destination: UnsafeMutableRawBufferPointer) throws(StreamUpError) -> Int {
+        guard let file = files.withLock({ files in files.last { $0.start <= offset && offset < $0.end } }) else {
+            throw StreamUpError(.io, "spool \(directory) has no byte at offset \(offset)")
+        }
+        let count = min(destination.count, file.end - offset)
+        let read = try SystemCall.retrying("spool read from \(Self.path(of: file.start, in: directory, suffix: "spool")) failed") {
+            pread(file.data, destination.baseAddress!, count, off_t(offset - file.start))
+        }
+        guard read > 0 else {
+            throw StreamUpError(.io, "spool file \(Self.path(of: file.start, in: directory, suffix: "spool")) is shorter than expected; move the spool away to start afresh")
+        }
+        return read
+    }
+
+    func acknowledge(upTo offset: Int, releasingBelow releasable: Int) throws(StreamUpError) {
+        let gone = files.withLock { files -> [File] in
+            var gone: [File] = []
+            while files.count > 1, let first = files.first, first.end <= releasable {
+                gone.append(files.removeFirst())
+            }
+            return gone
+        }
+        for file in gone {
+            SystemCall.close(file.data)
+            SystemCall.close(file.index)
+            unlink(Self.path(of: file.start, in: directory, suffix: "spool"))
+            unlink(Self.path(of: file.start, in: directory, suffix: "index"))
+        }
+        if offset != recordedAcknowledged {
+            try writeMarks(SpoolMarks(acknowledged: offset, newest: files.withLock { $0.last?.start }))
+        }
+    }
+
+    // MARK: Marks
+
+    private let acknowledgedMark: Mutex<Int>
+    private var recordedAcknowledged: Int { acknowledgedMark.withLock { $0 } }
+
+    /// Overwrites `marks` in place (no new space needed).
+    private func writeMarks(_ marks: SpoolMarks) throws(StreamUpError) {
+        acknowledgedMark.withLock { $0 = marks.acknowledged }
+        try SystemCall.writeAll(marksDescriptor, marks.encoded, at: 0, "cannot update \(directory)/marks")
+    }
+
+    // MARK: Files
+
+    static func path(of start: Int, in directory: String, suffix: String) -> String {
+        "\(directory)/\(SpoolMarks.digits(start)).\(suffix)"
+    }
+
+    /// Creates (or empties) a spool file, refusing to follow a symbolic link.
+    static func create(_ path: String) throws(StreamUpError) -> CInt {
+        try SystemCall.retrying("cannot create \(path)") {
+            SystemCall.open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW)
+        }
+    }
+
+    static func save(_ record: StreamRecord, in directory: String) throws(StreamUpError) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        guard let data = try? encoder.encode(record) else { return }
+        do {
+            try AtomicFile.replace(at: "\(directory)/stream.json", with: Array(data) + [0x0A])
+        } catch let error as StreamUpError {
+            throw error
+        } catch {
+            throw StreamUpError(.io, "cannot save \(directory)/stream.json: \(error)")
+        }
+    }
+}

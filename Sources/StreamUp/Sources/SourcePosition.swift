@@ -1,0 +1,17 @@
+/// How far a producer has got in one source: its identity, the path it was read at, and the
+/// offset of the next byte to read.
+///
+/// Thread safety: a value type.
+public struct SourcePosition: Hashable, Sendable, Codable {
+    public var source: SourceID
+    /// The path the source had when last read (a rotated file may have moved since).
+    public var path: String
+    /// The offset in the source up to which its bytes are safe.
+    public var offset: Int64
+
+    public init(source: SourceID, path: String, offset: Int64) {
+        self.source = source
+        self.path = path
+        self.offset = offset
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+
+/// What a ``ReliableUploader`` with a state file remembers of its producer's sources, to
+/// continue exactly there after a restart: where each source stands, and which stream offset
+/// that stands for (a spool may hold the stream past it). Saved as JSON:
+/// `{"sources":[{"offset":…,"path":"…","source":{"device":…,"fingerprint":…,"inode":…}}],"streamID":"…","streamOffset":…,"version":2}`.
+///
+/// A state saved by earlier versions of `streamup tail` (one followed file) is read too.
+///
+/// Thread safety: a value type.
+public struct SourceState: Codable, Sendable, Equatable {
+    public var version = 2
+    /// The stream the positions belong to (`Streamup-Stream-Id`).
+    public var streamID: String?
+    /// The stream offset the positions stand for.
+    public var streamOffset: Int?
+    /// Each source's position, the most recently read last.
+    public var sources: [SourcePosition]
+
+    public init(streamID: String? = nil, streamOffset: Int? = nil, sources: [SourcePosition]) {
+        self.streamID = streamID
+        self.streamOffset = streamOffset
+        self.sources = sources
+    }
+
+    /// Reads the state saved at `file`; nil when there is none (a first run).
+    /// - Throws: ``StreamUpError`` `.io` when it cannot be read, `.invalidConfiguration` when it
+    ///   is not a state file.
+    public static func load(from file: String) throws -> SourceState? {
+        guard let bytes = try AtomicFile.contents(at: file) else { return nil }
+        let data = Data(bytes)
+        if let state = try? JSONDecoder().decode(SourceState.self, from: data), state.version == 2 { return state }
+        if let old = try? JSONDecoder().decode(FollowState.self, from: data) {
+            return SourceState(
+                streamID: old.streamID, streamOffset: old.streamOffset,
+                sources: [SourcePosition(source: SourceID(device: old.device, inode: old.inode), path: old.path, offset: old.offset)])
+        }
+        throw StreamUpError(.invalidConfiguration, "\(file) is not a streamup state file (move it away to start afresh)")
+    }
+
+    /// Saves the state at `file` atomically (a temporary file, `fsync`, `rename`).
+    /// - Throws: ``StreamUpError`` `.io` when the file cannot be written.
+    public func save(to file: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let json = try? encoder.encode(self) else { return }
+        try AtomicFile.replace(at: file, with: Array(json) + [0x0A])
+    }
+}
