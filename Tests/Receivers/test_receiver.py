@@ -586,6 +586,11 @@ class TestVector(ReceiverTest):
         self.assertEqual(status, 200)
         self.assertEqual(self.lines(), ["a", "b"])
         self.assertEqual(self.r.post("/", zlib.compress(b"c\n"), {"Content-Encoding": "deflate"})[0], 200)
+        two_members = gzip.compress(b"d\n") + gzip.compress(b"e\n")
+        self.assertEqual(self.r.post("/", two_members, {"Content-Encoding": "gzip"})[0], 200)
+        self.assertEqual(self.lines(), ["a", "b", "c", "d", "e"])
+        cut = gzip.compress(b"f\n" * 1000)[:-12]
+        self.assertEqual(self.r.post("/", cut, {"Content-Encoding": "gzip"})[0], 400)
         self.assertEqual(self.r.post("/", b"x", {"Content-Encoding": "br"})[0], 415)
 
     def test_json_codec(self):
