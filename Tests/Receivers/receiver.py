@@ -1,0 +1,1783 @@
+#!/usr/bin/env python3
+"""Validating stand-ins for the log receivers streamup presets target.
+
+    python3 Tests/Receivers/receiver.py KIND [--port 0] [--log FILE] [kind options]
+
+KIND is one of: loki, elasticsearch (alias opensearch), splunk-hec, otlp, datadog, vector,
+fluent-bit, victorialogs. The server listens on 127.0.0.1 (port 0 = a free port), prints exactly
+`listening on http://127.0.0.1:PORT` as its first stdout line, and serves KIND's ingestion API as
+that receiver's published documentation describes it (each handler cites its page and version;
+where the page is silent the receiver's source decided, and the handler says so).
+
+Every kind decodes `Content-Length` and `Transfer-Encoding: chunked` bodies and the
+`Content-Encoding` values its receiver accepts (gzip for all), checks `Content-Type` as the
+receiver does, and keeps what the receiver would keep. A test reads it back with
+`GET /_validator/records`:
+
+    {"kind": K, "requests": N, "records": [...], "rejected": [...], "errors": [...], "notes": [...]}
+
+- records: every record the receiver stored, in arrival order; each has "line" (the log text the
+  receiver shows) and "request" (1-based number of the ingestion request), plus the fields the
+  receiver keeps for that kind (labels, index, tag, attributes, ...).
+- rejected: every record the receiver did not store, with "reason" (test-chosen rejections
+  through --reject-* options land only here).
+- errors: every way the *client* broke the documented contract (a malformed request, a wrong
+  header, an invalid entry), with the status answered and a one-line "reason". A correct client
+  leaves it empty.
+- notes: things that are allowed but worth knowing (e.g. an OTLP 64-bit integer sent as a number).
+
+`POST /_validator/reset` forgets everything. `--log FILE` appends one JSON line per request.
+
+Thread safety: one thread per connection (ThreadingHTTPServer); all shared state lives in
+`Store`, guarded by its lock.
+"""
+
+import argparse
+import base64
+import binascii
+import datetime
+import http.server
+import json
+import re
+import secrets
+import signal
+import socketserver
+import sys
+import threading
+import time
+import urllib.parse
+import zlib
+
+# ---------------------------------------------------------------------------------------------
+# Shared state
+
+
+class Store:
+    """What the receiver stored, refused and noticed.
+
+    Thread safety: every method takes `self.lock`; callers never hold it themselves.
+    """
+
+    def __init__(self, kind, log_path):
+        self.kind = kind
+        self.lock = threading.Lock()
+        self.log_path = log_path
+        self.reset()
+
+    def reset(self):
+        with self.lock:
+            self.requests = 0
+            self.records = []
+            self.rejected = []
+            self.errors = []
+            self.notes = []
+
+    def next_request(self):
+        with self.lock:
+            self.requests += 1
+            return self.requests
+
+    def add_record(self, request, record):
+        record = dict(record)
+        record["request"] = request
+        with self.lock:
+            self.records.append(record)
+
+    def add_rejected(self, request, record, reason):
+        record = dict(record)
+        record["request"] = request
+        record["reason"] = reason
+        with self.lock:
+            self.rejected.append(record)
+
+    def add_error(self, request, status, reason):
+        with self.lock:
+            self.errors.append({"request": request, "status": status, "reason": reason})
+
+    def add_note(self, request, text):
+        with self.lock:
+            if len(self.notes) < 1000:
+                self.notes.append({"request": request, "note": text})
+
+    def snapshot(self):
+        with self.lock:
+            return {
+                "kind": self.kind,
+                "requests": self.requests,
+                "records": list(self.records),
+                "rejected": list(self.rejected),
+                "errors": list(self.errors),
+                "notes": list(self.notes),
+            }
+
+    def log(self, entry):
+        if not self.log_path:
+            return
+        line = json.dumps(entry, sort_keys=True) + "\n"
+        with self.lock:
+            with open(self.log_path, "a") as f:
+                f.write(line)
+
+
+# ---------------------------------------------------------------------------------------------
+# HTTP plumbing: bodies, encodings, answers
+
+
+class BodyError(Exception):
+    """The body could not be read as HTTP/1.1 frames it (bad chunk syntax, early end)."""
+
+
+class TooLarge(Exception):
+    """The body passed the kind's size cap."""
+
+    def __init__(self, size, limit):
+        super().__init__(f"body of at least {size} bytes is over the limit of {limit} bytes")
+        self.size = size
+        self.limit = limit
+
+
+class Response:
+    """One answer: status, headers and body bytes; `close` drops the connection afterwards;
+    `silent_close` drops it without answering at all (what Fluent Bit does past its buffer).
+
+    Thread safety: a value built and sent by one request thread.
+    """
+
+    def __init__(self, status, body=b"", content_type=None, headers=None, close=False,
+                 silent_close=False):
+        self.status = status
+        self.body = body if isinstance(body, bytes) else body.encode()
+        self.content_type = content_type
+        self.headers = headers or []
+        self.close = close
+        self.silent_close = silent_close
+
+
+def json_response(status, value, **kw):
+    return Response(status, json.dumps(value, separators=(",", ":")), "application/json", **kw)
+
+
+def text_response(status, text, **kw):
+    return Response(status, text, "text/plain; charset=utf-8", **kw)
+
+
+def media_type(value):
+    """('application/json', {'charset': 'utf-8'}) from a Content-Type value; (None, {}) if unset."""
+    if value is None:
+        return None, {}
+    parts = value.split(";")
+    main = parts[0].strip().lower()
+    params = {}
+    for p in parts[1:]:
+        if "=" in p:
+            k, v = p.split("=", 1)
+            params[k.strip().lower()] = v.strip().strip('"')
+    return main, params
+
+
+class RawBody:
+    """Reads a request body off the socket as it arrives: Content-Length or chunked.
+
+    Thread safety: owned by the one request thread that reads it.
+    """
+
+    def __init__(self, rfile, headers, limit=None):
+        self.rfile = rfile
+        self.limit = limit
+        self.read_bytes = 0
+        self.finished = False
+        te = headers.get("Transfer-Encoding")
+        cl = headers.get("Content-Length")
+        if te is not None:
+            codings = [c.strip().lower() for c in te.split(",")]
+            if codings[-1] != "chunked":
+                raise BodyError(f"Transfer-Encoding {te!r} does not end in chunked")
+            if cl is not None:
+                raise BodyError("both Content-Length and Transfer-Encoding are set")
+            self.chunked = True
+            self.remaining = None
+        else:
+            self.chunked = False
+            if cl is None:
+                self.remaining = 0
+            else:
+                if not re.fullmatch(r"[0-9]+", cl.strip()):
+                    raise BodyError(f"Content-Length {cl!r} is not a number")
+                self.remaining = int(cl)
+                if limit is not None and self.remaining > limit:
+                    raise TooLarge(self.remaining, limit)
+        self.chunk_left = 0
+
+    def _count(self, n):
+        self.read_bytes += n
+        if self.limit is not None and self.read_bytes > self.limit:
+            raise TooLarge(self.read_bytes, self.limit)
+
+    def chunks(self, size=65536):
+        """Yields the body's bytes in pieces as they arrive; raises BodyError on bad framing."""
+        if not self.chunked:
+            while self.remaining > 0:
+                data = self.rfile.read1(min(size, self.remaining)) if hasattr(
+                    self.rfile, "read1") else self.rfile.read(min(size, self.remaining))
+                if not data:
+                    raise BodyError(f"connection closed with {self.remaining} body bytes missing "
+                                    f"(Content-Length body cut after {self.read_bytes} bytes)")
+                self.remaining -= len(data)
+                self._count(len(data))
+                yield data
+            self.finished = True
+            return
+        while True:
+            line = self.rfile.readline(1024)
+            if not line:
+                raise BodyError(f"connection closed inside a chunked body after {self.read_bytes} "
+                                "bytes (no terminating 0-size chunk)")
+            if not line.endswith(b"\r\n"):
+                raise BodyError(f"chunk-size line {line[:40]!r} is not ended by CRLF")
+            size_text = line[:-2].split(b";", 1)[0].strip()
+            if not re.fullmatch(rb"[0-9A-Fa-f]{1,16}", size_text):
+                raise BodyError(f"chunk-size line {line[:40]!r} is not hexadecimal")
+            n = int(size_text, 16)
+            if n == 0:
+                while True:  # trailer section
+                    t = self.rfile.readline(8192)
+                    if not t:
+                        raise BodyError("connection closed inside the chunked trailer")
+                    if t in (b"\r\n", b"\n"):
+                        break
+                self.finished = True
+                return
+            while n > 0:
+                data = self.rfile.read1(min(size, n)) if hasattr(self.rfile, "read1") else \
+                    self.rfile.read(min(size, n))
+                if not data:
+                    raise BodyError(f"connection closed inside a chunk after {self.read_bytes} "
+                                    "body bytes")
+                n -= len(data)
+                self._count(len(data))
+                yield data
+            if self.rfile.read(2) != b"\r\n":
+                raise BodyError("chunk data is not followed by CRLF")
+
+    def read_all(self):
+        return b"".join(self.chunks())
+
+
+class Decoder:
+    """Undoes one Content-Encoding incrementally (gzip members may follow one another).
+
+    Thread safety: owned by one request thread.
+    """
+
+    def __init__(self, encoding, deflate_raw_fallback=True):
+        self.encoding = (encoding or "identity").strip().lower()
+        self.deflate_raw_fallback = deflate_raw_fallback
+        self.z = None
+        self.started = False
+        self.pending = b""
+        if self.encoding in ("gzip", "x-gzip"):
+            self.z = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif self.encoding == "deflate":
+            self.z = None  # chosen on the first bytes: zlib header or raw DEFLATE
+        elif self.encoding not in ("identity", ""):
+            raise ValueError(f"unsupported Content-Encoding {encoding!r}")
+
+    def feed(self, data):
+        if self.encoding in ("identity", ""):
+            return data
+        if self.encoding == "deflate" and self.z is None:
+            self.pending += data
+            if len(self.pending) < 2:
+                return b""
+            cmf, flg = self.pending[0], self.pending[1]
+            zlib_header = (cmf & 0x0F) == 8 and ((cmf << 8) | flg) % 31 == 0
+            if zlib_header or not self.deflate_raw_fallback:
+                self.z = zlib.decompressobj(zlib.MAX_WBITS)
+            else:
+                self.z = zlib.decompressobj(-zlib.MAX_WBITS)
+            data, self.pending = self.pending, b""
+        out = []
+        while data:
+            try:
+                out.append(self.z.decompress(data))
+            except zlib.error as e:
+                raise ValueError(f"{self.encoding} body does not decode: {e}")
+            if self.z.eof and self.encoding != "deflate":
+                data = self.z.unused_data
+                if data:
+                    self.z = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            else:
+                data = b""
+        return b"".join(out)
+
+    def finish(self):
+        """Checks the compressed stream ended cleanly."""
+        if self.encoding in ("identity", ""):
+            return b""
+        if self.z is None:
+            if self.pending:
+                raise ValueError("deflate body is shorter than a header")
+            return b""
+        tail = self.z.flush()
+        if not self.z.eof:
+            raise ValueError(f"{self.encoding} body ends inside a compressed stream "
+                             "(truncated member)")
+        return tail
+
+
+def decode_whole(raw, encoding, limit=None):
+    """Whole decoded body; ValueError on a bad encoding; TooLarge past limit (decoded size)."""
+    d = Decoder(encoding)
+    out = d.feed(raw) + d.finish()
+    if limit is not None and len(out) > limit:
+        raise TooLarge(len(out), limit)
+    return out
+
+
+def rfc3339_ns(ns):
+    s, frac = divmod(ns, 1_000_000_000)
+    t = datetime.datetime.fromtimestamp(s, datetime.timezone.utc)
+    return t.strftime("%Y-%m-%dT%H:%M:%S") + (f".{frac:09d}".rstrip("0") if frac else "") + "Z"
+
+
+def compact(value):
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def go_quote(s):
+    return json.dumps(s, ensure_ascii=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# Kinds. Each has: name, doc, max_body (raw bytes, None = no cap), handle(ctx) -> Response.
+# ctx: Request (method, path, query, headers, body reader, store, request number).
+
+
+class Request:
+    """One ingestion request as a kind sees it.
+
+    Thread safety: owned by one request thread.
+    """
+
+    def __init__(self, number, method, target, headers, raw, store):
+        self.number = number
+        self.method = method
+        parsed = urllib.parse.urlsplit(target)
+        self.path = parsed.path
+        self.query = urllib.parse.parse_qs(parsed.query, keep_blank_values=True)
+        self.headers = headers
+        self.raw = raw
+        self.store = store
+
+    def header(self, name):
+        return self.headers.get(name)
+
+    def fail(self, response, reason):
+        """Records a contract violation and returns the answer for it."""
+        self.store.add_error(self.number, response.status, reason)
+        return response
+
+
+class Kind:
+    name = ""
+    doc = ""
+    max_body = None
+    streaming = False
+
+    def __init__(self, args):
+        self.args = args
+
+    def read_body(self, req, limit=None):
+        """Whole raw body, or a Response if it could not be read."""
+        return req.raw.read_all()
+
+
+# ---- Loki ------------------------------------------------------------------------------------
+# Docs: Loki HTTP API, "Ingest logs" (POST /loki/api/v1/push), Loki 3.x docs
+#   https://grafana.com/docs/loki/latest/reference/loki-http-api/#ingest-logs
+# Validation errors and defaults: "Troubleshoot log ingestion (WRITE)", Loki 3.x docs
+#   https://grafana.com/docs/loki/latest/operations/troubleshooting/troubleshoot-ingest/
+# Where the docs are silent, grafana/loki source decided (pkg/loghttp/push/push.go: Content-Type
+# and Content-Encoding dispatch; pkg/loghttp/entry.go: a timestamp is a JSON string parsed as a
+# base-10 int64 of nanoseconds; an entry is [ts, line] or [ts, line, {structured metadata}]).
+# Ordering: Loki >= 2.4 accepts out-of-order writes by default (unordered_writes: true) and
+# rejects only entries older than the stream's newest minus max_chunk_age/2 (1 h). `--ordered`
+# emulates unordered_writes: false (any entry older than the stream's newest is rejected).
+# An entry identical (timestamp and line) to one already stored is dropped silently (dedup).
+# Partial acceptance: valid entries of a request are stored even when others are rejected; the
+# answer is then 400 listing the rejected entries (the distributor pushes what validated).
+
+TEST_REJECTION = "rejected by --reject-line-regex"
+LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*\Z")
+
+
+class Loki(Kind):
+    name = "loki"
+    doc = "https://grafana.com/docs/loki/latest/reference/loki-http-api/#ingest-logs"
+
+    def __init__(self, args):
+        super().__init__(args)
+        self.lock = threading.Lock()  # guards self.streams
+        self.streams = {}  # labels string -> {"newest": ns, "seen": set((ns, line))}
+
+    def handle(self, req):
+        if req.path != "/loki/api/v1/push":
+            return req.fail(text_response(404, "404 page not found\n"),
+                            f"no Loki ingest endpoint at {req.path}")
+        if req.method != "POST":
+            return req.fail(text_response(405, "405 method not allowed\n"),
+                            f"{req.method} on the push endpoint (POST only)")
+        raw = req.raw.read_all()
+        enc = (req.header("Content-Encoding") or "").strip()
+        if enc.lower() not in ("", "gzip", "deflate", "snappy"):
+            return req.fail(text_response(400, f'Content-Encoding "{enc}" not supported\n'),
+                            f"Content-Encoding {enc!r} is not one Loki decodes")
+        ctype, _ = media_type(req.header("Content-Type"))
+        if ctype is None:
+            return req.fail(text_response(400, "mime: no media type\n"),
+                            "no Content-Type: Loki takes that as snappy protobuf; JSON needs "
+                            "Content-Type: application/json")
+        if ctype != "application/json":
+            return req.fail(text_response(400, "validator: only the JSON push body is modelled\n"),
+                            f"Content-Type {ctype}: Loki would decode the body as snappy "
+                            "protobuf")
+        if enc.lower() == "snappy":
+            return req.fail(text_response(400, "invalid JSON body (snappy-encoded)\n"),
+                            "Content-Encoding snappy with a JSON body: Loki passes the bytes "
+                            "to the JSON decoder unchanged")
+        try:
+            body = decode_whole(raw, enc)
+        except ValueError as e:
+            return req.fail(text_response(400, f"{e}\n"), str(e))
+        try:
+            streams = self.parse(body)
+        except ValueError as e:
+            return req.fail(text_response(400, f"{e}\n"), f"push body rejected whole: {e}")
+        tenant = req.header("X-Scope-OrgID") or "fake"
+        messages = []
+        faults = []
+        total = 0
+        ignored = 0
+        now = time.time_ns()
+        for labels, entries in streams:
+            total += len(entries)
+            problem = self.label_problem(labels)
+            labels_text = "{" + ", ".join(f"{k}={go_quote(v)}" for k, v in sorted(labels.items())) + "}"
+            if problem:
+                for ts, line, sm in entries:
+                    req.store.add_rejected(req.number, {"line": line, "labels": labels, "ts": str(ts)},
+                                           problem)
+                ignored += len(entries)
+                messages.append(problem)
+                faults.append(problem)
+                continue
+            for ts, line, sm in entries:
+                reason = self.entry_problem(labels_text, ts, line, sm, now)
+                record = {"line": line, "labels": labels, "stream": labels_text, "ts": str(ts),
+                          "structured_metadata": sm, "tenant": tenant}
+                if reason is None:
+                    reason, duplicate = self.order(labels_text, ts, line)
+                    if duplicate:
+                        continue
+                if reason is not None:
+                    ignored += 1
+                    req.store.add_rejected(req.number, record, reason)
+                    messages.append(f"entry with timestamp {rfc3339_ns(ts)} ignored, reason: "
+                                    f"'{reason}' for stream: {labels_text},")
+                    if reason != TEST_REJECTION:
+                        faults.append(messages[-1])
+                    continue
+                req.store.add_record(req.number, record)
+        if messages:
+            text = "\n".join(messages) + f"\nuser '{tenant}', total ignored: {ignored} out of {total}\n"
+            if not faults:
+                return text_response(400, text)
+            return req.fail(text_response(400, text), f"{len(faults)} of {total} entries rejected: "
+                            + faults[0])
+        return Response(204)
+
+    @staticmethod
+    def parse(body):
+        try:
+            doc = json.loads(body)
+        except (ValueError, UnicodeDecodeError) as e:
+            raise ValueError(f"invalid JSON: {e}")
+        if not isinstance(doc, dict):
+            raise ValueError("the push body is not a JSON object")
+        streams = doc.get("streams")
+        if streams is None:
+            return []
+        if not isinstance(streams, list):
+            raise ValueError("\"streams\" is not an array")
+        out = []
+        for si, s in enumerate(streams):
+            if not isinstance(s, dict):
+                raise ValueError(f"streams[{si}] is not an object")
+            labels = s.get("stream") or {}
+            if not isinstance(labels, dict):
+                raise ValueError(f"streams[{si}].stream is not an object")
+            for k, v in labels.items():
+                if not isinstance(v, str):
+                    raise ValueError(f"streams[{si}].stream[{k!r}] is not a string")
+            values = s.get("values") or []
+            if not isinstance(values, list):
+                raise ValueError(f"streams[{si}].values is not an array")
+            entries = []
+            for vi, v in enumerate(values):
+                where = f"streams[{si}].values[{vi}]"
+                if not isinstance(v, list) or len(v) not in (2, 3):
+                    raise ValueError(f"{where} is not [\"<ns>\", \"<line>\"] or "
+                                     "[\"<ns>\", \"<line>\", {metadata}]")
+                ts, line = v[0], v[1]
+                if not isinstance(ts, str):
+                    raise ValueError(f"{where}[0] timestamp is a JSON {type(ts).__name__}, "
+                                     "must be a string of nanoseconds")
+                if not re.fullmatch(r"[0-9]{1,19}", ts) or int(ts) > 2**63 - 1:
+                    raise ValueError(f"{where}[0] timestamp {ts!r} is not a Unix epoch in "
+                                     "nanoseconds (digits only)")
+                if not isinstance(line, str):
+                    raise ValueError(f"{where}[1] log line is not a string")
+                sm = {}
+                if len(v) == 3:
+                    if not isinstance(v[2], dict):
+                        raise ValueError(f"{where}[2] structured metadata is not an object")
+                    for k, mv in v[2].items():
+                        if not isinstance(mv, str):
+                            raise ValueError(f"{where}[2][{k!r}] structured metadata value is "
+                                             "not a string")
+                    sm = v[2]
+                entries.append((int(ts), line, sm))
+            out.append((labels, entries))
+        return out
+
+    def label_problem(self, labels):
+        if not labels:
+            return "error at least one label pair is required per stream"
+        if len(labels) > self.args.max_label_names:
+            return f"entry for stream has {len(labels)} label names; limit {self.args.max_label_names}"
+        for k, v in labels.items():
+            if not LABEL_NAME.match(k):
+                return f"error parsing labels: invalid label name {k!r}"
+            if k.startswith("__"):
+                return f"error parsing labels: label name {k!r} starts with __ (reserved)"
+            if len(k.encode()) > 1024:
+                return f"label name too long: {k[:40]}..."
+            if len(v.encode("utf-8", "surrogatepass")) > 2048:
+                return f"label value too long for {k}"
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                return f"error parsing labels: value of {k} is not valid UTF-8"
+        return None
+
+    def entry_problem(self, stream, ts, line, sm, now):
+        if len(line.encode("utf-8", "surrogatepass")) > self.args.max_line_size:
+            return (f"max entry size {self.args.max_line_size} bytes exceeded for stream {stream} "
+                    f"while adding an entry with length {len(line.encode('utf-8', 'surrogatepass'))} bytes")
+        if self.args.reject_old_samples_max_age > 0 and \
+                ts < now - int(self.args.reject_old_samples_max_age * 1e9):
+            return f"entry for stream '{stream}' has timestamp too old: {rfc3339_ns(ts)}"
+        if self.args.creation_grace_period > 0 and ts > now + int(self.args.creation_grace_period * 1e9):
+            return f"entry for stream '{stream}' has timestamp too new: {rfc3339_ns(ts)}"
+        if self.args.reject_line_regex and re.search(self.args.reject_line_regex, line):
+            return TEST_REJECTION
+        return None
+
+    def order(self, stream, ts, line):
+        """(reason or None, duplicate?) for an entry against what its stream already holds."""
+        with self.lock:
+            s = self.streams.setdefault(stream, {"newest": None, "seen": set()})
+            if (ts, line) in s["seen"]:
+                return None, True
+            newest = s["newest"]
+            if newest is not None:
+                if self.args.ordered and ts < newest:
+                    return "entry out of order", False
+                window = int(self.args.max_chunk_age * 1e9 / 2)
+                if not self.args.ordered and ts < newest - window:
+                    return (f"entry too far behind, entry timestamp is: {rfc3339_ns(ts)}, oldest "
+                            f"acceptable timestamp is: {rfc3339_ns(newest - window)}"), False
+            s["seen"].add((ts, line))
+            if newest is None or ts > newest:
+                s["newest"] = ts
+            return None, False
+
+
+# ---- Elasticsearch / OpenSearch --------------------------------------------------------------
+# Docs: Elasticsearch 8.x "Bulk API"
+#   https://www.elastic.co/guide/en/elasticsearch/reference/8.17/docs-bulk.html
+#   (now https://www.elastic.co/docs/api/doc/elasticsearch/v8/operation/operation-bulk)
+# OpenSearch 2.x "Bulk" https://opensearch.org/docs/latest/api-reference/document-apis/bulk/
+# NDJSON: action line, then (index/create) a source line; the final line must end with "\n"
+# (each "\n" may be preceded by "\r"); Content-Type application/x-ndjson (application/json is
+# accepted too). Other Content-Types answer 406 {"error":"Content-Type header [...] is not
+# supported","status":406} (Elasticsearch >= 6 enforces this). A body over
+# http.max_content_length (default 100mb) answers 413. Item failures do not fail the request:
+# 200 with "errors": true and per-item status/error. `update` and `delete` are not modelled.
+
+
+class Elasticsearch(Kind):
+    name = "elasticsearch"
+    doc = "https://www.elastic.co/guide/en/elasticsearch/reference/8.17/docs-bulk.html"
+    ACTION_KEYS = {"_index", "_id", "routing", "pipeline", "require_alias", "require_data_stream",
+                   "dynamic_templates", "if_seq_no", "if_primary_term", "version", "version_type",
+                   "op_type", "list_executed_pipelines"}
+
+    def __init__(self, args):
+        super().__init__(args)
+        self.max_body = args.max_body if args.max_body is not None else 100 * 1024 * 1024
+        self.lock = threading.Lock()  # guards self.docs and self.seq
+        self.docs = {}  # (index, id) -> version
+        self.seq = 0
+
+    @staticmethod
+    def error(status, etype, reason):
+        return json_response(status, {"error": {"root_cause": [{"type": etype, "reason": reason}],
+                                                "type": etype, "reason": reason},
+                                      "status": status})
+
+    def handle(self, req):
+        m = re.fullmatch(r"/(?:([^/_][^/]*)/)?_bulk", req.path)
+        if not m:
+            return req.fail(self.error(400, "invalid_request", f"no handler for {req.path}"),
+                            f"no bulk endpoint at {req.path} (use /_bulk or /{{index}}/_bulk)")
+        if req.method not in ("POST", "PUT"):
+            return req.fail(json_response(405, {"error": f"Incorrect HTTP method for uri "
+                                                         f"[{req.path}] and method [{req.method}]",
+                                                "status": 405}),
+                            f"{req.method} on _bulk (POST or PUT)")
+        path_index = urllib.parse.unquote(m.group(1)) if m.group(1) else None
+        ctype_raw = req.header("Content-Type")
+        ctype, params = media_type(ctype_raw)
+        ok_types = ("application/x-ndjson", "application/json")
+        vendor = re.fullmatch(r"application/vnd\.elasticsearch\+(x-ndjson|json)", ctype or "")
+        if ctype not in ok_types and not vendor:
+            return req.fail(json_response(406, {"error": f"Content-Type header [{ctype_raw or ''}] "
+                                                         "is not supported", "status": 406}),
+                            f"Content-Type {ctype_raw!r}: _bulk takes application/x-ndjson")
+        if ctype == "application/json":
+            req.store.add_note(req.number, "_bulk sent as application/json; the docs ask for "
+                                           "application/x-ndjson (both are accepted)")
+        raw = req.raw.read_all()
+        enc = req.header("Content-Encoding")
+        try:
+            body = decode_whole(raw, enc)
+        except ValueError as e:
+            return req.fail(self.error(400, "parse_exception", str(e)), str(e))
+        t0 = time.monotonic()
+        if not body.strip():
+            return req.fail(self.error(400, "parse_exception", "request body is required"),
+                            "empty _bulk body")
+        if not body.endswith(b"\n"):
+            return req.fail(self.error(400, "illegal_argument_exception",
+                                       "The bulk request must be terminated by a newline [\\n]"),
+                            "the _bulk body does not end with a newline")
+        lines = body[:-1].split(b"\n")
+        lines = [l[:-1] if l.endswith(b"\r") else l for l in lines]
+        ops = []
+        i = 0
+        while i < len(lines):
+            lineno = i + 1
+            try:
+                action = json.loads(lines[i])
+            except (ValueError, UnicodeDecodeError):
+                return req.fail(self.error(400, "x_content_parse_exception",
+                                           f"Malformed action/metadata line [{lineno}], expected "
+                                           "START_OBJECT"), f"line {lineno}: action is not JSON")
+            if not isinstance(action, dict) or len(action) != 1:
+                return req.fail(self.error(400, "illegal_argument_exception",
+                                           f"Malformed action/metadata line [{lineno}], expected "
+                                           "a single action object"),
+                                f"line {lineno}: action line is not one {{action: {{...}}}} object")
+            op, meta = next(iter(action.items()))
+            if op not in ("index", "create", "update", "delete"):
+                return req.fail(self.error(400, "illegal_argument_exception",
+                                           f"Malformed action/metadata line [{lineno}], expected "
+                                           f"field [create], [delete], [index] or [update] but "
+                                           f"found [{op}]"), f"line {lineno}: unknown action {op!r}")
+            if not isinstance(meta, dict):
+                return req.fail(self.error(400, "illegal_argument_exception",
+                                           f"Malformed action/metadata line [{lineno}], expected "
+                                           "START_OBJECT"), f"line {lineno}: action body not an object")
+            for k in meta:
+                if k not in self.ACTION_KEYS:
+                    return req.fail(self.error(400, "illegal_argument_exception",
+                                               f"Action/metadata line [{lineno}] contains an unknown "
+                                               f"parameter [{k}]"),
+                                    f"line {lineno}: unknown action parameter {k!r}"
+                                    + (" (mapping types are gone in Elasticsearch 8 / OpenSearch 2)"
+                                       if k == "_type" else ""))
+            index = meta.get("_index", path_index)
+            if op in ("update", "delete"):
+                return req.fail(self.error(400, "illegal_argument_exception",
+                                           f"validator: action [{op}] is not modelled"),
+                                f"line {lineno}: {op} is not a log-shipping action")
+            if i + 1 >= len(lines):
+                return req.fail(self.error(400, "illegal_argument_exception",
+                                           f"The bulk request must be terminated by a newline [\\n]"),
+                                f"line {lineno}: {op} action without a source line")
+            if index is None:
+                return req.fail(self.error(400, "action_request_validation_exception",
+                                           "Validation Failed: 1: index is missing;"),
+                                f"line {lineno}: no _index and no index in the URL")
+            ops.append((op, index, meta.get("_id"), lines[i + 1], lineno + 1))
+            i += 2
+        items = []
+        any_error = False
+        for op, index, doc_id, source_line, lineno in ops:
+            item, record, failure = self.apply(op, index, doc_id, source_line, lineno)
+            items.append({op: item})
+            if failure is None:
+                req.store.add_record(req.number, record)
+            else:
+                any_error = True
+                req.store.add_rejected(req.number, record, failure[1])
+                if failure[0]:
+                    req.store.add_error(req.number, item["status"], f"line {lineno}: {failure[1]}")
+        took = int((time.monotonic() - t0) * 1000)
+        return json_response(200, {"took": took, "errors": any_error, "items": items})
+
+    def apply(self, op, index, doc_id, source_line, lineno):
+        """(item, record, failure) where failure is (client_fault, reason) or None."""
+        text = source_line.decode("utf-8", "replace")
+        record = {"line": text, "index": index, "op": op, "id": doc_id, "source": None}
+        bad = re.search(r'[\\/*?"<>| ,#A-Z]', index) or index.startswith(("-", "_", "+")) or \
+            index in (".", "..") or len(index.encode()) > 255
+        if bad:
+            reason = f"Invalid index name [{index}]"
+            return ({"_index": index, "_id": doc_id, "status": 400,
+                     "error": {"type": "invalid_index_name_exception", "reason": reason}},
+                    record, (True, reason))
+        try:
+            source = json.loads(source_line)
+            if not isinstance(source, dict):
+                raise ValueError("source is not a JSON object")
+        except (ValueError, UnicodeDecodeError) as e:
+            reason = f"failed to parse: {e}"
+            return ({"_index": index, "_id": doc_id, "status": 400,
+                     "error": {"type": "document_parsing_exception", "reason": reason}},
+                    record, (True, f"source line is not a JSON object ({e})"))
+        record["source"] = source
+        if isinstance(source.get("message"), str):
+            record["line"] = source["message"]
+        for kv in self.args.reject_field_value or []:
+            k, _, v = kv.partition("=")
+            if k in source and (source[k] == v or str(source[k]) == v):
+                reason = f"rejected by --reject-field-value {kv}"
+                return ({"_index": index, "_id": doc_id, "status": 400,
+                         "error": {"type": "document_parsing_exception", "reason": reason}},
+                        record, (False, reason))
+        if self.args.reject_regex and re.search(self.args.reject_regex, text):
+            reason = "rejected by --reject-regex"
+            return ({"_index": index, "_id": doc_id, "status": 400,
+                     "error": {"type": "document_parsing_exception", "reason": reason}},
+                    record, (False, reason))
+        with self.lock:
+            if doc_id is None:
+                doc_id = base64.urlsafe_b64encode(secrets.token_bytes(15)).decode()
+            record["id"] = doc_id
+            key = (index, doc_id)
+            if op == "create" and key in self.docs:
+                reason = f"[{doc_id}]: version conflict, document already exists"
+                return ({"_index": index, "_id": doc_id, "status": 409,
+                         "error": {"type": "version_conflict_engine_exception", "reason": reason}},
+                        record, (False, reason))
+            version = self.docs.get(key, 0) + 1
+            self.docs[key] = version
+            self.seq += 1
+            seq = self.seq
+        return ({"_index": index, "_id": doc_id, "_version": version,
+                 "result": "created" if version == 1 else "updated",
+                 "_shards": {"total": 2, "successful": 1, "failed": 0},
+                 "_seq_no": seq - 1, "_primary_term": 1, "status": 201 if version == 1 else 200},
+                record, None)
+
+
+# ---- Splunk HTTP Event Collector -------------------------------------------------------------
+# Docs: Splunk Enterprise 9.x "Format events for HTTP Event Collector" (event protocol, batching
+# by concatenating event objects) and "Troubleshoot HTTP Event Collector" (status codes):
+#   https://docs.splunk.com/Documentation/Splunk/9.1.1/Data/FormateventsforHTTPEventCollector
+#   https://docs.splunk.com/Documentation/Splunk/9.1.1/Data/TroubleshootHTTPEventCollector
+# REST reference: https://docs.splunk.com/Documentation/Splunk/latest/RESTREF/RESTinput#services.2Fcollector.2Fevent
+# Codes used: 0 Success (200), 2 Token is required (401), 3 Invalid authorization (401),
+# 4 Invalid token (403), 5 No data (400), 6 Invalid data format (400, with
+# "invalid-event-number"), 7 Incorrect index (400), 12 Event field is required (400),
+# 13 Event field cannot be blank (400), 15 Error in handling indexed fields (400).
+# Size: limits.conf [http_input] max_content_length; Splunk Cloud documents 1 MB per request,
+# Splunk Enterprise's default is 838860800 (800 MiB; it was 1000000 before 6.5). Default cap here
+# is 1,000,000 bytes (--max-content-length); over it: 413. Events before the first invalid one are
+# indexed (HEC handles a batch event by event), so they are stored here too.
+
+
+class SplunkHEC(Kind):
+    name = "splunk-hec"
+    doc = "https://docs.splunk.com/Documentation/Splunk/9.1.1/Data/FormateventsforHTTPEventCollector"
+    PATHS = ("/services/collector", "/services/collector/event", "/services/collector/event/1.0")
+
+    def __init__(self, args):
+        super().__init__(args)
+        self.max_body = args.max_content_length
+
+    @staticmethod
+    def answer(status, text, code, **extra):
+        body = {"text": text, "code": code}
+        body.update(extra)
+        return json_response(status, body)
+
+    def handle(self, req):
+        if req.path.rstrip("/") not in self.PATHS:
+            return req.fail(json_response(404, {"text": "The requested URL was not found on this "
+                                                        "server.", "code": 404}),
+                            f"no HEC event endpoint at {req.path}")
+        if req.method != "POST":
+            return req.fail(json_response(405, {"text": "Method Not Allowed", "code": 405}),
+                            f"{req.method} on the HEC endpoint (POST only)")
+        auth = req.header("Authorization")
+        if auth is None:
+            return req.fail(self.answer(401, "Token is required", 2), "no Authorization header")
+        m = re.fullmatch(r"Splunk\s+(\S+)\s*", auth)
+        if not m:
+            return req.fail(self.answer(401, "Invalid authorization", 3),
+                            "Authorization is not 'Splunk <token>'")
+        if self.args.token is not None and m.group(1) != self.args.token:
+            return req.fail(self.answer(403, "Invalid token", 4), "wrong HEC token")
+        raw = req.raw.read_all()
+        try:
+            body = decode_whole(raw, req.header("Content-Encoding"))
+        except ValueError as e:
+            return req.fail(self.answer(400, "Invalid data format", 6), str(e))
+        text = body.decode("utf-8", "replace")
+        if not text.strip():
+            return req.fail(self.answer(400, "No data", 5), "empty body")
+        decoder = json.JSONDecoder()
+        pos = 0
+        n = 0
+        ws = re.compile(r"\s*")
+        pending = []
+        while True:
+            pos = ws.match(text, pos).end()
+            if pos >= len(text):
+                break
+            try:
+                obj, pos = decoder.raw_decode(text, pos)
+            except ValueError as e:
+                return self.partial(req, pending, n, 400, "Invalid data format", 6,
+                                    f"event {n}: not a JSON object ({e})")
+            problem = self.event_problem(obj)
+            if problem is not None:
+                status, msg, code, why = problem
+                return self.partial(req, pending, n, status, msg, code, f"event {n}: {why}")
+            pending.append(self.record(obj, req))
+            n += 1
+        for r in pending:
+            self.store_or_reject(req, r)
+        return self.answer(200, "Success", 0)
+
+    def store_or_reject(self, req, r):
+        if self.args.reject_regex and re.search(self.args.reject_regex, r["line"]):
+            req.store.add_rejected(req.number, r, "rejected by --reject-regex")
+        else:
+            req.store.add_record(req.number, r)
+
+    def partial(self, req, pending, n, status, text, code, reason):
+        for r in pending:
+            self.store_or_reject(req, r)
+        return req.fail(self.answer(status, text, code, **{"invalid-event-number": n}), reason)
+
+    def event_problem(self, obj):
+        if not isinstance(obj, dict):
+            return 400, "Invalid data format", 6, f"a JSON {type(obj).__name__}, not an event object"
+        if "event" not in obj:
+            return 400, "Event field is required", 12, "no \"event\" field"
+        ev = obj["event"]
+        if ev is None or (isinstance(ev, str) and ev.strip() == "") or ev == {} or ev == []:
+            return 400, "Event field cannot be blank", 13, "\"event\" is blank"
+        if "time" in obj:
+            t = obj["time"]
+            ok = isinstance(t, (int, float)) and not isinstance(t, bool)
+            if isinstance(t, str):
+                ok = re.fullmatch(r"\s*[0-9]+(\.[0-9]+)?\s*", t) is not None
+            if not ok:
+                return 400, "Invalid data format", 6, f"\"time\" {t!r} is not epoch seconds"
+        for k in ("host", "source", "sourcetype", "index"):
+            if k in obj and not isinstance(obj[k], str):
+                return 400, "Invalid data format", 6, f"\"{k}\" is not a string"
+        if "index" in obj and self.args.allowed_index and obj["index"] not in self.args.allowed_index:
+            return 400, "Incorrect index", 7, f"index {obj['index']!r} is not allowed for the token"
+        if "fields" in obj:
+            f = obj["fields"]
+            if not isinstance(f, dict):
+                return 400, "Error in handling indexed fields", 15, "\"fields\" is not an object"
+            for k, v in f.items():
+                flat = isinstance(v, (str, int, float, bool)) or (
+                    isinstance(v, list) and all(isinstance(x, (str, int, float, bool)) for x in v))
+                if not flat:
+                    return (400, "Error in handling indexed fields", 15,
+                            f"indexed field {k!r} is nested (fields must be flat)")
+        return None
+
+    @staticmethod
+    def record(obj, req):
+        ev = obj["event"]
+        r = {"line": ev if isinstance(ev, str) else compact(ev), "event": ev}
+        for k in ("time", "host", "source", "sourcetype", "index", "fields"):
+            if k in obj:
+                r[k] = obj[k]
+        r["channel"] = req.header("X-Splunk-Request-Channel")
+        return r
+
+
+# ---- OTLP/HTTP JSON logs ---------------------------------------------------------------------
+# Docs: OpenTelemetry Protocol Specification 1.x, "OTLP/HTTP" and "JSON Protobuf Encoding"
+#   https://opentelemetry.io/docs/specs/otlp/#otlphttp
+#   (source: open-telemetry/opentelemetry-proto docs/specification.md)
+# Message shapes: opentelemetry-proto v1.x, opentelemetry/proto/logs/v1/logs.proto and
+# collector/logs/v1/logs_service.proto. JSON mapping rules applied: lowerCamelCase keys (original
+# snake_case names are unknown fields, which a receiver MUST ignore); unknown fields ignored;
+# traceId/spanId hex; enums (severityNumber) as integers only; 64-bit integers as decimal
+# strings, numbers also accepted when decoding. Answers: 200 ExportLogsServiceResponse `{}`, or
+# `{"partialSuccess":{"rejectedLogRecords":"N","errorMessage":"..."}}` (N is an int64, so a
+# decimal string in proto3 JSON; --partial-int64 number sends a JSON number); 400 with a Status
+# message for bad data; 415 for a Content-Type other than application/json (binary protobuf is
+# not modelled); 413 past the 20 MiB limit the spec recommends (after decompression).
+
+
+class OTLPError(Exception):
+    pass
+
+
+class OTLP(Kind):
+    name = "otlp"
+    doc = "https://opentelemetry.io/docs/specs/otlp/#otlphttp"
+
+    def __init__(self, args):
+        super().__init__(args)
+        self.max_body = args.max_body if args.max_body is not None else 20 * 1024 * 1024
+
+    def status(self, code, message, req, reason):
+        return req.fail(json_response(code, {"code": 3 if code == 400 else 0, "message": message}),
+                        reason)
+
+    def handle(self, req):
+        if req.path != self.args.path:
+            return req.fail(text_response(404, "404 page not found\n"), f"no OTLP logs endpoint at "
+                                                                        f"{req.path}")
+        if req.method != "POST":
+            return req.fail(text_response(405, "405 method not allowed, supported: [POST]\n"),
+                            f"{req.method} on {req.path}")
+        ctype, _ = media_type(req.header("Content-Type"))
+        if ctype != "application/json":
+            return req.fail(text_response(415, f"415 unsupported media type, supported: "
+                                               f"[application/json, application/x-protobuf]\n"),
+                            f"Content-Type {req.header('Content-Type')!r}: OTLP/HTTP JSON needs "
+                            "application/json" + (" (binary protobuf is not modelled here)"
+                                                  if ctype == "application/x-protobuf" else ""))
+        raw = req.raw.read_all()
+        try:
+            body = decode_whole(raw, req.header("Content-Encoding"), self.max_body)
+        except ValueError as e:
+            return self.status(400, str(e), req, str(e))
+        try:
+            doc = json.loads(body)
+        except (ValueError, UnicodeDecodeError) as e:
+            return self.status(400, f"invalid JSON: {e}", req, f"body is not JSON ({e})")
+        try:
+            records = self.parse(doc, req)
+        except OTLPError as e:
+            return self.status(400, str(e), req, f"ExportLogsServiceRequest rejected: {e}")
+        rejected = 0
+        for r in records:
+            if self.args.reject_body_regex and re.search(self.args.reject_body_regex, r["line"]):
+                rejected += 1
+                req.store.add_rejected(req.number, r, "rejected by --reject-body-regex")
+            else:
+                req.store.add_record(req.number, r)
+        if rejected:
+            n = rejected if self.args.partial_int64 == "number" else str(rejected)
+            return json_response(200, {"partialSuccess": {"rejectedLogRecords": n,
+                                                          "errorMessage": f"{rejected} log records "
+                                                                          "rejected by the test"}})
+        return json_response(200, {})
+
+    # -- ExportLogsServiceRequest decoding (proto3 JSON + OTLP deviations)
+
+    def fields(self, obj, where, known, req):
+        if obj is None:
+            return {}
+        if not isinstance(obj, dict):
+            raise OTLPError(f"{where} is a JSON {type(obj).__name__}, expected an object")
+        for k in obj:
+            if k not in known:
+                camel = re.sub(r"_([a-z])", lambda m: m.group(1).upper(), k)
+                if camel != k and camel in known:
+                    req.store.add_error(req.number, 200, f"{where}.{k}: OTLP/JSON keys are "
+                                                         f"lowerCamelCase ({camel}); the receiver "
+                                                         "ignores this field")
+        return obj
+
+    @staticmethod
+    def array(v, where):
+        if v is None:
+            return []
+        if not isinstance(v, list):
+            raise OTLPError(f"{where} is not an array")
+        return v
+
+    @staticmethod
+    def string(v, where):
+        if v is None:
+            return ""
+        if not isinstance(v, str):
+            raise OTLPError(f"{where} is not a string")
+        return v
+
+    def uint(self, v, where, bits, req, signed=False):
+        if v is None:
+            return 0
+        if isinstance(v, bool):
+            raise OTLPError(f"{where} is a boolean, expected an integer")
+        if isinstance(v, str):
+            if not re.fullmatch(r"-?[0-9]+", v):
+                raise OTLPError(f"{where} {v!r} is not a decimal integer")
+            n = int(v)
+        elif isinstance(v, int):
+            n = v
+            if bits == 64:
+                req.store.add_note(req.number, f"{where} sent as a JSON number; proto3 JSON writes "
+                                               "64-bit integers as decimal strings (numbers are "
+                                               "accepted)")
+        elif isinstance(v, float) and v.is_integer():
+            n = int(v)
+        else:
+            raise OTLPError(f"{where} {v!r} is not an integer")
+        lo, hi = (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) if signed else (0, 2 ** bits - 1)
+        if not lo <= n <= hi:
+            raise OTLPError(f"{where} {n} is out of range for a {'' if signed else 'u'}int{bits}")
+        return n
+
+    def hexid(self, v, where, nbytes):
+        if v is None or v == "":
+            return ""
+        if not isinstance(v, str) or not re.fullmatch(r"[0-9A-Fa-f]{%d}" % (2 * nbytes), v):
+            raise OTLPError(f"{where} {v!r} is not {2 * nbytes} hex digits")
+        return v.lower()
+
+    def any_value(self, v, where, req):
+        v = self.fields(v, where, {"stringValue", "boolValue", "intValue", "doubleValue",
+                                   "arrayValue", "kvlistValue", "bytesValue"}, req)
+        present = [k for k in ("stringValue", "boolValue", "intValue", "doubleValue", "arrayValue",
+                               "kvlistValue", "bytesValue") if k in v]
+        if len(present) > 1:
+            raise OTLPError(f"{where} sets more than one of the AnyValue oneof: {present}")
+        if not present:
+            return None
+        k = present[0]
+        x = v[k]
+        if k == "stringValue":
+            return self.string(x, f"{where}.stringValue")
+        if k == "boolValue":
+            if not isinstance(x, bool):
+                raise OTLPError(f"{where}.boolValue is not a boolean")
+            return x
+        if k == "intValue":
+            return self.uint(x, f"{where}.intValue", 64, req, signed=True)
+        if k == "doubleValue":
+            if isinstance(x, str) and x in ("NaN", "Infinity", "-Infinity"):
+                return x
+            if isinstance(x, bool) or not isinstance(x, (int, float)):
+                raise OTLPError(f"{where}.doubleValue is not a number")
+            return float(x)
+        if k == "bytesValue":
+            if not isinstance(x, str):
+                raise OTLPError(f"{where}.bytesValue is not a base64 string")
+            try:
+                base64.b64decode(x + "=" * (-len(x) % 4), altchars=b"-_" if ("-" in x or "_" in x)
+                                 else None, validate=True)
+            except (binascii.Error, ValueError):
+                raise OTLPError(f"{where}.bytesValue is not base64")
+            return {"bytes": x}
+        if k == "arrayValue":
+            av = self.fields(x, f"{where}.arrayValue", {"values"}, req)
+            return [self.any_value(e, f"{where}.arrayValue.values[{i}]", req)
+                    for i, e in enumerate(self.array(av.get("values"), f"{where}.arrayValue.values"))]
+        kv = self.fields(x, f"{where}.kvlistValue", {"values"}, req)
+        return self.key_values(kv.get("values"), f"{where}.kvlistValue.values", req)
+
+    def key_values(self, v, where, req):
+        out = {}
+        for i, e in enumerate(self.array(v, where)):
+            e = self.fields(e, f"{where}[{i}]", {"key", "value"}, req)
+            out[self.string(e.get("key"), f"{where}[{i}].key")] = self.any_value(
+                e.get("value"), f"{where}[{i}].value", req)
+        return out
+
+    def parse(self, doc, req):
+        doc = self.fields(doc, "request", {"resourceLogs"}, req)
+        records = []
+        for ri, rl in enumerate(self.array(doc.get("resourceLogs"), "resourceLogs")):
+            w = f"resourceLogs[{ri}]"
+            rl = self.fields(rl, w, {"resource", "scopeLogs", "schemaUrl"}, req)
+            res = self.fields(rl.get("resource"), f"{w}.resource",
+                              {"attributes", "droppedAttributesCount", "entityRefs"}, req)
+            resource = self.key_values(res.get("attributes"), f"{w}.resource.attributes", req)
+            self.uint(res.get("droppedAttributesCount"), f"{w}.resource.droppedAttributesCount", 32, req)
+            self.string(rl.get("schemaUrl"), f"{w}.schemaUrl")
+            for si, sl in enumerate(self.array(rl.get("scopeLogs"), f"{w}.scopeLogs")):
+                ws = f"{w}.scopeLogs[{si}]"
+                sl = self.fields(sl, ws, {"scope", "logRecords", "schemaUrl"}, req)
+                sc = self.fields(sl.get("scope"), f"{ws}.scope",
+                                 {"name", "version", "attributes", "droppedAttributesCount"}, req)
+                scope = {"name": self.string(sc.get("name"), f"{ws}.scope.name"),
+                         "version": self.string(sc.get("version"), f"{ws}.scope.version"),
+                         "attributes": self.key_values(sc.get("attributes"),
+                                                       f"{ws}.scope.attributes", req)}
+                for li, lr in enumerate(self.array(sl.get("logRecords"), f"{ws}.logRecords")):
+                    wl = f"{ws}.logRecords[{li}]"
+                    lr = self.fields(lr, wl, {"timeUnixNano", "observedTimeUnixNano",
+                                              "severityNumber", "severityText", "body",
+                                              "attributes", "droppedAttributesCount", "flags",
+                                              "traceId", "spanId", "eventName"}, req)
+                    sev = lr.get("severityNumber")
+                    if isinstance(sev, str):
+                        raise OTLPError(f"{wl}.severityNumber {sev!r}: OTLP/JSON enums MUST be "
+                                        "integers, not names")
+                    sev = self.uint(sev, f"{wl}.severityNumber", 32, req, signed=True)
+                    if not 0 <= sev <= 24:
+                        raise OTLPError(f"{wl}.severityNumber {sev} is not a SeverityNumber")
+                    body = self.any_value(lr.get("body"), f"{wl}.body", req) \
+                        if lr.get("body") is not None else None
+                    rec = {
+                        "line": body if isinstance(body, str) else ("" if body is None else compact(body)),
+                        "body": body,
+                        "timeUnixNano": str(self.uint(lr.get("timeUnixNano"), f"{wl}.timeUnixNano", 64, req)),
+                        "observedTimeUnixNano": str(self.uint(lr.get("observedTimeUnixNano"),
+                                                              f"{wl}.observedTimeUnixNano", 64, req)),
+                        "severityNumber": sev,
+                        "severityText": self.string(lr.get("severityText"), f"{wl}.severityText"),
+                        "attributes": self.key_values(lr.get("attributes"), f"{wl}.attributes", req),
+                        "flags": self.uint(lr.get("flags"), f"{wl}.flags", 32, req),
+                        "traceId": self.hexid(lr.get("traceId"), f"{wl}.traceId", 16),
+                        "spanId": self.hexid(lr.get("spanId"), f"{wl}.spanId", 8),
+                        "eventName": self.string(lr.get("eventName"), f"{wl}.eventName"),
+                        "resource": resource,
+                        "scope": scope,
+                    }
+                    self.uint(lr.get("droppedAttributesCount"), f"{wl}.droppedAttributesCount", 32, req)
+                    records.append(rec)
+        return records
+
+
+# ---- Datadog logs intake v2 ------------------------------------------------------------------
+# Docs: Datadog API reference, Logs > "Send logs" (v2), https://docs.datadoghq.com/api/latest/logs/#send-logs
+# (page as of 2025). POST /api/v2/logs; header DD-API-KEY; body: a JSON array of log objects
+# (HTTPLogItem: message (required), ddsource, ddtags, hostname, service, plus any attributes) or one
+# object; Content-Encoding gzip or deflate. Limits per request: 5MB uncompressed payload (413 past
+# it), 1MB per log (a longer log is accepted and truncated, answer still 2xx), 1000 entries per
+# array. Answers: 202 `{}`; 400 bad payload; 401 missing API key; 403 invalid key; 413 too large.
+# The docs give no status for an array over 1000 entries: 400 here. "5MB"/"1MB" are read as
+# 5,000,000/1,000,000 bytes (the stricter reading).
+
+
+class Datadog(Kind):
+    name = "datadog"
+    doc = "https://docs.datadoghq.com/api/latest/logs/#send-logs"
+    PAYLOAD = 5_000_000
+    ONE_LOG = 1_000_000
+    ENTRIES = 1000
+
+    def __init__(self, args):
+        super().__init__(args)
+        self.max_body = None  # the 5MB limit is on the uncompressed payload: checked after decoding
+
+    def error(self, status, message, req, reason):
+        return req.fail(json_response(status, {"errors": [message]}), reason)
+
+    def handle(self, req):
+        if req.path != "/api/v2/logs":
+            return self.error(404, "Not found", req, f"no logs intake at {req.path}")
+        if req.method != "POST":
+            return self.error(405, "Method not allowed", req, f"{req.method} on /api/v2/logs")
+        key = req.header("DD-API-KEY")
+        if not key:
+            return self.error(401, "Unauthorized", req, "no DD-API-KEY header")
+        if self.args.api_key is not None and key != self.args.api_key:
+            return self.error(403, "Forbidden", req, "wrong DD-API-KEY")
+        ctype, _ = media_type(req.header("Content-Type"))
+        if ctype not in ("application/json", "text/plain"):
+            return self.error(415, f"Unsupported Content-Type {ctype}", req,
+                              f"Content-Type {req.header('Content-Type')!r} (application/json or "
+                              "text/plain; application/logplex-1 is not modelled)")
+        enc = (req.header("Content-Encoding") or "").lower()
+        if enc not in ("", "identity", "gzip", "deflate"):
+            return self.error(400, f"Unsupported Content-Encoding {enc}", req,
+                              f"Content-Encoding {enc!r} (gzip or deflate)")
+        raw = req.raw.read_all()
+        try:
+            body = decode_whole(raw, enc, self.PAYLOAD)
+        except TooLarge as e:
+            return self.error(413, "Payload too large", req,
+                              f"uncompressed payload {e.size} bytes is over 5MB")
+        except ValueError as e:
+            return self.error(400, str(e), req, str(e))
+        if ctype == "text/plain":
+            items = [{"message": l} for l in body.decode("utf-8", "replace").splitlines() if l]
+        else:
+            try:
+                doc = json.loads(body)
+            except (ValueError, UnicodeDecodeError) as e:
+                return self.error(400, "Bad request", req, f"body is not JSON ({e})")
+            items = doc if isinstance(doc, list) else [doc]
+        if len(items) > self.ENTRIES:
+            return self.error(400, "Too many entries", req,
+                              f"{len(items)} logs in one array (at most 1000)")
+        for i, it in enumerate(items):
+            if not isinstance(it, dict):
+                return self.error(400, "Bad request", req, f"entry {i} is not a JSON object")
+            if not isinstance(it.get("message"), str):
+                return self.error(400, "Bad request", req,
+                                  f"entry {i} has no string \"message\" (HTTPLogItem requires it)")
+            for k in ("ddsource", "ddtags", "hostname", "service"):
+                if k in it and not isinstance(it[k], str):
+                    return self.error(400, "Bad request", req, f"entry {i}: \"{k}\" is not a string")
+        query_tags = req.query.get("ddtags", [None])[0]
+        for it in items:
+            msg = it["message"]
+            size = len(compact(it).encode())
+            truncated = size > self.ONE_LOG
+            if truncated:
+                over = size - self.ONE_LOG
+                encoded = msg.encode()
+                msg = encoded[:max(0, len(encoded) - over)].decode("utf-8", "ignore")
+                req.store.add_note(req.number, f"a log of {size} bytes was truncated to 1MB")
+            rec = {"line": msg, "truncated": truncated,
+                   "attributes": {k: v for k, v in it.items() if k not in (
+                       "message", "ddsource", "ddtags", "hostname", "service")}}
+            for k in ("ddsource", "hostname", "service"):
+                if k in it:
+                    rec[k] = it[k]
+            tags = [t for t in (it.get("ddtags"), query_tags) if t]
+            if tags:
+                rec["ddtags"] = ",".join(tags)
+            if self.args.reject_regex and re.search(self.args.reject_regex, msg):
+                req.store.add_rejected(req.number, rec, "rejected by --reject-regex")
+            else:
+                req.store.add_record(req.number, rec)
+        return json_response(202, {})
+
+
+# ---- Vector http_server source ---------------------------------------------------------------
+# Docs: Vector "HTTP Server" source, https://vector.dev/docs/reference/configuration/sources/http_server/
+# (Vector 0.4x). decoding.codec defaults to `bytes`; framing then defaults to newline_delimited
+# (a final line without "\n" is still an event; an empty line is an event with an empty message);
+# `--codec json` parses each line as a JSON object (an array yields one event per object; empty
+# lines are skipped). Content-Encoding gzip/deflate are decoded (others: 415); Content-Type is
+# not checked. Success: 200 with an empty body; a body that does not decode: 400
+# {"code":400,"message":"Failed decoding body: ..."}. path/strict_path: Vector's default is
+# path "/" with strict_path true; this validator defaults to any path (strict_path false), use
+# --strict-path to require --path exactly. Events keep `message`, `path`, `source_type`,
+# `timestamp`.
+
+
+class Vector(Kind):
+    name = "vector"
+    doc = "https://vector.dev/docs/reference/configuration/sources/http_server/"
+
+    def handle(self, req):
+        p = self.args.path
+        matches = req.path == p if self.args.strict_path else req.path.startswith(p.rstrip("/") or "/")
+        if not matches:
+            return req.fail(Response(404), f"path {req.path} does not match path {p!r}"
+                            + (" (strict_path)" if self.args.strict_path else ""))
+        if req.method != self.args.method:
+            return req.fail(Response(405), f"{req.method}: the source takes {self.args.method}")
+        enc = (req.header("Content-Encoding") or "").lower()
+        if enc not in ("", "identity", "gzip", "deflate"):
+            return req.fail(json_response(415, {"code": 415, "message": f"Unsupported encoding {enc}"}),
+                            f"Content-Encoding {enc!r}")
+        raw = req.raw.read_all()
+        try:
+            body = decode_whole(raw, enc)
+        except ValueError as e:
+            return req.fail(json_response(400, {"code": 400, "message": f"Failed decompressing payload "
+                                                                        f"with {enc} decoder."}), str(e))
+        frames = body.split(b"\n")
+        if frames and frames[-1] == b"":
+            frames.pop()
+        now = datetime.datetime.now(datetime.timezone.utc).isoformat().replace("+00:00", "Z")
+        events = []
+        for i, f in enumerate(frames):
+            if self.args.codec == "bytes":
+                text = f.decode("utf-8", "replace")
+                events.append({"line": text, "message": text})
+                continue
+            if not f.strip():
+                continue
+            try:
+                v = json.loads(f)
+            except (ValueError, UnicodeDecodeError) as e:
+                return req.fail(json_response(400, {"code": 400, "message": f"Failed decoding body: {e}"}),
+                                f"line {i + 1} is not JSON ({e})")
+            objs = v if isinstance(v, list) else [v]
+            for o in objs:
+                if not isinstance(o, dict):
+                    return req.fail(json_response(400, {"code": 400, "message": "Failed decoding "
+                                                                                "body: not an object"}),
+                                    f"line {i + 1}: JSON value is not an object")
+                msg = o.get("message")
+                events.append({"line": msg if isinstance(msg, str) else compact(o), "fields": o})
+        for e in events:
+            e.update({"path": req.path, "source_type": "http_server", "timestamp": now})
+            req.store.add_record(req.number, e)
+        return Response(200)
+
+
+# ---- Fluent Bit http input -------------------------------------------------------------------
+# Docs: Fluent Bit manual 4.x, "HTTP" input, https://docs.fluentbit.io/manual/pipeline/inputs/http
+# The tag is the URL path after "/" (characters other than alphanumerics, "_" and "." become "_";
+# "/" alone means the input's own tag, http.0). Body: a JSON object, or an array of objects
+# (Content-Type application/json) or a form (application/x-www-form-urlencoded); gzip is decoded
+# (>= 2.2.1). Success answers `successful_response_code` (default 201) with an empty body.
+# buffer_max_size (default 4M) bounds the whole request held in memory; where the docs are silent
+# the source decided (fluent/fluent-bit plugins/in_http/http_conn.c: past buffer_max_size the
+# connection is closed without an answer; http_prot.c: a missing Content-Type, another type, an
+# empty body or an invalid payload answer 400 with a one-line text). Several concatenated JSON
+# values are outside the documented shape and are refused unless --allow-concatenated.
+
+
+class FluentBit(Kind):
+    name = "fluent-bit"
+    doc = "https://docs.fluentbit.io/manual/pipeline/inputs/http"
+
+    def __init__(self, args):
+        super().__init__(args)
+        self.max_body = args.buffer_max_size
+
+    def handle(self, req):
+        if req.method == "GET" and req.path == "/health":
+            return json_response(200, {"status": "ok"})
+        if req.method != "POST":
+            return req.fail(text_response(400, "error: invalid HTTP method\n"),
+                            f"{req.method} (POST only)")
+        tag = req.path[1:] if len(req.path) > 1 else None
+        if tag is not None:
+            tag = re.sub(r"[^A-Za-z0-9_.]", "_", urllib.parse.unquote(tag))
+        ct = req.header("Content-Type")
+        if ct is None:
+            return req.fail(text_response(400, "error: header 'Content-Type' is not set\n"),
+                            "no Content-Type")
+        ctype, _ = media_type(ct)
+        if ctype not in ("application/json", "application/x-www-form-urlencoded"):
+            return req.fail(text_response(400, "error: invalid 'Content-Type'\n"),
+                            f"Content-Type {ct!r} (application/json)")
+        raw = req.raw.read_all()
+        if not raw and not req.raw.chunked:
+            return req.fail(text_response(400, "error: no payload found\n"), "empty body")
+        enc = (req.header("Content-Encoding") or "").lower()
+        try:
+            body = decode_whole(raw, enc if enc in ("gzip",) else "")
+        except ValueError as e:
+            return req.fail(text_response(400, "error: invalid payload\n"), str(e))
+        now = time.time()
+        if ctype == "application/x-www-form-urlencoded":
+            objs = [dict(urllib.parse.parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))]
+        else:
+            try:
+                objs = self.json_values(body)
+            except ValueError as e:
+                return req.fail(text_response(400, "error: invalid payload\n"), str(e))
+        for o in objs:
+            line = o.get("log", o.get("message"))
+            rec = {"line": line if isinstance(line, str) else compact(o), "tag": tag or "http.0",
+                   "record": o, "time": now}
+            req.store.add_record(req.number, rec)
+        return Response(self.args.successful_response_code)
+
+    def json_values(self, body):
+        text = body.decode("utf-8")
+        dec = json.JSONDecoder()
+        values = []
+        pos = 0
+        while True:
+            pos = re.compile(r"\s*").match(text, pos).end()
+            if pos >= len(text):
+                break
+            v, pos = dec.raw_decode(text, pos)
+            values.append(v)
+        if not values:
+            raise ValueError("no JSON value in the body")
+        if len(values) > 1 and not self.args.allow_concatenated:
+            raise ValueError(f"{len(values)} concatenated JSON values; the documented body is one "
+                             "object or one array of objects")
+        objs = []
+        for v in values:
+            for o in (v if isinstance(v, list) else [v]):
+                if not isinstance(o, dict):
+                    raise ValueError(f"a JSON {type(o).__name__} where a record object belongs")
+                objs.append(o)
+        return objs
+
+
+# ---- VictoriaLogs JSON stream API ------------------------------------------------------------
+# Docs: VictoriaLogs "Data ingestion" > "JSON stream API" and "HTTP parameters" (docs as of v1.x):
+#   https://docs.victoriametrics.com/victorialogs/data-ingestion/#json-stream-api
+#   https://docs.victoriametrics.com/victorialogs/data-ingestion/#http-parameters
+#   https://docs.victoriametrics.com/victorialogs/keyconcepts/ (data model: flattening, _msg, _time)
+# POST /insert/jsonline, one JSON object per line; query args (or VL-* headers) _msg_field,
+# _time_field (default _time), _stream_fields, ignore_fields, extra_fields, debug. The body is
+# processed line by line while it arrives, so a never-ending chunked body works; records become
+# visible as they arrive here (VictoriaLogs itself flushes about every second). Where the docs are
+# silent the source decided (VictoriaMetrics/VictoriaLogs app/vlinsert/jsonline/jsonline.go,
+# insertutil/*.go): empty lines are skipped; a bad line is logged and skipped, and the request
+# fails (400) only when no line was good; lines over -insert.maxLineSizeBytes (256 KiB) are
+# skipped; a missing _msg gets the default value below; "0", "" or "-" as _time mean now.
+# Answer: 200 with an empty body. Content-Encoding gzip/deflate decoded as a stream.
+
+VL_DEFAULT_MSG = "missing _msg field; see https://docs.victoriametrics.com/victorialogs/keyconcepts/#message-field"
+
+
+class VictoriaLogs(Kind):
+    name = "victorialogs"
+    doc = "https://docs.victoriametrics.com/victorialogs/data-ingestion/#json-stream-api"
+    streaming = True
+    MAX_LINE = 256 * 1024
+
+    def param(self, req, name, header):
+        v = req.query.get(name, [None])[0]
+        if v is None:
+            v = req.header(header)
+        return [x.strip() for x in v.split(",") if x.strip()] if v else []
+
+    def handle(self, req):
+        if req.path != "/insert/jsonline":
+            return req.fail(text_response(400, f"unsupported path requested: {req.path}\n"),
+                            f"no jsonline endpoint at {req.path}")
+        if req.method != "POST":
+            return req.fail(Response(405), f"{req.method} (POST only)")
+        time_fields = self.param(req, "_time_field", "VL-Time-Field") or ["_time"]
+        msg_fields = self.param(req, "_msg_field", "VL-Msg-Field")
+        stream_fields = self.param(req, "_stream_fields", "VL-Stream-Fields")
+        ignore = set(self.param(req, "ignore_fields", "VL-Ignore-Fields"))
+        extra = []
+        for ef in self.param(req, "extra_fields", "VL-Extra-Fields"):
+            k, sep, v = ef.partition("=")
+            if not sep or not k or not v:
+                return req.fail(text_response(400, f"invalid extra_field format: {ef!r}\n"),
+                                f"extra_fields {ef!r} is not field=value")
+            extra.append((k, v))
+        debug = (req.query.get("debug", [""])[0] or req.header("VL-Debug") or "").lower() in ("1", "true")
+        enc = (req.header("Content-Encoding") or "").lower()
+        try:
+            dec = Decoder(enc)
+        except ValueError as e:
+            return req.fail(text_response(400, f"cannot decode jsonline request: {e}\n"), str(e))
+        good = 0
+        bad = 0
+        last = None
+        buf = b""
+        n = 0
+
+        def line_done(line):
+            nonlocal good, bad, last, n
+            n += 1
+            if len(line) > self.MAX_LINE:
+                bad += 1
+                last = f"line #{n} is {len(line)} bytes, over -insert.maxLineSizeBytes=262144"
+                req.store.add_rejected(req.number, {"line": line[:200].decode("utf-8", "replace")}, last)
+                req.store.add_error(req.number, 200, last)
+                return
+            if not line.strip():
+                return
+            try:
+                rec = self.row(line, time_fields, msg_fields, stream_fields, ignore, extra)
+            except ValueError as e:
+                bad += 1
+                last = f"cannot read line #{n}: {e}"
+                req.store.add_rejected(req.number, {"line": line.decode("utf-8", "replace")}, last)
+                req.store.add_error(req.number, 200, last)
+                return
+            good += 1
+            if debug:
+                req.store.add_rejected(req.number, rec, "debug=1: logged, not stored")
+            else:
+                req.store.add_record(req.number, rec)
+
+        try:
+            for chunk in req.raw.chunks(16384):
+                buf += dec.feed(chunk)
+                while True:
+                    i = buf.find(b"\n")
+                    if i < 0:
+                        break
+                    line_done(buf[:i])
+                    buf = buf[i + 1:]
+            buf += dec.finish()
+        except ValueError as e:
+            if buf:
+                line_done(buf)
+            return req.fail(text_response(400, f"cannot decode jsonline request: {e}\n"), str(e))
+        if buf:
+            line_done(buf)
+        if bad and not good:
+            return text_response(400, f"cannot process jsonline request; error: {last}\n")
+        return Response(200, content_type="application/json")
+
+    def row(self, line, time_fields, msg_fields, stream_fields, ignore, extra):
+        try:
+            obj = json.loads(line)
+        except (ValueError, UnicodeDecodeError) as e:
+            raise ValueError(f"cannot parse JSON: {e}")
+        if not isinstance(obj, dict):
+            raise ValueError("the line is not a JSON object")
+        fields = {}
+        self.flatten(obj, "", fields)
+        ts = None
+        for tf in time_fields:
+            if tf in fields:
+                ts = self.parse_time(fields.pop(tf))
+                break
+        if ts is None or ts == 0:
+            ts = time.time_ns()
+        for mf in msg_fields:
+            if fields.get(mf):
+                fields["_msg"] = fields.pop(mf)
+                break
+        for k in list(fields):
+            if k in ignore:
+                del fields[k]
+        for k, v in extra:
+            fields[k] = v
+        fields = {k: v for k, v in fields.items() if v != ""}
+        if not fields.get("_msg"):
+            fields["_msg"] = VL_DEFAULT_MSG
+        stream = "{" + ",".join(f"{k}={go_quote(fields[k])}" for k in sorted(stream_fields)
+                                if k in fields) + "}"
+        return {"line": fields["_msg"], "_msg": fields["_msg"], "_time": rfc3339_ns(ts),
+                "_stream": stream, "fields": fields}
+
+    def flatten(self, v, prefix, out):
+        for k, x in v.items():
+            name = prefix + k
+            if isinstance(x, dict):
+                self.flatten(x, name + ".", out)
+            elif isinstance(x, str):
+                out[name] = x
+            elif x is None:
+                out[name] = ""
+            elif isinstance(x, bool):
+                out[name] = "true" if x else "false"
+            elif isinstance(x, (int, float)):
+                out[name] = json.dumps(x)
+            else:
+                out[name] = compact(x)
+
+    @staticmethod
+    def parse_time(s):
+        if s in ("", "0", "-"):
+            return 0
+        if len(s) <= 4 or s[4] != "-":
+            m = re.fullmatch(r"([0-9]+)(?:\.([0-9]+))?", s)
+            if not m:
+                raise ValueError(f"cannot parse unix timestamp {s!r}")
+            whole = int(m.group(1))
+            digits = len(m.group(1))
+            if m.group(2) is not None:
+                return int(round(float(s) * 1e9))
+            if digits <= 10:
+                return whole * 1_000_000_000
+            if digits <= 13:
+                return whole * 1_000_000
+            if digits <= 16:
+                return whole * 1_000
+            return whole
+        m = re.fullmatch(r"(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?"
+                         r"(Z|[+-]\d{2}:\d{2})?", s)
+        if not m:
+            raise ValueError(f"cannot unmarshal rfc3339 timestamp {s!r}")
+        tz = m.group(4) or "Z"
+        base = datetime.datetime.fromisoformat(f"{m.group(1)}T{m.group(2)}" +
+                                               ("+00:00" if tz == "Z" else tz))
+        frac = int((m.group(3) or "0").ljust(9, "0"))
+        return int(base.timestamp()) * 1_000_000_000 + frac
+
+
+KINDS = {
+    "loki": Loki,
+    "elasticsearch": Elasticsearch,
+    "opensearch": Elasticsearch,
+    "splunk-hec": SplunkHEC,
+    "otlp": OTLP,
+    "datadog": Datadog,
+    "vector": Vector,
+    "fluent-bit": FluentBit,
+    "victorialogs": VictoriaLogs,
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Server
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    """Routes /_validator/* to the store and everything else to the kind.
+
+    Thread safety: one instance per connection, on that connection's thread.
+    """
+
+    protocol_version = "HTTP/1.1"
+    server_version = "streamup-validator"
+    sys_version = ""
+
+    def log_message(self, fmt, *args):  # quiet: --log FILE is the log
+        pass
+
+    def send(self, response):
+        if response.silent_close:
+            self.close_connection = True
+            try:
+                self.connection.shutdown(2)
+            except OSError:
+                pass
+            return
+        self.send_response(response.status)
+        if response.content_type:
+            self.send_header("Content-Type", response.content_type)
+        for k, v in response.headers:
+            self.send_header(k, v)
+        if response.status not in (204, 304) and not (100 <= response.status < 200):
+            self.send_header("Content-Length", str(len(response.body)))
+        if response.close:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.end_headers()
+        if response.status not in (204, 304):
+            self.wfile.write(response.body)
+        self.wfile.flush()
+
+    def validator(self):
+        store = self.server.store
+        path = urllib.parse.urlsplit(self.path).path
+        if self.command == "GET" and path == "/_validator/records":
+            self.send(json_response(200, store.snapshot()))
+            return True
+        if self.command == "POST" and path == "/_validator/reset":
+            store.reset()
+            self.send(json_response(200, {"reset": True}))
+            return True
+        return False
+
+    def handle_one(self):
+        if urllib.parse.urlsplit(self.path).path.startswith("/_validator/") and self.validator():
+            return
+        kind = self.server.kind
+        store = self.server.store
+        number = store.next_request()
+        t0 = time.monotonic()
+        raw = None
+        try:
+            raw = RawBody(self.rfile, self.headers, kind.max_body)
+            req = Request(number, self.command, self.path, self.headers, raw, store)
+            response = kind.handle(req)
+        except TooLarge as e:
+            store.add_error(number, 413, str(e))
+            if kind.name == "fluent-bit":
+                response = Response(0, silent_close=True)
+            elif kind.name == "splunk-hec":
+                response = json_response(413, {"text": f"Content-Length of {e.size} too large "
+                                                       f"(maximum is {e.limit})"}, close=True)
+            else:
+                response = Response(413, close=True)
+        except BodyError as e:
+            store.add_error(number, 400, str(e))
+            response = text_response(400, f"bad request body: {e}\n", close=True)
+        except Exception as e:  # a validator bug must show, not hang the client
+            store.add_error(number, 500, f"validator bug: {type(e).__name__}: {e}")
+            response = text_response(500, f"validator bug: {e}\n", close=True)
+        if raw is not None and not raw.finished:
+            response.close = True  # the rest of the body is still on the wire
+        store.log({"request": number, "method": self.command, "path": self.path,
+                   "status": response.status if not response.silent_close else None,
+                   "body_bytes": raw.read_bytes if raw else 0,
+                   "seconds": round(time.monotonic() - t0, 6)})
+        self.send(response)
+
+    def do_POST(self):
+        self.handle_one()
+
+    do_GET = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_POST
+
+
+class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+def build_parser():
+    p = argparse.ArgumentParser(description="Validating stand-in for a log receiver.")
+    p.add_argument("kind", choices=sorted(KINDS))
+    p.add_argument("--port", type=int, default=0)
+    p.add_argument("--log", help="append one JSON line per request to this file")
+    p.add_argument("--max-body", type=int, help="raw body cap in bytes (elasticsearch, otlp)")
+    g = p.add_argument_group("loki")
+    g.add_argument("--ordered", action="store_true",
+                   help="emulate unordered_writes: false (default: Loki >= 2.4 unordered writes)")
+    g.add_argument("--max-chunk-age", type=float, default=7200.0,
+                   help="seconds; unordered writes accept entries newer than newest - age/2")
+    g.add_argument("--reject-old-samples-max-age", type=float, default=7 * 24 * 3600.0,
+                   help="seconds (default 168h); 0 disables")
+    g.add_argument("--creation-grace-period", type=float, default=600.0,
+                   help="seconds into the future accepted (default 10m); 0 disables")
+    g.add_argument("--max-line-size", type=int, default=256 * 1024)
+    g.add_argument("--max-label-names", type=int, default=15)
+    g.add_argument("--reject-line-regex", help="entries whose line matches are rejected")
+    g = p.add_argument_group("elasticsearch / datadog / splunk-hec")
+    g.add_argument("--reject-field-value", action="append", metavar="K=V",
+                   help="elasticsearch: documents with source[K] == V get item status 400")
+    g.add_argument("--reject-regex", help="records whose text matches are rejected")
+    g.add_argument("--token", help="splunk-hec: the one valid token (default: any)")
+    g.add_argument("--allowed-index", action="append", help="splunk-hec: indexes the token allows")
+    g.add_argument("--max-content-length", type=int, default=1_000_000,
+                   help="splunk-hec request cap in bytes (Splunk Cloud: 1 MB)")
+    g.add_argument("--api-key", help="datadog: the one valid DD-API-KEY (default: any)")
+    g = p.add_argument_group("otlp")
+    g.add_argument("--reject-body-regex", help="log records whose body matches are rejected "
+                                               "(partial success)")
+    g.add_argument("--partial-int64", choices=("string", "number"), default="string")
+    g = p.add_argument_group("vector")
+    g.add_argument("--codec", choices=("bytes", "json"), default="bytes")
+    g.add_argument("--path", default=None, help="vector: path prefix (default /); otlp: "
+                                                "endpoint path (default /v1/logs)")
+    g.add_argument("--strict-path", action="store_true")
+    g.add_argument("--method", default="POST")
+    g = p.add_argument_group("fluent-bit")
+    g.add_argument("--buffer-max-size", type=int, default=4 * 1024 * 1024)
+    g.add_argument("--successful-response-code", type=int, choices=(200, 201, 204), default=201)
+    g.add_argument("--allow-concatenated", action="store_true")
+    return p
+
+
+def main(argv):
+    args = build_parser().parse_args(argv)
+    if args.path is None:
+        args.path = "/v1/logs" if args.kind == "otlp" else "/"
+    kind = KINDS[args.kind](args)
+    server = Server(("127.0.0.1", args.port), Handler)
+    server.kind = kind
+    server.store = Store(kind.name, args.log)
+    port = server.server_address[1]
+
+    def stop(_signum, _frame):
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    sys.stdout.write(f"listening on http://127.0.0.1:{port}\n")
+    sys.stdout.flush()
+    try:
+        server.serve_forever(poll_interval=0.2)
+    finally:
+        server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
