@@ -82,8 +82,8 @@ enum UploadRunner {
             }
             return (ExitStatus.success, response)
         } catch {
-            Terminal.error("\(error)")
-            reportUnacknowledged(uploader)
+            // One line: what went wrong, and what became of what was read.
+            Terminal.error("\(error)" + (uploader.unacknowledgedLine.map { "; \($0)" } ?? ""))
             return (ExitStatus.noAnswer, nil)
         }
     }
@@ -116,11 +116,12 @@ enum UploadRunner {
             } else if first {
                 Terminal.error("delivery is failing: \(reason); retrying from the last acknowledged byte (-v shows each attempt)")
             }
-        case .recovered(let failedAttempts, let resentBytes, let after):
+        case .recovered(let failedAttempts, let resentBytes, let after, let duplicatesPossible):
             let seconds = after.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow))
             var line = "delivery recovered after \(failedAttempts) failed attempt\(failedAttempts == 1 ? "" : "s") over \(seconds)"
             if resentBytes > 0 {
-                line += "; \(resentBytes) bytes were sent again (a receiver that ignores Streamup-Offset may hold some of them twice)"
+                line += "; \(resentBytes) bytes were sent again"
+                if duplicatesPossible { line += " (a receiver that ignores Streamup-Offset may hold some of them twice)" }
             }
             Terminal.error(line)
         case .deadLettered(let bytes, let file, let reason):
@@ -187,7 +188,7 @@ extension ReliableUploader: Upload {
     var refusedLine: String? {
         let progress = self.progress
         guard progress.deadLetters > 0, let directory = options.deadLetterDirectory else { return nil }
-        return "the server refused \(progress.deadLetters) segment\(progress.deadLetters == 1 ? "" : "s") (\(progress.deadLetterBytes) bytes); they are kept in \(directory)"
+        return "the server refused \(progress.deadLetters) segment\(progress.deadLetters == 1 ? "" : "s") (\(progress.deadLetterBytes) bytes), kept in \(directory)"
     }
 
     var unacknowledgedLine: String? {
@@ -196,7 +197,7 @@ extension ReliableUploader: Upload {
         if let spool = options.spoolDirectory {
             return "\(held) bytes the server did not acknowledge are kept in \(spool); the next start with --spool \(spool) sends them first"
         }
-        return "\(held) bytes read were not acknowledged by the server and are lost (--spool DIR keeps them for the next start)"
+        return "\(held) bytes read were not delivered and are lost (--spool DIR keeps them for the next start)"
     }
 }
 

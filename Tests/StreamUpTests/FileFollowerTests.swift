@@ -46,28 +46,6 @@ import Glibc
         }
     }
 
-    /// `skip(firstBytes:)` passes over bytes already safe elsewhere, across a rotation: the
-    /// stream goes on right after them, and acknowledged offsets still map to file positions.
-    @Test func skipPassesOverBytesAcrossARotation() async throws {
-        try await withTemporaryDirectory { directory in
-            let path = directory + "/app.log"
-            try append("abcdef\n", to: path)
-            let follower = FileFollower(path: path, startAt: .beginning)
-            // 7 bytes of the first file and 2 of the next one are already safe.
-            follower.skip(firstBytes: 9)
-            try await following(follower) { harness in
-                try await harness.waitUntilStarted()
-                try FileManager.default.moveItem(atPath: path, toPath: path + ".1")
-                try append("xyz\n", to: path)
-                try await harness.expect("z\n")
-                let state = try #require(follower.state(acknowledging: 1))
-                #expect(state.offset == 3)  // "xy" skipped, "z" acknowledged
-                try append("next\n", to: path)
-                try await harness.expect("z\nnext\n")
-            }
-        }
-    }
-
     /// A file bigger than the buffer is read only as fast as the reader drains it, and arrives
     /// whole.
     @Test func readsOnlyWhileTheBufferHasSpace() async throws {
@@ -251,34 +229,6 @@ import Glibc
     }
 
     /// Where to resume: at the offset in the same file, at 0 when it shrank, nowhere in another.
-    /// An acknowledged stream offset turns back into a file position, across a rotation: in the
-    /// old file before the switch, in the new one after it.
-    @Test func acknowledgedStreamOffsetMapsToTheRightFileAcrossRotation() async throws {
-        try await withTemporaryDirectory { directory in
-            let path = directory + "/app.log"
-            let old = try Appender(path)
-            try await following(FileFollower(path: path)) { harness in
-                try await harness.waitUntilStarted()
-                try old.write("old-1\n")  // stream bytes 0..<6
-                try await harness.expect("old-1\n")
-                let oldIdentity = try #require(harness.follower.position)
-                try rename(path, to: path + ".1")
-                let new = try Appender(path)
-                try new.write("new-1\n")  // stream bytes 6..<12, file offsets 0..<6
-                try await harness.expect("old-1\nnew-1\n")
-                let newIdentity = try #require(harness.follower.position)
-                #expect(newIdentity.inode != oldIdentity.inode)
-
-                let inOld = try #require(harness.follower.state(acknowledging: 4))
-                #expect(inOld.inode == oldIdentity.inode && inOld.offset == 4)
-                let inNew = try #require(harness.follower.state(acknowledging: 9))
-                #expect(inNew.inode == newIdentity.inode && inNew.offset == 3)
-                let all = try #require(harness.follower.state(acknowledging: 12))
-                #expect(all.inode == newIdentity.inode && all.offset == 6)
-            }
-        }
-    }
-
     @Test func resumeOffsetDependsOnIdentityAndSize() {
         let state = FollowState(path: "/x", device: 7, inode: 42, offset: 100)
         #expect(state.resumeOffset(for: FileIdentity(device: 7, inode: 42), size: 150) == 100)

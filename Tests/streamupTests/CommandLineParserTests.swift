@@ -41,14 +41,26 @@ import Testing
         #expect(throws: UsageError.self) { try CommandLineParser.parse(["tail"]) }
     }
 
-    /// The delivery options turn segmented delivery on and reach the library's options.
+    /// Acknowledged segments are the default; the delivery options reach the library's
+    /// options; `--single-request` refuses segment options.
     @Test func deliveryOptionsAreParsed() throws {
-        let options = try upload(["--resumable", "--spool", "/var/spool/s", "--spool-size", "2GiB", "--retry-statuses", "429,502-504", "http://h"])
-        let library = try #require(options.delivery).libraryOptions
+        let options = try upload([
+            "--resumable", "--spool", "/var/spool/s", "--spool-size", "2GiB", "--retry-statuses", "429,502-504",
+            "--records", "none", "--max-record", "64k", "--dead-letter", "/tmp/dead", "http://h",
+        ])
+        let library = options.delivery.libraryOptions
         #expect(library.resumable)
         #expect(library.spoolDirectory == "/var/spool/s" && library.spoolCapacity == 2 << 30)
         #expect(library.retry.retryableStatuses == [429, 502, 503, 504])
-        #expect(try upload(["http://h"]).delivery == nil)
+        #expect(library.records == .rawBytes && library.maxRecordBytes == 64 << 10)
+        #expect(library.deadLetterDirectory == "/tmp/dead")
+        let defaults = try upload(["http://h"])
+        #expect(!defaults.delivery.singleRequest && defaults.delivery.libraryOptions.records == .lines)
+        #expect(defaults.delivery.libraryOptions.segmentDuration == .seconds(1))
+        #expect(try upload(["--single-request", "http://h"]).delivery.singleRequest)
+        let mixed = #expect(throws: UsageError.self) { try CommandLineParser.parse(["--single-request", "--retries", "3", "http://h"]) }
+        #expect(mixed?.message.contains("--retries") == true)
+        #expect(throws: UsageError.self) { try CommandLineParser.parse(["--records", "words", "http://h"]) }
         #expect(throws: UsageError.self) { try CommandLineParser.parse(["--retry-statuses", "200", "http://h"]) }
         #expect(throws: UsageError.self) { try CommandLineParser.parse(["--retry-statuses", "503-500", "http://h"]) }
     }

@@ -101,7 +101,7 @@ import Testing
         _ = try await expectNothingLostAcrossASinkRestart(["--retries", "forever", "--segment-seconds", "200ms"])
     }
 
-    /// A sink that stops reading mid-segment: with a 1 MiB replay buffer, 8 MiB of stdin wait
+    /// A sink that stops reading mid-segment: with a 1 MiB buffer, 8 MiB of stdin wait
     /// in the pipe instead of being dropped; after the response timeout the segment is sent
     /// again and every byte arrives, once.
     @Test func stalledSinkTimesOutAndNothingIsDropped() async throws {
@@ -109,7 +109,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: input.path) }
         try await withSink(configure: { $0.faults = SinkFaults(stallAfterBytes: 100_000) }) { sink, directory in
             let child = try StreamupProcess([
-                "-v", "--retries", "5", "--replay-buffer", "1MiB", "--segment-bytes", "512k", "--buffer-size", "64k",
+                "-v", "--retries", "5", "--buffer-size", "1MiB", "--segment-bytes", "512k", "--records", "none",
                 "--response-timeout", "1s", sink.url.absoluteString,
             ])
             let data = try Data(contentsOf: URL(fileURLWithPath: input.path))

@@ -4,11 +4,13 @@ import Testing
 
 /// What the binary does when the other end fails: one clear line on stderr, non-zero exit.
 @Suite(.timeLimit(.minutes(2))) struct FailureTests {
-    /// A 500 answer: exit 1, and the status and the start of the body on stderr.
-    @Test func serverErrorGivesExitOneWithStatusAndBody() async throws {
+    /// A 500 answer (as one request, or in segments once retries run out): exit 1, and the
+    /// status and the start of the body on stderr.
+    @Test(arguments: [["--single-request"], ["--retries", "0"]])
+    func serverErrorGivesExitOneWithStatusAndBody(mode: [String]) async throws {
         let server = try StubHTTPServer(.answerAfterBody(status: 500, body: "disk full"))
         defer { server.stop() }
-        let child = try StreamupProcess([server.url])
+        let child = try StreamupProcess(mode + [server.url])
         child.write("some data\n")
         child.closeStdin()
         #expect(await child.waitForExit() == 1)
@@ -40,9 +42,11 @@ import Testing
         #expect(server.receivedHeads.count == 1)
     }
 
-    /// Nothing listening: a clear "connection refused" line and exit 2.
-    @Test func refusedConnectionIsOneClearLine() async throws {
-        let child = try StreamupProcess(["http://127.0.0.1:\(unusedLocalPort())/"])
+    /// Nothing listening (as one request, or in segments once retries run out): one clear
+    /// "connection refused" line and exit 2.
+    @Test(arguments: [["--single-request"], ["--retries", "0"]])
+    func refusedConnectionIsOneClearLine(mode: [String]) async throws {
+        let child = try StreamupProcess(mode + ["http://127.0.0.1:\(unusedLocalPort())/"])
         child.write("data\n")
         child.closeStdin()
         #expect(await child.waitForExit() == 2)
@@ -51,10 +55,11 @@ import Testing
     }
 
     /// The server hangs up mid-stream without answering: a clear error and exit 2.
-    @Test func serverClosingMidStreamIsAnError() async throws {
+    @Test(arguments: [["--single-request"], ["--retries", "0", "--records", "none"]])
+    func serverClosingMidStreamIsAnError(mode: [String]) async throws {
         let server = try StubHTTPServer(.hangUpAfter(bytes: 100_000))
         defer { server.stop() }
-        let child = try StreamupProcess([server.url])
+        let child = try StreamupProcess(mode + [server.url])
         let chunk = Data(repeating: 65, count: 64 * 1024)
         // Keep writing until streamup gives up (its stdin pipe then breaks).
         let writer = Thread {

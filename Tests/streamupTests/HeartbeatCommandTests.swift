@@ -61,13 +61,14 @@ import Testing
         }
     }
 
-    /// A server that stops reading: beats are skipped rather than queued (the skip count shows
-    /// it), the client's memory stays flat, and once the server reads again the stream goes on.
+    /// A server that stops reading a single request: beats are skipped rather than queued (the
+    /// skip count shows it), the client's memory stays flat, and once the server reads again the
+    /// stream goes on.
     @Test func stalledLinkMakesBeatsCoalesceWithBoundedMemory() async throws {
         let server = try StubHTTPServer(.stallUntilResumed)
         defer { server.stop() }
         let child = try StreamupProcess([
-            "heartbeat", "--every", "1ms", "--buffer-size", "1k", "--field", "pad=\(String(repeating: "p", count: 400))", server.url,
+            "heartbeat", "--single-request", "--every", "1ms", "--buffer-size", "1k", "--field", "pad=\(String(repeating: "p", count: 400))", server.url,
         ])
         // Given a stall long enough to fill the socket buffers and the 1 KiB buffer many times over.
         #expect(await eventually { server.isStalling })

@@ -4,17 +4,17 @@ import StreamUpSink
 import StreamUpTestSupport
 import Testing
 
-/// Bounded memory and the disk spool (`--replay-buffer`, `--spool`): the built binary against a
+/// Bounded memory and the disk spool (`--buffer-size`, `--spool`): the built binary against a
 /// sink that stalls or is not there, and a streamup killed outright.
 @Suite(.timeLimit(.minutes(2))) struct SpoolCommandTests {
-    /// A stalled sink with a 1 MiB replay buffer: the producer is paused instead of buffering,
+    /// A stalled sink with a 1 MiB buffer: the producer is paused instead of buffering,
     /// the client's peak RSS stays far below the 96 MiB that passed through, nothing is dropped.
     @Test func stalledSinkPausesTheProducerAndMemoryStaysFlat() async throws {
         let input = try await randomFile(bytes: 96 << 20)
         defer { try? FileManager.default.removeItem(atPath: input.path) }
         try await withSink(configure: { $0.faults = SinkFaults(stallAfterBytes: 100_000) }) { sink, directory in
             let child = try StreamupProcess([
-                "-v", "--retries", "5", "--replay-buffer", "1MiB", "--segment-bytes", "512k", "--buffer-size", "64k",
+                "-v", "--retries", "5", "--buffer-size", "1MiB", "--segment-bytes", "512k", "--records", "none",
                 "--response-timeout", "2s", sink.url.absoluteString,
             ], stdinFile: input.path)
             let peak = PeakMemory(pid: child.process.processIdentifier)
@@ -106,15 +106,15 @@ import Testing
         // Given every line safe in the spool and the position saved...
         let size = expected.utf8.count
         #expect(await eventually { spooledBytes(URL(fileURLWithPath: spool)) == size })
-        #expect(await eventually { (try? FollowState.load(from: state))??.offset == Int64(size) })
+        #expect(await eventually { (try? SourceState.load(from: state))??.sources.last?.offset == Int64(size) })
         // ...when streamup is killed outright just after the spool took bytes the saved
         // position does not cover yet (a crash between the two: the position is set back by
         // 1,000 bytes, mid-line), and more lines come while it is down,
         first.signal(SIGKILL)
         _ = await first.waitForExit()
-        var lagging = try #require(try FollowState.load(from: state))
-        #expect(lagging.streamOffset == size)
-        lagging.offset -= 1_000
+        var lagging = try #require(try SourceState.load(from: state))
+        #expect(lagging.streamOffset == size && lagging.sources.count == 1)
+        lagging.sources[0].offset -= 1_000
         lagging.streamOffset = size - 1_000
         try lagging.save(to: state)
         let more = (0..<500).map { "line \($0) after the kill\n" }.joined()

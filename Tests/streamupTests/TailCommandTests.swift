@@ -13,15 +13,21 @@ import Testing
         return (try? String(contentsOfFile: directory.appendingPathComponent(name).path, encoding: .utf8)) ?? ""
     }
 
-    /// Following across a rename rotation: the existing content, lines appended, and the new
-    /// file's lines all arrive, in order, once.
+    /// The stream files the sink merged (one per run in segments), sorted.
+    private func streams(_ directory: URL) -> [String] {
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { $0.hasPrefix("stream-") }
+        return names.compactMap { try? String(contentsOfFile: directory.appendingPathComponent($0).path, encoding: .utf8) }.sorted()
+    }
+
+    /// Following across a rename rotation, as one request: the existing content, lines
+    /// appended, and the new file's lines all arrive, in order, once, in one live body.
     @Test func followsAppendsAndRotationIntoOneStream() async throws {
         let work = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: work) }
         let log = work.appendingPathComponent("app.log").path
         try "existing\n".write(toFile: log, atomically: false, encoding: .utf8)
         try await withSink { sink, stored in
-            let child = try StreamupProcess(["tail", "--from-start", log, sink.url.absoluteString])
+            let child = try StreamupProcess(["tail", "--single-request", "--from-start", log, sink.url.absoluteString])
             #expect(await eventually { bodyInProgress(stored) == "existing\n" })
             try append("appended\n", to: log)
             #expect(await eventually { bodyInProgress(stored) == "existing\nappended\n" })
@@ -39,30 +45,39 @@ import Testing
     }
 
     /// With `--state`, a restart continues exactly after what the server acknowledged: lines
-    /// written while streamup was down arrive, and nothing is sent twice.
-    @Test func restartWithStateContinuesAfterTheAcknowledgedOffset() async throws {
+    /// written while streamup was down arrive, and nothing is sent twice (as one request, the
+    /// state moves at its end; in segments, at each acknowledgement).
+    @Test(arguments: [["--single-request"], []])
+    func restartWithStateContinuesAfterTheAcknowledgedOffset(mode: [String]) async throws {
         let work = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: work) }
         let log = work.appendingPathComponent("app.log").path
         let state = work.appendingPathComponent("app.state").path
         try "one\ntwo\n".write(toFile: log, atomically: false, encoding: .utf8)
-        try await withSink(configure: { $0.keepBodiesInMemory = true }) { sink, stored in
-            let first = try StreamupProcess(["tail", "--from-start", "--state", state, log, sink.url.absoluteString])
-            #expect(await eventually { bodyInProgress(stored) == "one\ntwo\n" })
+        let single = mode == ["--single-request"]
+        try await withSink { sink, stored in
+            func arrived() -> String { single ? bodyInProgress(stored) : streams(stored).last ?? "" }
+            let arguments = ["tail"] + mode + ["--from-start", "--state", state, log, sink.url.absoluteString]
+            let first = try StreamupProcess(arguments)
+            #expect(await eventually { arrived() == "one\ntwo\n" })
             first.signal(SIGTERM)
             #expect(await first.waitForExit() == 0, "stderr: \(first.stderr)")
             #expect(FileManager.default.fileExists(atPath: state))
 
             try append("three\n", to: log)  // while streamup is down
-            let second = try StreamupProcess(["tail", "--from-start", "--state", state, log, sink.url.absoluteString])
-            #expect(await eventually { bodyInProgress(stored) == "three\n" })
+            let second = try StreamupProcess(arguments)
+            #expect(await eventually { single ? arrived() == "three\n" : streams(stored).contains("three\n") })
             try append("four\n", to: log)
-            #expect(await eventually { bodyInProgress(stored) == "three\nfour\n" })
+            #expect(await eventually { single ? arrived() == "three\nfour\n" : streams(stored).contains("three\nfour\n") })
             second.signal(SIGTERM)
             #expect(await second.waitForExit() == 0, "stderr: \(second.stderr)")
 
-            let bodies = sink.requests.compactMap(\.body).map { String(decoding: $0, as: UTF8.self) }
-            #expect(bodies == ["one\ntwo\n", "three\nfour\n"])
+            if single {
+                let bodies = sink.requests.compactMap(\.storedFile).compactMap { try? String(contentsOfFile: $0, encoding: .utf8) }
+                #expect(bodies == ["one\ntwo\n", "three\nfour\n"])
+            } else {
+                #expect(streams(stored) == ["one\ntwo\n", "three\nfour\n"])
+            }
         }
     }
 }
@@ -108,7 +123,7 @@ extension TailCommandTests {
             let first = try StreamupProcess(arguments)
             // Given the lines acknowledged and the position saved...
             #expect(await eventually { streams() == ["one\ntwo\n"] })
-            #expect(await eventually { (try? FollowState.load(from: state))??.offset == 8 })
+            #expect(await eventually { (try? SourceState.load(from: state))??.sources.last?.offset == 8 })
             // ...when streamup is killed outright and lines come while it is down,
             first.signal(SIGKILL)
             _ = await first.waitForExit()

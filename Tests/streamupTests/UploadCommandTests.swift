@@ -6,17 +6,25 @@ import Testing
 /// End to end: the built `streamup` binary streaming stdin into the real sink over loopback.
 @Suite(.timeLimit(.minutes(3))) struct UploadCommandTests {
     /// 50 MiB of random stdin arrive byte for byte: the stored body's SHA-256 equals the input's.
-    @Test func fiftyMebibytesOfRandomStdinArriveIntact() async throws {
+    /// As one request, the one body holds it all; in acknowledged segments (the default, with
+    /// `--records none` since random bytes have no lines) every request is at most 8 MiB and
+    /// answered 200, and the sink's merged stream holds it all.
+    @Test(arguments: [["--single-request"], ["--records", "none"]])
+    func fiftyMebibytesOfRandomStdinArriveIntact(mode: [String]) async throws {
         let input = try await randomFile(bytes: 50 << 20)
         defer { try? FileManager.default.removeItem(atPath: input.path) }
         try await withSink { sink, directory in
-            let child = try StreamupProcess([sink.url.absoluteString + "ingest"], stdinFile: input.path)
+            let child = try StreamupProcess(mode + [sink.url.absoluteString + "ingest"], stdinFile: input.path)
             #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
-            let event = try #require(sink.requests.last)
-            #expect(event.isComplete && event.status == 200)
-            #expect(event.bodyByteCount == 50 << 20)
-            #expect(event.sha256 == input.sha256)
-            let stored = try #require(event.storedFile)
+            let requests = sink.requests
+            #expect(requests.allSatisfy { $0.isComplete && $0.status == 200 })
+            if mode == ["--single-request"] {
+                let event = try #require(requests.last)
+                #expect(requests.count == 1 && event.bodyByteCount == 50 << 20 && event.sha256 == input.sha256)
+            } else {
+                #expect(requests.count >= 7 && requests.allSatisfy { $0.bodyByteCount <= 8 << 20 }, "\(requests.map(\.bodyByteCount))")
+            }
+            let stored = try #require(mode == ["--single-request"] ? requests.last?.storedFile : streamFile(in: directory))
             #expect(try await sha256sum(stored) == input.sha256)
         }
     }
@@ -34,9 +42,10 @@ import Testing
 
     /// A slow writer: each line is at the sink before the next one is written (live, not
     /// when a block fills).
-    @Test func eachLineReachesTheSinkBeforeTheNextIsWritten() async throws {
+    @Test(arguments: [[], ["--single-request"]])
+    func eachLineReachesTheSinkBeforeTheNextIsWritten(mode: [String]) async throws {
         try await withSink { sink, directory in
-            let child = try StreamupProcess([sink.url.absoluteString])
+            let child = try StreamupProcess(mode + [sink.url.absoluteString])
             var expected = ""
             for index in 1...5 {
                 let line = "line \(index) at \(Date().timeIntervalSince1970)\n"
@@ -53,7 +62,7 @@ import Testing
             }
             child.closeStdin()
             #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
-            #expect(sink.requests.last?.bodyByteCount == expected.utf8.count)
+            #expect(storedText(in: directory, sink: sink, mode: mode) == expected)
         }
     }
 
@@ -77,23 +86,26 @@ import Testing
         }
     }
 
-    /// An idle stdin longer than the response timeout does not end the stream.
-    @Test func idleStdinOutlivesTheResponseTimeout() async throws {
-        try await withSink { sink, _ in
-            let child = try StreamupProcess(["--response-timeout", "1s", sink.url.absoluteString])
+    /// An idle stdin longer than the response timeout does not end the stream (as one request,
+    /// the idle body stays open; in segments, no request is open while stdin is idle).
+    @Test(arguments: [[], ["--single-request"]])
+    func idleStdinOutlivesTheResponseTimeout(mode: [String]) async throws {
+        try await withSink { sink, directory in
+            let child = try StreamupProcess(mode + ["--response-timeout", "1s", sink.url.absoluteString])
             child.write("before the pause\n")
             try await Task.sleep(for: .milliseconds(2500))  // the scenario: a producer idle past the timeout
             child.write("after the pause\n")
             child.closeStdin()
             #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
-            #expect(sink.requests.last?.bodyByteCount == "before the pause\nafter the pause\n".utf8.count)
+            #expect(storedText(in: directory, sink: sink, mode: mode) == "before the pause\nafter the pause\n")
         }
     }
 
     /// SIGTERM mid-stream ends the body cleanly: every byte read so far arrives, exit 0.
-    @Test func sigtermEndsTheBodyCleanlyAndKeepsWhatWasRead() async throws {
+    @Test(arguments: [[], ["--single-request"]])
+    func sigtermEndsTheBodyCleanlyAndKeepsWhatWasRead(mode: [String]) async throws {
         try await withSink { sink, directory in
-            let child = try StreamupProcess([sink.url.absoluteString])
+            let child = try StreamupProcess(mode + [sink.url.absoluteString])
             child.write("first\nsecond\n")
             #expect(await eventually {
                 let files = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
@@ -101,8 +113,8 @@ import Testing
             })
             child.signal(SIGTERM)
             #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
-            let event = try #require(sink.requests.last)
-            #expect(event.isComplete && event.bodyByteCount == 13)
+            #expect(sink.requests.allSatisfy { $0.isComplete })
+            #expect(storedText(in: directory, sink: sink, mode: mode) == "first\nsecond\n")
         }
     }
 
@@ -116,4 +128,11 @@ import Testing
         #expect(child.stdout.contains("5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"))
         #expect(child.stdout.contains("\"bytes\":6"))
     }
+}
+
+/// What the sink stored of the stream: the last request's body as one request, the merged
+/// stream (`Streamup-Stream-Id`) in segments.
+private func storedText(in directory: URL, sink: SinkServer, mode: [String]) -> String? {
+    guard mode.contains("--single-request") else { return streamText(in: directory) }
+    return sink.requests.last?.storedFile.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }
 }

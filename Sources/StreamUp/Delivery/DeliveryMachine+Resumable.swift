@@ -117,16 +117,16 @@ extension DeliveryMachine {
             }
             return failedExchange(answer, exchange: exchange, carried: carried, now: now)
 
-        case (.append, .failed(let failure, let carried)):
+        case (.append, .failed(let failure, let carried, let cut)):
             noteSent(carried)
             resumable.mustCheckOffset = true
-            return failed(.failure(failure), exchange: exchange, carried: carried, now: now)
+            return failed(.failure(failure), exchange: exchange, carried: carried, now: now, cut: cut)
 
-        case (.complete, .failed(let failure, let carried)):
+        case (.complete, .failed(let failure, let carried, _)):
             resumable.mustCheckOffset = true
             return failed(.failure(failure), exchange: exchange, carried: carried, now: now)
 
-        case (.create, .failed(let failure, let carried)), (.checkOffset, .failed(let failure, let carried)):
+        case (.create, .failed(let failure, let carried, _)), (.checkOffset, .failed(let failure, let carried, _)):
             return failed(.failure(failure), exchange: exchange, carried: carried, now: now)
 
         case (.segment, _):

@@ -22,6 +22,9 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         var resumable: Bool
         /// Set final failures aside (a dead-letter directory) instead of stopping.
         var keepsDeadLetters: Bool
+        /// A failing spell is over (and reported recovered) once a success comes this long after
+        /// the last failure, so a flaky link gets one pair of lines, not one per blip.
+        var quietPeriod: Duration = .seconds(10)
         /// Chooses a backoff within its bound (full jitter); tests pin it.
         var random: @Sendable (Double) -> Double = { Double.random(in: 0...$0) }
     }
@@ -77,7 +80,8 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     /// How an exchange ended, and which stream bytes its body carried.
     enum Result: Equatable {
         case answered(Answer, carried: Range<Int>)
-        case failed(Failure, carried: Range<Int>)
+        /// No answer; `cut` when the connection broke while the body was still being sent.
+        case failed(Failure, carried: Range<Int>, cut: Bool = false)
     }
 
     /// What the uploader should do next.
@@ -129,11 +133,12 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     private(set) var limits: SegmentLimits
     /// The most a segment may be, lowered for good by a 413.
     private(set) var cap: Int
-    /// Failed attempts since the last acknowledged progress.
+    /// Failed attempts since the last acknowledged progress (the retry budget).
     private(set) var failures = 0
+    /// Since when failures have gone on without progress (for `maxRetryTime`).
     private var failingSince: Instant?
-    private var failedAttemptsInSpell = 0
-    private var resentInSpell = 0
+    /// The failing spell being reported: its start, last failure, attempts and resent bytes.
+    private var spell: (start: Instant, lastFailure: Instant, attempts: Int, resent: Int)?
     /// When the backoff after a failure ends.
     private var retryAt: Instant?
     private var pending: Action?
@@ -185,9 +190,9 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
                 return succeeded(acknowledging: carried.upperBound, now: now)
             }
             return failed(.answer(answer), exchange: exchange, carried: carried, now: now)
-        case (.segment, .failed(let failure, let carried)):
+        case (.segment, .failed(let failure, let carried, let cut)):
             noteSent(carried)
-            return failed(.failure(failure), exchange: exchange, carried: carried, now: now)
+            return failed(.failure(failure), exchange: exchange, carried: carried, now: now, cut: cut)
         case (.create, _), (.checkOffset, _), (.append, _), (.complete, _):
             return handleResumable(result, of: exchange, now: now)
         }
@@ -200,7 +205,8 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         pending = nil
         acknowledged = max(acknowledged, end)
         sentAnything = true
-        endFailingSpell()
+        failures = 0
+        failingSince = nil
     }
 
     // MARK: Success and failure (shared by both protocols)
@@ -213,19 +219,20 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
             effects.append(.acknowledge(upTo: offset))
         }
         sentAnything = true
-        if failedAttemptsInSpell > 0, let since = failingSince {
-            effects.append(.notice(.recovered(failedAttempts: failedAttemptsInSpell, resentBytes: resentInSpell, after: since.duration(to: now))))
+        failures = 0
+        failingSince = nil
+        if let spell, spell.lastFailure.duration(to: now) >= configuration.quietPeriod {
+            effects += endSpell(now: now)
         }
-        endFailingSpell()
         limits.maxBytes = min(cap, limits.maxBytes * 2)
         return effects
     }
 
-    private mutating func endFailingSpell() {
-        failures = 0
-        failingSince = nil
-        failedAttemptsInSpell = 0
-        resentInSpell = 0
+    /// Ends the failing spell, if any, with its notice (also when the upload ends).
+    mutating func endSpell(now: Instant) -> [Effect] {
+        guard let spell else { return [] }
+        self.spell = nil
+        return [.notice(.recovered(failedAttempts: spell.attempts, resentBytes: spell.resent, after: spell.start.duration(to: spell.lastFailure)))]
     }
 
     enum Problem: Equatable {
@@ -240,7 +247,9 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     }
 
     /// An attempt failed: retry after a backoff, shrink, set the segment aside, or stop.
-    mutating func failed(_ problem: Problem, exchange: Exchange, carried: Range<Int>, now: Instant, alwaysRetry: Bool = false) -> [Effect] {
+    mutating func failed(
+        _ problem: Problem, exchange: Exchange, carried: Range<Int>, now: Instant, alwaysRetry: Bool = false, cut: Bool = false
+    ) -> [Effect] {
         if case .failure(let failure) = problem, failure.kind == .cancelled {
             pending = .stop(.failure(failure))
             return []
@@ -256,12 +265,14 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         }
         guard alwaysRetry || isRetryable(problem) else { return final(problem, exchange: exchange, carried: carried) }
         failures += 1
-        failedAttemptsInSpell += 1
         failingSince = failingSince ?? now
+        let first = spell == nil
+        spell = (spell?.start ?? now, now, (spell?.attempts ?? 0) + 1, spell?.resent ?? 0)
         if giveUp(now: now) { return final(problem, exchange: exchange, carried: carried) }
-        if isSegment && !carried.isEmpty && limits.maxBytes > 1 {
-            // A segment that fails with bytes under way goes smaller, so a link that breaks
-            // every N bytes still delivers; successes double it again.
+        if cut && isSegment && !carried.isEmpty && limits.maxBytes > 1 {
+            // A segment whose connection breaks with bytes under way goes smaller, so a link
+            // that breaks every N bytes still delivers; successes double it again. (An answer,
+            // or a break after the whole body, says nothing about the size.)
             let smaller = max(1, min(limits.maxBytes, carried.count) / 2)
             if smaller < limits.maxBytes {
                 limits.maxBytes = smaller
@@ -272,7 +283,7 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         if case .answer(let answer) = problem { retryAfter = answer.retryAfter }
         let delay = configuration.retry.delay(attempt: failures, retryAfter: retryAfter, random: configuration.random)
         retryAt = now.advanced(by: delay)
-        effects.append(.notice(.retrying(reason: problem.reason, attempt: failures, delay: delay, first: failedAttemptsInSpell == 1)))
+        effects.append(.notice(.retrying(reason: problem.reason, attempt: failures, delay: delay, first: first)))
         return effects
     }
 
@@ -311,7 +322,7 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     mutating func noteSent(_ carried: Range<Int>) {
         let again = max(0, min(carried.upperBound, highestSent) - carried.lowerBound)
         resentBytes += again
-        resentInSpell += again
+        spell?.resent += again
         highestSent = max(highestSent, carried.upperBound)
     }
 

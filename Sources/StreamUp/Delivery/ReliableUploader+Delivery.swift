@@ -50,6 +50,7 @@ extension ReliableUploader {
                 acknowledge(upTo: range.upperBound)
                 machine.deadLettered(upTo: range.upperBound)
             case .finish:
+                for effect in machine.endSpell(now: .now) { try apply(effect) }
                 guard let answer = lastSuccess ?? lastAnswer else {
                     throw StreamUpError(.protocolError, "the upload ended without any answer from the server")
                 }
@@ -87,7 +88,7 @@ extension ReliableUploader {
             case .retrying(let reason, let attempt, let delay, let first):
                 onEvent(.retrying(reason: reason, attempt: attempt, delay: delay, first: first))
             case .recovered(let failedAttempts, let resentBytes, let after):
-                onEvent(.recovered(failedAttempts: failedAttempts, resentBytes: resentBytes, after: after))
+                onEvent(.recovered(failedAttempts: failedAttempts, resentBytes: resentBytes, after: after, duplicatesPossible: !options.resumable))
             case .segmentShrunk(let bytes, let reason):
                 onEvent(.notice("\(reason): segments of at most \(bytes) bytes from now on"))
             case .completionAnswerLost:
@@ -106,14 +107,25 @@ extension ReliableUploader {
         onEvent(.requestStarted(
             method: request.httpMethod ?? "POST", url: request.url ?? configuration.url,
             headers: fields + (streamed ? [.init(name: "Transfer-Encoding", value: "chunked")] : [])))
+        // A resumable PATCH gets a connection of its own: when a reused connection breaks before
+        // the answer, libcurl re-sends the request by itself, headers first (with an
+        // Upload-Offset that may be stale by then). A server such as Apple's NIOResumableUpload
+        // answers 409 and destroys the upload, and a re-sent completion meets 404 from a server
+        // that completed and forgot the upload (both measured; DesignNotes).
+        let own: SegmentSession? = switch exchange {
+        case .append, .complete: SegmentSession(configuration)
+        case .segment, .create, .checkOffset: nil
+        }
+        defer { own?.invalidate() }
         do {
-            let response = try await session.send(request, body: body, onEvent: onEvent)
+            let response = try await (own ?? session).send(request, body: body, onEvent: onEvent)
             let carried = body?.outcome.carried ?? start..<start
             return (.answered(answer(response, to: request), carried: carried), response, nil)
         } catch {
             let failure = error as? StreamUpError ?? StreamUpError(.transport, "\(error)")
-            let carried = body?.outcome.carried ?? start..<start
-            return (.failed(Self.failure(failure), carried: carried), nil, failure)
+            let outcome = body?.outcome
+            let carried = outcome?.carried ?? start..<start
+            return (.failed(Self.failure(failure), carried: carried, cut: outcome.map { !$0.bodyEnded } ?? false), nil, failure)
         }
     }
 
@@ -125,7 +137,7 @@ extension ReliableUploader {
             var segment = configuration
             segment.headers += [
                 .init(name: "Streamup-Stream-Id", value: streamID),
-                .init(name: "Streamup-Offset", value: String(from)),
+                .init(name: "Streamup-Offset", value: String(from - skippedBytes)),
             ]
             return (StreamUploader.makeRequest(segment), StreamUploader.headerFields(segment),
                     window(from: from, limits: limits, allowsResend: true), from)
@@ -135,7 +147,7 @@ extension ReliableUploader {
             creation.headers += resumableFields([
                 (ResumableFields.complete, "?0"),
                 ("Streamup-Stream-Id", streamID),
-                ("Streamup-Offset", String(base)),
+                ("Streamup-Offset", String(base - skippedBytes)),
             ])
             let control = ControlRequest(creation.method, creation)
             return (control.request, control.fields, nil, base)
@@ -157,6 +169,9 @@ extension ReliableUploader {
             return (control.request, control.fields, nil, end)
         }
     }
+
+    /// Bytes set aside before the current offset (see `State.skipped`).
+    private var skippedBytes: Int { state.withLock { $0.skipped } }
 
     private func window(from offset: Int, limits: SegmentLimits, allowsResend: Bool) -> WindowBody {
         let buffer = self.buffer

@@ -60,10 +60,13 @@ extension ReliableUploader {
     func keepDeadLetter(_ range: Range<Int>, reason: String, answer: UploadResponse?) throws {
         guard let deadLetters else { return }
         let file = try deadLetters.keep(range, of: buffer, streamID: streamID, url: configuration.url, reason: reason, answer: answer)
-        state.withLock { state in
+        let skipped = state.withLock { state in
             state.deadLetters += 1
             state.deadLetterBytes += range.count
+            state.skipped += range.count
+            return state.skipped
         }
+        try spool?.saveSkipped(skipped)
         onEvent(.deadLettered(bytes: range.count, file: file, reason: reason))
     }
 }

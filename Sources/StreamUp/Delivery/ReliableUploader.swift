@@ -91,6 +91,9 @@ public final class ReliableUploader: Sendable {
         var retries = 0
         var deadLetters = 0
         var deadLetterBytes = 0
+        /// Bytes set aside as dead letters: `Streamup-Offset` counts the stream without them, so
+        /// the receiver's stream stays contiguous.
+        var skipped = 0
         var producerReference: (any PositionedProducer)?
     }
 
@@ -138,6 +141,7 @@ public final class ReliableUploader: Sendable {
             // producer goes on after it.
             sourceState = Self.fold(recovered.sources, onto: sourceState, streamID: recovered.streamID)
             self.spool = spool
+            state.withLock { $0.skipped = recovered.skipped }
         } else {
             buffer = ReplayBuffer(
                 storage: MemoryReplayStorage(minimumCapacity: max(options.replayCapacity, fit)), records: options.records,
@@ -233,11 +237,16 @@ public final class ReliableUploader: Sendable {
             session.invalidate()
             saveSourcesAtEnd()
         }
-        return try await withTaskCancellationHandler {
+        let answer = try await withTaskCancellationHandler {
             try await delivery.value
         } onCancel: {
             cancel()
         }
+        if let spool, buffer.withState({ $0.inputEnded && $0.acknowledged == $0.written }) {
+            saveSourcesAtEnd()
+            try spool.removeDeliveredFiles()
+        }
+        return answer
     }
 
     /// Ends the stream gracefully: the producer stops, everything written so far is delivered.

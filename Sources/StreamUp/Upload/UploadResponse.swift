@@ -53,8 +53,9 @@ public enum UploadEvent: Sendable {
     /// failures in a row, and `first` marks the first of a spell (reliable delivery).
     case retrying(reason: String, attempt: Int, delay: Duration, first: Bool)
     /// Delivery works again after `failedAttempts` failures over `after`; `resentBytes` were
-    /// sent more than once (a receiver that does not de-duplicate may hold some twice).
-    case recovered(failedAttempts: Int, resentBytes: Int, after: Duration)
+    /// sent more than once, and when `duplicatesPossible` (plain requests, not the resumable
+    /// protocol) a receiver that does not de-duplicate may hold some of them twice.
+    case recovered(failedAttempts: Int, resentBytes: Int, after: Duration, duplicatesPossible: Bool)
     /// A segment the server refused for good (or that ran out of retries) was set aside in
     /// `file` (`--dead-letter`), and the stream went on.
     case deadLettered(bytes: Int, file: String, reason: String)

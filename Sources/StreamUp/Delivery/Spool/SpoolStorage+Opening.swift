@@ -44,7 +44,7 @@ extension SpoolStorage {
                 let marks = try openMarks(in: directory, writing: SpoolMarks(acknowledged: 0, newest: nil))
                 return SpoolStorage(
                     directory: directory, capacity: capacity, fileBytes: fileBytes, files: [], lock: lock, marks: marks,
-                    record: record, recovered: Recovered(acknowledged: 0, end: 0, streamID: streamID, upload: nil, sources: []))
+                    record: record, recovered: Recovered(acknowledged: 0, end: 0, streamID: streamID, upload: nil, skipped: 0, sources: []))
             }
             try scan.verifyPending()
             // Files wholly acknowledged (a crash before their deletion) are not needed.
@@ -59,7 +59,7 @@ extension SpoolStorage {
                 marks: marks, record: record,
                 recovered: Recovered(
                     acknowledged: scan.marks.acknowledged, end: scan.end, streamID: record.streamID, upload: record.upload,
-                    sources: scan.sources))
+                    skipped: record.skipped ?? 0, sources: scan.sources))
         } catch {
             for file in opened {
                 SystemCall.close(file.data)
@@ -215,15 +215,20 @@ extension SpoolStorage {
         /// The newest file must be the one `marks` recorded; a newer, empty one is what a crash
         /// right after creating it leaves.
         private mutating func checkNewest() throws(StreamUpError) {
-            if let last = files.last, last.start != marks.newest, last.size == 0, files.count > 1 || marks.newest == nil {
+            if let last = files.last, last.start != marks.newest, last.size == 0, last.start > (marks.newest ?? -1) {
                 remove(files.removeLast(), in: directory)
                 entries.removeLast()
             }
-            if let newest = marks.newest, files.last?.start != newest {
-                if files.contains(where: { $0.start > newest }) {
-                    throw damaged(directory, "it holds a file newer than it recorded")
+            if let newest = marks.newest {
+                guard files.last?.start == newest else {
+                    if files.contains(where: { $0.start > newest }) {
+                        throw damaged(directory, "it holds a file newer than it recorded")
+                    }
+                    throw damaged(directory, "its newest file \(SpoolMarks.digits(newest)).spool is missing")
                 }
-                throw damaged(directory, "its newest file \(SpoolMarks.digits(newest)).spool is missing")
+            } else if end > marks.acknowledged {
+                // No newest file recorded: what is left must be a delivered run's files.
+                throw damaged(directory, "it holds files it never recorded")
             }
         }
 

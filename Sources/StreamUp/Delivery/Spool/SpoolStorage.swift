@@ -47,6 +47,8 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
         var streamID: String
         /// The resumable upload the stream is being appended to, if any.
         var upload: ResumableUploadReference?
+        /// Bytes set aside as dead letters so far (the receiver's offsets leave them out).
+        var skipped: Int?
     }
 
     /// What an earlier run left.
@@ -55,6 +57,7 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
         var end: Int
         var streamID: String
         var upload: ResumableUploadReference?
+        var skipped: Int
         /// Where the pending bytes came from, in stream order (for the saved positions).
         var sources: [SourceIndex.Entry]
     }
@@ -118,6 +121,15 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
             return record
         }
         if let current { try Self.save(current, in: directory) }
+    }
+
+    /// Remembers how many bytes were set aside as dead letters, for the next start.
+    func saveSkipped(_ skipped: Int) throws(StreamUpError) {
+        let current = streamRecord.withLock { record -> StreamRecord in
+            record.skipped = skipped
+            return record
+        }
+        try Self.save(current, in: directory)
     }
 
     // MARK: ReplayStorage
@@ -213,6 +225,23 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
         }
         if offset != recordedAcknowledged {
             try writeMarks(SpoolMarks(acknowledged: offset, newest: files.withLock { $0.last?.start }))
+        }
+    }
+
+    /// After a run that delivered everything (its input ended, every byte acknowledged): the
+    /// spool's files go, so an idle spool takes no space. The marks are written first, so a
+    /// crash in between leaves files that are recognisably acknowledged.
+    func removeDeliveredFiles() throws(StreamUpError) {
+        try writeMarks(SpoolMarks(acknowledged: recordedAcknowledged, newest: nil))
+        let gone = files.withLock { files in
+            defer { files = [] }
+            return files
+        }
+        for file in gone {
+            SystemCall.close(file.data)
+            SystemCall.close(file.index)
+            unlink(Self.path(of: file.start, in: directory, suffix: "spool"))
+            unlink(Self.path(of: file.start, in: directory, suffix: "index"))
         }
     }
 
