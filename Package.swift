@@ -10,8 +10,10 @@ let package = Package(
         .executable(name: "streamup", targets: ["streamup"]),
     ],
     targets: [
-        // Bound stream pair, uploader, producers, telemetry emitter. Foundation only.
-        .target(name: "StreamUp"),
+        // The system zlib (gzip bodies, CRC-32), from Debian's zlib1g-dev.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // Bound stream pair, uploader, producers, telemetry emitter. Foundation and zlib only.
+        .target(name: "StreamUp", dependencies: ["CZlib"]),
         // The local HTTP/1.1 sink: POSIX sockets, no URLSession.
         .target(name: "StreamUpSink"),
         // The command-line tool: argv -> options -> calls into the two libraries.
