@@ -35,8 +35,10 @@ final class GzipEncoder {
         var produced: Int
     }
 
-    /// The compression level chosen by measurement (see `GzipEncoderTests`): level 1 is several
-    /// times faster than zlib's default 6 on log lines for a slightly larger output.
+    /// Level 1, chosen by measurement (`FormatMeasurements.gzipLevels`, 200,000 log lines, one
+    /// core): level 1 compresses log lines 3.5:1 at 126 MB/s of input per CPU second, level 6
+    /// 4.4:1 at 41 MB/s (ndjson records: 5.4:1 at 176 MB/s against 6.5:1 at 67 MB/s). Level 6
+    /// saves about a fifth of the bytes for three times the CPU; a shipper should cost little CPU.
     static let defaultLevel: Int32 = 1
 
     /// The compression level, 0 (store) to 9.
