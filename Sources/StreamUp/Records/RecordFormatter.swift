@@ -8,7 +8,7 @@ import Foundation
 ///   extra fields in the order given, and last the line itself as a string. Each key is
 ///   configurable; time, host and path can be left out (a nil key).
 /// - ``RecordFormat/json``: a line that is exactly one JSON object (checked against the JSON
-///   grammar by ``JSONObjectScanner``, not re-serialized: its bytes, key order and number
+///   grammar by `JSONObjectScanner`, not re-serialized: its bytes, key order and number
 ///   spellings are kept) gets the same fields inserted right after its `{`, minus any key the
 ///   object already has: **the line's own key wins** and no key is written twice. Any other line
 ///   is wrapped as in `ndjson`.
@@ -17,7 +17,7 @@ import Foundation
 /// example `host` set by hand); of two extra fields with one key, the last wins.
 ///
 /// The line goes in as a JSON string that decodes back to exactly its bytes: invalid UTF-8 is
-/// written as `\udcXX` escapes (Python's surrogateescape, see ``JSONString``), control characters
+/// written as `\udcXX` escapes (Python's surrogateescape, see `JSONString`), control characters
 /// as `\n`, `\t`, `\u001b`…; nothing is trimmed (a CRLF line keeps its `\r`).
 ///
 /// Thread safety: a value type; never shared (it keeps a per-second timestamp cache and scan
