@@ -10,8 +10,8 @@ let package = Package(
         .executable(name: "streamup", targets: ["streamup"]),
     ],
     targets: [
-        // The system zlib (headers from Debian's zlib1g-dev): gzip bodies, spool checksums.
-        .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // The system zlib (gzip bodies, spool checksums), from Debian's zlib1g-dev.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // Bound stream pair, uploader, producers, telemetry emitter. Foundation and zlib only.
         .target(name: "StreamUp", dependencies: ["CZlib"]),
         // The local HTTP/1.1 sink: POSIX sockets, no URLSession.

@@ -1,0 +1,66 @@
+/// The bytes an ``EnvelopeStage`` puts around a body of records:
+/// `head + prefix + record + suffix + (separator + prefix + record + suffix)… + tail`.
+///
+/// Thread safety: a value type; safe to pass anywhere.
+struct Envelope: Equatable, Sendable {
+    /// Before the first record (also sent when there are no records).
+    var head: [UInt8]
+    /// Before each record.
+    var recordPrefix: [UInt8]
+    /// After each record.
+    var recordSuffix: [UInt8]
+    /// Between two records (after the suffix of one, before the prefix of the next).
+    var separator: [UInt8]
+    /// After the last record (also sent when there are no records).
+    var tail: [UInt8]
+    /// Whether a record keeps its `\n` (placed before the suffix). A last record the lower stage
+    /// ends without a `\n` gets none either way.
+    var keepsNewline: Bool
+
+    init(
+        head: [UInt8] = [], recordPrefix: [UInt8] = [], recordSuffix: [UInt8] = [], separator: [UInt8] = [],
+        tail: [UInt8] = [], keepsNewline: Bool = false
+    ) {
+        self.head = head
+        self.recordPrefix = recordPrefix
+        self.recordSuffix = recordSuffix
+        self.separator = separator
+        self.tail = tail
+        self.keepsNewline = keepsNewline
+    }
+
+    /// One JSON array of the records: `[r1,r2,…]` (each record must be a JSON value).
+    static let jsonArray = Envelope(head: Array("[".utf8), separator: Array(",".utf8), tail: Array("]".utf8))
+
+    /// An Elasticsearch/OpenSearch `_bulk` body: each record (a JSON document) preceded by its
+    /// action line, every line ending in `\n` as the API requires.
+    /// https://www.elastic.co/guide/en/elasticsearch/reference/current/docs-bulk.html
+    static func elasticsearchBulk(action: String = #"{"create":{}}"#) -> Envelope {
+        Envelope(recordPrefix: Array((action + "\n").utf8), recordSuffix: Array("\n".utf8))
+    }
+
+    /// A `multipart/form-data` body holding the records, unchanged, as one file part named `name`.
+    /// The request's `Content-Type` is `multipart/form-data; boundary=<boundary>`; the boundary
+    /// must not occur in the records (use a long random one). In `name` and `filename`, `"`, CR
+    /// and LF are percent-encoded as the HTML form-data encoding does
+    /// (https://html.spec.whatwg.org/multipage/form-control-infrastructure.html#multipart-form-data).
+    static func multipartFile(
+        boundary: String, name: String = "file", filename: String, contentType: String = "application/octet-stream"
+    ) -> Envelope {
+        func quoted(_ value: String) -> String {
+            var text = ""
+            for character in value.unicodeScalars {
+                switch character {
+                case "\"": text += "%22"
+                case "\r": text += "%0D"
+                case "\n": text += "%0A"
+                default: text.unicodeScalars.append(character)
+                }
+            }
+            return text
+        }
+        let head = "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(quoted(name))\"; "
+            + "filename=\"\(quoted(filename))\"\r\nContent-Type: \(contentType)\r\n\r\n"
+        return Envelope(head: Array(head.utf8), tail: Array("\r\n--\(boundary)--\r\n".utf8), keepsNewline: true)
+    }
+}

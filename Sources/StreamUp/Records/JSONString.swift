@@ -1,0 +1,87 @@
+/// Writes any bytes as one JSON string literal (RFC 8259 §7) that decodes back to exactly those
+/// bytes.
+///
+/// - `"` and `\` are escaped; control characters use the short forms `\b \t \n \f \r` or
+///   `\u00XX`; DEL and all other ASCII pass through.
+/// - Well-formed UTF-8 passes through unchanged (so U+2028 and U+2029 stay raw, which JSON allows).
+/// - Each byte that is not part of well-formed UTF-8 (a stray continuation byte, an overlong or
+///   cut-short sequence, an encoded surrogate such as `ED A0 80`, a lead byte above U+10FFFF or
+///   0xF5–0xFF) becomes the escape `\udcXX` for byte 0xXX: a lone low surrogate in
+///   U+DC80–U+DCFF, Python's "surrogateescape" (PEP 383). The output stays valid UTF-8 JSON; a
+///   reader restores the bytes with `s.encode("utf-8", "surrogateescape")` in Python. Decoders
+///   that refuse lone surrogates (some strict ones) reject such a string; others turn it into
+///   U+FFFD, which loses only the invalid bytes.
+///
+/// Thread safety: stateless.
+enum JSONString {
+    /// Appends `bytes` as a quoted JSON string.
+    static func append(_ bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+        output.append(0x22)
+        appendContent(bytes, to: &output)
+        output.append(0x22)
+    }
+
+    /// Appends a Swift string (always valid Unicode) as a quoted JSON string.
+    static func append(_ string: String, to output: inout [UInt8]) {
+        var string = string
+        string.withUTF8 { append(UnsafeRawBufferPointer($0), to: &output) }
+    }
+
+    /// Appends the escaped content of the string, without quotes.
+    static func appendContent(_ bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+        var index = 0
+        var runStart = 0
+        let count = bytes.count
+        while index < count {
+            let byte = bytes[index]
+            if byte >= 0x20 && byte != 0x22 && byte != 0x5C && byte < 0x80 {
+                index += 1
+                continue
+            }
+            if byte >= 0x80 {
+                let length = UTF8Validation.sequenceLength(bytes, at: index)
+                if length > 0 {
+                    index += length
+                    continue
+                }
+            }
+            if runStart < index { output.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[runStart..<index])) }
+            appendEscape(for: byte, to: &output)
+            index += 1
+            runStart = index
+        }
+        if runStart < count { output.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[runStart..<count])) }
+    }
+
+    /// The escape for one byte that cannot stand for itself (appended byte by byte: no
+    /// temporary arrays on this path).
+    private static func appendEscape(for byte: UInt8, to output: inout [UInt8]) {
+        output.append(0x5C)
+        switch byte {
+        case 0x22, 0x5C: output.append(byte)
+        case 0x08: output.append(UInt8(ascii: "b"))
+        case 0x09: output.append(UInt8(ascii: "t"))
+        case 0x0A: output.append(UInt8(ascii: "n"))
+        case 0x0C: output.append(UInt8(ascii: "f"))
+        case 0x0D: output.append(UInt8(ascii: "r"))
+        case 0x00..<0x20:
+            output.append(UInt8(ascii: "u"))
+            output.append(UInt8(ascii: "0"))
+            output.append(UInt8(ascii: "0"))
+            output.append(hexDigit(byte >> 4))
+            output.append(hexDigit(byte & 0xF))
+        default:
+            // A byte of ill-formed UTF-8: surrogateescape, U+DC00 + byte.
+            output.append(UInt8(ascii: "u"))
+            output.append(UInt8(ascii: "d"))
+            output.append(UInt8(ascii: "c"))
+            output.append(hexDigit(byte >> 4))
+            output.append(hexDigit(byte & 0xF))
+        }
+    }
+
+    @inline(__always)
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? 0x30 + value : 0x61 + value - 10
+    }
+}

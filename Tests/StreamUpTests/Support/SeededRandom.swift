@@ -1,0 +1,30 @@
+/// A small deterministic generator (SplitMix64) so random splits and payloads are reproducible.
+///
+/// Thread safety: a value type that is never shared.
+struct SeededRandom: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// Cuts `bytes` at random points into pieces of 1...`maximum` bytes.
+    mutating func split(_ bytes: [UInt8], maximum: Int) -> [[UInt8]] {
+        var pieces: [[UInt8]] = []
+        var start = 0
+        while start < bytes.count {
+            let end = min(bytes.count, start + Int.random(in: 1...maximum, using: &self))
+            pieces.append(Array(bytes[start..<end]))
+            start = end
+        }
+        return pieces
+    }
+}
