@@ -3,7 +3,8 @@ import Foundation
 import Glibc
 #endif
 
-/// The built `streamup` binary, run as a child process with pipes on stdin, stdout and stderr.
+/// The built `streamup` binary (or another program a test needs, such as a receiver), run as a
+/// child process with pipes on stdin, stdout and stderr.
 ///
 /// Thread safety: `output`/`errorOutput` are guarded by `lock` (filled by pipe readers on
 /// their own queues); the rest is used from the test's task.
@@ -33,9 +34,14 @@ public final class StreamupProcess: @unchecked Sendable {
 
     /// Starts `streamup arguments…`; stdin stays open until `closeStdin()`, unless `stdinFile`
     /// is given, which then feeds stdin.
-    public init(_ arguments: [String], stdinFile: String? = nil) throws {
+    public convenience init(_ arguments: [String], stdinFile: String? = nil) throws {
+        try self.init(executable: Self.executable, arguments, stdinFile: stdinFile)
+    }
+
+    /// Starts `executable arguments…`, with the same pipes.
+    public init(executable: URL, _ arguments: [String], stdinFile: String? = nil) throws {
         _ = Glibc.signal(SIGPIPE, SIG_IGN)  // a child that exits early must not kill the test runner
-        process.executableURL = Self.executable
+        process.executableURL = executable
         process.arguments = arguments
         if let stdinFile {
             process.standardInput = FileHandle(forReadingAtPath: stdinFile)
@@ -110,6 +116,21 @@ public final class StreamupProcess: @unchecked Sendable {
     }
 
     public var stdout: String { lock.withLock { String(decoding: stdoutBytes, as: UTF8.self) } }
+
+    /// The first line the child writes on stdout (without its newline), waiting for it at most
+    /// `timeout` seconds on a thread of its own; nil if stdout ends or the time passes first.
+    public func firstLine(timeout: TimeInterval = 60) async -> String? {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { [self] in
+                let deadline = Date(timeIntervalSinceNow: timeout)
+                lock.lock()
+                while stdoutBytes.firstIndex(of: 0x0A) == nil && !stdoutClosed && lock.wait(until: deadline) {}
+                let line = stdoutBytes.firstIndex(of: 0x0A).map { String(decoding: stdoutBytes[..<$0], as: UTF8.self) }
+                lock.unlock()
+                continuation.resume(returning: line)
+            }
+        }
+    }
     public var stderr: String { lock.withLock { String(decoding: stderrBytes, as: UTF8.self) } }
 
     public func signal(_ number: Int32) { kill(process.processIdentifier, number) }

@@ -117,16 +117,16 @@ extension DeliveryMachine {
             }
             return failedExchange(answer, exchange: exchange, carried: carried, now: now)
 
-        case (.append, .failed(let failure, let carried, let cut)):
+        case (.append, .failed(let failure, let carried)):
             noteSent(carried)
-            resumable.mustCheckOffset = true
-            return failed(.failure(failure), exchange: exchange, carried: carried, now: now, cut: cut)
-
-        case (.complete, .failed(let failure, let carried, _)):
             resumable.mustCheckOffset = true
             return failed(.failure(failure), exchange: exchange, carried: carried, now: now)
 
-        case (.create, .failed(let failure, let carried, _)), (.checkOffset, .failed(let failure, let carried, _)):
+        case (.complete, .failed(let failure, let carried)):
+            resumable.mustCheckOffset = true
+            return failed(.failure(failure), exchange: exchange, carried: carried, now: now)
+
+        case (.create, .failed(let failure, let carried)), (.checkOffset, .failed(let failure, let carried)):
             return failed(.failure(failure), exchange: exchange, carried: carried, now: now)
 
         case (.segment, _):

@@ -80,8 +80,8 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     /// How an exchange ended, and which stream bytes its body carried.
     enum Result: Equatable {
         case answered(Answer, carried: Range<Int>)
-        /// No answer; `cut` when the connection broke while the body was still being sent.
-        case failed(Failure, carried: Range<Int>, cut: Bool = false)
+        /// No answer came.
+        case failed(Failure, carried: Range<Int>)
     }
 
     /// What the uploader should do next.
@@ -190,9 +190,9 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
                 return succeeded(acknowledging: carried.upperBound, now: now)
             }
             return failed(.answer(answer), exchange: exchange, carried: carried, now: now)
-        case (.segment, .failed(let failure, let carried, let cut)):
+        case (.segment, .failed(let failure, let carried)):
             noteSent(carried)
-            return failed(.failure(failure), exchange: exchange, carried: carried, now: now, cut: cut)
+            return failed(.failure(failure), exchange: exchange, carried: carried, now: now)
         case (.create, _), (.checkOffset, _), (.append, _), (.complete, _):
             return handleResumable(result, of: exchange, now: now)
         }
@@ -247,9 +247,7 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     }
 
     /// An attempt failed: retry after a backoff, shrink, set the segment aside, or stop.
-    mutating func failed(
-        _ problem: Problem, exchange: Exchange, carried: Range<Int>, now: Instant, alwaysRetry: Bool = false, cut: Bool = false
-    ) -> [Effect] {
+    mutating func failed(_ problem: Problem, exchange: Exchange, carried: Range<Int>, now: Instant, alwaysRetry: Bool = false) -> [Effect] {
         if case .failure(let failure) = problem, failure.kind == .cancelled {
             pending = .stop(.failure(failure))
             return []
@@ -269,10 +267,11 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         let first = spell == nil
         spell = (spell?.start ?? now, now, (spell?.attempts ?? 0) + 1, spell?.resent ?? 0)
         if giveUp(now: now) { return final(problem, exchange: exchange, carried: carried) }
-        if cut && isSegment && !carried.isEmpty && limits.maxBytes > 1 {
-            // A segment whose connection breaks with bytes under way goes smaller, so a link
-            // that breaks every N bytes still delivers; successes double it again. (An answer,
-            // or a break after the whole body, says nothing about the size.)
+        if case .failure = problem, isSegment, !carried.isEmpty, limits.maxBytes > 1 {
+            // A segment whose connection breaks goes smaller, so a link that breaks every N
+            // bytes still delivers; successes double it again. (A break after the whole body
+            // went out, a lost answer, looks the same from here: socket buffers hold megabytes.
+            // An answer says nothing about the size.)
             let smaller = max(1, min(limits.maxBytes, carried.count) / 2)
             if smaller < limits.maxBytes {
                 limits.maxBytes = smaller

@@ -123,9 +123,8 @@ extension ReliableUploader {
             return (.answered(answer(response, to: request), carried: carried), response, nil)
         } catch {
             let failure = error as? StreamUpError ?? StreamUpError(.transport, "\(error)")
-            let outcome = body?.outcome
-            let carried = outcome?.carried ?? start..<start
-            return (.failed(Self.failure(failure), carried: carried, cut: outcome.map { !$0.bodyEnded } ?? false), nil, failure)
+            let carried = body?.outcome.carried ?? start..<start
+            return (.failed(Self.failure(failure), carried: carried), nil, failure)
         }
     }
 

@@ -14,10 +14,12 @@ final class WindowBody: RequestBody, Sendable {
         var window: WindowSource?
         var stream: StreamReference<BodyInputStream>?
         var refused: StreamUpError?
+        /// The furthest offset an earlier stream of this request handed out.
+        var furthest: Int
     }
     private let makeSource: @Sendable () -> (window: WindowSource, top: any BodySource)
     private let allowsResend: Bool
-    private let current = Mutex(Current())
+    private let current: Mutex<Current>
     let start: Int
 
     /// - Parameter makeSource: builds the stages of one attempt: the window and the stage
@@ -26,10 +28,14 @@ final class WindowBody: RequestBody, Sendable {
         self.start = start
         self.allowsResend = allowsResend
         self.makeSource = makeSource
+        self.current = Mutex(Current(furthest: start))
     }
 
     func stream(forAttempt attempt: Int) -> InputStream? {
-        let previous = current.withLock { $0.window }
+        let previous = current.withLock { current in
+            current.furthest = max(current.furthest, current.window?.outcome.end ?? current.furthest)
+            return current.window
+        }
         if attempt > 1 {
             let again = StreamUpError(.bodyNotRewindable, "URLSession asked to send the segment again")
             previous?.abort(again)
@@ -47,9 +53,15 @@ final class WindowBody: RequestBody, Sendable {
         return stream
     }
 
-    /// The stream bytes the latest attempt carried (empty before any).
+    /// What the request carried: from its start to the furthest any of its streams got (a
+    /// stream libcurl gave up on for a re-send counts: its bytes went out), and how the latest
+    /// stream ended.
     var outcome: WindowSource.Outcome {
-        current.withLock { $0.window?.outcome } ?? WindowSource.Outcome(start: start, end: start, reachedInputEnd: false)
+        current.withLock { current in
+            var outcome = current.window?.outcome ?? WindowSource.Outcome(start: start, end: start, reachedInputEnd: false)
+            outcome.end = max(outcome.end, current.furthest)
+            return outcome
+        }
     }
 
     var bytesSent: Int { current.withLock { $0.stream?.value.bytesRead ?? 0 } }

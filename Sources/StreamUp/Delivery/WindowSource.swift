@@ -14,13 +14,11 @@ import Synchronization
 /// buffer's lock (the read loop holds it while it decides); the outcome is also kept in a
 /// `Mutex` for the delivery task, which reads it after the request.
 final class WindowSource: BodySource, @unchecked Sendable {
-    /// What the window carried: `start..<end`, whether its body ended (the reader got the
-    /// end), and whether that end is the end of the input.
+    /// What the window carried: `start..<end`, and whether that reached the end of the input.
     struct Outcome: Equatable, Sendable {
         var start: Int
         var end: Int
         var reachedInputEnd: Bool
-        var bodyEnded = false
         var carried: Range<Int> { start..<end }
     }
 
@@ -64,10 +62,7 @@ final class WindowSource: BodySource, @unchecked Sendable {
                 case .send(let end):
                     return .copy(from: position, count: min(destination.count, end - position))
                 case .end(let reachedInputEnd):
-                    published.withLock {
-                        $0.reachedInputEnd = reachedInputEnd
-                        $0.bodyEnded = true
-                    }
+                    published.withLock { $0.reachedInputEnd = reachedInputEnd }
                     return .done(.end)
                 case .wait(let deadline):
                     guard blocking else { return .done(.wouldBlock) }

@@ -1,0 +1,270 @@
+import Testing
+@testable import StreamUp
+
+/// The delivery decisions on a manual clock: retries and backoff, `Retry-After`, smaller
+/// segments after broken connections and 413, dead letters, the failing/recovered notices, and
+/// the resumable sequence. No sockets, no sleeping: each test takes microseconds.
+@Suite struct DeliveryMachineTests {
+    typealias Machine = DeliveryMachine<ManualClock.Instant>
+    let clock = ManualClock()
+    let limits = SegmentLimits(maxBytes: 1000, maxDuration: .seconds(1))
+
+    private func machine(retries: Int? = 3, resumable: Bool = false, deadLetters: Bool = false, maxRetryTime: Duration? = nil) -> Machine {
+        var retry = RetryPolicy(maxRetries: retries, maxRetryTime: maxRetryTime)
+        retry.baseDelay = .milliseconds(250)
+        // Full jitter picks the bound itself, so waits are exact.
+        return Machine(Machine.Configuration(limits: limits, retry: retry, resumable: resumable, keepsDeadLetters: deadLetters, random: { $0 }))
+    }
+
+    private func input(acknowledged: Int = 0, readable: Bool = true, ended: Bool = false, end: Int = 0) -> Machine.Input {
+        Machine.Input(acknowledged: acknowledged, readable: readable, inputEnded: ended, end: end)
+    }
+
+    private func answer(_ status: Int, retryAfter: String? = nil) -> Machine.Answer {
+        Machine.Answer(status: status, retryAfter: retryAfter)
+    }
+
+    private let cut = Machine.Failure(kind: .transport, message: "connection lost")
+
+    /// A quiet input waits; a record makes a segment from the acknowledged offset; a 2xx
+    /// acknowledges what it carried.
+    @Test func aSegmentGoesOutAndIsAcknowledged() {
+        var machine = machine()
+        #expect(machine.next(input(readable: false), now: clock.now) == .waitForInput(from: 0))
+        let exchange = Machine.Exchange.segment(from: 0, limits: limits)
+        #expect(machine.next(input(), now: clock.now) == .send(exchange))
+        #expect(machine.handle(.answered(answer(200), carried: 0..<120), of: exchange, now: clock.now) == [.acknowledge(upTo: 120)])
+        #expect(machine.next(input(acknowledged: 120, ended: true, end: 120), now: clock.now) == .finish)
+    }
+
+    /// An empty input still gets one request, so the caller hears the server's answer.
+    @Test func anEmptyInputSendsOneEmptyRequest() {
+        var machine = machine()
+        let exchange = Machine.Exchange.segment(from: 0, limits: limits)
+        #expect(machine.next(input(ended: true), now: clock.now) == .send(exchange))
+        _ = machine.handle(.answered(answer(204), carried: 0..<0), of: exchange, now: clock.now)
+        #expect(machine.next(input(ended: true), now: clock.now) == .finish)
+    }
+
+    /// A 503 is retried after a backoff that doubles per failure; `Retry-After` wins over it.
+    @Test func failuresBackOffAndRetryAfterIsHonoured() {
+        var machine = machine(retries: 5)
+        let exchange = Machine.Exchange.segment(from: 0, limits: limits)
+        let started = clock.now
+        let first = machine.handle(.answered(answer(503), carried: 0..<100), of: exchange, now: clock.now)
+        #expect(first == [.notice(.retrying(reason: "the server answered 503", attempt: 1, delay: .milliseconds(250), first: true))])
+        #expect(machine.next(input(), now: clock.now) == .sleep(until: started.advanced(by: .milliseconds(250))))
+        clock.advance(by: .milliseconds(250))
+        #expect(machine.next(input(), now: clock.now) == .send(exchange))
+        let second = machine.handle(.answered(answer(503), carried: 0..<100), of: exchange, now: clock.now)
+        #expect(second == [.notice(.retrying(reason: "the server answered 503", attempt: 2, delay: .milliseconds(500), first: false))])
+        clock.advance(by: .milliseconds(500))
+        _ = machine.next(input(), now: clock.now)
+        _ = machine.handle(.answered(answer(429, retryAfter: "3"), carried: 0..<100), of: exchange, now: clock.now)
+        #expect(machine.next(input(), now: clock.now) == .sleep(until: clock.now.advanced(by: .seconds(3))))
+        #expect(machine.retries == 3 && machine.resentBytes == 200)
+    }
+
+    /// Retries run out: the last answer is the outcome; without any answer, the failure is.
+    @Test func retriesRunOutOnTheLastAnswerOrFailure() {
+        var machine = machine(retries: 1)
+        let exchange = Machine.Exchange.segment(from: 0, limits: limits)
+        _ = machine.handle(.answered(answer(500), carried: 0..<10), of: exchange, now: clock.now)
+        clock.advance(by: .seconds(1))
+        _ = machine.next(input(), now: clock.now)
+        _ = machine.handle(.answered(answer(502), carried: 0..<10), of: exchange, now: clock.now)
+        #expect(machine.next(input(), now: clock.now) == .stop(.answer(status: 502)))
+
+        var refused = self.machine(retries: 0)
+        _ = refused.handle(.failed(Machine.Failure(kind: .transport, message: "refused"), carried: 0..<0), of: exchange, now: clock.now)
+        #expect(refused.next(input(), now: clock.now) == .stop(.failure(Machine.Failure(kind: .transport, message: "refused"))))
+    }
+
+    /// `maxRetryTime` gives up once failures have gone on that long without progress.
+    @Test func retryTimeLimitGivesUp() {
+        var machine = machine(retries: nil, maxRetryTime: .seconds(10))
+        let exchange = Machine.Exchange.segment(from: 0, limits: limits)
+        for _ in 0..<4 {
+            _ = machine.handle(.failed(cut, carried: 0..<0), of: exchange, now: clock.now)
+            clock.advance(by: .seconds(3))
+            #expect(machine.next(input(), now: clock.now) == .send(exchange))
+        }
+        _ = machine.handle(.failed(cut, carried: 0..<0), of: exchange, now: clock.now)
+        #expect(machine.next(input(), now: clock.now) == .stop(.failure(cut)))
+    }
+
+    /// A 4xx is final: without dead letters the upload stops at once, no retry.
+    @Test func aClientErrorStopsAtOnce() {
+        var machine = machine()
+        let exchange = Machine.Exchange.segment(from: 0, limits: limits)
+        #expect(machine.handle(.answered(answer(400), carried: 0..<100), of: exchange, now: clock.now).isEmpty)
+        #expect(machine.next(input(), now: clock.now) == .stop(.answer(status: 400)))
+        #expect(machine.retries == 0)
+    }
+
+    /// With dead letters, a refused segment is set aside and the stream goes on after it.
+    @Test func aRefusedSegmentBecomesADeadLetterAndTheStreamGoesOn() {
+        var machine = machine(deadLetters: true)
+        let exchange = Machine.Exchange.segment(from: 0, limits: limits)
+        _ = machine.handle(.answered(answer(400), carried: 0..<100), of: exchange, now: clock.now)
+        let deadLetter = Machine.Action.deadLetter(from: 0, carried: 0..<100, limits: limits, reason: "the server answered 400")
+        #expect(machine.next(input(), now: clock.now) == deadLetter)
+        machine.deadLettered(upTo: 100)
+        #expect(machine.next(input(acknowledged: 100), now: clock.now) == .send(.segment(from: 100, limits: limits)))
+    }
+
+    /// Retries that run out also set the segment aside, with dead letters.
+    @Test func exhaustedRetriesSetTheSegmentAside() {
+        var machine = machine(retries: 0, deadLetters: true)
+        let exchange = Machine.Exchange.segment(from: 0, limits: limits)
+        _ = machine.handle(.answered(answer(503), carried: 0..<50), of: exchange, now: clock.now)
+        #expect(machine.next(input(), now: clock.now) == .deadLetter(from: 0, carried: 0..<50, limits: limits, reason: "the server answered 503"))
+    }
+
+    /// A broken connection halves the segment (down to what it carried); successes double it
+    /// back, up to the configured size.
+    @Test func aBrokenConnectionMakesSegmentsSmallerUntilTheyGetThrough() {
+        var machine = machine(retries: nil)
+        let first = Machine.Exchange.segment(from: 0, limits: limits)
+        _ = machine.handle(.failed(cut, carried: 0..<600), of: first, now: clock.now)
+        clock.advance(by: .seconds(1))
+        let smaller = SegmentLimits(maxBytes: 300, maxDuration: .seconds(1))
+        #expect(machine.next(input(), now: clock.now) == .send(.segment(from: 0, limits: smaller)))
+        _ = machine.handle(.answered(answer(200), carried: 0..<300), of: .segment(from: 0, limits: smaller), now: clock.now)
+        #expect(machine.limits.maxBytes == 600)
+        _ = machine.handle(.answered(answer(200), carried: 300..<900), of: .segment(from: 300, limits: machine.limits), now: clock.now)
+        _ = machine.handle(.answered(answer(200), carried: 900..<1900), of: .segment(from: 900, limits: machine.limits), now: clock.now)
+        #expect(machine.limits.maxBytes == 1000)
+    }
+
+    /// An answer says nothing about size (a 503 is the server's load), and a failure before any
+    /// byte went out neither: the segment stays as it was.
+    @Test func answersAndRefusedConnectionsDoNotShrinkSegments() {
+        var machine = machine()
+        let exchange = Machine.Exchange.segment(from: 0, limits: limits)
+        _ = machine.handle(.answered(answer(503), carried: 0..<800), of: exchange, now: clock.now)
+        _ = machine.handle(.failed(Machine.Failure(kind: .transport, message: "refused"), carried: 0..<0), of: exchange, now: clock.now)
+        #expect(machine.limits.maxBytes == 1000)
+    }
+
+    /// 413 makes every later segment smaller, for good; a single record that still gets 413 is final.
+    @Test func tooLargeLowersTheSegmentSizeForGood() {
+        var machine = machine(deadLetters: true)
+        let exchange = Machine.Exchange.segment(from: 0, limits: limits)
+        #expect(machine.handle(.answered(answer(413), carried: 0..<1000), of: exchange, now: clock.now)
+            == [.notice(.segmentShrunk(toBytes: 500, reason: "the server answered 413 (too large)"))])
+        #expect(machine.retries == 0)
+        _ = machine.handle(.answered(answer(200), carried: 0..<500), of: .segment(from: 0, limits: machine.limits), now: clock.now)
+        #expect(machine.limits.maxBytes == 500, "a 413 cap does not grow back")
+        var single = self.machine(deadLetters: true)
+        for _ in 0..<10 {
+            _ = single.handle(.answered(answer(413), carried: 0..<2), of: .segment(from: 0, limits: single.limits), now: clock.now)
+        }
+        #expect(single.limits.maxBytes == 1)
+        _ = single.handle(.answered(answer(413), carried: 0..<80), of: .segment(from: 0, limits: single.limits), now: clock.now)
+        #expect(single.next(input(), now: clock.now) == .deadLetter(from: 0, carried: 0..<80, limits: single.limits, reason: "the server answered 413"))
+    }
+
+    /// A flaky link gets one "failing" notice and one "recovered" notice: the spell ends only
+    /// once a success comes ten seconds after the last failure (or the upload ends).
+    @Test func aFailingSpellIsReportedOnceAndItsRecoveryOnce() {
+        var machine = machine(retries: nil)
+        var offset = 0
+        var notices: [Machine.Notice] = []
+        func send(_ result: (Int) -> Machine.Result) {
+            let effects = machine.handle(result(offset), of: .segment(from: offset, limits: machine.limits), now: clock.now)
+            for case .notice(let notice) in effects { notices.append(notice) }
+            for case .acknowledge(let end) in effects { offset = end }
+        }
+        for _ in 0..<3 {
+            send { .failed(cut, carried: $0..<($0 + 100)) }
+            clock.advance(by: .seconds(1))
+            send { .answered(answer(200), carried: $0..<($0 + 100)) }
+            clock.advance(by: .seconds(1))
+        }
+        #expect(notices.filter { if case .retrying(_, _, _, true) = $0 { true } else { false } }.count == 1)
+        #expect(!notices.contains { if case .recovered = $0 { true } else { false } })
+        clock.advance(by: .seconds(10))
+        send { .answered(answer(200), carried: $0..<($0 + 100)) }
+        #expect(notices.last == .recovered(failedAttempts: 3, resentBytes: 300, after: .seconds(4)))
+    }
+
+    /// Resumable: create, append, a broken append asks HEAD where to go on, and the end
+    /// completes the upload.
+    @Test func resumableCreatesAppendsChecksAndCompletes() {
+        var machine = machine(resumable: true)
+        #expect(machine.next(input(), now: clock.now) == .send(.create(at: 0)))
+        var created = answer(201)
+        created.location = "http://h/uploads/1"
+        let upload = ResumableUploadReference(url: "http://h/uploads/1", base: 0, target: nil)
+        #expect(machine.handle(.answered(created, carried: 0..<0), of: .create(at: 0), now: clock.now) == [.saveUpload(upload)])
+        let append = Machine.Exchange.append(upload, from: 0, limits: limits)
+        #expect(machine.next(input(), now: clock.now) == .send(append))
+        var appended = answer(201)
+        appended.uploadOffset = 40
+        #expect(machine.handle(.answered(appended, carried: 0..<40), of: append, now: clock.now) == [.acknowledge(upTo: 40)])
+        let next = Machine.Exchange.append(upload, from: 40, limits: limits)
+        #expect(machine.next(input(acknowledged: 40), now: clock.now) == .send(next))
+        _ = machine.handle(.failed(cut, carried: 40..<90), of: next, now: clock.now)
+        clock.advance(by: .seconds(1))
+        #expect(machine.next(input(acknowledged: 40), now: clock.now) == .send(.checkOffset(upload)))
+        var held = answer(204)
+        held.uploadOffset = 70
+        #expect(machine.handle(.answered(held, carried: 0..<0), of: .checkOffset(upload), now: clock.now) == [.acknowledge(upTo: 70)])
+        #expect(machine.next(input(acknowledged: 70, ended: true, end: 70), now: clock.now) == .send(.complete(upload, at: 70)))
+        #expect(machine.handle(.answered(answer(200), carried: 0..<0), of: .complete(upload, at: 70), now: clock.now) == [.saveUpload(nil)])
+        #expect(machine.next(input(acknowledged: 70, ended: true, end: 70), now: clock.now) == .finish)
+    }
+
+    /// Resumable: the completing PATCH's answer is lost and the server then forgot the upload
+    /// (HEAD 404): every byte had been acknowledged, so the upload is done, not created again.
+    @Test func aLostCompletionAnswerFinishesInsteadOfCreatingAnUpload() {
+        let upload = ResumableUploadReference(url: "http://h/uploads/1", base: 0, target: nil)
+        var machine = Machine(
+            Machine.Configuration(limits: limits, retry: RetryPolicy(), resumable: true, keepsDeadLetters: false, random: { $0 }),
+            acknowledged: 30, alreadySent: 30, upload: upload)
+        #expect(machine.next(input(acknowledged: 30, ended: true, end: 30), now: clock.now) == .send(.checkOffset(upload)))
+        var held = answer(204)
+        held.uploadOffset = 30
+        _ = machine.handle(.answered(held, carried: 0..<0), of: .checkOffset(upload), now: clock.now)
+        #expect(machine.next(input(acknowledged: 30, ended: true, end: 30), now: clock.now) == .send(.complete(upload, at: 30)))
+        _ = machine.handle(.failed(cut, carried: 30..<30), of: .complete(upload, at: 30), now: clock.now)
+        clock.advance(by: .seconds(1))
+        #expect(machine.next(input(acknowledged: 30, ended: true, end: 30), now: clock.now) == .send(.checkOffset(upload)))
+        let effects = machine.handle(.answered(answer(404), carried: 0..<0), of: .checkOffset(upload), now: clock.now)
+        #expect(effects == [.saveUpload(nil), .notice(.completionAnswerLost)])
+        #expect(machine.next(input(acknowledged: 30, ended: true, end: 30), now: clock.now) == .finish)
+    }
+
+    /// Resumable: a server that claims more than was ever sent breaks the protocol.
+    @Test func aServerClaimingUnsentBytesIsAProtocolViolation() {
+        let upload = ResumableUploadReference(url: "http://h/uploads/1", base: 0, target: nil)
+        var machine = Machine(
+            Machine.Configuration(limits: limits, retry: RetryPolicy(), resumable: true, keepsDeadLetters: false),
+            acknowledged: 0, alreadySent: 10, upload: upload)
+        var held = answer(204)
+        held.uploadOffset = 11
+        _ = machine.handle(.answered(held, carried: 0..<0), of: .checkOffset(upload), now: clock.now)
+        guard case .stop(.protocolViolation(let message)) = machine.next(input(), now: clock.now) else {
+            Issue.record("not stopped")
+            return
+        }
+        #expect(message.contains("more than was sent"))
+    }
+
+    /// Resumable: an upload the server forgot (404 on append) is created again at the
+    /// acknowledged offset.
+    @Test func aForgottenUploadIsCreatedAgainAtTheAcknowledgedOffset() {
+        let upload = ResumableUploadReference(url: "http://h/uploads/1", base: 0, target: nil)
+        var machine = Machine(
+            Machine.Configuration(limits: limits, retry: RetryPolicy(), resumable: true, keepsDeadLetters: false, random: { $0 }),
+            acknowledged: 50, alreadySent: 50, upload: upload)
+        var held = answer(204)
+        held.uploadOffset = 50
+        _ = machine.handle(.answered(held, carried: 0..<0), of: .checkOffset(upload), now: clock.now)
+        let append = Machine.Exchange.append(upload, from: 50, limits: limits)
+        #expect(machine.handle(.answered(answer(404), carried: 50..<60), of: append, now: clock.now).first == .saveUpload(nil))
+        clock.advance(by: .seconds(1))
+        #expect(machine.next(input(acknowledged: 50), now: clock.now) == .send(.create(at: 50)))
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import StreamUpTestSupport
+import Testing
+
+/// A real ClickHouse server (Debian's clickhouse-server 18.16) for one test, started by hand by
+/// `Tests/Receivers/clickhouse.py` on free loopback ports with its data in a temporary
+/// directory, and stopped by the test (SIGTERM to the harness, which stops the server; not the
+/// end of its stdin: a harness started beside another inherits the other's stdin pipe).
+///
+/// Thread safety: used from one test's task.
+final class ClickHouse: Sendable {
+    /// Whether the server is installed here (`.ci/run` installs it).
+    static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: "/usr/sbin/clickhouse-server") }
+
+    /// Tests that need the server run where it is installed, and always under CI (where its
+    /// absence is a failure, not a skip).
+    static var isAvailable: Bool { isInstalled || ProcessInfo.processInfo.environment["CI"] != nil }
+
+    let url: URL
+    private let harness: StreamupProcess
+    private let directory: URL
+
+    private init(url: URL, harness: StreamupProcess, directory: URL) {
+        self.url = url
+        self.harness = harness
+        self.directory = directory
+    }
+
+    /// Runs `body` with a fresh server whose table `t (n UInt64)` and `logs (message String)` exist.
+    static func with<T>(_ body: (ClickHouse) async throws -> T) async throws -> T {
+        let directory = try temporaryDirectory()
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Receivers/clickhouse.py").path
+        let harness = try StreamupProcess(
+            executable: URL(fileURLWithPath: "/usr/bin/env"), ["python3", script, "start", "--dir", directory.path])
+        guard let line = await harness.firstLine(), let url = URL(string: line) else {
+            harness.signal(SIGTERM)
+            _ = await harness.waitForExit()
+            try? FileManager.default.removeItem(at: directory)
+            throw ClickHouseError(message: "clickhouse did not start: \(harness.stderr)")
+        }
+        let server = ClickHouse(url: url, harness: harness, directory: directory)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result: Result<T, Error>
+        do {
+            result = .success(try await body(server))
+        } catch {
+            result = .failure(error)
+        }
+        // The first line came from the interpreter itself, so the signal reaches it.
+        harness.signal(SIGTERM)
+        _ = await harness.waitForExit()
+        return try result.get()
+    }
+
+    /// The URL that inserts `FORMAT JSONEachRow` rows into `table`.
+    func insertURL(into table: String) -> String {
+        url.absoluteString + "/?query=" + "INSERT INTO \(table) FORMAT JSONEachRow".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+    }
+
+    /// The answer to `sql`, trimmed.
+    func query(_ sql: String) async throws -> String {
+        var components = URLComponents(url: url, resolvingAgainstBaseURL: false)!
+        components.queryItems = [URLQueryItem(name: "query", value: sql)]
+        let (data, response) = try await URLSession.shared.data(from: components.url!)
+        guard (response as? HTTPURLResponse)?.statusCode == 200 else {
+            throw ClickHouseError(message: "query failed: \(String(decoding: data, as: UTF8.self))")
+        }
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+/// The harness or a query failed.
+///
+/// Thread safety: a value type.
+struct ClickHouseError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}
