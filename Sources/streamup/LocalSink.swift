@@ -31,8 +31,7 @@ enum LocalSink {
             Terminal.error("the local sink holds nothing to report")
             return ExitStatus.noAnswer
         }
-        Terminal.output(#"{"bytes":\#(summary.bytes),"sha256":"\#(summary.sha256)"}"#)
-        return status
+        return ResultOutput.writeLine(#"{"bytes":\#(summary.bytes),"sha256":"\#(summary.sha256)"}"#, what: "the dry run's summary")
     }
 
     /// The merged stream if there is one, else the last request the sink stored whole.

@@ -2,18 +2,22 @@ import Foundation
 import StreamUp
 
 /// Entry point: parse argv, run the command, exit with its status.
+StandardDescriptors.reserve()
 SignalHandling.ignoreSIGPIPE()
 let status: Int32
 do {
     switch try CommandLineParser.parse(Array(CommandLine.arguments.dropFirst())) {
     case .help(let text):
-        print(text)
-        status = ExitStatus.success
+        status = ResultOutput.writeLine(text, what: "the help text")
     case .version:
-        print("streamup \(StreamUpVersion.current)")
-        status = ExitStatus.success
+        status = ResultOutput.writeLine("streamup \(StreamUpVersion.current)", what: "the version")
     case .upload(let options):
-        status = await UploadRunner.run(options)
+        if let problem = StandardDescriptors.closedStdinProblem {
+            Terminal.error(problem)
+            status = ExitStatus.usage
+        } else {
+            status = await UploadRunner.run(options)
+        }
     case .sink(let options):
         status = await SinkRunner.run(options)
     case .heartbeat(let options):
