@@ -2,10 +2,6 @@ import Foundation
 import StreamUpTestSupport
 import Testing
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Every command that prints, run with stdout or stderr closed (`>&-`, `2>&-`) or going into a
 /// pipe whose reader has exited: no trap (Foundation's `FileHandle.write` is a `try!` on Linux
 /// and used to end streamup with SIGILL); a dead stderr never changes the outcome, a dead
@@ -93,17 +89,4 @@ import Glibc
             #expect(sink.stderr.isEmpty)
         }
     }
-}
-
-/// Whether something accepts TCP connections on 127.0.0.1:`port` (one connection, closed at once).
-func acceptsConnections(port: UInt16) -> Bool {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = port.bigEndian
-    return withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    } == 0
 }

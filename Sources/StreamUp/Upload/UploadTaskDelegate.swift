@@ -151,7 +151,7 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
 
     /// Turns URLSession's error into one line a person can act on.
     static func transportError(_ error: Error, url: URL?) -> StreamUpError {
-        let target = url.map { "\($0.host ?? "?")\($0.port.map { ":\($0)" } ?? "")" } ?? "the server"
+        let target = url.map(SessionURL.authority(of:)) ?? "the server"
         guard let urlError = error as? URLError else {
             return StreamUpError(.transport, "upload to \(target) failed: \(error.localizedDescription)")
         }
