@@ -14,6 +14,8 @@ struct UploadOptions: Sendable, Equatable {
     var verbose = false
     var responseTimeout: Duration = .seconds(60)
     var shutdownTimeout: Duration = .seconds(30)
+    /// `-o FILE`: where a 2xx answer's body goes (nil: stdout).
+    var outputFile: String?
     /// Segmented, acknowledged delivery with retries (any of the options below turns it on).
     var delivery: DeliveryOptions?
 
@@ -87,6 +89,9 @@ struct UploadOptions: Sendable, Equatable {
         .value("--shutdown-timeout", valueName: "DURATION", help: "after SIGINT/SIGTERM, wait at most this long for the rest to be sent and answered (default 30s), then exit 2") { options, value throws(UsageError) in
             options.shutdownTimeout = try parseDuration(value, option: "--shutdown-timeout")
         },
+        .value("-o", "--output", valueName: "FILE", help: "write a 2xx answer's body to FILE instead of stdout (without URL: the summary)") { options, value in
+            options.outputFile = value
+        },
         .flag("-v", "--verbose", help: "print the request, the response and progress on stderr") { $0.verbose = true },
         .flag("-h", "--help", help: "show this help") { _ in },
     ]
@@ -157,10 +162,12 @@ struct UploadOptions: Sendable, Equatable {
         answer (at most --shutdown-timeout). A second signal aborts at once (exit 130).
 
         exit status:
-          0   the server answered 2xx
-          1   the server answered another status (shown on stderr with the start of its body)
-          2   no answer: bad URL, refused or lost connection, timeout, cancelled
-          64  usage error
+          0   the server answered 2xx; its body, if any, is printed on stdout (or -o FILE)
+          1   the server answered another status (one line on stderr: the status and the
+              start of the body, or a redirect's Location)
+          2   no answer: refused or lost connection, timeout, cancelled
+          64  usage error (also a bad URL, a closed stdin, an -o FILE that cannot be written)
+          74  the result could not be written: stdout closed or its reader gone, -o FILE failing
 
         See `streamup tail --help` (file follower), `streamup heartbeat --help` (heartbeat
         monitor) and `streamup sink --help` (the local sink).

@@ -18,7 +18,7 @@ enum UploadRunner {
     /// prints what it stored at the end (the dry run, ``LocalSink``).
     static func withTarget(_ options: UploadOptions, _ body: (_ url: String) async -> Int32) async -> Int32 {
         if let url = options.url { return await body(url) }
-        return await LocalSink.run(body)
+        return await LocalSink.run(output: options.outputFile, body)
     }
 
     /// Streams `producer` to `urlText` with the options' headers and limits; SIGINT/SIGTERM call
@@ -73,12 +73,12 @@ enum UploadRunner {
                 Terminal.info("* \(uploader.progressLine); server answered \(response.statusCode)")
             }
             guard response.isSuccess else {
-                let start = response.bodyText.prefix(500).trimmingCharacters(in: .whitespacesAndNewlines)
-                Terminal.error("server answered \(response.statusCode) \(HTTPURLResponse.localizedString(forStatusCode: response.statusCode))" + (start.isEmpty ? "" : ": \(start)"))
+                Terminal.error(AnswerReport.failureLine(response, requestURL: URL(string: urlText)))
                 reportUnacknowledged(uploader)
                 return (ExitStatus.httpFailure, response)
             }
-            return (ExitStatus.success, response)
+            // A dry run prints the local sink's summary instead (LocalSink).
+            return (options.url == nil ? ExitStatus.success : AnswerReport.printSuccess(response, to: options.outputFile), response)
         } catch {
             Terminal.error("\(error)")
             reportUnacknowledged(uploader)

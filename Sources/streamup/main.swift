@@ -1,7 +1,8 @@
 import Foundation
 import StreamUp
 
-/// Entry point: parse argv, run the command, exit with its status.
+/// Entry point: parse argv, check what only the running process can tell, run the command,
+/// exit with its status.
 StandardDescriptors.reserve()
 SignalHandling.ignoreSIGPIPE()
 let status: Int32
@@ -12,17 +13,15 @@ do {
     case .version:
         status = ResultOutput.writeLine("streamup \(StreamUpVersion.current)", what: "the version")
     case .upload(let options):
-        if let problem = StandardDescriptors.closedStdinProblem {
-            Terminal.error(problem)
-            status = ExitStatus.usage
-        } else {
-            status = await UploadRunner.run(options)
-        }
+        try StartCheck.refuse(StandardDescriptors.closedStdinProblem ?? options.outputProblem)
+        status = await UploadRunner.run(options)
     case .sink(let options):
         status = await SinkRunner.run(options)
     case .heartbeat(let options):
+        try StartCheck.refuse(options.upload.outputProblem)
         status = await HeartbeatRunner.run(options)
     case .tail(let options):
+        try StartCheck.refuse(options.upload.outputProblem)
         status = await TailRunner.run(options)
     }
 } catch {
