@@ -117,13 +117,17 @@ struct UploadOptions: Sendable, Equatable {
     }
 
     static func parseHeader(_ text: String) throws(UsageError) -> UploadConfiguration.Header {
+        let shown = UploadConfiguration.Header.escaped(text)
         guard let colon = text.firstIndex(of: ":") else {
-            throw UsageError("-H: '\(text)' is not 'Name: value'")
+            throw UsageError("-H: '\(shown)' is not 'Name: value'")
         }
         let name = text[..<colon].trimmingCharacters(in: .whitespaces)
         let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        guard !name.isEmpty, !name.contains(" ") else { throw UsageError("-H: '\(text)' has no valid header name") }
-        return UploadConfiguration.Header(name: name, value: value)
+        guard !name.isEmpty, !name.contains(" ") else { throw UsageError("-H: '\(shown)' has no valid header name") }
+        let header = UploadConfiguration.Header(name: name, value: value)
+        // The library's rule (UploadConfiguration+Headers.swift): framing fields, controls.
+        if let problem = header.problem { throw UsageError("-H: '\(shown)': \(problem)") }
+        return header
     }
 
     static let help = """

@@ -74,17 +74,9 @@ public struct UploadConfiguration: Sendable {
         guard bufferSize > 0 && bufferSize <= 1 << 30 else {
             throw StreamUpError(.invalidConfiguration, "buffer size \(bufferSize) is out of range (1 byte to 1 GiB)")
         }
-        for header in headers where !Self.isToken(header.name) {
-            throw StreamUpError(.invalidConfiguration, "'\(header.name)' is not a valid header name")
-        }
-        for header in headers where header.value.contains(where: { $0 == "\r" || $0 == "\n" }) {
-            throw StreamUpError(.invalidConfiguration, "the value of header '\(header.name)' contains a line break")
-        }
-    }
-
-    private static func isToken(_ name: String) -> Bool {
-        !name.isEmpty && name.utf8.allSatisfy { byte in
-            byte > 32 && byte < 127 && !"()<>@,;:\\\"/[]?={}".utf8.contains(byte)
+        // Which fields and values can be sent: UploadConfiguration+Headers.swift.
+        for header in headers {
+            if let problem = header.problem { throw StreamUpError(.invalidConfiguration, problem) }
         }
     }
 }
