@@ -89,8 +89,8 @@ struct UploadOptions: Sendable, Equatable {
         .value("--shutdown-timeout", valueName: "DURATION", help: "after SIGINT/SIGTERM, wait at most this long for the rest to be sent and answered (default 30s), then exit 2") { options, value throws(UsageError) in
             options.shutdownTimeout = try parseDuration(value, option: "--shutdown-timeout")
         },
-        .value("-o", "--output", valueName: "FILE", help: "write a 2xx answer's body to FILE instead of stdout (without URL: the summary)") { options, value in
-            options.outputFile = value
+        .value("-o", "--output", valueName: "FILE", help: "write a 2xx answer's body to FILE instead of stdout (- is stdout; without URL: the summary)") { options, value in
+            options.outputFile = value == "-" ? nil : value
         },
         .flag("-v", "--verbose", help: "print the request, the response and progress on stderr") { $0.verbose = true },
         .flag("-h", "--help", help: "show this help") { _ in },

@@ -32,6 +32,8 @@ public final class StreamupProcess: @unchecked Sendable {
     }()
 
     /// What one of the child's standard descriptors is, when not the test's own pipe.
+    ///
+    /// Thread safety: a value type.
     public enum Attachment: Sendable, Equatable {
         /// The test's pipe (the default): stdin is written by the test, stdout and stderr are read.
         case pipe

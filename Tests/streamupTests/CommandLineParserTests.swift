@@ -54,6 +54,13 @@ import Testing
         #expect(try upload(["-H", "Host: logs.internal", "http://h"]).headers.first?.value == "logs.internal")
     }
 
+    /// `-o FILE` names where a 2xx answer's body goes; `-o -` is stdout, as in curl.
+    @Test func outputFileIsParsed() throws {
+        #expect(try upload(["-o", "answer.json", "http://h"]).outputFile == "answer.json")
+        #expect(try upload(["--output=-", "http://h"]).outputFile == nil)
+        #expect(try upload(["http://h"]).outputFile == nil)
+    }
+
     /// The delivery options turn segmented delivery on and reach the library's options.
     @Test func deliveryOptionsAreParsed() throws {
         let options = try upload(["--resumable", "--spool", "/var/spool/s", "--spool-size", "2GiB", "--retry-statuses", "429,502-504", "http://h"])

@@ -11,6 +11,8 @@ import Glibc
 @Suite struct OutputTests {
     /// A `write(2)` that answers from a script: a byte count to take, or an errno to fail with.
     /// Records every byte it took.
+    ///
+    /// Thread safety: `state` is a `Mutex`; callable from any thread.
     final class ScriptedWrite: Sendable {
         enum Step: Sendable { case take(Int), fail(Int32) }
         private let state: Mutex<(steps: [Step], taken: [UInt8], calls: Int)>

@@ -16,6 +16,8 @@ import FoundationNetworking
 /// Thread safety: stateless; the rule table is immutable. Callable from any thread.
 enum TransportFailure {
     /// One kind of failure: how to recognise it and what to say.
+    ///
+    /// Thread safety: immutable; the sentence closure is pure.
     struct Rule: Sendable {
         /// `URLError` codes (raw values) this row takes; empty: any code.
         let codes: Set<Int>
@@ -30,6 +32,8 @@ enum TransportFailure {
     }
 
     /// What is known about one failure, for a sentence.
+    ///
+    /// Thread safety: a value type.
     struct Facts: Sendable {
         /// Where the request went: `[::1]:8080`, `logs.example`.
         let target: String
