@@ -8,8 +8,9 @@ import StreamUpSink
 ///
 /// Thread safety: used from the main task; the sink runs on threads of its own.
 enum LocalSink {
-    /// Runs `body` against a local sink; prints its summary when `body` returned 0.
-    static func run(_ body: (_ url: String) async -> Int32) async -> Int32 {
+    /// Runs `body` against a local sink; prints its summary (on stdout, or into `output`) when
+    /// `body` returned 0.
+    static func run(output: String? = nil, _ body: (_ url: String) async -> Int32) async -> Int32 {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("streamup-dry-run-\(UUID().uuidString)")
         let sink: SinkServer
         do {
@@ -31,8 +32,7 @@ enum LocalSink {
             Terminal.error("the local sink holds nothing to report")
             return ExitStatus.noAnswer
         }
-        Terminal.output(#"{"bytes":\#(summary.bytes),"sha256":"\#(summary.sha256)"}"#)
-        return status
+        return ResultOutput.writeLine(#"{"bytes":\#(summary.bytes),"sha256":"\#(summary.sha256)"}"#, what: "the dry run's summary", to: output)
     }
 
     /// The merged stream if there is one, else the last request the sink stored whole.

@@ -145,7 +145,7 @@ enum SinkRunner {
             Terminal.error("sink: \(error)")
             return ExitStatus.noAnswer
         }
-        Terminal.output("listening on \(server.url.absoluteString.trimmingSuffix("/"))")
+        Terminal.log("listening on \(server.url.absoluteString.trimmingSuffix("/"))")
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             SignalHandling.install { continuation.resume() }
         }
@@ -159,7 +159,7 @@ enum SinkRunner {
         if let file = event.storedFile { line += " \(file)" }
         if let offset = event.uploadOffset { line += " upload-offset=\(offset)" }
         if !event.isComplete { line += " incomplete" + (event.failure.map { ": \($0)" } ?? "") }
-        Terminal.output(line)
+        Terminal.log(line)
     }
 }
 

@@ -1,20 +1,28 @@
 import Foundation
 
 /// Where the CLI's diagnostics go: stderr, one line at a time. stdout carries only what a
-/// command was asked to print.
+/// command was asked to print (see ``ResultOutput`` for results, ``log(_:)`` for the sink's
+/// request lines).
 ///
-/// Thread safety: `FileHandle` writes are atomic per call; callable from any thread.
+/// Nothing here traps or fails a command when its reader has gone: a closed stderr silently
+/// drops diagnostics (there is nowhere left to say anything) while the work goes on.
+///
+/// Thread safety: ``Output`` writes each line whole under its lock; callable from any thread.
 enum Terminal {
     static func error(_ line: String) {
-        FileHandle.standardError.write(Data("streamup: \(line)\n".utf8))
+        Output.standardError.write("streamup: \(line)\n")
     }
 
     static func info(_ line: String) {
-        FileHandle.standardError.write(Data("\(line)\n".utf8))
+        Output.standardError.write("\(line)\n")
     }
 
-    static func output(_ line: String) {
-        FileHandle.standardOutput.write(Data("\(line)\n".utf8))
+    /// A line of a running log on stdout (the sink's request lines). When stdout fails, the
+    /// log stops, stderr says so once, and the command goes on: the log was not its point.
+    static func log(_ line: String) {
+        if case .failed(let errno) = Output.standardOutput.write("\(line)\n") {
+            error("\(Output.standardOutput.words(for: errno)): no more lines are printed there; carrying on")
+        }
     }
 }
 
@@ -26,5 +34,8 @@ enum ExitStatus {
     static let httpFailure: Int32 = 1
     static let noAnswer: Int32 = 2
     static let usage: Int32 = 64
+    /// The result could not be written: stdout closed or its reader gone, or `-o FILE` failed
+    /// (EX_IOERR in sysexits.h).
+    static let outputFailed: Int32 = 74
     static let interrupted: Int32 = 130
 }

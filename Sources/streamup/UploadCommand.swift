@@ -16,6 +16,8 @@ struct UploadOptions: Sendable, Equatable {
     var verbose = false
     var responseTimeout: Duration = .seconds(60)
     var shutdownTimeout: Duration = .seconds(30)
+    /// `-o FILE`: where a 2xx answer's body goes (nil: stdout).
+    var outputFile: String?
     var delivery = DeliveryOptions()
 
     /// How the stream is delivered: acknowledged segments (the default) or one request.
@@ -106,6 +108,9 @@ struct UploadOptions: Sendable, Equatable {
         .value("--shutdown-timeout", valueName: "DURATION", help: "after SIGINT/SIGTERM, wait at most this long for the rest to be sent and answered (default 30s), then exit 2") { options, value throws(UsageError) in
             options.shutdownTimeout = try parseDuration(value, option: "--shutdown-timeout")
         },
+        .value("-o", "--output", valueName: "FILE", help: "write a 2xx answer's body to FILE instead of stdout (- is stdout; without URL: the summary)") { options, value in
+            options.outputFile = value == "-" ? nil : value
+        },
         .flag("-v", "--verbose", help: "print the request, the response and progress on stderr") { $0.verbose = true },
         .flag("-h", "--help", help: "show this help") { _ in },
     ]
@@ -137,13 +142,17 @@ struct UploadOptions: Sendable, Equatable {
     }
 
     static func parseHeader(_ text: String) throws(UsageError) -> UploadConfiguration.Header {
+        let shown = UploadConfiguration.Header.escaped(text)
         guard let colon = text.firstIndex(of: ":") else {
-            throw UsageError("-H: '\(text)' is not 'Name: value'")
+            throw UsageError("-H: '\(shown)' is not 'Name: value'")
         }
         let name = text[..<colon].trimmingCharacters(in: .whitespaces)
         let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        guard !name.isEmpty, !name.contains(" ") else { throw UsageError("-H: '\(text)' has no valid header name") }
-        return UploadConfiguration.Header(name: name, value: value)
+        guard !name.isEmpty, !name.contains(" ") else { throw UsageError("-H: '\(shown)' has no valid header name") }
+        let header = UploadConfiguration.Header(name: name, value: value)
+        // The library's rule (UploadConfiguration+Headers.swift): framing fields, controls.
+        if let problem = header.problem { throw UsageError("-H: '\(shown)': \(problem)") }
+        return header
     }
 
     static let help = """
@@ -187,11 +196,14 @@ struct UploadOptions: Sendable, Equatable {
         most --shutdown-timeout). A second signal aborts at once (exit 130).
 
         exit status:
-          0   every byte was acknowledged with a 2xx
-          1   the server answered another status (shown on stderr with the start of its body),
-              or refused segments were kept with --dead-letter
-          2   no answer: bad URL, refused or lost connection, timeout, cancelled
-          64  usage error
+          0   every byte was acknowledged with a 2xx; the last answer's body, if any, is
+              printed on stdout (or -o FILE)
+          1   the server answered another status (one line on stderr: the status and the
+              start of the body, or a redirect's Location), or refused segments were kept
+              with --dead-letter
+          2   no answer: refused or lost connection, timeout, cancelled
+          64  usage error (also a bad URL, a closed stdin, an -o FILE that cannot be written)
+          74  the result could not be written: stdout closed or its reader gone, -o FILE failing
 
         See `streamup tail --help` (file follower), `streamup heartbeat --help` (heartbeat
         monitor) and `streamup sink --help` (the local sink).

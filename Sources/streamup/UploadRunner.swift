@@ -18,7 +18,7 @@ enum UploadRunner {
     /// prints what it stored at the end (the dry run, ``LocalSink``).
     static func withTarget(_ options: UploadOptions, _ body: (_ url: String) async -> Int32) async -> Int32 {
         if let url = options.url { return await body(url) }
-        return await LocalSink.run(body)
+        return await LocalSink.run(output: options.outputFile, body)
     }
 
     /// Streams `producer` to `urlText` with the options' headers and limits, as acknowledged
@@ -71,16 +71,19 @@ enum UploadRunner {
                 Terminal.info("* \(uploader.progressLine); server answered \(response.statusCode)")
             }
             guard response.isSuccess else {
-                let start = response.bodyText.prefix(500).trimmingCharacters(in: .whitespacesAndNewlines)
-                Terminal.error("server answered \(response.statusCode) \(HTTPURLResponse.localizedString(forStatusCode: response.statusCode))" + (start.isEmpty ? "" : ": \(start)"))
-                reportUnacknowledged(uploader)
+                // One line; where the refused bytes are is news only when a spool keeps them.
+                let kept = options.delivery.spoolDirectory == nil ? nil : uploader.unacknowledgedLine
+                Terminal.error(AnswerReport.failureLine(response, requestURL: URL(string: urlText)) + (kept.map { "; \($0)" } ?? ""))
                 return (ExitStatus.httpFailure, response)
             }
+            // The last answer's body goes to stdout (-o FILE); a dry run prints the local
+            // sink's summary instead (LocalSink).
+            let printed = options.url == nil ? ExitStatus.success : AnswerReport.printSuccess(response, to: options.outputFile)
             if let refused = uploader.refusedLine {
                 Terminal.error(refused)
                 return (ExitStatus.httpFailure, response)
             }
-            return (ExitStatus.success, response)
+            return (printed, response)
         } catch {
             // One line: what went wrong, and what became of what was read.
             Terminal.error("\(error)" + (uploader.unacknowledgedLine.map { "; \($0)" } ?? ""))

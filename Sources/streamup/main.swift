@@ -1,24 +1,27 @@
 import Foundation
 import StreamUp
 
-/// Entry point: parse argv, run the command, exit with its status.
+/// Entry point: parse argv, check what only the running process can tell, run the command,
+/// exit with its status.
+StandardDescriptors.reserve()
 SignalHandling.ignoreSIGPIPE()
 let status: Int32
 do {
     switch try CommandLineParser.parse(Array(CommandLine.arguments.dropFirst())) {
     case .help(let text):
-        print(text)
-        status = ExitStatus.success
+        status = ResultOutput.writeLine(text, what: "the help text")
     case .version:
-        print("streamup \(StreamUpVersion.current)")
-        status = ExitStatus.success
+        status = ResultOutput.writeLine("streamup \(StreamUpVersion.current)", what: "the version")
     case .upload(let options):
+        try StartCheck.refuse(StandardDescriptors.closedStdinProblem ?? options.outputProblem)
         status = await UploadRunner.run(options)
     case .sink(let options):
         status = await SinkRunner.run(options)
     case .heartbeat(let options):
+        try StartCheck.refuse(options.upload.outputProblem)
         status = await HeartbeatRunner.run(options)
     case .tail(let options):
+        try StartCheck.refuse(options.upload.outputProblem)
         status = await TailRunner.run(options)
     }
 } catch {

@@ -32,27 +32,65 @@ public final class StreamupProcess: @unchecked Sendable {
         fatalError("streamup binary not found next to the tests (looked in \(candidates.map(\.path)))")
     }()
 
-    /// Starts `streamup arguments…`; stdin stays open until `closeStdin()`, unless `stdinFile`
-    /// is given, which then feeds stdin.
-    public convenience init(_ arguments: [String], stdinFile: String? = nil) throws {
-        try self.init(executable: Self.executable, arguments, stdinFile: stdinFile)
+    /// What one of the child's standard descriptors is, when not the test's own pipe.
+    ///
+    /// Thread safety: a value type.
+    public enum Attachment: Sendable, Equatable {
+        /// The test's pipe (the default): stdin is written by the test, stdout and stderr are read.
+        case pipe
+        /// Closed before the program starts, as `<&-`, `>&-` or `2>&-` in a shell.
+        case closed
+        /// A pipe whose reader has exited before the program starts (`| head` after its line,
+        /// a dead log collector): every write fails with EPIPE. Not for stdin.
+        case readerGone
     }
 
-    /// Starts `executable arguments…`, with the same pipes.
-    public init(executable: URL, _ arguments: [String], stdinFile: String? = nil) throws {
+    /// Starts `streamup arguments…`; stdin stays open until `closeStdin()`, unless `stdinFile`
+    /// is given, which then feeds stdin. `stdin`, `stdout` and `stderr` attach a descriptor
+    /// to something other than the test's pipe; output that is not a pipe reads as empty.
+    public convenience init(
+        _ arguments: [String], stdinFile: String? = nil,
+        stdin: Attachment = .pipe, stdout: Attachment = .pipe, stderr: Attachment = .pipe
+    ) throws {
+        try self.init(executable: Self.executable, arguments, stdinFile: stdinFile, stdin: stdin, stdout: stdout, stderr: stderr)
+    }
+
+    /// Starts `executable arguments…` (another program a test needs), with the same pipes.
+    public init(
+        executable: URL, _ arguments: [String], stdinFile: String? = nil,
+        stdin: Attachment = .pipe, stdout: Attachment = .pipe, stderr: Attachment = .pipe
+    ) throws {
         _ = Glibc.signal(SIGPIPE, SIG_IGN)  // a child that exits early must not kill the test runner
-        process.executableURL = executable
-        process.arguments = arguments
+        // A closed descriptor needs a shell: Process cannot start a program without one.
+        let closing = [(stdin, "0<&-"), (stdout, "1>&-"), (stderr, "2>&-")].compactMap { attachment, redirection in
+            if case .closed = attachment { redirection } else { nil }
+        }
+        if closing.isEmpty {
+            process.executableURL = executable
+            process.arguments = arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", #"exec "$0" "$@" "# + closing.joined(separator: " "), executable.path] + arguments
+        }
         if let stdinFile {
             process.standardInput = FileHandle(forReadingAtPath: stdinFile)
         } else {
             process.standardInput = stdinPipe
         }
-        process.standardOutput = stdoutPipe
-        process.standardError = stderrPipe
-        collect(stdoutPipe, isStdout: true)
-        collect(stderrPipe, isStdout: false)
+        process.standardOutput = try Self.attach(stdout, stdoutPipe)
+        process.standardError = try Self.attach(stderr, stderrPipe)
+        if case .readerGone = stdout { stdoutClosed = true } else { collect(stdoutPipe, isStdout: true) }
+        if case .readerGone = stderr { stderrClosed = true } else { collect(stderrPipe, isStdout: false) }
         try process.run()
+    }
+
+    /// The child's end for an output: the test's pipe, or a pipe whose read end is already
+    /// closed (`.readerGone`; `.closed` is done by the shell, which gets the test's pipe).
+    private static func attach(_ attachment: Attachment, _ pipe: Pipe) throws -> Pipe {
+        guard case .readerGone = attachment else { return pipe }
+        let orphan = Pipe()
+        try orphan.fileHandleForReading.close()
+        return orphan
     }
 
     private func collect(_ pipe: Pipe, isStdout: Bool) {

@@ -17,6 +17,11 @@ public final class StubHTTPServer: @unchecked Sendable {
         case answerAfterBody(status: Int, headers: [String] = [], body: String = "")
         /// Read the head and `bytes` bytes of what follows, then close with no answer.
         case hangUpAfter(bytes: Int)
+        /// Read the head, then close the connection cleanly (FIN, nothing unread), as a proxy
+        /// does to a request body that stays idle past its timeout.
+        case closeAfterHead
+        /// Read the whole chunked body, then close the connection cleanly without an answer.
+        case closeWithoutAnswer
         /// Read the head, then read nothing more until `resume()`; then read the whole chunked
         /// body (kept in `receivedBodies`) and answer 200.
         case stallUntilResumed
@@ -31,6 +36,7 @@ public final class StubHTTPServer: @unchecked Sendable {
     private var bodies: [[UInt8]] = []
     private var resumed = false
     private var stalled = false
+    private var closed = 0
     private var thread: Thread?
     private var finishedThread = false
 
@@ -41,6 +47,9 @@ public final class StubHTTPServer: @unchecked Sendable {
 
     /// Decoded bodies of the requests read to their end (`.stallUntilResumed`).
     public var receivedBodies: [[UInt8]] { lock.withLock { bodies } }
+
+    /// Connections closed by the server so far.
+    public var closedConnections: Int { lock.withLock { closed } }
 
     /// Whether a request is being held unread (`.stallUntilResumed`).
     public var isStalling: Bool { lock.withLock { stalled } }
@@ -110,6 +119,10 @@ public final class StubHTTPServer: @unchecked Sendable {
             }
             serve(connection)
             close(connection)
+            lock.withLock {
+                closed += 1
+                lock.broadcast()
+            }
         }
         lock.withLock {
             finishedThread = true
@@ -161,6 +174,13 @@ public final class StubHTTPServer: @unchecked Sendable {
             let body = Self.decodeChunked(Array(received[bodyStart...]))
             lock.withLock { bodies.append(body) }
             respond(fd, status: 200, headers: [], body: "{\"bytes\":\(body.count)}")
+        case .closeAfterHead:
+            // Take what already arrived, so the close is a FIN rather than a reset.
+            while recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT)) > 0 {}
+        case .closeWithoutAnswer:
+            while !chunkedBodyEnded(received, bodyStart: bodyStart) {
+                if !readMore() { return }
+            }
         case .hangUpAfter(let bytes):
             while received.count - bodyStart < bytes {
                 if !readMore() { return }

@@ -41,6 +41,26 @@ import Testing
         #expect(throws: UsageError.self) { try CommandLineParser.parse(["tail"]) }
     }
 
+    /// `-H` refuses the fields streamup frames itself and values with control characters, naming
+    /// the header, with the control characters written out.
+    @Test func framingHeadersAndControlCharactersAreUsageErrors() throws {
+        #expect(throws: UsageError("-H: 'Content-Length: 5': header Content-Length cannot be set: the body is sent chunked, its length unknown")) {
+            try CommandLineParser.parse(["-H", "Content-Length: 5", "http://h"])
+        }
+        #expect(throws: UsageError("-H: 'X-A: a\\r\\nb': the value of X-A contains a carriage return (CR); header values cannot hold line breaks, NUL or other control characters")) {
+            try CommandLineParser.parse(["-H", "X-A: a\r\nb", "http://h"])
+        }
+        #expect(throws: UsageError.self) { try CommandLineParser.parse(["tail", "-H", "Transfer-Encoding: identity", "f", "http://h"]) }
+        #expect(try upload(["-H", "Host: logs.internal", "http://h"]).headers.first?.value == "logs.internal")
+    }
+
+    /// `-o FILE` names where a 2xx answer's body goes; `-o -` is stdout, as in curl.
+    @Test func outputFileIsParsed() throws {
+        #expect(try upload(["-o", "answer.json", "http://h"]).outputFile == "answer.json")
+        #expect(try upload(["--output=-", "http://h"]).outputFile == nil)
+        #expect(try upload(["http://h"]).outputFile == nil)
+    }
+
     /// Acknowledged segments are the default; the delivery options reach the library's
     /// options; `--single-request` refuses segment options.
     @Test func deliveryOptionsAreParsed() throws {

@@ -150,7 +150,7 @@ public final class StreamUploader: Sendable {
     }
 
     static func makeRequest(_ configuration: UploadConfiguration) -> URLRequest {
-        var request = URLRequest(url: configuration.url)
+        var request = URLRequest(url: SessionURL.forURLSession(configuration.url) ?? configuration.url)
         request.httpMethod = configuration.method
         request.timeoutInterval = configuration.responseTimeout
         for header in headerFields(configuration) {

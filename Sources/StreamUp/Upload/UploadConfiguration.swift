@@ -37,17 +37,29 @@ public struct UploadConfiguration: Sendable {
         self.url = url
     }
 
-    /// Parses `string` as an upload URL, with a clear error when it is not one.
+    /// Parses `string` as an upload URL, with a clear error when it is not one: the scheme
+    /// (`http` or `https`, any case) is lowercased, the port must be 1-65535, and the host must
+    /// be one URLSession can send to on this system (see ``SessionURL``). The URL keeps the
+    /// spelling people read: `http://[::1]:8080/`.
     public static func url(from string: String) throws -> URL {
-        guard let components = URLComponents(string: string),
+        guard var components = URLComponents(string: string),
             let scheme = components.scheme?.lowercased(),
-            let host = components.host, !host.isEmpty,
-            let url = components.url
+            let host = components.host, !host.isEmpty
         else {
             throw StreamUpError(.invalidURL, "'\(string)' is not a URL (expected http://HOST[:PORT]/PATH)")
         }
         guard scheme == "http" || scheme == "https" else {
             throw StreamUpError(.invalidURL, "'\(string)' uses scheme '\(scheme)'; streamup speaks http and https")
+        }
+        if let port = components.port, !(1...65535).contains(port) {
+            throw StreamUpError(.invalidURL, "'\(string)': port \(port) is out of range (1-65535)")
+        }
+        components.scheme = scheme
+        guard let url = components.url else {
+            throw StreamUpError(.invalidURL, "'\(string)' is not a URL (expected http://HOST[:PORT]/PATH)")
+        }
+        guard SessionURL.forURLSession(url) != nil else {
+            throw StreamUpError(.invalidURL, "'\(string)': URLSession on this system cannot send to \(host) (Foundation and libcurl disagree on the host, swift-corelibs-foundation issue #5496); use a host name that resolves to that address")
         }
         return url
     }
@@ -62,17 +74,9 @@ public struct UploadConfiguration: Sendable {
         guard bufferSize > 0 && bufferSize <= 1 << 30 else {
             throw StreamUpError(.invalidConfiguration, "buffer size \(bufferSize) is out of range (1 byte to 1 GiB)")
         }
-        for header in headers where !Self.isToken(header.name) {
-            throw StreamUpError(.invalidConfiguration, "'\(header.name)' is not a valid header name")
-        }
-        for header in headers where header.value.contains(where: { $0 == "\r" || $0 == "\n" }) {
-            throw StreamUpError(.invalidConfiguration, "the value of header '\(header.name)' contains a line break")
-        }
-    }
-
-    private static func isToken(_ name: String) -> Bool {
-        !name.isEmpty && name.utf8.allSatisfy { byte in
-            byte > 32 && byte < 127 && !"()<>@,;:\\\"/[]?={}".utf8.contains(byte)
+        // Which fields and values can be sent: UploadConfiguration+Headers.swift.
+        for header in headers {
+            if let problem = header.problem { throw StreamUpError(.invalidConfiguration, problem) }
         }
     }
 }

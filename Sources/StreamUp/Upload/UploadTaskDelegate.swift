@@ -114,7 +114,7 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
                     statusCode: challenged.statusCode, headers: Self.headers(of: challenged), body: state.body,
                     bytesSent: bytesSent))
             } else if let error {
-                result = .failure(failure ?? Self.transportError(error, url: task.originalRequest?.url))
+                result = .failure(failure ?? TransportFailure.error(for: error, url: task.originalRequest?.url))
             } else if let response = state.response ?? (task.response as? HTTPURLResponse) {
                 result = .success(UploadResponse(
                     statusCode: response.statusCode, headers: Self.headers(of: response), body: state.body,
@@ -139,27 +139,5 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
             headers["\(name)"] = "\(value)"
         }
         return headers
-    }
-
-    /// Turns URLSession's error into one line a person can act on.
-    static func transportError(_ error: Error, url: URL?) -> StreamUpError {
-        let target = url.map { "\($0.host ?? "?")\($0.port.map { ":\($0)" } ?? "")" } ?? "the server"
-        guard let urlError = error as? URLError else {
-            return StreamUpError(.transport, "upload to \(target) failed: \(error.localizedDescription)")
-        }
-        let reason: String
-        switch urlError.code {
-        case .cannotConnectToHost: reason = "connection refused by \(target)"
-        case .cannotFindHost, .dnsLookupFailed: reason = "cannot resolve host \(target)"
-        case .timedOut: reason = "timed out talking to \(target)"
-        case .networkConnectionLost: reason = "connection to \(target) lost before the server answered"
-        case .notConnectedToInternet: reason = "no network route to \(target)"
-        case .cancelled: return StreamUpError(.cancelled, "the upload was cancelled", urlError: urlError)
-        case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
-            .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot:
-            reason = "TLS handshake with \(target) failed"
-        default: reason = "upload to \(target) failed: \(urlError.localizedDescription) (URLError \(urlError.code.rawValue))"
-        }
-        return StreamUpError(.transport, reason, urlError: urlError)
     }
 }

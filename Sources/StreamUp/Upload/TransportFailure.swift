@@ -1,0 +1,166 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Turns a failed URLSession task into one line that says what happened and what to do.
+///
+/// On Linux the `URLError` code alone says little: corelibs Foundation maps only a few libcurl
+/// results to codes of their own and reports the rest as `.unknown` (-1), carrying libcurl's
+/// error text as the description (`MultiHandle.swift`, `urlErrorCode(for:)`): "Send failure:
+/// Broken pipe" (a server or proxy closed the connection mid-body), "SSL certificate problem:
+/// …", "Could not resolve proxy: …". So each row of ``rules`` recognises a failure by its code,
+/// by the start of that text, or both, and says it in words; the first row that matches wins,
+/// and a failure no row knows still gets one line, with the raw text and code.
+///
+/// Thread safety: stateless; the rule table is immutable. Callable from any thread.
+enum TransportFailure {
+    /// One kind of failure: how to recognise it and what to say.
+    ///
+    /// Thread safety: immutable; the sentence closure is pure.
+    struct Rule: Sendable {
+        /// `URLError` codes (raw values) this row takes; empty: any code.
+        let codes: Set<Int>
+        /// libcurl texts this row takes, by their start; empty: any text.
+        let prefixes: [String]
+        /// The line, given where the request went and the failure.
+        let sentence: @Sendable (_ failure: Facts) -> String
+
+        func matches(code: Int, text: String) -> Bool {
+            (codes.isEmpty || codes.contains(code)) && (prefixes.isEmpty || prefixes.contains { text.hasPrefix($0) })
+        }
+    }
+
+    /// What is known about one failure, for a sentence.
+    ///
+    /// Thread safety: a value type.
+    struct Facts: Sendable {
+        /// Where the request went: `[::1]:8080`, `logs.example`.
+        let target: String
+        /// libcurl's (or Foundation's) text, when there is one worth showing.
+        let detail: String?
+        /// The `URLError` code.
+        let code: Int
+        /// The address libcurl says it could not connect to, when that is not the target (a
+        /// proxy): `127.0.0.1:3128`.
+        let proxy: String?
+
+        /// `detail` after `prefix`, or the whole detail: "self-signed certificate".
+        func detail(after prefix: String) -> String {
+            guard let detail else { return "no details" }
+            return detail.hasPrefix(prefix) ? String(detail.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces) : detail
+        }
+    }
+
+    private static let refused = URLError.Code.cannotConnectToHost.rawValue
+    private static let lost = URLError.Code.networkConnectionLost.rawValue
+    private static let unknown = URLError.Code.unknown.rawValue
+    private static let timedOut = URLError.Code.timedOut.rawValue
+
+    /// The table, first match wins. Darwin's own codes (TLS, no network) are here too.
+    static let rules: [Rule] = [
+        Rule(codes: [refused], prefixes: []) { facts in
+            if let proxy = facts.proxy {
+                return "connection refused by the proxy \(proxy) on the way to \(facts.target): check http_proxy, https_proxy and no_proxy"
+            }
+            return "connection refused by \(facts.target): nothing is listening there; check the host and port, and that the server runs"
+        },
+        Rule(codes: [], prefixes: ["Could not resolve proxy"]) { facts in
+            "cannot resolve the proxy \(facts.detail(after: "Could not resolve proxy:")) on the way to \(facts.target): check http_proxy, https_proxy and no_proxy"
+        },
+        Rule(codes: [], prefixes: ["CONNECT tunnel failed", "Received HTTP code", "Proxy CONNECT aborted"]) { facts in
+            "the proxy would not open a tunnel to \(facts.target) (\(facts.detail ?? "no details")): check http_proxy, https_proxy and no_proxy, and the proxy's credentials"
+        },
+        Rule(codes: [URLError.Code.cannotFindHost.rawValue, URLError.Code.dnsLookupFailed.rawValue], prefixes: []) { facts in
+            "cannot resolve host \(facts.target): check its spelling and this machine's DNS settings"
+        },
+        Rule(codes: [timedOut], prefixes: ["Failed to connect"]) { facts in
+            "connecting to \(facts.target) timed out: check that the address is right and reachable (a firewall may drop the packets)"
+        },
+        Rule(codes: [timedOut], prefixes: []) { facts in
+            "\(facts.target) did not answer within the response timeout: check that the server is up and not overloaded, or raise the timeout"
+        },
+        Rule(codes: [unknown, lost], prefixes: ["Send failure"]) { facts in
+            "\(facts.target) closed the connection while the body was being sent, without answering (\(facts.detail(after: "Send failure:"))): often a server's or proxy's limit on long or idle request bodies; send shorter requests (segmented delivery) or raise that limit"
+        },
+        Rule(codes: [lost], prefixes: []) { facts in
+            "the connection to \(facts.target) was reset before an answer came: the server or a proxy in front of it dropped the request (crashed, restarted or refused it); check its logs"
+        },
+        Rule(codes: [URLError.Code.badServerResponse.rawValue], prefixes: ["Empty reply"]) { facts in
+            "\(facts.target) closed the connection without answering: the server or a proxy in front of it dropped the request; check its logs, and that the port speaks plain HTTP (https:// if it expects TLS)"
+        },
+        Rule(codes: [], prefixes: ["Received HTTP/0.9", "Weird server reply", "Unsupported HTTP version"]) { facts in
+            "\(facts.target) answered something that is not HTTP: check the port, and use https:// if it expects TLS"
+        },
+        Rule(codes: [URLError.Code.badServerResponse.rawValue, URLError.Code.cannotParseResponse.rawValue], prefixes: []) { facts in
+            "\(facts.target) sent an answer that is not valid HTTP (\(facts.detail ?? "no details")): check the port, and any proxy in between"
+        },
+        Rule(
+            codes: [
+                URLError.Code.serverCertificateUntrusted.rawValue, URLError.Code.serverCertificateHasBadDate.rawValue,
+                URLError.Code.serverCertificateNotYetValid.rawValue, URLError.Code.serverCertificateHasUnknownRoot.rawValue,
+            ], prefixes: []
+        ) { facts in
+            "the TLS certificate of \(facts.target) is not trusted: add its CA to the system's trust store (update-ca-certificates), or use the name it was issued for"
+        },
+        Rule(codes: [unknown], prefixes: ["SSL certificate problem", "SSL: no alternative certificate subject name", "SSL: certificate subject name"]) { facts in
+            "the TLS certificate of \(facts.target) is not trusted (\(facts.detail(after: "SSL certificate problem:"))): add its CA to the system's trust store (update-ca-certificates), or use the name it was issued for"
+        },
+        Rule(codes: [URLError.Code.secureConnectionFailed.rawValue], prefixes: []) { facts in
+            "the TLS handshake with \(facts.target) failed: check that the port speaks TLS, or use http://"
+        },
+        Rule(codes: [unknown], prefixes: ["OpenSSL", "SSL", "TLS", "error:"]) { facts in
+            "the TLS handshake with \(facts.target) failed (\(facts.detail ?? "no details")): check that the port speaks TLS (https://), or use http://"
+        },
+        Rule(codes: [URLError.Code.notConnectedToInternet.rawValue], prefixes: []) { facts in
+            "no network route to \(facts.target): check the address, the network connection and any firewall"
+        },
+        Rule(codes: [unknown], prefixes: ["Failed to connect"]) { facts in
+            "cannot connect to \(facts.proxy.map { "the proxy \($0) on the way to \(facts.target)" } ?? facts.target) (\(facts.detail(after: "Failed to connect to"))): check the address, the network and any firewall"
+        },
+        Rule(codes: [URLError.Code.badURL.rawValue], prefixes: []) { facts in
+            "URLSession refused the URL for \(facts.target) (\(facts.detail ?? "no details")): check the URL"
+        },
+        Rule(codes: [URLError.Code.unsupportedURL.rawValue], prefixes: []) { facts in
+            "URLSession cannot send to \(facts.target): only http:// and https:// URLs work"
+        },
+        Rule(codes: [], prefixes: []) { facts in
+            "the connection to \(facts.target) failed: \(facts.detail ?? "no details") (URLError \(facts.code)); check the URL, the network and the server"
+        },
+    ]
+
+    /// The error for a task that completed with `error` while sending to `url`.
+    static func error(for error: Error, url: URL?) -> StreamUpError {
+        let target = url.map(SessionURL.authority(of:)) ?? "the server"
+        guard let urlError = error as? URLError else {
+            return StreamUpError(.transport, "the connection to \(target) failed: \(error.localizedDescription)")
+        }
+        if urlError.code == .cancelled {
+            return StreamUpError(.cancelled, "the upload was cancelled", urlError: urlError)
+        }
+        return StreamUpError(.transport, line(code: urlError.code.rawValue, text: urlError.localizedDescription, url: url), urlError: urlError)
+    }
+
+    /// The line for a failure with `code` and libcurl's `text`, sending to `url`.
+    static func line(code: Int, text: String, url: URL?) -> String {
+        let target = url.map(SessionURL.authority(of:)) ?? "the server"
+        // Foundation's stand-in when there is no text: "The operation could not be completed. (…)"
+        let detail = text.isEmpty || text.hasPrefix("The operation could not be completed") ? nil : text
+        let facts = Facts(target: target, detail: detail, code: code, proxy: proxy(in: text, target: url))
+        let rule = rules.first { $0.matches(code: code, text: text) } ?? rules[rules.count - 1]
+        return rule.sentence(facts)
+    }
+
+    /// The address in libcurl's "Failed to connect to HOST port N after …" when it is not the
+    /// URL's own host and port: the proxy libcurl went through (from `http_proxy` and the like).
+    static func proxy(in text: String, target url: URL?) -> String? {
+        guard let url, let range = text.range(of: "Failed to connect to ") else { return nil }
+        let words = text[range.upperBound...].split(separator: " ")
+        guard words.count >= 3, words[1] == "port", let port = Int(words[2]) else { return nil }
+        let host = String(words[0])
+        let targetHost = (URLComponents(url: url, resolvingAgainstBaseURL: true)?.host ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        let targetPort = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+        guard host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")) != targetHost || port != targetPort else { return nil }
+        return (host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host) + ":\(port)"
+    }
+}

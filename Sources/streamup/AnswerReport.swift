@@ -1,0 +1,92 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import StreamUp
+
+/// How the CLI shows the server's answer: one line on stderr for an answer that is not 2xx,
+/// and the body of a 2xx answer as the command's result, as curl prints it.
+///
+/// The formatting is pure (``failureLine(status:headers:body:requestURL:)``,
+/// ``oneLine(_:isHTML:totalBytes:limit:)``, ``printable(_:)``); ``printSuccess(_:to:)`` only
+/// writes what they return.
+///
+/// Thread safety: stateless; callable from any thread.
+enum AnswerReport {
+    /// The most characters of an error answer's body shown on its line.
+    static let bodyCharacterLimit = 300
+
+    /// `server answered 502 Bad Gateway: <body on one line> … (1234 more bytes)`. A redirect
+    /// names its target instead, which a live body cannot follow: `server answered 301 Moved
+    /// Permanently: Location https://…; a streamed body cannot follow redirects, use that URL`.
+    static func failureLine(status: Int, headers: [String: String], body: [UInt8], requestURL: URL?) -> String {
+        let head = "server answered \(status) \(HTTPURLResponse.localizedString(forStatusCode: status))"
+        func field(_ name: String) -> String? {
+            headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+        }
+        if (300..<400).contains(status), let location = field("Location") {
+            let target = URL(string: location, relativeTo: requestURL)?.absoluteString ?? location
+            return "\(head): Location \(oneLine(Array(target.utf8), isHTML: false, totalBytes: target.utf8.count, limit: 2048)); a streamed body cannot follow redirects, use that URL"
+        }
+        let contentType = field("Content-Type")?.lowercased() ?? ""
+        let isHTML = contentType.hasPrefix("text/html") || contentType.hasPrefix("application/xhtml")
+        let declared = field("Content-Length").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+        let text = oneLine(body, isHTML: isHTML, totalBytes: max(declared, body.count), limit: bodyCharacterLimit)
+        return text.isEmpty ? head : "\(head): \(text)"
+    }
+
+    /// ``failureLine(status:headers:body:requestURL:)`` for `response`.
+    static func failureLine(_ response: UploadResponse, requestURL: URL?) -> String {
+        failureLine(status: response.statusCode, headers: response.headers, body: [UInt8](response.body), requestURL: requestURL)
+    }
+
+    /// `body` as one line: every run of whitespace or control characters (line breaks, tabs,
+    /// escape sequences) becomes one space; for HTML, the head, scripts, styles, comments and
+    /// tags are left out and the common entities decoded. Past `limit` characters it is cut, at
+    /// a space when there is one near, and ends with `… (N more bytes)`, N counted in the
+    /// body's bytes from the cut to `totalBytes` (the declared length, when more than arrived).
+    static func oneLine(_ body: [UInt8], isHTML: Bool, totalBytes: Int, limit: Int) -> String {
+        var reader = BodyText(body, isHTML: isHTML)
+        var shown: [(character: Character, end: Int)] = []
+        var pendingSpace: Int?
+        while let (character, end) = reader.next() {
+            if character.isWhitespace || character.unicodeScalars.allSatisfy({ $0.properties.generalCategory == .control }) {
+                if !shown.isEmpty { pendingSpace = end }
+                continue
+            }
+            if let space = pendingSpace {
+                shown.append((" ", space))
+                pendingSpace = nil
+            }
+            shown.append((character, end))
+            if shown.count > limit { break }
+        }
+        guard shown.count > limit else { return String(shown.map(\.character)) }
+        // Cut within the limit, at the last space in its final fifth if there is one.
+        var cut = limit
+        if let space = shown[(limit * 4 / 5)..<limit].lastIndex(where: { $0.character == " " }) { cut = space }
+        let kept = shown[..<cut]
+        let consumed = kept.last?.end ?? 0
+        return String(kept.map(\.character)) + " … (\(max(totalBytes - consumed, 1)) more bytes)"
+    }
+
+    /// What a 2xx answer prints: its body, ending with a line break; nil when it is empty.
+    static func printable(_ body: [UInt8]) -> [UInt8]? {
+        guard !body.isEmpty else { return nil }
+        return body.last == UInt8(ascii: "\n") ? body : body + [UInt8(ascii: "\n")]
+    }
+
+    /// Prints a 2xx answer's body on stdout, or writes it exactly to `file` (`-o`); says on
+    /// stderr when the body was longer than what is kept. Returns the command's status:
+    /// success, or ``ExitStatus/outputFailed`` when it could not be written.
+    static func printSuccess(_ response: UploadResponse, to file: String?) -> Int32 {
+        let body = [UInt8](response.body)
+        if body.count >= UploadConfiguration(url: URL(fileURLWithPath: "/")).maxResponseBodyBytes {
+            Terminal.error("only the first \(body.count) bytes of the answer are kept; the rest was dropped")
+        }
+        let what = "the server's answer (\(response.statusCode) \(HTTPURLResponse.localizedString(forStatusCode: response.statusCode)), the upload itself succeeded)"
+        if let file { return ResultOutput.write(body, what: what, to: file) }
+        guard let printable = printable(body) else { return ExitStatus.success }
+        return ResultOutput.write(printable, what: what)
+    }
+}

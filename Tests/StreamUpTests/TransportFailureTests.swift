@@ -1,0 +1,83 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import StreamUp
+
+/// ``TransportFailure``: each failure URLSession reports on Linux (a `URLError` code and
+/// libcurl's text, as measured against real servers) becomes one line that says what happened
+/// and what to do, with no raw `URLError` code unless nothing better is known.
+@Suite struct TransportFailureTests {
+    /// One measured failure and the line it must become.
+    struct Case: Sendable, CustomTestStringConvertible {
+        let code: Int
+        let text: String
+        let url: String
+        let line: String
+        var testDescription: String { "\(code) \(text)" }
+    }
+
+    static let cases: [Case] = [
+        Case(code: -1004, text: "Failed to connect to 127.0.0.1 port 1 after 0 ms: Couldn't connect to server", url: "http://127.0.0.1:1/",
+             line: "connection refused by 127.0.0.1:1: nothing is listening there; check the host and port, and that the server runs"),
+        Case(code: -1004, text: "Failed to connect to ::1 port 9 after 0 ms: Couldn't connect to server", url: "http://[::1]:9/",
+             line: "connection refused by [::1]:9: nothing is listening there; check the host and port, and that the server runs"),
+        Case(code: -1004, text: "Failed to connect to 127.0.0.1 port 3128 after 0 ms: Couldn't connect to server", url: "http://logs.example/in",
+             line: "connection refused by the proxy 127.0.0.1:3128 on the way to logs.example: check http_proxy, https_proxy and no_proxy"),
+        Case(code: -1, text: "Could not resolve proxy: proxy.corp", url: "https://logs.example/",
+             line: "cannot resolve the proxy proxy.corp on the way to logs.example: check http_proxy, https_proxy and no_proxy"),
+        Case(code: -1003, text: "Could not resolve host: logs.example", url: "https://logs.example/",
+             line: "cannot resolve host logs.example: check its spelling and this machine's DNS settings"),
+        Case(code: -1001, text: "The request timed out.", url: "http://127.0.0.1:8080/",
+             line: "127.0.0.1:8080 did not answer within the response timeout: check that the server is up and not overloaded, or raise the timeout"),
+        Case(code: -1001, text: "Failed to connect to 10.0.0.9 port 80 after 60000 ms: Connection timed out", url: "http://10.0.0.9/",
+             line: "connecting to 10.0.0.9 timed out: check that the address is right and reachable (a firewall may drop the packets)"),
+        Case(code: -1, text: "Send failure: Broken pipe", url: "http://127.0.0.1:8080/",
+             line: "127.0.0.1:8080 closed the connection while the body was being sent, without answering (Broken pipe): often a server's or proxy's limit on long or idle request bodies; send shorter requests (segmented delivery) or raise that limit"),
+        Case(code: -1005, text: "Send failure: Connection reset by peer", url: "http://127.0.0.1:8080/",
+             line: "127.0.0.1:8080 closed the connection while the body was being sent, without answering (Connection reset by peer): often a server's or proxy's limit on long or idle request bodies; send shorter requests (segmented delivery) or raise that limit"),
+        Case(code: -1005, text: "Recv failure: Connection reset by peer", url: "http://127.0.0.1:8080/",
+             line: "the connection to 127.0.0.1:8080 was reset before an answer came: the server or a proxy in front of it dropped the request (crashed, restarted or refused it); check its logs"),
+        Case(code: -1011, text: "Empty reply from server", url: "http://127.0.0.1:8080/",
+             line: "127.0.0.1:8080 closed the connection without answering: the server or a proxy in front of it dropped the request; check its logs, and that the port speaks plain HTTP (https:// if it expects TLS)"),
+        Case(code: -1002, text: "Received HTTP/0.9 when not allowed", url: "http://127.0.0.1:22/",
+             line: "127.0.0.1:22 answered something that is not HTTP: check the port, and use https:// if it expects TLS"),
+        Case(code: -1, text: "SSL certificate problem: self-signed certificate", url: "https://localhost:8443/",
+             line: "the TLS certificate of localhost:8443 is not trusted (self-signed certificate): add its CA to the system's trust store (update-ca-certificates), or use the name it was issued for"),
+        Case(code: -1, text: "OpenSSL/3.0.19: error:0A00010B:SSL routines::wrong version number", url: "https://127.0.0.1:8080/",
+             line: "the TLS handshake with 127.0.0.1:8080 failed (OpenSSL/3.0.19: error:0A00010B:SSL routines::wrong version number): check that the port speaks TLS (https://), or use http://"),
+        Case(code: -1, text: "Failed to connect to 192.0.2.1 port 80 after 3 ms: No route to host", url: "http://192.0.2.1/",
+             line: "cannot connect to 192.0.2.1 (192.0.2.1 port 80 after 3 ms: No route to host): check the address, the network and any firewall"),
+        Case(code: -1, text: "CONNECT tunnel failed, response 407", url: "https://logs.example/",
+             line: "the proxy would not open a tunnel to logs.example (CONNECT tunnel failed, response 407): check http_proxy, https_proxy and no_proxy, and the proxy's credentials"),
+        Case(code: -1000, text: "The operation could not be completed. (NSURLErrorDomain error -1000.)", url: "http://h.example/",
+             line: "URLSession refused the URL for h.example (no details): check the URL"),
+        Case(code: -1, text: "Some failure nobody has seen", url: "http://h.example/",
+             line: "the connection to h.example failed: Some failure nobody has seen (URLError -1); check the URL, the network and the server"),
+    ]
+
+    /// Every measured failure gets its line.
+    @Test(arguments: cases) func failureBecomesItsLine(_ failure: Case) {
+        #expect(TransportFailure.line(code: failure.code, text: failure.text, url: URL(string: failure.url)) == failure.line)
+    }
+
+    /// The `URLError` path: the code and text come from the error; cancellation is its own code.
+    @Test func urlErrorsAreReadForCodeAndText() {
+        let url = URL(string: "http://127.0.0.1:8080/")
+        let broken = URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "Send failure: Broken pipe"])
+        let error = TransportFailure.error(for: broken, url: url)
+        #expect(error.code == .transport && error.urlError?.code == .unknown)
+        #expect(error.description.hasPrefix("127.0.0.1:8080 closed the connection while the body was being sent"))
+        #expect(TransportFailure.error(for: URLError(.cancelled), url: url).code == .cancelled)
+    }
+
+    /// Every line is one line, and no row but the last falls back to printing the raw code.
+    @Test func everyRuleSaysOneLineWithoutTheRawCode() {
+        let facts = TransportFailure.Facts(target: "[::1]:8080", detail: "detail", code: -1, proxy: nil)
+        for rule in TransportFailure.rules.dropLast() {
+            let line = rule.sentence(facts)
+            #expect(!line.contains("\n") && !line.contains("URLError"), "\(line)")
+        }
+    }
+}
