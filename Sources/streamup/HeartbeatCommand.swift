@@ -30,7 +30,7 @@ struct HeartbeatOptions: Sendable, Equatable {
             }
             options.fields.append(.init(name: name, value: String(value[value.index(after: equals)...])))
         },
-    ] + UploadOptions.table.filter { !$0.names.contains("--content-type") }.map { $0.lifted(\HeartbeatOptions.upload) }
+    ] + UploadOptions.table.filter { !$0.names.contains("--content-type") && !$0.names.contains("--field") }.map { $0.lifted(\HeartbeatOptions.upload) }
 
     static let help = """
         usage: streamup heartbeat [options] [URL] [-- COMMAND [ARG...]]
@@ -59,11 +59,18 @@ enum HeartbeatRunner {
         let stop = HeartbeatStop()
         let producer = HeartbeatProducer(
             every: options.every, count: options.count, fields: options.fields.map { ($0.name, $0.value) }, stop: stop)
+        let formatter: RecordFormatter?
+        do {
+            formatter = try options.upload.records.formatter()
+        } catch {
+            Terminal.error("heartbeat: \(error)")
+            return ExitStatus.usage
+        }
         guard !options.command.isEmpty else {
             return await UploadRunner.withTarget(options.upload) { url in
-                await UploadRunner.upload(options.upload, to: url, producer: producer) {
+                await upload(producer, formatter: formatter, options, to: url) {
                     stop.stop(final: [("event", .string("stop"))])
-                }.status
+                }
             }
         }
         let child = Process()
@@ -85,14 +92,23 @@ enum HeartbeatRunner {
             return 127
         }
         let uploadStatus = await UploadRunner.withTarget(options.upload) { url in
-            await UploadRunner.upload(options.upload, to: url, producer: producer) {
+            await upload(producer, formatter: formatter, options, to: url) {
                 if child.isRunning { child.terminate() }
-            }.status
+            }
         }
         child.waitUntilExit()
         let commandStatus = child.terminationReason == .uncaughtSignal ? 128 + child.terminationStatus : child.terminationStatus
         // The command's status is what a job runner needs; a failed upload shows only when the
         // command itself succeeded.
         return commandStatus != 0 ? commandStatus : uploadStatus
+    }
+
+    /// Uploads the beats, as records of `formatter` when one is given (a preset's shape).
+    private static func upload(
+        _ producer: HeartbeatProducer<ContinuousClock>, formatter: RecordFormatter?, _ options: HeartbeatOptions, to url: String,
+        onSignal: @escaping @Sendable () -> Void
+    ) async -> Int32 {
+        guard let formatter else { return await UploadRunner.upload(options.upload, to: url, producer: producer, onSignal: onSignal).status }
+        return await UploadRunner.upload(options.upload, to: url, producer: FormattingProducer(producer, formatter: formatter), onSignal: onSignal).status
     }
 }

@@ -56,7 +56,15 @@ enum TailRunner {
             Terminal.error("tail: \(problem)")
             return ExitStatus.usage
         }
-        let follower = FileFollower(path: options.path, startAt: options.fromStart ? .beginning : .end)
+        let follower: FileFollower
+        do {
+            follower = FileFollower(
+                path: options.path, startAt: options.fromStart ? .beginning : .end,
+                format: try options.upload.records.formatter(path: options.path))
+        } catch {
+            Terminal.error("tail: \(error)")
+            return ExitStatus.usage
+        }
         return await UploadRunner.withTarget(options.upload) { url in
             guard options.upload.delivery.singleRequest else {
                 // Acknowledged segments: the uploader keeps the state file (exactly once).

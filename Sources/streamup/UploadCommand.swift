@@ -1,6 +1,25 @@
 import Foundation
 import StreamUp
 
+/// How lines become records: the CLI side of ``RecordFormatter``.
+///
+/// Thread safety: a value type.
+struct RecordOptions: Sendable, Equatable {
+    var format: RecordFormat = .raw
+    var fields: [(String, String)] = []
+    var keys = RecordFormatter.Keys()
+
+    static func == (lhs: RecordOptions, rhs: RecordOptions) -> Bool {
+        lhs.format == rhs.format && lhs.keys == rhs.keys && lhs.fields.elementsEqual(rhs.fields) { $0 == $1 }
+    }
+
+    /// The formatter for records read at `path` (nil for stdin), or nil for raw lines.
+    func formatter(path: String? = nil) throws -> RecordFormatter? {
+        guard format != .raw else { return nil }
+        return try RecordFormatter(format: format, keys: keys, path: path, fields: fields.map { (name: $0.0, value: $0.1) })
+    }
+}
+
 /// `streamup [options] [URL]`: stream stdin to URL as one chunked request.
 ///
 /// Thread safety: a value type.
@@ -18,6 +37,10 @@ struct UploadOptions: Sendable, Equatable {
     var shutdownTimeout: Duration = .seconds(30)
     /// `-o FILE`: where a 2xx answer's body goes (nil: stdout).
     var outputFile: String?
+    /// How lines become records (`--format`, `--field`, keys).
+    var records = RecordOptions()
+    /// `--compress gzip`.
+    var gzip = false
     var delivery = DeliveryOptions()
 
     /// How the stream is delivered: acknowledged segments (the default) or one request.
@@ -59,6 +82,26 @@ struct UploadOptions: Sendable, Equatable {
         },
         .value("--response-timeout", valueName: "DURATION", help: "limit on connecting and on waiting for the answer after the body (default 60s); an idle stdin never times out") { options, value throws(UsageError) in
             options.responseTimeout = try parseDuration(value, option: "--response-timeout")
+        },
+        .value("--format", valueName: "raw|ndjson|json", help: "raw: lines as they are (default); ndjson: each line becomes a JSON object with the line as a string (message), the time it was read, the host and, for tail, the file path; json: lines that are JSON objects get those fields merged in, others are wrapped as with ndjson") { options, value throws(UsageError) in
+            guard let format = RecordFormat(rawValue: value) else { throw UsageError("--format: '\(value)' is not raw, ndjson or json") }
+            options.records.format = format
+        },
+        .value("--field", valueName: "KEY=VALUE", help: "add a string field to every record (repeatable; with --format ndjson or json)") { options, value throws(UsageError) in
+            guard let equals = value.firstIndex(of: "="), equals != value.startIndex else { throw UsageError("--field: '\(value)' is not KEY=VALUE") }
+            options.records.fields.append((String(value[..<equals]), String(value[value.index(after: equals)...])))
+        },
+        .value("--message-key", valueName: "KEY", help: "the key of the line in a record (default message; e.g. _msg, log)") { options, value throws(UsageError) in
+            guard !value.isEmpty else { throw UsageError("--message-key: the key cannot be empty") }
+            options.records.keys.message = value
+        },
+        .value("--time-key", valueName: "KEY|none", help: "the key of the time the line was read, RFC 3339 UTC with milliseconds (default time; e.g. _time, @timestamp, date); none leaves it out") { options, value throws(UsageError) in
+            guard !value.isEmpty else { throw UsageError("--time-key: the key cannot be empty (none leaves the time out)") }
+            options.records.keys.time = value == "none" ? nil : value
+        },
+        .value("--compress", valueName: "gzip", help: "compress each request with gzip (Content-Encoding: gzip): one gzip member per request; a single request is flushed whenever it would wait for input") { options, value throws(UsageError) in
+            guard value == "gzip" else { throw UsageError("--compress: '\(value)' is not supported (gzip is)") }
+            options.gzip = true
         },
         .flag("--single-request", help: "send the whole stream as one never-ending request (for receivers that take one, such as VictoriaLogs /insert/jsonline or `streamup sink`); a broken connection then ends it") { options in
             options.delivery.singleRequest = true
@@ -123,6 +166,12 @@ struct UploadOptions: Sendable, Equatable {
 
     /// Checks the options together, after parsing.
     func validate() throws(UsageError) {
+        if records.format == .raw && (!records.fields.isEmpty || records.keys != RecordFormatter.Keys()) {
+            throw UsageError("--field, --message-key and --time-key shape records: add --format ndjson or --format json")
+        }
+        if records.format != .raw && delivery.records == .rawBytes {
+            throw UsageError("--format \(records.format.rawValue) makes records of lines: it cannot go with --records none")
+        }
         if delivery.singleRequest, let first = delivery.segmentOptions.first {
             throw UsageError("--single-request cannot go with \(first): it sends one request, without segments or retries")
         }

@@ -9,8 +9,17 @@ import StreamUp
 /// Thread safety: runs on the main task; callbacks only print.
 enum UploadRunner {
     static func run(_ options: UploadOptions) async -> Int32 {
-        await withTarget(options) { url in
-            await upload(options, to: url, producer: FileDescriptorProducer(fileDescriptor: 0)).status
+        let formatter: RecordFormatter?
+        do {
+            formatter = try options.records.formatter()
+        } catch {
+            Terminal.error("\(error)")
+            return ExitStatus.usage
+        }
+        return await withTarget(options) { url in
+            let stdin = FileDescriptorProducer(fileDescriptor: 0)
+            guard let formatter else { return await upload(options, to: url, producer: stdin).status }
+            return await upload(options, to: url, producer: FormattingProducer(stdin, formatter: formatter)).status
         }
     }
 
@@ -36,6 +45,10 @@ enum UploadRunner {
             configuration.contentType = options.contentType
             configuration.headers = options.headers
             configuration.responseTimeout = options.responseTimeout.seconds
+            configuration.body.gzip = options.gzip
+            if options.records.format != .raw && options.contentType == UploadOptions().contentType {
+                configuration.contentType = "application/x-ndjson"
+            }
             let verbose = options.verbose
             let onEvent: @Sendable (UploadEvent) -> Void = { event in logEvent(event, verbose: verbose) }
             if options.delivery.singleRequest {

@@ -87,6 +87,18 @@ import Testing
         #expect(plan.decide(at: 7, available(20), now: clock.now, boundaries: raw) == .end(reachedInputEnd: false))
     }
 
+    /// With a record limit, the segment ends after that many records, whatever their size.
+    @Test func aRecordLimitEndsTheSegment() {
+        let lines = Lines("a\nb\nc\nd\ne\n")
+        var plan = Plan(start: 0, limits: SegmentLimits(maxBytes: 100, maxDuration: .seconds(1), maxRecords: 3))
+        #expect(plan.decide(at: 0, available(10), now: clock.now, boundaries: lines) == .send(upTo: 6))
+        #expect(plan.decide(at: 6, available(10), now: clock.now, boundaries: lines) == .end(reachedInputEnd: false))
+        var trickle = Plan(start: 0, limits: SegmentLimits(maxBytes: 100, maxDuration: .seconds(1), maxRecords: 3))
+        #expect(trickle.decide(at: 0, available(4), now: clock.now, boundaries: lines) == .send(upTo: 4))
+        #expect(trickle.decide(at: 4, available(10), now: clock.now, boundaries: lines) == .send(upTo: 6))
+        #expect(trickle.decide(at: 6, available(10), now: clock.now, boundaries: lines) == .end(reachedInputEnd: false))
+    }
+
     /// A segment that starts later (after acknowledged bytes) counts its size from its start.
     @Test func limitsCountFromTheSegmentStart() {
         let lines = Lines("aaaa\nbbbb\ncccc\ndddd\n")
@@ -109,10 +121,22 @@ private struct Lines: RecordBoundaryFinder {
     func firstBoundary(after offset: Int) -> Int {
         bytes[offset...].firstIndex(of: 0x0A).map { $0 + 1 } ?? bytes.count
     }
+
+    func boundary(after offset: Int, records: Int, atOrBefore limit: Int) -> (boundary: Int, records: Int) {
+        var found = 0
+        for index in offset..<min(limit, bytes.count) where bytes[index] == 0x0A {
+            found += 1
+            if found == records { return (index + 1, found) }
+        }
+        return (limit, found)
+    }
 }
 
 /// Every offset is a boundary.
 private struct RawBytes: RecordBoundaryFinder {
     func lastBoundary(after offset: Int, atOrBefore limit: Int) -> Int? { limit > offset ? limit : nil }
     func firstBoundary(after offset: Int) -> Int { offset + 1 }
+    func boundary(after offset: Int, records: Int, atOrBefore limit: Int) -> (boundary: Int, records: Int) {
+        (min(limit, offset + records), min(limit - offset, records))
+    }
 }

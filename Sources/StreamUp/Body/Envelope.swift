@@ -2,22 +2,22 @@
 /// `head + prefix + record + suffix + (separator + prefix + record + suffix)… + tail`.
 ///
 /// Thread safety: a value type; safe to pass anywhere.
-struct Envelope: Equatable, Sendable {
+public struct Envelope: Equatable, Sendable {
     /// Before the first record (also sent when there are no records).
-    var head: [UInt8]
+    public var head: [UInt8]
     /// Before each record.
-    var recordPrefix: [UInt8]
+    public var recordPrefix: [UInt8]
     /// After each record.
-    var recordSuffix: [UInt8]
+    public var recordSuffix: [UInt8]
     /// Between two records (after the suffix of one, before the prefix of the next).
-    var separator: [UInt8]
+    public var separator: [UInt8]
     /// After the last record (also sent when there are no records).
-    var tail: [UInt8]
+    public var tail: [UInt8]
     /// Whether a record keeps its `\n` (placed before the suffix). A last record the lower stage
     /// ends without a `\n` gets none either way.
-    var keepsNewline: Bool
+    public var keepsNewline: Bool
 
-    init(
+    public init(
         head: [UInt8] = [], recordPrefix: [UInt8] = [], recordSuffix: [UInt8] = [], separator: [UInt8] = [],
         tail: [UInt8] = [], keepsNewline: Bool = false
     ) {
@@ -30,12 +30,12 @@ struct Envelope: Equatable, Sendable {
     }
 
     /// One JSON array of the records: `[r1,r2,…]` (each record must be a JSON value).
-    static let jsonArray = Envelope(head: Array("[".utf8), separator: Array(",".utf8), tail: Array("]".utf8))
+    public static let jsonArray = Envelope(head: Array("[".utf8), separator: Array(",".utf8), tail: Array("]".utf8))
 
     /// An Elasticsearch/OpenSearch `_bulk` body: each record (a JSON document) preceded by its
     /// action line, every line ending in `\n` as the API requires.
     /// https://www.elastic.co/guide/en/elasticsearch/reference/current/docs-bulk.html
-    static func elasticsearchBulk(action: String = #"{"create":{}}"#) -> Envelope {
+    public static func elasticsearchBulk(action: String = #"{"create":{}}"#) -> Envelope {
         Envelope(recordPrefix: Array((action + "\n").utf8), recordSuffix: Array("\n".utf8))
     }
 
@@ -44,7 +44,7 @@ struct Envelope: Equatable, Sendable {
     /// must not occur in the records (use a long random one). In `name` and `filename`, `"`, CR
     /// and LF are percent-encoded as the HTML form-data encoding does
     /// (https://html.spec.whatwg.org/multipage/form-control-infrastructure.html#multipart-form-data).
-    static func multipartFile(
+    public static func multipartFile(
         boundary: String, name: String = "file", filename: String, contentType: String = "application/octet-stream"
     ) -> Envelope {
         func quoted(_ value: String) -> String {

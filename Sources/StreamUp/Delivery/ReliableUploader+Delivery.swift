@@ -11,7 +11,7 @@ extension ReliableUploader {
     func deliver(_ session: SegmentSession) async throws -> UploadResponse {
         var machine = Machine(
             Machine.Configuration(
-                limits: SegmentLimits(maxBytes: options.segmentBytes, maxDuration: options.segmentDuration),
+                limits: SegmentLimits(maxBytes: options.segmentBytes, maxDuration: options.segmentDuration, maxRecords: options.maxRecordsPerSegment),
                 retry: options.retry, resumable: options.resumable, keepsDeadLetters: deadLetters != nil),
             acknowledged: buffer.acknowledgedOffset, alreadySent: buffer.producerStart, upload: recoveredUpload)
         var lastAnswer: UploadResponse?
@@ -102,7 +102,14 @@ extension ReliableUploader {
     /// Sends `exchange` and says what came of it: the machine's result, the answer if one came,
     /// and the error if none did.
     private func perform(_ exchange: Machine.Exchange, session: SegmentSession) async -> (Machine.Result, UploadResponse?, StreamUpError?) {
-        let (request, fields, body, start) = build(exchange)
+        let configuration: UploadConfiguration
+        do {
+            configuration = try self.configuration.resolvingHeaders()
+        } catch {
+            let failure = error as? StreamUpError ?? StreamUpError(.io, "\(error)")
+            return (.failed(Self.failure(failure), carried: 0..<0), nil, failure)
+        }
+        let (request, fields, body, start) = build(exchange, configuration)
         let streamed = body != nil
         onEvent(.requestStarted(
             method: request.httpMethod ?? "POST", url: request.url ?? configuration.url,
@@ -130,14 +137,17 @@ extension ReliableUploader {
 
     /// The request for `exchange`, its header fields for `-v`, its body, and the stream offset
     /// it starts at.
-    private func build(_ exchange: Machine.Exchange) -> (URLRequest, [UploadConfiguration.Header], WindowBody?, Int) {
+    private func build(_ exchange: Machine.Exchange, _ configuration: UploadConfiguration) -> (URLRequest, [UploadConfiguration.Header], WindowBody?, Int) {
         switch exchange {
         case .segment(let from, let limits):
             var segment = configuration
-            segment.headers += [
-                .init(name: "Streamup-Stream-Id", value: streamID),
-                .init(name: "Streamup-Offset", value: String(from - skippedBytes)),
-            ]
+            if configuration.body.isIdentity {
+                // Offsets count body bytes only when the body is the stream as it is.
+                segment.headers += [
+                    .init(name: "Streamup-Stream-Id", value: streamID),
+                    .init(name: "Streamup-Offset", value: String(from - skippedBytes)),
+                ]
+            }
             return (StreamUploader.makeRequest(segment), StreamUploader.headerFields(segment),
                     window(from: from, limits: limits, allowsResend: true), from)
         case .create(let base):
@@ -151,17 +161,17 @@ extension ReliableUploader {
             let control = ControlRequest(creation.method, creation)
             return (control.request, control.fields, nil, base)
         case .checkOffset(let upload):
-            let control = ControlRequest("HEAD", uploadConfiguration(upload, []))
+            let control = ControlRequest("HEAD", uploadConfiguration(upload, [], configuration))
             return (control.request, control.fields, nil, upload.base)
         case .append(let upload, let from, let limits):
-            let append = uploadConfiguration(upload, [
+            let append = uploadConfiguration(upload, configuration: configuration, [
                 (ResumableFields.offset, String(from - upload.base)),
                 (ResumableFields.complete, "?0"),
             ])
             return (StreamUploader.makeRequest(append), StreamUploader.headerFields(append),
                     window(from: from, limits: limits, allowsResend: false), from)
         case .complete(let upload, let end):
-            let control = ControlRequest("PATCH", uploadConfiguration(upload, [
+            let control = ControlRequest("PATCH", uploadConfiguration(upload, configuration: configuration, [
                 (ResumableFields.offset, String(end - upload.base)),
                 (ResumableFields.complete, "?1"),
             ]))
@@ -173,16 +183,20 @@ extension ReliableUploader {
     private var skippedBytes: Int { state.withLock { $0.skipped } }
 
     private func window(from offset: Int, limits: SegmentLimits, allowsResend: Bool) -> WindowBody {
-        let buffer = self.buffer
+        let (buffer, encoding) = (self.buffer, configuration.body)
         return WindowBody(start: offset, allowsResend: allowsResend) {
             let window = WindowSource(buffer: buffer, start: offset, limits: limits)
-            return (window, window)
+            return (window, encoding.stages(over: window))
         }
     }
 
     /// A request to the upload URL: the caller's header fields (authorization) plus the
     /// protocol's; a PATCH body's content type is the protocol's.
-    private func uploadConfiguration(_ upload: ResumableUploadReference, _ fields: [(String, String)]) -> UploadConfiguration {
+    private func uploadConfiguration(_ upload: ResumableUploadReference, _ fields: [(String, String)], _ configuration: UploadConfiguration) -> UploadConfiguration {
+        uploadConfiguration(upload, configuration: configuration, fields)
+    }
+
+    private func uploadConfiguration(_ upload: ResumableUploadReference, configuration: UploadConfiguration, _ fields: [(String, String)]) -> UploadConfiguration {
         var request = configuration
         request.url = URL(string: upload.url) ?? configuration.url
         request.method = "PATCH"

@@ -33,6 +33,8 @@ public final class ReliableUploader: Sendable {
         public var records: RecordMode = .lines
         /// The longest record; a longer one is split there, with a notice (default 1 MiB).
         public var maxRecordBytes = 1 << 20
+        /// The most records in one segment (nil: no limit; Datadog takes at most 1,000).
+        public var maxRecordsPerSegment: Int?
         /// The memory buffer: most unacknowledged bytes held (default 8 MiB, at least one
         /// segment and one record); the producer waits beyond it. Not used with a spool.
         public var replayCapacity = 8 << 20

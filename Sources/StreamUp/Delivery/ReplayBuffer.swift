@@ -123,8 +123,8 @@ final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
     func withWritableSpace(
         maxLength: Int, mark: SourceMark?, _ fill: (UnsafeMutableRawBufferPointer) throws -> Int
     ) throws -> FillOutcome {
-        let (offset, free) = withState { state -> (Int, Int) in
-            guard state.failure == nil, !state.inputEnded else { return (0, -1) }
+        let (offset, free, boundary) = withState { state -> (Int, Int, Int) in
+            guard state.failure == nil, !state.inputEnded else { return (0, -1, 0) }
             let free = storage.capacity - (state.written - state.acknowledged)
             if free == 0 {
                 if state.pausedSince == nil {
@@ -135,7 +135,7 @@ final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
                 state.pausedTime += ContinuousClock.now - since
                 state.pausedSince = nil
             }
-            return (state.written, free)
+            return (state.written, free, state.boundary)
         }
         if free < 0 { return .failed }
         if free == 0 { return .full }
@@ -143,7 +143,9 @@ final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
         let count = try fill(space)
         precondition(count >= 0 && count <= space.count, "filled \(count) of \(space.count) bytes")
         guard count > 0 else { return .wrote(0) }
-        let lastNewline = records == .lines ? Self.lastNewline(in: UnsafeRawBufferPointer(rebasing: space[..<count])) : nil
+        let found = records == .lines
+            ? Self.boundaries(in: UnsafeRawBufferPointer(rebasing: space[..<count]), at: offset, after: boundary, maxRecord: maxRecord)
+            : (boundary: offset + count, splits: [])
         do {
             try storage.commit(space, count: count, at: offset, mark: mark)
         } catch {
@@ -152,17 +154,9 @@ final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
         }
         let waiters = withState { state -> [CheckedContinuation<Void, Never>] in
             state.written += count
-            switch records {
-            case .rawBytes:
-                state.boundary = state.written
-            case .lines:
-                if let lastNewline { state.boundary = offset + lastNewline + 1 }
-                while state.written - state.boundary >= maxRecord {
-                    state.boundary += maxRecord
-                    state.splits.append(state.boundary)
-                    state.splitRecords += 1
-                }
-            }
+            state.boundary = found.boundary
+            state.splits += found.splits
+            state.splitRecords += found.splits.count
             if tracksSources, let mark { state.index.append(at: offset, count: count, mark: mark) }
             if state.readerWaiting { condition.broadcast() }
             return takeReadableWaiters(&state)
@@ -355,6 +349,35 @@ final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
     }
 
     // MARK: Helpers
+
+    /// Where records end once `bytes` are written at `offset`, the last boundary before them
+    /// being `boundary`: the new last boundary, and the splits of records longer than
+    /// `maxRecord` (cut into pieces of that size; a partial record that reaches it is cut too).
+    /// Only when the bytes could hold a record that long are they scanned line by line; else
+    /// the last `\n` is all there is to find.
+    static func boundaries(in bytes: UnsafeRawBufferPointer, at offset: Int, after boundary: Int, maxRecord: Int) -> (boundary: Int, splits: [Int]) {
+        let end = offset + bytes.count
+        guard end - boundary >= maxRecord else {
+            return (lastNewline(in: bytes).map { offset + $0 + 1 } ?? boundary, [])
+        }
+        var boundary = boundary
+        var splits: [Int] = []
+        var index = 0
+        while let newline = firstNewline(in: UnsafeRawBufferPointer(rebasing: bytes[index...])) {
+            let recordEnd = offset + index + newline + 1
+            while recordEnd - boundary > maxRecord {
+                boundary += maxRecord
+                splits.append(boundary)
+            }
+            boundary = recordEnd
+            index += newline + 1
+        }
+        while end - boundary >= maxRecord {
+            boundary += maxRecord
+            splits.append(boundary)
+        }
+        return (boundary, splits)
+    }
 
     /// The index of the last `\n` in `bytes`. Glibc's `memrchr` is not visible to Swift, so
     /// this compares eight bytes at a time (a word has a `\n` byte when the word XOR `\n`s has

@@ -8,6 +8,8 @@
 ///   longer than that goes whole into a segment of its own (records never exceed the buffer's
 ///   `maxRecord`, which splits longer ones);
 /// - time: `maxDuration` after its first byte, the segment ends at the next boundary;
+/// - records: with `maxRecords`, the segment ends after that many records (Datadog takes at
+///   most 1,000 entries a request);
 /// - a full buffer (the producer is waiting for space) ends the segment at a boundary, so the
 ///   acknowledgement frees room instead of the request waiting for its deadline;
 /// - the end of the input ends the segment once everything is handed out.
@@ -47,6 +49,8 @@ struct SegmentPlan<Instant: InstantProtocol> where Instant.Duration == Duration 
     private(set) var committed: Int
     /// When the first byte was handed out; the time limit counts from it.
     private(set) var firstByteAt: Instant?
+    /// Records committed (counted only when `limits.maxRecords` is set).
+    private(set) var records = 0
 
     init(start: Int, limits: Limits) {
         precondition(limits.maxBytes > 0 && limits.maxDuration > .zero, "a segment needs room and time")
@@ -64,18 +68,26 @@ struct SegmentPlan<Instant: InstantProtocol> where Instant.Duration == Duration 
         if position < committed { return .send(upTo: committed) }
         if let deadline, now >= deadline { return .end(reachedInputEnd: false) }
         if committed - start >= limits.maxBytes { return .end(reachedInputEnd: false) }
+        if let maxRecords = limits.maxRecords, records >= maxRecords { return .end(reachedInputEnd: false) }
         if available.boundary > committed {
             let limit = start + limits.maxBytes
+            var target: Int
             if available.boundary <= limit {
-                committed = available.boundary
+                target = available.boundary
             } else if let last = boundaries.lastBoundary(after: committed, atOrBefore: limit) {
-                committed = last
+                target = last
             } else if committed == start {
                 // A first record longer than the segment goes whole, alone.
-                committed = boundaries.firstBoundary(after: start)
+                target = boundaries.firstBoundary(after: start)
             } else {
                 return .end(reachedInputEnd: false)
             }
+            if let maxRecords = limits.maxRecords {
+                let counted = boundaries.boundary(after: committed, records: maxRecords - records, atOrBefore: target)
+                target = counted.boundary
+                records += counted.records
+            }
+            committed = target
             firstByteAt = firstByteAt ?? now
             return .send(upTo: committed)
         }
@@ -93,6 +105,9 @@ protocol RecordBoundaryFinder {
     func lastBoundary(after offset: Int, atOrBefore limit: Int) -> Int?
     /// The first boundary after `offset`; called only when one has been written.
     func firstBoundary(after offset: Int) -> Int
+    /// The boundary that ends the `records`-th record after `offset`, or, when fewer records
+    /// end by `limit` (a boundary), `limit`; with how many records that is.
+    func boundary(after offset: Int, records: Int, atOrBefore limit: Int) -> (boundary: Int, records: Int)
 }
 
 /// How big and how long one segment may be.
@@ -101,4 +116,6 @@ protocol RecordBoundaryFinder {
 struct SegmentLimits: Equatable, Sendable {
     var maxBytes: Int
     var maxDuration: Duration
+    /// The most records in one segment (nil: no limit).
+    var maxRecords: Int? = nil
 }

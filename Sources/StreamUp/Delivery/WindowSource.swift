@@ -141,6 +141,37 @@ struct BufferBoundaries: RecordBoundaryFinder {
         return split
     }
 
+    func boundary(after offset: Int, records wanted: Int, atOrBefore limit: Int) -> (boundary: Int, records: Int) {
+        if records == .rawBytes { return (min(limit, offset + wanted), min(limit - offset, wanted)) }
+        var found = 0
+        var position = offset
+        var splitIndex = splits.firstIndex { $0 > offset } ?? splits.endIndex
+        while position < limit {
+            var piece = [UInt8](repeating: 0, count: min(Self.scanSize, limit - position))
+            guard read(from: position, into: &piece) else { break }
+            var index = 0
+            while let newline = piece.withUnsafeBytes({ ReplayBuffer.firstNewline(in: UnsafeRawBufferPointer(rebasing: $0[index...])) }) {
+                let end = position + index + newline + 1
+                // Splits of over-long records before this newline are records too.
+                while splitIndex < splits.endIndex, splits[splitIndex] < end {
+                    found += 1
+                    if found == wanted { return (splits[splitIndex], found) }
+                    splitIndex += 1
+                }
+                found += 1
+                if found == wanted { return (end, found) }
+                index += newline + 1
+            }
+            position += piece.count
+        }
+        while splitIndex < splits.endIndex, splits[splitIndex] <= limit, found < wanted {
+            found += 1
+            if found == wanted { return (splits[splitIndex], found) }
+            splitIndex += 1
+        }
+        return (limit, found)
+    }
+
     private static let scanSize = 64 * 1024
 
     /// Fills `piece` from `offset` (shrinking it at the end of what the storage holds).

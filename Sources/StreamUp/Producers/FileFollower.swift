@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// Follows a file by name, `tail -F` style, and streams every byte appended to it, in order and
@@ -48,6 +49,8 @@ public final class FileFollower: PositionedProducer {
     public var initialState: FollowState? { progress.withLock { $0.initialState } }
     /// The most bytes asked for per `pread(2)`.
     public let readSize: Int
+    /// Turns each line into a record (nil: the file's bytes go as they are, read in place).
+    public let format: RecordFormatter?
 
     /// What the follower reports about itself.
     ///
@@ -63,9 +66,12 @@ public final class FileFollower: PositionedProducer {
 
     /// Creates a follower of `path`, starting at `startAt`, or where `state` says (see
     /// ``FollowState`` for how a saved state is applied; one saved for another path is ignored).
-    public init(path: String, startAt: StartPosition = .end, state: FollowState? = nil, readSize: Int = 64 * 1024) {
+    /// With `format`, each line becomes a record (a line is sent once its `\n` is there; a last
+    /// line without one goes when its file is left behind for a rotated one).
+    public init(path: String, startAt: StartPosition = .end, state: FollowState? = nil, readSize: Int = 64 * 1024, format: RecordFormatter? = nil) {
         precondition(readSize > 0, "readSize must be positive")
         self.path = path
+        self.format = format
         self.startAt = startAt
         self.progress = Mutex(Progress(initialState: state))
         self.readSize = readSize
@@ -150,11 +156,19 @@ private struct FollowLoop: ~Copyable {
     var offset: Int64 = 0
     /// The identity of a new, still empty file at the name while the old one is still read.
     var pending: FileIdentity?
+    /// Lines made into records (formatted following only).
+    var lines: LineRecords?
+    /// Where formatted following reads a piece of the file.
+    var scratch: [UInt8] = []
 
     init(follower: FileFollower, watcher: FileWatcher, wake: WakeSignal) {
         self.follower = follower
         self.watcher = watcher
         self.wake = wake
+        if let format = follower.format {
+            lines = LineRecords(formatter: format)
+            scratch = [UInt8](repeating: 0, count: follower.readSize)
+        }
     }
 
     mutating func run(_ writer: BlockingStreamWriter) throws -> Never {
@@ -205,6 +219,8 @@ private struct FollowLoop: ~Copyable {
         guard let current = file else { return false }
         try readToEnd(writer)
         if try current.status().size < offset {
+            // Truncated: what was held of a partial line is gone with it.
+            lines?.discardPartialLine()
             offset = 0
             publish()
             return true
@@ -225,8 +241,10 @@ private struct FollowLoop: ~Copyable {
             }
             return false
         }
-        // The writer moved on to the new file: whatever reached the old one came first.
+        // The writer moved on to the new file: whatever reached the old one came first, an
+        // unfinished last line included.
         try readToEnd(writer)
+        try flushPartialLine(writer)
         forgetPending()
         watcher.unwatchCurrent()
         file = nil
@@ -236,6 +254,7 @@ private struct FollowLoop: ~Copyable {
     /// Writes the current file from `offset` to its end into the writer, as space allows.
     private mutating func readToEnd(_ writer: BlockingStreamWriter) throws {
         guard let current = file else { return }
+        if lines != nil { return try readRecordsToEnd(writer, current) }
         let readSize = follower.readSize
         while true {
             try wake.checkCancelled()
@@ -248,6 +267,31 @@ private struct FollowLoop: ~Copyable {
             offset += Int64(count)
             publish()
         }
+    }
+
+    /// Formatted following: reads pieces of the file and writes each whole line as a record,
+    /// marked with the file bytes it came from.
+    private mutating func readRecordsToEnd(_ writer: BlockingStreamWriter, _ current: ReadOnlyFile) throws {
+        let source = SourceID(device: current.identity.device, inode: current.identity.inode)
+        while true {
+            try wake.checkCancelled()
+            let from = offset
+            let count = try scratch.withUnsafeMutableBytes { try current.read(into: $0, at: from) }
+            if count == 0 { return }
+            let records = scratch.withUnsafeBytes { lines!.take(UnsafeRawBufferPointer(rebasing: $0[..<count]), from: from, readAt: Date()) }
+            for record in records {
+                try writer.write(record.bytes, mark: SourceMark(source: source, start: record.start, end: record.end))
+            }
+            offset += Int64(count)
+            publish()
+        }
+    }
+
+    /// Writes the held partial line of the current file as a record (it is left behind).
+    private mutating func flushPartialLine(_ writer: BlockingStreamWriter) throws {
+        guard let current = file, let record = lines?.flush(readAt: Date()) else { return }
+        let source = SourceID(device: current.identity.device, inode: current.identity.inode)
+        try writer.write(record.bytes, mark: SourceMark(source: source, start: record.start, end: record.end))
     }
 
     /// Makes `opened` the file read, from `start`; it is watched before it is read.

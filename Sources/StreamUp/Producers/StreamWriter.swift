@@ -212,4 +212,18 @@ struct BlockingStreamWriter: Sendable {
             }
         }
     }
+
+    /// Writes all of `bytes` (records made from `mark`'s source bytes, or nil), blocking while
+    /// the buffer is full.
+    func write(_ bytes: [UInt8], mark: SourceMark?) throws {
+        var offset = 0
+        while offset < bytes.count {
+            offset += try bytes.withUnsafeBytes { source in
+                try fill(maxLength: source.count - offset, mark: mark.map { StreamWriter.mark($0, forBytes: offset, of: source.count) }) { space in
+                    space.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[offset..<offset + space.count]))
+                    return space.count
+                }
+            }
+        }
+    }
 }

@@ -66,7 +66,7 @@ public final class StreamUploader: Sendable {
     ///   producer's own failure (code `.producerFailed`).
     public func run(_ producer: some Producer) async throws -> UploadResponse {
         let delegate = UploadTaskDelegate(
-            body: BoundStreamBody(input.value), maxResponseBodyBytes: configuration.maxResponseBodyBytes, onEvent: onEvent)
+            body: BoundStreamBody(input.value, encoding: configuration.body), maxResponseBodyBytes: configuration.maxResponseBodyBytes, onEvent: onEvent)
         guard state.withLock({ state -> Bool in
             guard state.phase == .idle, !state.cancelled else { return false }
             state.phase = .streaming
@@ -76,8 +76,15 @@ public final class StreamUploader: Sendable {
         }
         // Outside the lock: creating a task waits for URLSession's shared work queue, which
         // another uploader's body read may be holding (see StreamUp.docc/DesignNotes.md).
+        let request: URLRequest
+        do {
+            request = Self.makeRequest(try configuration.resolvingHeaders())
+        } catch {
+            state.withLock { $0.phase = .finished }
+            throw error
+        }
         let session = Self.makeSession(configuration, delegate: delegate)
-        let task = session.uploadTask(withStreamedRequest: Self.makeRequest(configuration))
+        let task = session.uploadTask(withStreamedRequest: request)
         let producerTask = writer.start(producer)
         let cancelledMeanwhile = state.withLock { state in
             state.session = session
@@ -168,6 +175,7 @@ public final class StreamUploader: Sendable {
             UploadConfiguration.Header(name: "Expect", value: ""),
             UploadConfiguration.Header(name: "User-Agent", value: "streamup/\(StreamUpVersion.current)"),
         ]
+        if configuration.body.gzip { fields.append(UploadConfiguration.Header(name: "Content-Encoding", value: "gzip")) }
         for header in configuration.headers {
             fields.removeAll { $0.name.caseInsensitiveCompare(header.name) == .orderedSame }
         }

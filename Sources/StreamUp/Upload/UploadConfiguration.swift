@@ -22,6 +22,11 @@ public struct UploadConfiguration: Sendable {
     public var contentType: String = "application/octet-stream"
     /// Extra request header fields, sent in order.
     public var headers: [Header] = []
+    /// Header fields made anew for every request (a token file that is rotated), after
+    /// ``headers``; a failure to make them fails the request.
+    public var headerProvider: (@Sendable () throws -> [Header])?
+    /// How each request's body is wrapped and compressed.
+    public var body = BodyEncoding()
     /// Capacity of the buffer between producer and upload, in bytes (rounded up to a power of 2).
     /// 1 MiB by default: against 64 KiB it cuts the wake-ups per byte, for about 1.4× the
     /// throughput (README, Performance); latency is the same, since nothing waits for it to fill.
@@ -78,5 +83,21 @@ public struct UploadConfiguration: Sendable {
         for header in headers {
             if let problem = header.problem { throw StreamUpError(.invalidConfiguration, problem) }
         }
+    }
+
+    /// This configuration with ``headerProvider``'s fields made now and added to ``headers``.
+    /// - Throws: ``StreamUpError`` (`.io`) when they cannot be made (a token file unreadable).
+    func resolvingHeaders() throws -> UploadConfiguration {
+        guard let headerProvider else { return self }
+        var resolved = self
+        do {
+            resolved.headers += try headerProvider()
+        } catch let error as StreamUpError {
+            throw error
+        } catch {
+            throw StreamUpError(.io, "cannot make the request's header fields: \(error)")
+        }
+        resolved.headerProvider = nil
+        return resolved
     }
 }

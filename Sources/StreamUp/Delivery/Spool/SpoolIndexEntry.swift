@@ -6,7 +6,8 @@
 ///     32 fingerprint u64 | 40 sourceStart i64 | 48 sourceEnd i64 | 56 flags u32 | 60 entryCRC u32
 ///
 /// The last entry of the newest file grows in place while writes continue it (same source,
-/// contiguous, at most 64 KiB), so a file read line by line costs an entry per 64 KiB.
+/// contiguous, at most 64 KiB), so a file read line by line costs an entry per 64 KiB (an
+/// entry of formatted records then stands for its source range as a whole).
 ///
 /// Thread safety: a value type.
 struct SpoolIndexEntry: Equatable {
@@ -32,7 +33,9 @@ struct SpoolIndexEntry: Equatable {
         switch (source, mark) {
         case (nil, nil): return true
         case (let source?, let mark?) where source == mark.source:
-            if let end = mark.end { return !verbatim && sourceStart == mark.start && sourceEnd == end }
+            // Records made from source bytes join when they continue it (or are pieces of the
+            // same records): a restart needs only where an entry ends.
+            if let end = mark.end { return !verbatim && (sourceEnd == mark.start || (sourceStart == mark.start && sourceEnd == end)) }
             return verbatim && sourceEnd == mark.start
         default: return false
         }

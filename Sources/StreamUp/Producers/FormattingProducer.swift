@@ -1,0 +1,52 @@
+import Foundation
+
+/// Runs another producer and turns each line it writes into a record (``RecordFormatter``): for
+/// producers that write lines but know nothing of formats, such as stdin or a heartbeat.
+///
+/// The inner producer writes into a small bound pair of its own (64 KiB); a thread reads it,
+/// cuts lines (``LineRecords``) and writes the records into the upload's writer, waiting while
+/// that is full, so backpressure reaches the inner producer. A line still open when the inner
+/// producer ends becomes a record; one still open when the upload is cancelled is dropped.
+///
+/// Thread safety: immutable; `produce` runs the inner producer in a task and the formatting
+/// loop on a thread of its own.
+public struct FormattingProducer<Inner: Producer>: Producer {
+    public let inner: Inner
+    public let formatter: RecordFormatter
+    /// The longest line kept whole; longer ones are cut.
+    public let maxLine: Int
+
+    public init(_ inner: Inner, formatter: RecordFormatter, maxLine: Int = 1 << 20) {
+        self.inner = inner
+        self.formatter = formatter
+        self.maxLine = maxLine
+    }
+
+    public func produce(into writer: StreamWriter) async throws {
+        let pair = BoundStreamPair(bufferSize: 64 * 1024)
+        let innerWriter = StreamWriter(output: pair.output)
+        let input = StreamReference(pair.input)
+        input.value.open()
+        let innerTask = innerWriter.start(inner)
+        defer { innerTask.cancel() }
+        let (formatter, maxLine) = (self.formatter, self.maxLine)
+        try await withTaskCancellationHandler {
+            try await writer.runBlocking { blocking in
+                var lines = LineRecords(formatter: formatter, maxLine: maxLine)
+                var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+                var position: Int64 = 0
+                while true {
+                    let count = chunk.withUnsafeMutableBufferPointer { input.value.read($0.baseAddress!, maxLength: $0.count) }
+                    if count < 0 { throw input.value.streamError ?? StreamUpError(.producerFailed, "the producer failed") }
+                    if count == 0 { break }
+                    let records = chunk.withUnsafeBytes { lines.take(UnsafeRawBufferPointer(rebasing: $0[..<count]), from: position, readAt: Date()) }
+                    position += Int64(count)
+                    for record in records { try blocking.write(record.bytes, mark: nil) }
+                }
+                if let last = lines.flush(readAt: Date()) { try blocking.write(last.bytes, mark: nil) }
+            }
+        } onCancel: {
+            input.value.core.fail(StreamUpError(.cancelled, "the upload was cancelled"))
+        }
+    }
+}
