@@ -72,3 +72,56 @@ import Testing
         #expect(outcome.error == nil)
     }
 }
+
+/// A symbolic link planted in the output directory is never followed: a stream file that is a
+/// link is refused with 500, and the file it points to is untouched.
+@Suite struct SinkSymlinkTests {
+    /// A directory holding `stream-job-1.body` as a link to `victim.txt` in another directory.
+    private static func plantLink() throws -> (output: TemporaryDirectory, elsewhere: TemporaryDirectory, victim: String) {
+        let output = try TemporaryDirectory()
+        let elsewhere = try TemporaryDirectory()
+        let victim = "\(elsewhere.path)/victim.txt"
+        try Data("precious\n".utf8).write(to: URL(fileURLWithPath: victim))
+        try FileManager.default.createSymbolicLink(atPath: "\(output.path)/stream-job-1.body", withDestinationPath: victim)
+        return (output, elsewhere, victim)
+    }
+
+    private static func contents(_ path: String) throws -> String {
+        String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self)
+    }
+
+    /// A plain request of a de-duplicated stream whose file is a link: 500, nothing written through it.
+    @Test func aStreamFileThatIsALinkIsRefused() throws {
+        let (output, elsewhere, victim) = try Self.plantLink()
+        let recorder = EventRecorder()
+        try withSink(SinkConfiguration(outputDirectory: output.path), recorder: recorder) { server in
+            let client = try TestClient(port: server.port)
+            // Offset 9 is the victim's length: without the refusal, these bytes would be appended to it.
+            try client.send(uploadHead("Content-Length: 5", "Streamup-Stream-Id: job-1", "Streamup-Offset: 9") + "evil\n")
+            let response = try client.readResponse()
+            #expect(response.status == 500)
+            let event = try #require(try recorder.wait(for: 1).first)
+            #expect(event.failure?.contains("symbolic link") == true, "\(event.failure ?? "nil")")
+        }
+        #expect(try Self.contents(victim) == "precious\n")
+        _ = elsewhere
+    }
+
+    /// A resumable upload bound to a stream whose file is a link: 500, nothing written through it.
+    @Test func aStreamBoundUploadWhoseFileIsALinkIsRefused() throws {
+        let (output, elsewhere, victim) = try Self.plantLink()
+        let recorder = EventRecorder()
+        try withSink(SinkConfiguration(outputDirectory: output.path), recorder: recorder) { server in
+            let client = try TestClient(port: server.port)
+            let head = Resumable.create(
+                complete: true, length: 5, extra: ["Streamup-Stream-Id: job-1", "Streamup-Offset: 9"])
+            try client.send(head + "evil\n")
+            let answer = try client.readFinalResponse()
+            #expect(answer.final.status == 500)
+            let event = try #require(try recorder.wait(for: 1).first)
+            #expect(event.failure?.contains("symbolic link") == true, "\(event.failure ?? "nil")")
+        }
+        #expect(try Self.contents(victim) == "precious\n")
+        _ = elsewhere
+    }
+}

@@ -8,8 +8,9 @@ import Darwin
 /// the whole body arrived. An incomplete body keeps its `.partial` name, so a cut-off stream
 /// can still be inspected and is never mistaken for a complete one.
 ///
-/// Owns its file descriptor (`open(2)` with `O_EXCL`) and closes it exactly once, in
-/// ``complete()`` or ``abandon()``; `deinit` asserts that one of them ran.
+/// Owns its file descriptor (`open(2)` with `O_CREAT | O_EXCL | O_NOFOLLOW`: an existing file or
+/// a symbolic link planted under the name is refused, never overwritten or followed) and closes
+/// it exactly once, in ``complete()`` or ``abandon()``; `deinit` asserts that one of them ran.
 ///
 /// Thread safety: not Sendable; confined to the connection thread that created it.
 final class BodyFile {
@@ -24,7 +25,7 @@ final class BodyFile {
         let path = partialPath
         do {
             descriptor = try Syscall.runBlocking("open") {
-                open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+                open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
             }
         } catch {
             throw SinkError(.storage, operation: "open", errno: error.errno, detail: path)

@@ -34,7 +34,7 @@ final class StreamAppender {
         let path = entry.path
         let descriptor: CInt
         do {
-            descriptor = try Syscall.runBlocking("open") { systemOpen(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644) }
+            descriptor = try Syscall.runBlocking("open") { systemOpen(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644) }
         } catch {
             throw SinkError(.storage, operation: "open", errno: error.errno, detail: path)
         }
