@@ -7,6 +7,10 @@
 /// - ``idleTimeout``: longest wait for the next byte (or for a send to progress). Mid-request →
 ///   `408` and close; between requests on a kept-alive connection → silent close.
 /// - ``maxBodyBytesInMemory``: per request, only with ``keepBodiesInMemory`` → `413`, then close.
+/// - ``maxBodyBytes``: per request body, and per resumable upload over all its appends (off by
+///   default) → `413`, then close: from the head alone when a `Content-Length` is over it, before
+///   any body byte is read; for a chunked body once it passes the limit, keeping exactly the first
+///   ``maxBodyBytes`` bytes (a `.partial` file, or in the upload).
 ///
 /// Thread safety: a value type that is never shared mutably; safe to send anywhere.
 public struct SinkConfiguration: Sendable, Hashable {
@@ -38,6 +42,8 @@ public struct SinkConfiguration: Sendable, Hashable {
     public var recentEventLimit: Int
     /// Faults to inject on purpose (none by default); see ``SinkFaults``.
     public var faults: SinkFaults
+    /// Cap on one request's body, and on a resumable upload's bytes in total; `nil` for none.
+    public var maxBodyBytes: Int?
     /// Answer an upload creation of the resumable-upload protocol with the interim
     /// `104 Upload Resumption Supported` (carrying the upload's `Location`) as soon as its head
     /// is accepted, so a client cut off mid-body can resume. See ``SinkServer``.
@@ -57,7 +63,8 @@ public struct SinkConfiguration: Sendable, Hashable {
         readBufferSize: Int = 65_536,
         recentEventLimit: Int = 1_000,
         faults: SinkFaults = .none,
-        sendsUploadResumptionSupported: Bool = true
+        sendsUploadResumptionSupported: Bool = true,
+        maxBodyBytes: Int? = nil
     ) {
         self.host = host
         self.port = port
@@ -73,6 +80,7 @@ public struct SinkConfiguration: Sendable, Hashable {
         self.recentEventLimit = recentEventLimit
         self.faults = faults
         self.sendsUploadResumptionSupported = sendsUploadResumptionSupported
+        self.maxBodyBytes = maxBodyBytes
     }
 
     /// Throws ``SinkError/Code/invalidConfiguration`` naming the first value out of range.
@@ -84,6 +92,7 @@ public struct SinkConfiguration: Sendable, Hashable {
         }
         try check(!host.isEmpty, "host must not be empty")
         try check(maxBodyBytesInMemory >= 0, "maxBodyBytesInMemory must be >= 0")
+        try check((maxBodyBytes ?? 0) >= 0, "maxBodyBytes must be >= 0")
         try check((64...(1 << 24)).contains(maxHeaderBytes), "maxHeaderBytes must be in 64...16 MiB")
         try check((8...(1 << 20)).contains(maxChunkLineBytes), "maxChunkLineBytes must be in 8...1 MiB")
         try check(maxConnections >= 1, "maxConnections must be >= 1")

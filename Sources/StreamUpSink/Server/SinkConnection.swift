@@ -48,6 +48,9 @@ struct SinkConnection {
         var prepared: PreparedResponse?
         /// The de-duplicated stream this body belongs to.
         var stream: (id: String, offset: Int)?
+        /// The most body bytes this request may carry (``SinkConfiguration/maxBodyBytes``, less
+        /// what its resumable upload holds); `nil` for no limit.
+        var bodyLimit: Int?
     }
 
     let context: SinkServerContext
@@ -166,8 +169,19 @@ struct SinkConnection {
     /// when that fails.
     private mutating func appendBody(_ bytes: UnsafeRawBufferPointer, _ socket: borrowing Socket) -> Next {
         guard !bytes.isEmpty else { return .keepReading }
-        guard request != nil else {
+        // Read fields in place: a copy of the request would make the next append copy a body
+        // kept in memory.
+        guard let received = request?.body.byteCount else {
             preconditionFailure("parser sent body bytes outside a request")
+        }
+        if let limit = request?.bodyLimit, received + bytes.count > limit {
+            // Keep exactly the bytes up to the limit, then refuse.
+            let fits = max(0, limit - received)
+            guard appendBody(UnsafeRawBufferPointer(rebasing: bytes[..<fits]), socket) == .keepReading else { return .close }
+            let what = attached == nil ? "the body" : "the upload"
+            let limitText = context.configuration.maxBodyBytes.map(String.init) ?? "?"
+            reject(status: 413, reason: "\(what) exceeds the limit of \(limitText) bytes", socket)
+            return .close
         }
         context.faultState.countBody(bytes.count)
         var bytes = bytes
@@ -212,22 +226,57 @@ struct SinkConnection {
         return .keepReading
     }
 
-    /// A head arrived: number the request, open its file (or its resumable upload), and send
-    /// `100 Continue` if asked.
+    /// A head arrived: number the request, refuse a declared body over the limit, open its file
+    /// (or its resumable upload), and send `100 Continue` if asked.
     private mutating func begin(_ head: HTTPRequestHead, _ socket: borrowing Socket) -> Next {
         let sequence = context.nextSequence()
-        if context.faultState.claimFailure() {
-            return prepare(injectedFailure(head), head: head, sequence: sequence, socket)
-        }
-        let resumable: ResumableRequest?
+        var resumable: ResumableRequest?
+        var invalid: ResumableRequest.Invalid?
         do {
             resumable = try ResumableRequest.identify(head)
         } catch {
-            return prepare(ResumableResponses.invalid(error.reason), head: head, sequence: sequence, socket)
+            invalid = error
         }
-        if let resumable {
-            return beginResumable(resumable, head: head, sequence: sequence, socket)
+        let allowance = bodyAllowance(resumable)
+        if let allowance, case .length(let declared) = head.framing, declared > allowance {
+            request = InFlight(sequence: sequence, head: head, body: makeBody(file: nil), start: messageStart ?? .now)
+            reject(status: 413, reason: SinkConnection.declaredTooLarge(declared, allowance: allowance, resumable), socket)
+            return .close
         }
+        let next: Next
+        if context.faultState.claimFailure() {
+            next = prepare(injectedFailure(head), head: head, sequence: sequence, socket)
+        } else if let invalid {
+            next = prepare(ResumableResponses.invalid(invalid.reason), head: head, sequence: sequence, socket)
+        } else if let resumable {
+            next = beginResumable(resumable, head: head, sequence: sequence, socket)
+        } else {
+            next = beginPlain(head, sequence: sequence, socket)
+        }
+        request?.bodyLimit = allowance
+        return next
+    }
+
+    /// The body bytes a request may carry: ``SinkConfiguration/maxBodyBytes``, less what the
+    /// resumable upload it appends to already holds; `nil` without a limit.
+    private func bodyAllowance(_ resumable: ResumableRequest?) -> Int? {
+        guard let limit = context.configuration.maxBodyBytes else { return nil }
+        if case .append(_, let offset, _) = resumable?.kind {
+            return max(0, limit - offset)
+        }
+        return limit
+    }
+
+    /// Why a declared `Content-Length` is refused.
+    private static func declaredTooLarge(_ declared: Int, allowance: Int, _ resumable: ResumableRequest?) -> String {
+        guard case .append(_, let offset, _) = resumable?.kind else {
+            return "the body of \(declared) bytes exceeds the limit of \(allowance) bytes"
+        }
+        return "the upload would hold \(offset + declared) bytes, over the limit of \(offset + allowance) bytes"
+    }
+
+    /// An ordinary request's head: open its file and send `100 Continue` if asked.
+    private mutating func beginPlain(_ head: HTTPRequestHead, sequence: Int, _ socket: borrowing Socket) -> Next {
         var stream: (id: String, offset: Int)?
         if context.streams != nil {
             do {
