@@ -3,9 +3,19 @@
 /// Limits and what exceeding them does:
 /// - ``maxHeaderBytes``: request line + headers (and, separately, trailers) → `431`, then close.
 /// - ``maxChunkLineBytes``: one chunk-size line incl. extensions → `400`, then close.
-/// - ``maxConnections``: connections open at once; one more is accepted, answered `503` and closed.
+/// - ``maxConnections``: connections open at once. One more takes the place of the connection
+///   that has waited longest for its request head (a trickled head, or a kept-alive connection
+///   idle between requests), which is answered `503` (or closed silently if idle); when every
+///   connection is inside a request, the new one is answered `503` and closed.
+///   See ``ConnectionRegistry``.
 /// - ``idleTimeout``: longest wait for the next byte (or for a send to progress). Mid-request →
 ///   `408` and close; between requests on a kept-alive connection → silent close.
+/// - ``headTimeout``: longest a whole request head may take, however steadily its bytes come:
+///   from the connection's start for its first request, from its first byte for a later one →
+///   `408` and close (silent close when no byte of a first request came).
+/// - ``minimumBodyRate``: the slowest a body may arrive while the client owes announced bytes;
+///   `nil` turns it off. Slower → `408` and close. See ``SinkBodyRate`` for what is counted, and
+///   why a live chunked stream may pause between chunks.
 /// - ``maxBodyBytesInMemory``: per request, only with ``keepBodiesInMemory`` → `413`, then close.
 /// - ``maxBodyBytes``: per request body, and per resumable upload over all its appends (off by
 ///   default) → `413`, then close: from the head alone when a `Content-Length` is over it, before
@@ -36,6 +46,10 @@ public struct SinkConfiguration: Sendable, Hashable {
     public var maxConnections: Int
     /// Longest silence tolerated on a connection.
     public var idleTimeout: Duration
+    /// Longest time a whole request head may take to arrive.
+    public var headTimeout: Duration
+    /// The slowest a body may arrive while bytes are owed; `nil` for no minimum.
+    public var minimumBodyRate: SinkBodyRate?
     /// Size of each connection's receive buffer, in bytes.
     public var readBufferSize: Int
     /// How many recent events ``SinkServer/requests`` keeps (oldest dropped first).
@@ -64,7 +78,9 @@ public struct SinkConfiguration: Sendable, Hashable {
         recentEventLimit: Int = 1_000,
         faults: SinkFaults = .none,
         sendsUploadResumptionSupported: Bool = true,
-        maxBodyBytes: Int? = nil
+        maxBodyBytes: Int? = nil,
+        headTimeout: Duration = .seconds(10),
+        minimumBodyRate: SinkBodyRate? = .standard
     ) {
         self.host = host
         self.port = port
@@ -81,6 +97,8 @@ public struct SinkConfiguration: Sendable, Hashable {
         self.faults = faults
         self.sendsUploadResumptionSupported = sendsUploadResumptionSupported
         self.maxBodyBytes = maxBodyBytes
+        self.headTimeout = headTimeout
+        self.minimumBodyRate = minimumBodyRate
     }
 
     /// Throws ``SinkError/Code/invalidConfiguration`` naming the first value out of range.
@@ -97,6 +115,8 @@ public struct SinkConfiguration: Sendable, Hashable {
         try check((8...(1 << 20)).contains(maxChunkLineBytes), "maxChunkLineBytes must be in 8...1 MiB")
         try check(maxConnections >= 1, "maxConnections must be >= 1")
         try check(idleTimeout > .zero, "idleTimeout must be > 0")
+        try check(headTimeout > .zero, "headTimeout must be > 0")
+        try minimumBodyRate?.validate()
         try check((1_024...(64 << 20)).contains(readBufferSize), "readBufferSize must be in 1 KiB...64 MiB")
         try check(recentEventLimit >= 0, "recentEventLimit must be >= 0")
         try faults.validate()

@@ -5,8 +5,9 @@ import Darwin
 #endif
 
 /// The accept thread's work: wait in `poll(2)` on the listener and the wake pipe, accept each
-/// connection, admit it to the ``ConnectionRegistry`` and start its thread, or turn it away with
-/// `503` when the registry is full. Returns when the wake pipe becomes readable, and closes the
+/// connection, admit it to the ``ConnectionRegistry`` (which may shed the connection that has
+/// waited longest for its request head to make room) and start its thread, or turn it away with
+/// `503` when every slot holds a request. Returns when the wake pipe becomes readable, and closes the
 /// listener on the way out.
 ///
 /// Thread safety: confined to the accept thread; not Sendable (it owns the listener).
@@ -59,7 +60,7 @@ struct AcceptLoop: ~Copyable {
         guard let connection = accepted else { return }
         let peerText = peer.hostAndPort
         switch context.registry.admit(connection.descriptor) {
-        case .admitted:
+        case .admitted, .admittedByShedding:
             let descriptor = connection.release()
             let context = self.context
             context.spawn(name: "sink \(peerText)") {

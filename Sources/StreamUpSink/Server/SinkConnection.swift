@@ -15,7 +15,10 @@ import Foundation
 /// ``SinkConfiguration/maxHeaderBytes``) and the current request's head. An idle connection costs
 /// well under 100 KiB of resident memory. Nothing is sized from a length the client sent.
 ///
-/// Timeouts come from `SO_RCVTIMEO`/`SO_SNDTIMEO` (``SinkConfiguration/idleTimeout``).
+/// Timeouts: ``ConnectionDeadlines`` keeps the idle, request-head and body-rate clocks; before
+/// each read the connection acts on the one that ran out, or sets `SO_RCVTIMEO` to the time left
+/// (`SO_SNDTIMEO` is the idle timeout). The ``ConnectionRegistry`` hears when a head is awaited and
+/// when it arrived, so that it can shed the connection waiting longest when the slots run out.
 /// The event for a request is reported *before* its response is sent, so a client that has read
 /// the response can rely on the event being in ``SinkServer/requests``.
 ///
@@ -61,11 +64,17 @@ struct SinkConnection {
     private var attached: ResumableRequestHandler.Attached?
     /// When the first byte of the message being parsed arrived.
     private var messageStart: ContinuousClock.Instant?
+    /// The idle, request-head and body-rate clocks.
+    private var deadlines: ConnectionDeadlines
 
     private init(context: SinkServerContext, peer: String) {
         self.context = context
         self.peer = peer
         parser = HTTPRequestParser(limits: context.parserLimits)
+        let configuration = context.configuration
+        deadlines = ConnectionDeadlines(
+            idleTimeout: configuration.idleTimeout, headTimeout: configuration.headTimeout,
+            bodyRate: configuration.minimumBodyRate, start: .now)
     }
 
     /// The connection thread's body: takes ownership of `descriptor`, serves until the
@@ -96,7 +105,25 @@ struct SinkConnection {
         let readTarget = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<readSize])
         let connectionStart = ContinuousClock.now
         var totalRead = 0
+        var receiveTimeout = context.configuration.idleTimeout
         while true {
+            let now = ContinuousClock.now
+            let progress = parser.progress
+            if let expiry = deadlines.expiry(at: now, progress: progress) {
+                expire(expiry, socket)
+                return
+            }
+            // Re-arm SO_RCVTIMEO only when it is well off the next deadline, not on every read.
+            let wait = deadlines.wait(at: now, progress: progress)
+            if receiveTimeout > wait + wait / 8 || receiveTimeout < wait / 2 {
+                do {
+                    try socket.setReceiveTimeout(wait)
+                } catch {
+                    abort(failure: "setting the receive timeout failed: \(error)")
+                    return
+                }
+                receiveTimeout = wait
+            }
             let received: Socket.ReceiveResult
             do {
                 received = try socket.receive(into: readTarget)
@@ -104,10 +131,14 @@ struct SinkConnection {
                 abort(failure: "receive failed: \(error)")
                 return
             }
+            let after = ContinuousClock.now
+            deadlines.waited(after - now, owed: progress == .owingBody)
             switch received {
             case .bytes(let count):
+                deadlines.received(count, at: after)
                 if messageStart == nil {
-                    messageStart = .now
+                    messageStart = after
+                    deadlines.messageStarted(at: after)
                 }
                 if let rate {
                     totalRead += count
@@ -116,11 +147,15 @@ struct SinkConnection {
                 let input = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
                 guard process(input, socket) == .keepReading else { return }
             case .endOfFile:
+                if !context.isStopping && context.registry.wasShed(socket.descriptor) {
+                    shed(socket)
+                    return
+                }
                 abort(failure: context.isStopping ? "server stopped" : "client closed the connection")
                 return
             case .timedOut:
-                timeOut(socket)
-                return
+                // A clock may have run out, or the timeout was set short; the loop's top decides.
+                continue
             }
         }
     }
@@ -145,6 +180,11 @@ struct SinkConnection {
                 }
                 return .keepReading
             case .head(let head):
+                guard context.registry.headArrived(socket.descriptor) else {
+                    shed(socket)
+                    return .close
+                }
+                deadlines.headArrived()
                 guard begin(head, socket) == .keepReading, injectByteFault(socket) == .keepReading else { return .close }
             case .body(let range):
                 let bytes = UnsafeRawBufferPointer(rebasing: rest[range])
@@ -159,8 +199,17 @@ struct SinkConnection {
                       appendBody(UnsafeRawBufferPointer(rebasing: bytes[split...]), socket) == .keepReading
                 else { return .close }
             case .end(let trailers):
+                // Idle from now on, as far as shedding goes: said before the answer goes out, so
+                // a client that has read it finds the registry already knowing.
+                deadlines.messageEnded()
+                context.registry.awaitingHead(socket.descriptor)
                 guard finish(trailers: trailers, socket) == .keepReading else { return .close }
-                messageStart = offset < input.count ? .now : nil
+                messageStart = nil
+                if offset < input.count {
+                    // Pipelined: the next request's first bytes are already here.
+                    messageStart = .now
+                    deadlines.messageStarted(at: .now)
+                }
             }
         }
     }
@@ -501,10 +550,32 @@ struct SinkConnection {
         lingeringClose(socket)
     }
 
-    /// The connection went silent for the idle timeout.
-    private mutating func timeOut(_ socket: borrowing Socket) {
+    /// A clock ran out (see ``ConnectionDeadlines``): answer `408` if a request had begun, and close.
+    private mutating func expire(_ expiry: ConnectionDeadlines.Expiry, _ socket: borrowing Socket) {
         guard request != nil || !parser.isAtMessageStart else { return }
-        reject(status: 408, reason: "no data for \(context.configuration.idleTimeout)", socket)
+        let configuration = context.configuration
+        let reason = switch expiry {
+        case .idle:
+            "no data for \(configuration.idleTimeout)"
+        case .head:
+            "request head not complete within \(configuration.headTimeout)"
+        case .bodyRate:
+            "body arrived slower than \(configuration.minimumBodyRate?.bytesPerSecond ?? 0) bytes per second"
+        }
+        reject(status: 408, reason: reason, socket)
+    }
+
+    /// The connection was shed to make room for a newer one (see ``ConnectionRegistry``): answer
+    /// `503` if a request had begun (without blocking: this client may not be reading), and close.
+    private mutating func shed(_ socket: borrowing Socket) {
+        guard request != nil || !parser.isAtMessageStart else { return }
+        let reason = "shed at the connection limit: this request's head was the slowest to arrive"
+        reportUnfinished(status: 503, failure: reason)
+        let response = HTTPResponse.json(
+            status: 503, body: HTTPResponse.error(status: 503, reason: reason), close: true,
+            extraHeaders: [SinkHeaderField(name: "Retry-After", value: "1")])
+        try? socket.send(response, flags: CInt(MSG_DONTWAIT))
+        socket.shutdown(CInt(SHUT_WR))
     }
 
     /// The connection ended under a request (client gone, or the server stopping).
