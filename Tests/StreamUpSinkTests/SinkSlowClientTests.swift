@@ -7,7 +7,7 @@ import Testing
 /// dripped below the minimum rate, idle kept-alive connections hogging slots, and the live
 /// stream that must *not* be mistaken for any of them. Time is driven by small configured
 /// deadlines; every wait is for an answer the client observes.
-@Suite struct SinkSlowClientTests {
+@Suite(.timeLimit(.minutes(1))) struct SinkSlowClientTests {
     /// The outcome of an upload run on a thread of its own.
     ///
     /// Thread safety: guarded by the `value` mutex; the semaphore signals it was set.
@@ -49,8 +49,7 @@ import Testing
     /// Given every slot held by clients that trickle their heads a byte at a time (each byte
     /// resets the idle timeout), a real upload still gets in and is stored whole: it takes the
     /// place of the client that has trickled longest, which is answered 503 and closed.
-    @Test(.timeLimit(.minutes(1)))
-    func aRealUploadSucceedsWhileSlowHeadsHoldEverySlot() throws {
+    @Test func aRealUploadSucceedsWhileSlowHeadsHoldEverySlot() throws {
         let slots = 64
         let recorder = EventRecorder()
         let configuration = SinkConfiguration(maxConnections: slots, idleTimeout: .seconds(5))
@@ -133,9 +132,9 @@ import Testing
         configuration.headTimeout = .milliseconds(300)
         try withSink(configuration, recorder: recorder) { server in
             let client = try SlowClient(port: server.port)
-            let head = Array(("POST /slow HTTP/1.1\r\nX-Pad: " + String(repeating: "a", count: 2_000)).utf8)
+            let head = Array(("POST /slow HTTP/1.1\r\nX-Pad: " + String(repeating: "a", count: 500)).utf8)
             guard case .answered = client.drip(head, every: .milliseconds(10)) else {
-                Issue.record("the server never answered a head trickled for 20 s")
+                Issue.record("the server never answered a head trickled for 5 s")
                 return
             }
             #expect(client.readToEnd().hasPrefix("HTTP/1.1 408 "))
@@ -167,13 +166,13 @@ import Testing
     }
 
     /// A `Content-Length` body dripped at 250 B/s (under the 1,000 B/s minimum, yet never idle)
-    /// is cut with 408 once its credit runs out.
+    /// is cut with 408 once its credit runs out (after about 0.4 s; the drip would last 4 s).
     @Test func aBodyDrippedBelowTheMinimumRateIsCut() throws {
         let recorder = EventRecorder()
         try withSink(Self.rateConfiguration(), recorder: recorder) { server in
             let client = try SlowClient(port: server.port)
-            #expect(client.send(Array(uploadHead("Content-Length: 100000").utf8)))
-            let body = [UInt8](repeating: UInt8(ascii: "d"), count: 100_000)
+            #expect(client.send(Array(uploadHead("Content-Length: 1000").utf8)))
+            let body = [UInt8](repeating: UInt8(ascii: "d"), count: 1_000)
             guard case .answered = client.drip(body, piece: 5, every: .milliseconds(20)) else {
                 Issue.record("the server never cut a body dripped at 250 B/s")
                 return
@@ -189,8 +188,8 @@ import Testing
     @Test func aChunkDrippedBelowTheMinimumRateIsCut() throws {
         try withSink(Self.rateConfiguration()) { server in
             let client = try SlowClient(port: server.port)
-            #expect(client.send(Array((uploadHead("Transfer-Encoding: chunked") + "186a0\r\n").utf8)))
-            let chunk = [UInt8](repeating: UInt8(ascii: "c"), count: 100_000)
+            #expect(client.send(Array((uploadHead("Transfer-Encoding: chunked") + "3e8\r\n").utf8)))
+            let chunk = [UInt8](repeating: UInt8(ascii: "c"), count: 1_000)
             guard case .answered = client.drip(chunk, piece: 5, every: .milliseconds(20)) else {
                 Issue.record("the server never cut a chunk dripped at 250 B/s")
                 return
