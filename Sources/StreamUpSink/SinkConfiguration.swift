@@ -13,6 +13,10 @@
 /// - ``headTimeout``: longest a whole request head may take, however steadily its bytes come:
 ///   from the connection's start for its first request, from its first byte for a later one →
 ///   `408` and close (silent close when no byte of a first request came).
+/// - ``maxUploads``: resumable uploads open at once (created, not yet completed, cancelled or
+///   expired); a creation over it → `503` with `Retry-After`, the connection kept.
+/// - ``uploadExpiry``: a resumable upload no request has touched for this long is forgotten
+///   (`404` from then on); its file is removed when it held no byte, else kept as `.partial`.
 /// - ``minimumBodyRate``: the slowest a body may arrive while the client owes announced bytes;
 ///   `nil` turns it off. Slower → `408` and close. See ``SinkBodyRate`` for what is counted, and
 ///   why a live chunked stream may pause between chunks.
@@ -58,6 +62,10 @@ public struct SinkConfiguration: Sendable, Hashable {
     public var faults: SinkFaults
     /// Cap on one request's body, and on a resumable upload's bytes in total; `nil` for none.
     public var maxBodyBytes: Int?
+    /// Cap on resumable uploads open at once.
+    public var maxUploads: Int
+    /// How long a resumable upload may sit idle (no request attached) before it is forgotten.
+    public var uploadExpiry: Duration
     /// Answer an upload creation of the resumable-upload protocol with the interim
     /// `104 Upload Resumption Supported` (carrying the upload's `Location`) as soon as its head
     /// is accepted, so a client cut off mid-body can resume. See ``SinkServer``.
@@ -80,7 +88,9 @@ public struct SinkConfiguration: Sendable, Hashable {
         sendsUploadResumptionSupported: Bool = true,
         maxBodyBytes: Int? = nil,
         headTimeout: Duration = .seconds(10),
-        minimumBodyRate: SinkBodyRate? = .standard
+        minimumBodyRate: SinkBodyRate? = .standard,
+        maxUploads: Int = 1_000,
+        uploadExpiry: Duration = .seconds(3_600)
     ) {
         self.host = host
         self.port = port
@@ -99,6 +109,8 @@ public struct SinkConfiguration: Sendable, Hashable {
         self.maxBodyBytes = maxBodyBytes
         self.headTimeout = headTimeout
         self.minimumBodyRate = minimumBodyRate
+        self.maxUploads = maxUploads
+        self.uploadExpiry = uploadExpiry
     }
 
     /// Throws ``SinkError/Code/invalidConfiguration`` naming the first value out of range.
@@ -117,6 +129,8 @@ public struct SinkConfiguration: Sendable, Hashable {
         try check(idleTimeout > .zero, "idleTimeout must be > 0")
         try check(headTimeout > .zero, "headTimeout must be > 0")
         try minimumBodyRate?.validate()
+        try check(maxUploads >= 1, "maxUploads must be >= 1")
+        try check(uploadExpiry > .zero, "uploadExpiry must be > 0")
         try check((1_024...(64 << 20)).contains(readBufferSize), "readBufferSize must be in 1 KiB...64 MiB")
         try check(recentEventLimit >= 0, "recentEventLimit must be >= 0")
         try faults.validate()

@@ -127,6 +127,11 @@ public final class SinkServer: Sendable {
         context.registry.count
     }
 
+    /// How many resumable uploads are open (created, not yet completed, cancelled or expired).
+    public var openUploadCount: Int {
+        context.uploads.count
+    }
+
     /// Starts accepting connections on a background thread. Does nothing if already started
     /// or stopped.
     public func start() {
