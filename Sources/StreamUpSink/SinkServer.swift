@@ -60,7 +60,8 @@ public final class SinkServer: Sendable {
     /// - Parameter onEvent: called once per finished, rejected or aborted request; see the
     ///   type's notes on threads.
     /// - Throws: ``SinkError`` when the configuration is out of range, the host does not
-    ///   resolve, the port is taken (`errno == EADDRINUSE`) or the directory can't be created.
+    ///   resolve, the port is taken (`errno == EADDRINUSE`) or the directory can't be created or
+    ///   written to; its description is one line that says what to do.
     public init(
         configuration: SinkConfiguration = SinkConfiguration(),
         onEvent: @escaping @Sendable (SinkRequestEvent) -> Void = { _ in }
@@ -70,7 +71,12 @@ public final class SinkServer: Sendable {
         let storage = try configuration.outputDirectory.map { (directory) throws(SinkError) in
             try BodyStorage(directory: directory)
         }
-        let listener = try Socket.listening(on: address, backlog: 1_024)
+        let listener: Socket
+        do {
+            listener = try Socket.listening(on: address, backlog: 1_024)
+        } catch {
+            throw error.happened(while: "cannot listen on \(address.hostAndPort)")
+        }
         let local: SocketAddress
         let wake: WakePipe
         do {
@@ -78,7 +84,7 @@ public final class SinkServer: Sendable {
             wake = try WakePipe()
         } catch {
             listener.close()
-            throw error
+            throw error.happened(while: "cannot start the sink")
         }
         self.configuration = configuration
         port = local.port

@@ -119,7 +119,7 @@ struct SinkConnection {
                 do {
                     try socket.setReceiveTimeout(wait)
                 } catch {
-                    abort(failure: "setting the receive timeout failed: \(error)")
+                    abort(failure: "setting the receive timeout failed: \(error.details)")
                     return
                 }
                 receiveTimeout = wait
@@ -128,7 +128,7 @@ struct SinkConnection {
             do {
                 received = try socket.receive(into: readTarget)
             } catch {
-                abort(failure: "receive failed: \(error)")
+                abort(failure: "receive failed: \(error.details)")
                 return
             }
             let after = ContinuousClock.now
@@ -244,7 +244,7 @@ struct SinkConnection {
             do {
                 outcome = try attached.upload.append(bytes, by: attached.attachment)
             } catch {
-                reject(status: 500, reason: "storing the upload failed: \(error)", socket)
+                reject(status: 500, reason: "storing the upload failed: \(error.details)", socket)
                 return .close
             }
             switch outcome {
@@ -263,7 +263,7 @@ struct SinkConnection {
         } catch {
             switch error {
             case .storage(let storageError):
-                reject(status: 500, reason: "storing the body failed: \(storageError)", socket)
+                reject(status: 500, reason: "storing the body failed: \(storageError.details)", socket)
             case .memoryLimitExceeded(let limit):
                 reject(status: 413, reason: "body exceeds \(limit) bytes kept in memory", socket)
             }
@@ -342,7 +342,7 @@ struct SinkConnection {
                 file = try storage.createFile(sequence: sequence, method: head.method)
             } catch {
                 request = InFlight(sequence: sequence, head: head, body: makeBody(file: nil), start: messageStart ?? .now)
-                reject(status: 500, reason: "storing the body failed: \(error)", socket)
+                reject(status: 500, reason: "storing the body failed: \(error.details)", socket)
                 return .close
             }
         }
@@ -364,7 +364,7 @@ struct SinkConnection {
             start = try handler.start(resumable, head: head, attachment: attachment)
         } catch {
             request = InFlight(sequence: sequence, head: head, body: makeBody(file: nil), start: messageStart ?? .now)
-            reject(status: 500, reason: "storing the upload failed: \(error)", socket)
+            reject(status: 500, reason: "storing the upload failed: \(error.details)", socket)
             return .close
         }
         switch start {
@@ -380,7 +380,7 @@ struct SinkConnection {
                 do {
                     try socket.send(ResumableResponses.resumptionSupported(location: location, version: upload.version))
                 } catch {
-                    abort(failure: "sending 104 Upload Resumption Supported failed: \(error)")
+                    abort(failure: "sending 104 Upload Resumption Supported failed: \(error.details)")
                     return .close
                 }
             }
@@ -420,7 +420,7 @@ struct SinkConnection {
             do {
                 try socket.send(HTTPResponse.continueInterim)
             } catch {
-                abort(failure: "sending 100 Continue failed: \(error)")
+                abort(failure: "sending 100 Continue failed: \(error.details)")
                 return .close
             }
         }
@@ -474,7 +474,7 @@ struct SinkConnection {
             }
         }
         if let storageError {
-            report(finished, summary, trailers: trailers, status: 500, failure: "storing the body failed: \(storageError)")
+            report(finished, summary, trailers: trailers, status: 500, failure: "storing the body failed: \(storageError.details)")
             sendError(status: 500, reason: "storing the body failed", socket)
             lingeringClose(socket)
             return .close
@@ -505,7 +505,7 @@ struct SinkConnection {
         do {
             end = try handler.end(upload)
         } catch {
-            report(finished, summary, trailers: trailers, status: 500, failure: "storing the upload failed: \(error)")
+            report(finished, summary, trailers: trailers, status: 500, failure: "storing the upload failed: \(error.details)")
             sendError(status: 500, reason: "storing the upload failed", socket)
             lingeringClose(socket)
             return .close
