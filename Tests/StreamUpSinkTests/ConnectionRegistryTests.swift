@@ -39,27 +39,42 @@ import Testing
         }
     }
 
+    /// The slot an admission made, or `nil` (recording an issue) when it was not admitted.
+    private func slot(_ admission: ConnectionRegistry.Admission, shedding expected: CInt? = nil) -> ConnectionSlot? {
+        guard case .admitted(let slot, let shed) = admission else {
+            Issue.record("not admitted: \(admission)")
+            return nil
+        }
+        #expect(shed == expected)
+        return slot
+    }
+
     /// At the limit, the connection waiting longest for a head makes room; one inside a request
     /// never does, and with no one waiting for a head, the newcomer is turned away.
     @Test func theLongestWaitingHeadIsShedAndRequestsAreNot() throws {
         let registry = ConnectionRegistry(limit: 2)
         let start = ContinuousClock.now
         let (inRequest, waiting, newcomer, last) = (try Pair(), try Pair(), try Pair(), try Pair())
-        #expect(registry.admit(inRequest.local, at: start) == .admitted)
-        #expect(registry.headArrived(inRequest.local))
-        #expect(registry.admit(waiting.local, at: start + .seconds(1)) == .admitted)
+        let busy = try #require(slot(registry.admit(inRequest.local, at: start)))
+        #expect(busy.headArrived())
+        let idle = try #require(slot(registry.admit(waiting.local, at: start + .seconds(1))))
 
-        #expect(registry.admit(newcomer.local, at: start + .seconds(2)) == .admittedByShedding(shed: waiting.local))
-        #expect(registry.wasShed(waiting.local) && waiting.isShutForReading)
-        #expect(!registry.headArrived(waiting.local))
+        let fresh = try #require(slot(registry.admit(newcomer.local, at: start + .seconds(2)), shedding: waiting.local))
+        #expect(idle.wasShed && waiting.isShutForReading)
+        #expect(!idle.headArrived())
+        idle.awaitingHead(since: start + .seconds(3))
+        #expect(idle.wasShed)
         #expect(registry.count == 2)
 
-        #expect(registry.headArrived(newcomer.local))
-        #expect(registry.admit(last.local, at: start + .seconds(3)) == .full)
-        #expect(!registry.wasShed(inRequest.local) && !inRequest.isShutForReading)
+        #expect(fresh.headArrived())
+        guard case .full = registry.admit(last.local, at: start + .seconds(3)) else {
+            Issue.record("admitted with every slot inside a request")
+            return
+        }
+        #expect(!busy.wasShed && !inRequest.isShutForReading)
 
-        registry.remove(waiting.local)
-        registry.awaitingHead(inRequest.local, since: start + .seconds(4))
-        #expect(registry.admit(last.local, at: start + .seconds(5)) == .admittedByShedding(shed: inRequest.local))
+        registry.remove(idle)
+        busy.awaitingHead(since: start + .seconds(4))
+        _ = slot(registry.admit(last.local, at: start + .seconds(5)), shedding: inRequest.local)
     }
 }

@@ -10,11 +10,13 @@ import Synchronization
 /// Bounds, against a client creating uploads and never coming back: at most ``limit`` uploads
 /// (counting creations under way); a creation over it is refused (``Creation/full``). An upload
 /// idle for ``expiry`` ends: a lookup of it finds it expired at once, and a sweep of the whole
-/// table (at most every ``sweepInterval``, on creations, on ``count`` and from the accept thread)
-/// ends the others and removes them. A full table is swept before a creation is refused.
+/// table (at most every ``sweepInterval``, on creations and from the accept thread; always on
+/// ``count``) ends the others and removes them. A full table is swept (at most once a second)
+/// before a creation is refused.
 ///
 /// Thread safety: the table is guarded by the `table` mutex, never held while an upload's own
-/// lock is taken; callable from any thread.
+/// lock is taken; the count against the limit and the time of the last sweep are atomics (so a
+/// creation takes the lock once, as a completion does); callable from any thread.
 final class ResumableUploads: Sendable {
     enum Creation {
         case created(ResumableUpload)
@@ -24,12 +26,6 @@ final class ResumableUploads: Sendable {
         case full(limit: Int)
     }
 
-    private struct Table {
-        var uploads: [String: ResumableUpload] = [:]
-        /// Creations under way: counted against the limit, not in `uploads` yet.
-        var reserved = 0
-        var nextSweep: ContinuousClock.Instant
-    }
 
     /// Where upload files go; `nil` stores nothing (bytes are only counted and hashed).
     let directory: String?
@@ -42,7 +38,15 @@ final class ResumableUploads: Sendable {
     let expiry: Duration
     /// Least time between two sweeps of the whole table: an eighth of the expiry, at most a minute.
     let sweepInterval: Duration
-    private let table: Mutex<Table>
+    private let table = Mutex<[String: ResumableUpload]>([:])
+    /// Uploads in the table plus creations under way, counted against ``limit`` without the
+    /// table's lock (a creation takes the lock once, to insert).
+    private let occupied = Atomic<Int>(0)
+    /// The time origin of `lastSweep`.
+    private let epoch = ContinuousClock.now
+    /// When the last sweep started, in nanoseconds after `epoch`: checked (and claimed) without
+    /// taking the table's lock, so a creation that finds no sweep due costs no extra lock.
+    private let lastSweep = Atomic<Int64>(0)
 
     init(directory: String?, streams: StreamStore?, hashBodies: Bool, limit: Int, expiry: Duration) {
         self.directory = directory
@@ -51,7 +55,6 @@ final class ResumableUploads: Sendable {
         self.limit = limit
         self.expiry = expiry
         sweepInterval = min(expiry / 8, .seconds(60))
-        table = Mutex(Table(nextSweep: .now))
     }
 
     /// Creates an upload attached to `attachment`: bound to `stream` (its id and the stream
@@ -60,7 +63,9 @@ final class ResumableUploads: Sendable {
     /// uploads are open even after a sweep.
     func create(stream: (id: String, offset: Int)?, attaching attachment: ResumableUpload.Attachment) throws(SinkError) -> Creation {
         sweepExpired()
-        guard reserveSlot() || (sweepExpired(force: true) && reserveSlot()) else {
+        // A full table is swept again at most once a second: a flood of refused creations must
+        // not make every refusal walk the whole table.
+        guard reserveSlot() || (sweepExpired(every: min(sweepInterval, .seconds(1))) && reserveSlot()) else {
             return .full(limit: limit)
         }
         let token = ResumableUploads.newToken()
@@ -70,7 +75,7 @@ final class ResumableUploads: Sendable {
                 switch try StreamAppender.open(streams, streamID: stream.id, base: stream.offset) {
                 case .success(let appender): destination = .stream(appender)
                 case .failure(let gap):
-                    table.withLock { $0.reserved -= 1 }
+                    occupied.subtract(1, ordering: .relaxed)
                     return .gap(expectedOffset: gap.expectedOffset)
                 }
             } else if let directory {
@@ -79,31 +84,31 @@ final class ResumableUploads: Sendable {
                 destination = .none
             }
         } catch {
-            table.withLock { $0.reserved -= 1 }
+            occupied.subtract(1, ordering: .relaxed)
             throw error
         }
         let upload = ResumableUpload(token: token, destination: destination, hash: hashBodies)
         // Cannot fail: the new upload is free, at offset 0, and its file is open.
         _ = try upload.attach(attachment, at: 0)
-        table.withLock { table in
-            table.reserved -= 1
-            table.uploads[token] = upload
-        }
+        table.withLock { $0[token] = upload }
         return .created(upload)
     }
 
     /// Takes a slot for a creation; false when ``limit`` uploads are open or being created.
     private func reserveSlot() -> Bool {
-        table.withLock { table in
-            guard table.uploads.count + table.reserved < limit else { return false }
-            table.reserved += 1
-            return true
+        var current = occupied.load(ordering: .relaxed)
+        while current < limit {
+            let (exchanged, original) = occupied.compareExchange(
+                expected: current, desired: current + 1, ordering: .relaxed)
+            if exchanged { return true }
+            current = original
         }
+        return false
     }
 
     /// The upload called `token`, if the sink knows it and it has not expired.
     func upload(_ token: String) -> ResumableUpload? {
-        guard let upload = table.withLock({ $0.uploads[token] }) else { return nil }
+        guard let upload = table.withLock({ $0[token] }) else { return nil }
         if upload.expireIfIdle(at: .now, after: expiry) {
             remove(upload)
             return nil
@@ -111,17 +116,17 @@ final class ResumableUploads: Sendable {
         return upload
     }
 
-    /// Ends the uploads idle for ``expiry`` and forgets them; only when a sweep is due unless
-    /// `force`. Returns whether it swept.
+    /// Ends the uploads idle for ``expiry`` and forgets them, if the last sweep was at least
+    /// `interval` ago (``sweepInterval`` unless given; `.zero` sweeps now). Returns whether it swept.
     @discardableResult
-    func sweepExpired(force: Bool = false) -> Bool {
+    func sweepExpired(every interval: Duration? = nil) -> Bool {
         let now = ContinuousClock.now
-        let candidates: [ResumableUpload]? = table.withLock { table in
-            guard force || now >= table.nextSweep else { return nil }
-            table.nextSweep = now + sweepInterval
-            return Array(table.uploads.values)
-        }
-        guard let candidates else { return false }
+        let started = ResumableUploads.nanoseconds(now - epoch)
+        let last = lastSweep.load(ordering: .acquiring)
+        guard started - last >= ResumableUploads.nanoseconds(interval ?? sweepInterval),
+              lastSweep.compareExchange(expected: last, desired: started, ordering: .acquiringAndReleasing).exchanged
+        else { return false }
+        let candidates = table.withLock { Array($0.values) }
         for upload in candidates where upload.expireIfIdle(at: now, after: expiry) {
             remove(upload)
         }
@@ -130,22 +135,28 @@ final class ResumableUploads: Sendable {
 
     /// Forgets a completed upload.
     func remove(_ token: String) {
-        _ = table.withLock { $0.uploads.removeValue(forKey: token) }
+        if table.withLock({ $0.removeValue(forKey: token) }) != nil {
+            occupied.subtract(1, ordering: .relaxed)
+        }
     }
 
     /// Forgets `upload` if the table still holds that very upload under its token.
     private func remove(_ upload: ResumableUpload) {
-        table.withLock { table in
-            if table.uploads[upload.token] === upload {
-                table.uploads.removeValue(forKey: upload.token)
-            }
+        let removed = table.withLock { table in
+            guard table[upload.token] === upload else { return false }
+            table.removeValue(forKey: upload.token)
+            return true
+        }
+        if removed {
+            occupied.subtract(1, ordering: .relaxed)
         }
     }
 
     /// Cancels upload `token`: forgets it, cuts any request appending to it and removes its
     /// file (bytes already merged into a stream stay there). False when unknown.
     func cancel(_ token: String) -> Bool {
-        guard let upload = table.withLock({ $0.uploads.removeValue(forKey: token) }) else { return false }
+        guard let upload = table.withLock({ $0.removeValue(forKey: token) }) else { return false }
+        occupied.subtract(1, ordering: .relaxed)
         return upload.end(removingFile: true)
     }
 
@@ -154,10 +165,11 @@ final class ResumableUploads: Sendable {
     @discardableResult
     func forgetAll(sparing: ResumableUpload.Attachment? = nil) -> Int {
         let all = table.withLock { table in
-            let all = Array(table.uploads.values)
-            table.uploads.removeAll()
+            let all = Array(table.values)
+            table.removeAll()
             return all
         }
+        occupied.subtract(all.count, ordering: .relaxed)
         for upload in all {
             upload.end(removingFile: false, sparing: sparing)
         }
@@ -166,8 +178,13 @@ final class ResumableUploads: Sendable {
 
     /// How many uploads the sink knows, after forgetting the expired ones.
     var count: Int {
-        sweepExpired(force: true)
-        return table.withLock { $0.uploads.count }
+        sweepExpired(every: .zero)
+        return table.withLock { $0.count }
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 
     /// 32 lower-case hex digits from the system's random generator.

@@ -77,11 +77,11 @@ struct AcceptLoop: ~Copyable {
         guard let connection = accepted else { return }
         let peerText = peer.hostAndPort
         switch context.registry.admit(connection.descriptor) {
-        case .admitted, .admittedByShedding:
+        case .admitted(let slot, _):
             let descriptor = connection.release()
             let context = self.context
             context.spawn(name: "sink \(peerText)") {
-                SinkConnection.serve(descriptor: descriptor, peer: peerText, context: context)
+                SinkConnection.serve(descriptor: descriptor, slot: slot, peer: peerText, context: context)
             }
         case .full:
             turnAway(connection, peer: peerText)

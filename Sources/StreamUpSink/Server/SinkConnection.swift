@@ -17,8 +17,9 @@ import Foundation
 ///
 /// Timeouts: ``ConnectionDeadlines`` keeps the idle, request-head and body-rate clocks; before
 /// each read the connection acts on the one that ran out, or sets `SO_RCVTIMEO` to the time left
-/// (`SO_SNDTIMEO` is the idle timeout). The ``ConnectionRegistry`` hears when a head is awaited and
-/// when it arrived, so that it can shed the connection waiting longest when the slots run out.
+/// (`SO_SNDTIMEO` is the idle timeout). Its ``ConnectionSlot`` tells the registry when a head is
+/// awaited and when it arrived, so that it can shed the connection waiting longest when the slots
+/// run out.
 /// The event for a request is reported *before* its response is sent, so a client that has read
 /// the response can rely on the event being in ``SinkServer/requests``.
 ///
@@ -58,6 +59,8 @@ struct SinkConnection {
 
     let context: SinkServerContext
     let peer: String
+    /// This connection's place in the registry (waiting for a head, inside a request, shed).
+    let slot: ConnectionSlot
     private var parser: HTTPRequestParser
     private var request: InFlight?
     /// The resumable upload the request in flight creates or appends to.
@@ -67,8 +70,9 @@ struct SinkConnection {
     /// The idle, request-head and body-rate clocks.
     private var deadlines: ConnectionDeadlines
 
-    private init(context: SinkServerContext, peer: String) {
+    private init(context: SinkServerContext, slot: ConnectionSlot, peer: String) {
         self.context = context
+        self.slot = slot
         self.peer = peer
         parser = HTTPRequestParser(limits: context.parserLimits)
         let configuration = context.configuration
@@ -79,12 +83,12 @@ struct SinkConnection {
 
     /// The connection thread's body: takes ownership of `descriptor`, serves until the
     /// connection ends, deregisters and closes.
-    static func serve(descriptor: CInt, peer: String, context: SinkServerContext) {
+    static func serve(descriptor: CInt, slot: ConnectionSlot, peer: String, context: SinkServerContext) {
         let socket = Socket(owning: descriptor)
-        var connection = SinkConnection(context: context, peer: peer)
+        var connection = SinkConnection(context: context, slot: slot, peer: peer)
         connection.run(socket)
         connection.releaseUpload()
-        context.registry.remove(descriptor)
+        context.registry.remove(slot)
         socket.close()
     }
 
@@ -147,7 +151,7 @@ struct SinkConnection {
                 let input = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
                 guard process(input, socket) == .keepReading else { return }
             case .endOfFile:
-                if !context.isStopping && context.registry.wasShed(socket.descriptor) {
+                if !context.isStopping && slot.wasShed {
                     shed(socket)
                     return
                 }
@@ -180,7 +184,7 @@ struct SinkConnection {
                 }
                 return .keepReading
             case .head(let head):
-                guard context.registry.headArrived(socket.descriptor) else {
+                guard slot.headArrived() else {
                     shed(socket)
                     return .close
                 }
@@ -202,7 +206,7 @@ struct SinkConnection {
                 // Idle from now on, as far as shedding goes: said before the answer goes out, so
                 // a client that has read it finds the registry already knowing.
                 deadlines.messageEnded()
-                context.registry.awaitingHead(socket.descriptor)
+                slot.awaitingHead(since: .now)
                 guard finish(trailers: trailers, socket) == .keepReading else { return .close }
                 messageStart = nil
                 if offset < input.count {
