@@ -13,10 +13,6 @@
 /// - ``headTimeout``: longest a whole request head may take, however steadily its bytes come:
 ///   from the connection's start for its first request, from its first byte for a later one →
 ///   `408` and close (silent close when no byte of a first request came).
-/// - ``maxUploads``: resumable uploads open at once (created, not yet completed, cancelled or
-///   expired); a creation over it → `503` with `Retry-After`, the connection kept.
-/// - ``uploadExpiry``: a resumable upload no request has touched for this long is forgotten
-///   (`404` from then on); its file is removed when it held no byte, else kept as `.partial`.
 /// - ``minimumBodyRate``: the slowest a body may arrive while the client owes announced bytes;
 ///   `nil` turns it off. Slower → `408` and close. See ``SinkBodyRate`` for what is counted, and
 ///   why a live chunked stream may pause between chunks.
@@ -25,6 +21,10 @@
 ///   default) → `413`, then close: from the head alone when a `Content-Length` is over it, before
 ///   any body byte is read; for a chunked body once it passes the limit, keeping exactly the first
 ///   ``maxBodyBytes`` bytes (a `.partial` file, or in the upload).
+/// - ``maxUploads``: resumable uploads open at once (created, not yet completed, cancelled or
+///   expired); a creation over it → `503` with `Retry-After`, the connection kept.
+/// - ``uploadExpiry``: a resumable upload no request has touched for this long is forgotten
+///   (`404` from then on); its file is removed when it held no byte, else kept as `.partial`.
 ///
 /// Thread safety: a value type that is never shared mutably; safe to send anywhere.
 public struct SinkConfiguration: Sendable, Hashable {

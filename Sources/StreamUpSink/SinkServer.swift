@@ -16,10 +16,14 @@ import Synchronization
 ///   ``stop()`` closes the listener and every connection and waits until all of the server's
 ///   threads have finished. The scoped ``withRunning(_:onEvent:isolation:_:)`` always stops.
 /// - Threading: one accept thread (`poll(2)` on the listener and a wake pipe) and one thread per
-///   connection with blocking sockets; `SO_RCVTIMEO`/`SO_SNDTIMEO` implement the idle timeout.
+///   connection with blocking sockets; `SO_RCVTIMEO`/`SO_SNDTIMEO` implement the idle timeout,
+///   the request-head deadline and the minimum body rate (``ConnectionDeadlines``).
 ///   See ``SinkConnection`` for the per-connection memory.
-/// - Connection limit: at ``SinkConfiguration/maxConnections`` open connections, a new one is
-///   accepted, answered `503` with `Connection: close`, reported, and closed.
+/// - Connection limit: at ``SinkConfiguration/maxConnections`` open connections, a new one takes
+///   the place of the connection that has waited longest for a request head (which is answered
+///   `503`, or closed silently if idle between requests); when every connection is inside a
+///   request, the new one is answered `503` with `Connection: close`, reported, and closed.
+///   See ``ConnectionRegistry``.
 /// - Storage: see ``BodyStorage`` for file names; a body that did not arrive in full keeps the
 ///   `.partial` suffix and its event has `isComplete == false`.
 /// - Events: `onEvent` is called on the connection's thread (the accept thread for `503`s),
@@ -30,7 +34,12 @@ import Synchronization
 ///   carrying `Upload-Draft-Interop-Version` create (`POST` with `Upload-Complete`), append to
 ///   (`PATCH`), query (`HEAD`) and cancel (`DELETE`) uploads at `/uploads/TOKEN`; bytes are
 ///   stored as they arrive, so a cut connection loses nothing the sink received. Uploads live
-///   in memory only. See ``ResumableRequest`` and ``ResumableRequestHandler``.
+///   in memory only, at most ``SinkConfiguration/maxUploads`` at once; idle ones expire after
+///   ``SinkConfiguration/uploadExpiry`` and hold no descriptor. See ``ResumableRequest``,
+///   ``ResumableRequestHandler`` and ``ResumableUploads``.
+/// - Hostile clients: every limit is in ``SinkConfiguration``; each answers with a status and
+///   closes the connection, and none lets a client make the sink allocate, open or wait in
+///   proportion to what the client claims.
 /// - Faults: ``SinkConfiguration/faults`` makes the server misbehave on purpose; see ``SinkFaults``.
 /// - SIGPIPE: never raised; see ``Socket``.
 ///
