@@ -62,6 +62,15 @@ import Testing
         #expect(clocks.credit == .seconds(2))
     }
 
+    /// A pause of the sink's own (an injected read throttle) moves the idle and head clocks.
+    @Test func theSinksOwnPausesAreNotTheClients() {
+        var clocks = Self.deadlines()
+        clocks.sinkPaused(for: .seconds(100))
+        #expect(clocks.expiry(at: Self.start + .seconds(100), progress: .inHead) == nil)
+        #expect(clocks.expiry(at: Self.start + .seconds(110), progress: .inHead) == .head)
+        #expect(clocks.expiry(at: Self.start + .seconds(160), progress: .betweenChunks) == .idle)
+    }
+
     /// Silence expires the idle clock in any state.
     @Test func silenceExpiresTheIdleClock() {
         var clocks = Self.deadlines()

@@ -144,6 +144,19 @@ import Testing
         }
     }
 
+    /// Time the sink itself spends throttled (``SinkFaults/readBytesPerSecond``) is not the
+    /// client's: a head sent whole, which the throttled sink takes 2 s to read, is not cut at a
+    /// 500 ms head timeout.
+    @Test func theSinksOwnThrottleDoesNotCountAgainstTheHead() throws {
+        var configuration = SinkConfiguration(idleTimeout: .seconds(30), faults: SinkFaults(readBytesPerSecond: 1_000))
+        configuration.headTimeout = .milliseconds(500)
+        try withSink(configuration) { server in
+            let client = try TestClient(port: server.port)
+            try client.send(uploadHead("X-Pad: " + String(repeating: "p", count: 2_000), "Content-Length: 2") + "ok")
+            #expect(try client.readResponse().status == 200)
+        }
+    }
+
     /// A connection that sends nothing at all is closed, silently, at the head timeout rather
     /// than at the (much longer) idle timeout.
     @Test func aSilentNewConnectionIsClosedAtTheHeadTimeout() throws {

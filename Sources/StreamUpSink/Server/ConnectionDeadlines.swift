@@ -58,6 +58,16 @@ struct ConnectionDeadlines {
         credit = earned > bodyRate.window ? max(credit, bodyRate.window) : earned
     }
 
+    /// The sink itself paused for `duration` (an injected read throttle): the idle and head
+    /// clocks move by as much, since the client was not the one keeping anyone waiting. (The
+    /// body-rate credit needs no such care: it is only spent on waits for bytes.)
+    mutating func sinkPaused(for duration: Duration) {
+        lastActivity += duration
+        if let headDeadline {
+            self.headDeadline = headDeadline + duration
+        }
+    }
+
     /// The first byte of a request on a kept-alive connection arrived at `now`: its head is due.
     mutating func messageStarted(at now: Instant) {
         if headDeadline == nil {

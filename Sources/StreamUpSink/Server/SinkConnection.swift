@@ -150,7 +150,9 @@ struct SinkConnection {
                 }
                 if let rate {
                     totalRead += count
+                    let paused = ContinuousClock.now
                     throttle(until: connectionStart + .seconds(Double(totalRead) / Double(rate)))
+                    deadlines.sinkPaused(for: .now - paused)
                 }
                 let input = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
                 guard process(input, socket) == .keepReading else { return }
