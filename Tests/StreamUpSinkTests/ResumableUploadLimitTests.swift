@@ -132,7 +132,8 @@ import Testing
     }
 
     /// A creation storm (2,000 empty creations on 20 connections at once, limit 100) leaves
-    /// exactly 100 uploads, refuses the rest with 503, and leaves no descriptor open on their files.
+    /// exactly 100 uploads and refuses the rest with 503; during it, no more descriptors are open
+    /// on upload files than there are requests in flight (20), and none after.
     @Test func aCreationStormIsBoundedInUploadsAndDescriptors() throws {
         let directory = try TemporaryDirectory()
         var configuration = SinkConfiguration(outputDirectory: directory.path)
@@ -140,6 +141,18 @@ import Testing
         try withSink(configuration) { server throws in
             let port = server.port
             let statuses = Mutex<[Int]>([])
+            // Samples the descriptors open on upload files until the storm is over.
+            let peak = Mutex(0)
+            let stormOver = DispatchSemaphore(value: 0)
+            let sampled = DispatchSemaphore(value: 0)
+            let path = directory.path
+            Thread.detachNewThread {
+                repeat {
+                    let open = Self.descriptors(into: path)
+                    peak.withLock { $0 = max($0, open) }
+                } while stormOver.wait(timeout: .now() + .milliseconds(5)) == .timedOut
+                sampled.signal()
+            }
             DispatchQueue.concurrentPerform(iterations: 20) { _ in
                 var mine: [Int] = []
                 do {
@@ -152,6 +165,9 @@ import Testing
                 }
                 statuses.withLock { $0 += mine }
             }
+            stormOver.signal()
+            sampled.wait()
+            #expect(peak.withLock { $0 } <= 20)
             let all = statuses.withLock { $0 }
             #expect(all.count == 2_000)
             #expect(all.filter { $0 == 201 }.count == 100)
