@@ -52,7 +52,9 @@ import Testing
     @Test func aRealUploadSucceedsWhileSlowHeadsHoldEverySlot() throws {
         let slots = 64
         let recorder = EventRecorder()
-        let configuration = SinkConfiguration(maxConnections: slots, idleTimeout: .seconds(5))
+        // Long idle and head timeouts: only shedding may free a slot here, however slow the machine.
+        var configuration = SinkConfiguration(maxConnections: slots, idleTimeout: .seconds(30))
+        configuration.headTimeout = .seconds(60)
         try withSink(configuration, recorder: recorder) { server in
             // Given: three times as many slow clients as slots, each with a head begun.
             var attackers: [SlowClient] = []
@@ -145,14 +147,14 @@ import Testing
     }
 
     /// Time the sink itself spends throttled (``SinkFaults/readBytesPerSecond``) is not the
-    /// client's: a head sent whole, which the throttled sink takes 2 s to read, is not cut at a
-    /// 500 ms head timeout.
+    /// client's: a head sent whole, which the throttled sink takes 3 s to read, is not cut at a
+    /// 1 s head timeout.
     @Test func theSinksOwnThrottleDoesNotCountAgainstTheHead() throws {
         var configuration = SinkConfiguration(idleTimeout: .seconds(30), faults: SinkFaults(readBytesPerSecond: 1_000))
-        configuration.headTimeout = .milliseconds(500)
+        configuration.headTimeout = .seconds(1)
         try withSink(configuration) { server in
             let client = try TestClient(port: server.port)
-            try client.send(uploadHead("X-Pad: " + String(repeating: "p", count: 2_000), "Content-Length: 2") + "ok")
+            try client.send(uploadHead("X-Pad: " + String(repeating: "p", count: 3_000), "Content-Length: 2") + "ok")
             #expect(try client.readResponse().status == 200)
         }
     }
