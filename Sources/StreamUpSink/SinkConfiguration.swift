@@ -3,10 +3,28 @@
 /// Limits and what exceeding them does:
 /// - ``maxHeaderBytes``: request line + headers (and, separately, trailers) → `431`, then close.
 /// - ``maxChunkLineBytes``: one chunk-size line incl. extensions → `400`, then close.
-/// - ``maxConnections``: connections open at once; one more is accepted, answered `503` and closed.
+/// - ``maxConnections``: connections open at once. One more takes the place of the connection
+///   that has waited longest for its request head (a trickled head, or a kept-alive connection
+///   idle between requests), which is answered `503` (or closed silently if idle); when every
+///   connection is inside a request, the new one is answered `503` and closed.
+///   See ``ConnectionRegistry``.
 /// - ``idleTimeout``: longest wait for the next byte (or for a send to progress). Mid-request →
 ///   `408` and close; between requests on a kept-alive connection → silent close.
+/// - ``headTimeout``: longest a whole request head may take, however steadily its bytes come:
+///   from the connection's start for its first request, from its first byte for a later one →
+///   `408` and close (silent close when no byte of a first request came).
+/// - ``minimumBodyRate``: the slowest a body may arrive while the client owes announced bytes;
+///   `nil` turns it off. Slower → `408` and close. See ``SinkBodyRate`` for what is counted, and
+///   why a live chunked stream may pause between chunks.
 /// - ``maxBodyBytesInMemory``: per request, only with ``keepBodiesInMemory`` → `413`, then close.
+/// - ``maxBodyBytes``: per request body, and per resumable upload over all its appends (off by
+///   default) → `413`, then close: from the head alone when a `Content-Length` is over it, before
+///   any body byte is read; for a chunked body once it passes the limit, keeping exactly the first
+///   ``maxBodyBytes`` bytes (a `.partial` file, or in the upload).
+/// - ``maxUploads``: resumable uploads open at once (created, not yet completed, cancelled or
+///   expired); a creation over it → `503` with `Retry-After`, the connection kept.
+/// - ``uploadExpiry``: a resumable upload no request has touched for this long is forgotten
+///   (`404` from then on); its file is removed when it held no byte, else kept as `.partial`.
 ///
 /// Thread safety: a value type that is never shared mutably; safe to send anywhere.
 public struct SinkConfiguration: Sendable, Hashable {
@@ -32,12 +50,22 @@ public struct SinkConfiguration: Sendable, Hashable {
     public var maxConnections: Int
     /// Longest silence tolerated on a connection.
     public var idleTimeout: Duration
+    /// Longest time a whole request head may take to arrive.
+    public var headTimeout: Duration
+    /// The slowest a body may arrive while bytes are owed; `nil` for no minimum.
+    public var minimumBodyRate: SinkBodyRate?
     /// Size of each connection's receive buffer, in bytes.
     public var readBufferSize: Int
     /// How many recent events ``SinkServer/requests`` keeps (oldest dropped first).
     public var recentEventLimit: Int
     /// Faults to inject on purpose (none by default); see ``SinkFaults``.
     public var faults: SinkFaults
+    /// Cap on one request's body, and on a resumable upload's bytes in total; `nil` for none.
+    public var maxBodyBytes: Int?
+    /// Cap on resumable uploads open at once.
+    public var maxUploads: Int
+    /// How long a resumable upload may sit idle (no request attached) before it is forgotten.
+    public var uploadExpiry: Duration
     /// Answer an upload creation of the resumable-upload protocol with the interim
     /// `104 Upload Resumption Supported` (carrying the upload's `Location`) as soon as its head
     /// is accepted, so a client cut off mid-body can resume. See ``SinkServer``.
@@ -57,7 +85,12 @@ public struct SinkConfiguration: Sendable, Hashable {
         readBufferSize: Int = 65_536,
         recentEventLimit: Int = 1_000,
         faults: SinkFaults = .none,
-        sendsUploadResumptionSupported: Bool = true
+        sendsUploadResumptionSupported: Bool = true,
+        maxBodyBytes: Int? = nil,
+        headTimeout: Duration = .seconds(10),
+        minimumBodyRate: SinkBodyRate? = .standard,
+        maxUploads: Int = 1_000,
+        uploadExpiry: Duration = .seconds(3_600)
     ) {
         self.host = host
         self.port = port
@@ -73,6 +106,11 @@ public struct SinkConfiguration: Sendable, Hashable {
         self.recentEventLimit = recentEventLimit
         self.faults = faults
         self.sendsUploadResumptionSupported = sendsUploadResumptionSupported
+        self.maxBodyBytes = maxBodyBytes
+        self.headTimeout = headTimeout
+        self.minimumBodyRate = minimumBodyRate
+        self.maxUploads = maxUploads
+        self.uploadExpiry = uploadExpiry
     }
 
     /// Throws ``SinkError/Code/invalidConfiguration`` naming the first value out of range.
@@ -84,10 +122,15 @@ public struct SinkConfiguration: Sendable, Hashable {
         }
         try check(!host.isEmpty, "host must not be empty")
         try check(maxBodyBytesInMemory >= 0, "maxBodyBytesInMemory must be >= 0")
+        try check((maxBodyBytes ?? 0) >= 0, "maxBodyBytes must be >= 0")
         try check((64...(1 << 24)).contains(maxHeaderBytes), "maxHeaderBytes must be in 64...16 MiB")
         try check((8...(1 << 20)).contains(maxChunkLineBytes), "maxChunkLineBytes must be in 8...1 MiB")
         try check(maxConnections >= 1, "maxConnections must be >= 1")
         try check(idleTimeout > .zero, "idleTimeout must be > 0")
+        try check(headTimeout > .zero, "headTimeout must be > 0")
+        try minimumBodyRate?.validate()
+        try check(maxUploads >= 1, "maxUploads must be >= 1")
+        try check(uploadExpiry > .zero, "uploadExpiry must be > 0")
         try check((1_024...(64 << 20)).contains(readBufferSize), "readBufferSize must be in 1 KiB...64 MiB")
         try check(recentEventLimit >= 0, "recentEventLimit must be >= 0")
         try faults.validate()

@@ -1,9 +1,12 @@
 /// The one error type the sink throws.
 ///
 /// Branch on ``code``; ``errno`` carries the operating-system error when a system call failed,
-/// and ``description`` names the C function (or the step) that failed. A malformed request from a
-/// client is *not* an error of this type: the server answers it with a 4xx status and reports it as
-/// a ``SinkRequestEvent``.
+/// and ``operation`` names the C function (or the step) that failed. ``description`` is one line
+/// a person can act on: what happened, the call and its reason, and what to do about it where
+/// the reason says, e.g. `cannot listen on 127.0.0.1:8080: bind: Address already in use (errno
+/// 98); stop the program that uses the port, or pick another port (0 picks a free one)`.
+/// A malformed request from a client is *not* an error of this type: the server answers it with
+/// a 4xx status and reports it as a ``SinkRequestEvent``.
 ///
 /// Thread safety: a value type that is never shared mutably; safe to send anywhere.
 public struct SinkError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -50,12 +53,15 @@ public struct SinkError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The C function or step that failed, for example `"bind"` or `"open"`.
     public let operation: String
     private let detail: String?
+    /// What the sink was doing, when more telling than ``code`` (`cannot listen on HOST:PORT`).
+    private let summary: String?
 
-    init(_ code: Code, operation: String, errno: Int32? = nil, detail: String? = nil) {
+    init(_ code: Code, operation: String, errno: Int32? = nil, detail: String? = nil, summary: String? = nil) {
         self.code = code
         self.operation = operation
         self.errno = errno
         self.detail = detail
+        self.summary = summary
     }
 
     /// A failed system call: `function` is the C function's name.
@@ -63,15 +69,64 @@ public struct SinkError: Error, Sendable, Hashable, CustomStringConvertible {
         SinkError(.systemCall, operation: function, errno: errno)
     }
 
+    /// The same error, said to have happened while doing `summary`.
+    func happened(while summary: String) -> SinkError {
+        SinkError(code, operation: operation, errno: errno, detail: detail, summary: summary)
+    }
+
+    /// One line: what happened, then ``details``.
     public var description: String {
-        var text = "\(operation): \(code)"
-        if let errno {
-            text += " (errno \(errno): \(SinkError.message(forErrno: errno)))"
-        }
+        "\(summary ?? code.description): \(details)"
+    }
+
+    /// The call, its subject, the reason and the remedy, without what the sink was doing:
+    /// `write: /out/00000001-POST.partial: No space left on device (errno 28); free some space…`.
+    var details: String {
+        var text = operation
         if let detail {
             text += ": \(detail)"
         }
+        if let errno {
+            text += ": \(SinkError.message(forErrno: errno)) (errno \(errno))"
+        }
+        if let remedy {
+            text += "; \(remedy)"
+        }
         return text
+    }
+
+    /// What to do about it, where the reason tells.
+    private var remedy: String? {
+        if code == .invalidAddress {
+            return "give a numeric address (127.0.0.1, ::1, 0.0.0.0) or a name this machine resolves"
+        }
+        guard let errno else { return nil }
+        switch errno {
+        case EADDRINUSE:
+            return "stop the program that uses the port, or pick another port (0 picks a free one)"
+        case EADDRNOTAVAIL:
+            return "the address is not one of this machine's: listen on one it has (127.0.0.1, ::1, 0.0.0.0)"
+        case EACCES where operation == "bind", EPERM where operation == "bind":
+            return "ports below 1024 need privileges: pick a higher port"
+        case EACCES, EPERM, EROFS:
+            return "choose a directory this user can write to"
+        case ENOTDIR:
+            return "a file stands where a directory should: choose another directory"
+        case EEXIST where operation == "mkdir":
+            return "something that is not a directory has that name: choose another directory"
+        case ENOENT where operation == "mkdir":
+            return "check the path, or choose another directory"
+        case ENOSPC, EDQUOT:
+            return "free some space, or choose another output directory"
+        case EMFILE, ENFILE:
+            return "too many open files: raise the limit (ulimit -n) or lower the connection and upload limits"
+        case ELOOP:
+            return "the sink never follows a symbolic link in its output directory: remove the link"
+        case ENAMETOOLONG:
+            return "choose a shorter path"
+        default:
+            return nil
+        }
     }
 
     static func message(forErrno value: Int32) -> String {

@@ -16,10 +16,14 @@ import Synchronization
 ///   ``stop()`` closes the listener and every connection and waits until all of the server's
 ///   threads have finished. The scoped ``withRunning(_:onEvent:isolation:_:)`` always stops.
 /// - Threading: one accept thread (`poll(2)` on the listener and a wake pipe) and one thread per
-///   connection with blocking sockets; `SO_RCVTIMEO`/`SO_SNDTIMEO` implement the idle timeout.
+///   connection with blocking sockets; `SO_RCVTIMEO`/`SO_SNDTIMEO` implement the idle timeout,
+///   the request-head deadline and the minimum body rate (``ConnectionDeadlines``).
 ///   See ``SinkConnection`` for the per-connection memory.
-/// - Connection limit: at ``SinkConfiguration/maxConnections`` open connections, a new one is
-///   accepted, answered `503` with `Connection: close`, reported, and closed.
+/// - Connection limit: at ``SinkConfiguration/maxConnections`` open connections, a new one takes
+///   the place of the connection that has waited longest for a request head (which is answered
+///   `503`, or closed silently if idle between requests); when every connection is inside a
+///   request, the new one is answered `503` with `Connection: close`, reported, and closed.
+///   See ``ConnectionRegistry``.
 /// - Storage: see ``BodyStorage`` for file names; a body that did not arrive in full keeps the
 ///   `.partial` suffix and its event has `isComplete == false`.
 /// - Events: `onEvent` is called on the connection's thread (the accept thread for `503`s),
@@ -30,7 +34,12 @@ import Synchronization
 ///   carrying `Upload-Draft-Interop-Version` create (`POST` with `Upload-Complete`), append to
 ///   (`PATCH`), query (`HEAD`) and cancel (`DELETE`) uploads at `/uploads/TOKEN`; bytes are
 ///   stored as they arrive, so a cut connection loses nothing the sink received. Uploads live
-///   in memory only. See ``ResumableRequest`` and ``ResumableRequestHandler``.
+///   in memory only, at most ``SinkConfiguration/maxUploads`` at once; idle ones expire after
+///   ``SinkConfiguration/uploadExpiry`` and hold no descriptor. See ``ResumableRequest``,
+///   ``ResumableRequestHandler`` and ``ResumableUploads``.
+/// - Hostile clients: every limit is in ``SinkConfiguration``; each answers with a status and
+///   closes the connection, and none lets a client make the sink allocate, open or wait in
+///   proportion to what the client claims.
 /// - Faults: ``SinkConfiguration/faults`` makes the server misbehave on purpose; see ``SinkFaults``.
 /// - SIGPIPE: never raised; see ``Socket``.
 ///
@@ -60,7 +69,8 @@ public final class SinkServer: Sendable {
     /// - Parameter onEvent: called once per finished, rejected or aborted request; see the
     ///   type's notes on threads.
     /// - Throws: ``SinkError`` when the configuration is out of range, the host does not
-    ///   resolve, the port is taken (`errno == EADDRINUSE`) or the directory can't be created.
+    ///   resolve, the port is taken (`errno == EADDRINUSE`) or the directory can't be created or
+    ///   written to; its description is one line that says what to do.
     public init(
         configuration: SinkConfiguration = SinkConfiguration(),
         onEvent: @escaping @Sendable (SinkRequestEvent) -> Void = { _ in }
@@ -70,7 +80,12 @@ public final class SinkServer: Sendable {
         let storage = try configuration.outputDirectory.map { (directory) throws(SinkError) in
             try BodyStorage(directory: directory)
         }
-        let listener = try Socket.listening(on: address, backlog: 1_024)
+        let listener: Socket
+        do {
+            listener = try Socket.listening(on: address, backlog: 1_024)
+        } catch {
+            throw error.happened(while: "cannot listen on \(address.hostAndPort)")
+        }
         let local: SocketAddress
         let wake: WakePipe
         do {
@@ -78,7 +93,7 @@ public final class SinkServer: Sendable {
             wake = try WakePipe()
         } catch {
             listener.close()
-            throw error
+            throw error.happened(while: "cannot start the sink")
         }
         self.configuration = configuration
         port = local.port
@@ -125,6 +140,11 @@ public final class SinkServer: Sendable {
     /// How many connections are open right now.
     public var openConnectionCount: Int {
         context.registry.count
+    }
+
+    /// How many resumable uploads are open (created, not yet completed, cancelled or expired).
+    public var openUploadCount: Int {
+        context.uploads.count
     }
 
     /// Starts accepting connections on a background thread. Does nothing if already started

@@ -11,6 +11,18 @@ struct SinkOptions: Sendable, Equatable {
     var maxConnections = 1024
     var idleTimeout: Duration = .seconds(60)
     var hashBodies = true
+    /// `--max-body`: cap on one body (and on a resumable upload in total); nil for none.
+    var maxBodyBytes: Int?
+    /// `--head-timeout`: longest a whole request head may take.
+    var headTimeout: Duration = .seconds(10)
+    /// `--min-body-rate`: bytes per second a body must average while bytes are owed; nil turns it off.
+    var minimumBodyBytesPerSecond: Int? = SinkBodyRate.standard.bytesPerSecond
+    /// `--body-rate-window`: the rate's window, also its grace at the start of a body.
+    var bodyRateWindow: Duration = SinkBodyRate.standard.window
+    /// `--max-uploads`: resumable uploads open at once.
+    var maxUploads = 1_000
+    /// `--upload-expiry`: idle time after which a resumable upload is forgotten.
+    var uploadExpiry: Duration = .seconds(3_600)
     /// Send `104 Upload Resumption Supported` on resumable-upload creations (`--no-104` turns it off).
     var sendsUploadResumptionSupported = true
     /// Faults to inject on purpose (`--drop-after`, `--fail-next`, `--read-rate`, `--stall-after`,
@@ -34,6 +46,28 @@ struct SinkOptions: Sendable, Equatable {
         },
         .value("--idle-timeout", valueName: "DURATION", help: "close a connection silent this long (default 60s)") { options, value throws(UsageError) in
             options.idleTimeout = try parseDuration(value, option: "--idle-timeout")
+        },
+        .value("--head-timeout", valueName: "DURATION", help: "longest a whole request head may take, however steadily it trickles (default 10s)") { options, value throws(UsageError) in
+            options.headTimeout = try parseDuration(value, option: "--head-timeout")
+        },
+        .value("--min-body-rate", valueName: "BYTES_PER_SECOND", help: "slowest a body may arrive while its bytes are owed (default 500; 0 or off: no minimum)") { options, value throws(UsageError) in
+            if value == "off" || value == "0" {
+                options.minimumBodyBytesPerSecond = nil
+            } else {
+                options.minimumBodyBytesPerSecond = try count(value, option: "--min-body-rate", minimum: 1)
+            }
+        },
+        .value("--body-rate-window", valueName: "DURATION", help: "window of --min-body-rate, also its grace at a body's start (default 10s)") { options, value throws(UsageError) in
+            options.bodyRateWindow = try parseDuration(value, option: "--body-rate-window")
+        },
+        .value("--max-body", valueName: "SIZE", help: "largest body (and resumable upload) accepted; more gets 413 (default: no limit)") { options, value throws(UsageError) in
+            options.maxBodyBytes = try parseByteSize(value, option: "--max-body")
+        },
+        .value("--max-uploads", valueName: "N", help: "most resumable uploads open at once; more get 503 (default 1000)") { options, value throws(UsageError) in
+            options.maxUploads = try count(value, option: "--max-uploads", minimum: 1)
+        },
+        .value("--upload-expiry", valueName: "DURATION", help: "forget a resumable upload idle this long (default 1h)") { options, value throws(UsageError) in
+            options.uploadExpiry = try parseDuration(value, option: "--upload-expiry")
         },
         .flag("--no-hash", help: "do not compute SHA-256 of bodies (for measuring raw receive speed)") { $0.hashBodies = false },
         .flag("--no-104", help: "resumable uploads: no 104 Upload Resumption Supported on creation") {
@@ -80,10 +114,26 @@ struct SinkOptions: Sendable, Equatable {
 
         options:
         \(helpLines(for: table))
-        With --output, bodies are stored as DIR/NNNNNN-METHOD.body in arrival order; a body whose
-        client went away before its end is kept as .partial, never as a complete body.
-        Limits: 16 KiB of request head, 1 KiB per chunk-size line; malformed requests get 400
-        and the connection is closed.
+        With --output, bodies are stored as DIR/NNNNNNNN-METHOD.body (8-digit arrival number) in
+        arrival order; a body whose client went away before its end is kept as .partial, never as
+        a complete body. The sink never follows a symbolic link placed in DIR (500 instead).
+
+        Limits (each answer closes the connection): 16 KiB of request head (431) and 1 KiB per
+        chunk-size line (400); malformed requests get 400; a transfer coding other than chunked
+        gets 501, Transfer-Encoding on HTTP/1.0 gets 400; --max-body gets 413, from the head for a
+        Content-Length over it, else once a chunked body passes it (the first SIZE bytes are kept).
+        Slow clients: a request head must be complete within --head-timeout, counted from the
+        connection's start (for a kept-alive connection, from the request's first byte), else 408.
+        A body must average --min-body-rate over --body-rate-window, but only while the client
+        owes bytes it announced (the rest of a Content-Length body, or of a chunk it has begun):
+        between chunks a live stream may pause as long as --idle-timeout allows, since pausing is
+        what live streams do. Slower: 408. When all --max-connections are taken, a new connection
+        takes the place of the one that has waited longest for its request head (that one gets
+        503 and Retry-After, or is closed if idle between requests); only when every connection
+        is inside a request does the new one get 503. Resumable uploads: at most --max-uploads
+        open (a creation over it gets 503 and Retry-After); one idle for --upload-expiry is
+        forgotten (404), its file removed if empty, else kept as .partial; an idle upload holds
+        no open file.
 
         Streams: with --output, a request carrying `Streamup-Stream-Id: ID` and
         `Streamup-Offset: N` (offset of its first body byte in the stream) is merged into
@@ -112,6 +162,10 @@ struct SinkOptions: Sendable, Equatable {
         forgets every resumable upload once SIZE of their bytes have arrived (once), as a
         restart would, and resets the connection carrying that byte. The byte faults cut PATCH
         bodies too; the upload keeps the bytes received.
+
+        Exit status: 0 when stopped by SIGINT or SIGTERM (a second signal exits at once with 130);
+        2 when the sink cannot start (the one line on stderr says why and what to do: a port in
+        use, an output directory that cannot be created or written); 64 for a usage error.
         """
 
     /// A whole number of at least `minimum`, or a usage error naming `option`.
@@ -135,6 +189,13 @@ enum SinkRunner {
         configuration.maxConnections = options.maxConnections
         configuration.idleTimeout = options.idleTimeout
         configuration.hashBodies = options.hashBodies
+        configuration.maxBodyBytes = options.maxBodyBytes
+        configuration.headTimeout = options.headTimeout
+        configuration.minimumBodyRate = options.minimumBodyBytesPerSecond.map {
+            SinkBodyRate(bytesPerSecond: $0, window: options.bodyRateWindow, grace: options.bodyRateWindow)
+        }
+        configuration.maxUploads = options.maxUploads
+        configuration.uploadExpiry = options.uploadExpiry
         configuration.faults = options.faults
         configuration.sendsUploadResumptionSupported = options.sendsUploadResumptionSupported
         let server: SinkServer

@@ -119,23 +119,25 @@ import Testing
         }
     }
 
-    /// Connections beyond the limit are answered 503 and closed; the admitted one still works.
+    /// Connections beyond the limit are answered 503 and closed while every admitted one is
+    /// inside a request (an idle one would be shed instead, see `SinkSlowClientTests`); the
+    /// admitted one still works.
     @Test func connectionsBeyondTheLimitAreTurnedAwayWith503() throws {
         let recorder = EventRecorder()
         try withSink(SinkConfiguration(maxConnections: 1), recorder: recorder) { server in
             let admitted = try TestClient(port: server.port)
-            try admitted.send("GET /first HTTP/1.1\r\n\r\n")
-            #expect(try admitted.readResponse().status == 200)
+            try admitted.send(uploadHead("Transfer-Encoding: chunked", "Expect: 100-continue"))
+            #expect(try admitted.readResponse().status == 100)
 
             let extra = try TestClient(port: server.port)
             let response = try extra.readResponse()
             #expect(response.status == 503)
             #expect(try extra.readUntilClosed())
 
-            try admitted.send("GET /again HTTP/1.1\r\n\r\n")
+            try admitted.send("5\r\nhello\r\n0\r\n\r\n")
             #expect(try admitted.readResponse().status == 200)
         }
-        #expect(recorder.all.map(\.status).sorted() == [200, 200, 503])
+        #expect(recorder.all.map(\.status).sorted() == [200, 503])
     }
 
     /// Random garbage on many connections never brings the server down.

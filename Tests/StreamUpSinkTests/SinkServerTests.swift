@@ -232,7 +232,7 @@ import Testing
         } catch {
             #expect(error.code == .systemCall)
             #expect(error.errno == EADDRINUSE)
-            #expect(error.description.hasPrefix("bind:"))
+            #expect(error.description.hasPrefix("cannot listen on 127.0.0.1:\(first.port): bind: Address already in use"))
         }
     }
 

@@ -42,7 +42,7 @@ struct SyscallTests {
         } throws: { error in
             guard let error = error as? SinkError else { return false }
             return error.code == .systemCall && error.errno == ECONNREFUSED && error.operation == "connect"
-                && error.description.hasPrefix("connect: system call failed (errno \(ECONNREFUSED)")
+                && error.description == "system call failed: connect: Connection refused (errno \(ECONNREFUSED))"
         }
     }
 

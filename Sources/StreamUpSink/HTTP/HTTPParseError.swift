@@ -17,6 +17,10 @@ struct HTTPParseError: Error, Hashable, CustomStringConvertible {
         HTTPParseError(status: 431, reason: reason)
     }
 
+    static func notImplemented(_ reason: String) -> HTTPParseError {
+        HTTPParseError(status: 501, reason: reason)
+    }
+
     static func versionNotSupported(_ reason: String) -> HTTPParseError {
         HTTPParseError(status: 505, reason: reason)
     }

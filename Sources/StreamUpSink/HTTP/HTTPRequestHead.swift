@@ -9,7 +9,7 @@ struct HTTPRequestHead: Hashable {
         case none
         /// `Content-Length: n`.
         case length(Int)
-        /// `Transfer-Encoding: …, chunked`.
+        /// `Transfer-Encoding: chunked` (the only transfer coding the sink accepts).
         case chunked
     }
 
@@ -41,20 +41,30 @@ extension HTTPRequestHead {
     /// Builds the head from a parsed request line and header fields, deciding the body framing
     /// (RFC 9112 §6.3) and the connection semantics.
     ///
-    /// - Throws: 400 when `Transfer-Encoding` and `Content-Length` are both present, when the
+    /// - Throws: 400 when `Transfer-Encoding` and `Content-Length` are both present, when an
+    ///   HTTP/1.0 request carries `Transfer-Encoding` (RFC 9112 §6.1: faulty framing), when the
     ///   final transfer coding is not `chunked` (or `chunked` appears twice), or when
-    ///   `Content-Length` is not one non-negative decimal number (identical repeats are allowed).
+    ///   `Content-Length` is not one non-negative decimal number (identical repeats are allowed);
+    ///   501 when a coding other than `chunked` is applied too (`gzip, chunked`): the sink
+    ///   decodes none, and storing the bytes still encoded would pass them off as the body
+    ///   (RFC 9112 §6.1: 501 for a transfer coding the server does not understand).
     init(requestLine: RequestLineParts, fields: [SinkHeaderField]) throws(HTTPParseError) {
         let transferEncodings = fields.values(named: "transfer-encoding")
         let contentLengths = fields.values(named: "content-length")
         let framing: Framing
         if !transferEncodings.isEmpty {
+            guard requestLine.minor >= 1 else {
+                throw HTTPParseError.badRequest("Transfer-Encoding in an HTTP/1.0 request")
+            }
             guard contentLengths.isEmpty else {
                 throw HTTPParseError.badRequest("both Transfer-Encoding and Content-Length")
             }
             let codings = HTTPRequestHead.tokens(transferEncodings)
             guard codings.last == "chunked", codings.filter({ $0 == "chunked" }).count == 1 else {
                 throw HTTPParseError.badRequest("unsupported Transfer-Encoding")
+            }
+            if let other = codings.first(where: { $0 != "chunked" }) {
+                throw HTTPParseError.notImplemented("transfer coding '\(other)' is not implemented (only chunked)")
             }
             framing = .chunked
         } else if !contentLengths.isEmpty {

@@ -74,9 +74,38 @@ struct HTTPRequestParser {
         self.limits = limits
     }
 
+    /// Where a connection stands between two reads, for its deadlines (see ``ConnectionDeadlines``).
+    enum Progress: Hashable {
+        /// No byte of the next request has been consumed.
+        case betweenMessages
+        /// Part of a request head has been consumed.
+        case inHead
+        /// The client owes bytes it has announced: the rest of a `Content-Length` body, or of a
+        /// chunk whose size line has begun (size line, data, CRLF), or the trailer section.
+        case owingBody
+        /// A chunked body between two chunks: the client owes nothing until it starts the next
+        /// one, so a live stream may pause here.
+        case betweenChunks
+    }
+
     /// True when no byte of the next request has been consumed.
     var isAtMessageStart: Bool {
         state == .head && sectionBytes == 0 && lineRawCount == 0
+    }
+
+    /// Where the parser stands; see ``Progress``.
+    var progress: Progress {
+        switch state {
+        case .head:
+            isAtMessageStart ? .betweenMessages : .inHead
+        case .chunkSizeLine:
+            lineRawCount == 0 ? .betweenChunks : .owingBody
+        case .lengthBody, .chunkData, .chunkDataEnd, .trailers:
+            .owingBody
+        case .failed:
+            // The connection closes after a parse error; nothing more is read.
+            .inHead
+        }
     }
 
     /// Consumes a prefix of `input` and reports what it completed; see the type's calling convention.

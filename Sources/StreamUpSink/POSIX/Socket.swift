@@ -112,6 +112,19 @@ struct Socket: ~Copyable {
 
     /// Sets `SO_RCVTIMEO` and `SO_SNDTIMEO` (`setsockopt(2)`); a zero duration means "never".
     func setTimeouts(_ timeout: Duration) throws(SinkError) {
+        let value = Socket.timeValue(timeout)
+        try setOption(SOL_SOCKET, SO_RCVTIMEO, value, name: "setsockopt(SO_RCVTIMEO)")
+        try setOption(SOL_SOCKET, SO_SNDTIMEO, value, name: "setsockopt(SO_SNDTIMEO)")
+    }
+
+    /// Sets `SO_RCVTIMEO` alone (`setsockopt(2)`): how long one ``receive(into:)`` may block.
+    /// A duration under a microsecond is rounded up to one (zero would mean "never").
+    func setReceiveTimeout(_ timeout: Duration) throws(SinkError) {
+        try setOption(SOL_SOCKET, SO_RCVTIMEO, Socket.timeValue(timeout), name: "setsockopt(SO_RCVTIMEO)")
+    }
+
+    /// `timeout` as a `timeval`, at least one microsecond when positive.
+    private static func timeValue(_ timeout: Duration) -> timeval {
         let (seconds, attoseconds) = timeout.components
         var value = timeval()
         value.tv_sec = .init(max(0, seconds))
@@ -119,8 +132,7 @@ struct Socket: ~Copyable {
         if seconds == 0 && value.tv_usec == 0 && attoseconds > 0 {
             value.tv_usec = 1
         }
-        try setOption(SOL_SOCKET, SO_RCVTIMEO, value, name: "setsockopt(SO_RCVTIMEO)")
-        try setOption(SOL_SOCKET, SO_SNDTIMEO, value, name: "setsockopt(SO_SNDTIMEO)")
+        return value
     }
 
     /// Turns `O_NONBLOCK` on or off (`fcntl(2)`). The listener is non-blocking; connections

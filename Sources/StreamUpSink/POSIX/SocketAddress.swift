@@ -25,7 +25,7 @@ struct SocketAddress {
         let status = getaddrinfo(host, String(port), &hints, &list)
         guard status == 0, let first = list else {
             let reason = status == 0 ? "no address" : String(cString: gai_strerror(status))
-            throw SinkError(.invalidAddress, operation: "getaddrinfo", detail: "\(host): \(reason)")
+            throw SinkError(.invalidAddress, operation: "getaddrinfo", detail: reason, summary: "cannot listen on \(host)")
         }
         defer { freeaddrinfo(list) }
         var address = SocketAddress()

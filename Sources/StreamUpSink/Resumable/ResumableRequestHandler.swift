@@ -2,7 +2,8 @@
 /// touching the connection: ``SinkConnection`` sends what this decides.
 ///
 /// - Creation: a new upload attached to the request; its URL is built from the request's
-///   `Host` (else the listener's address). With `Streamup-Stream-Id`/`Streamup-Offset` (and an
+///   `Host` (else the listener's address). Refused with `503` when the sink holds its limit of
+///   open uploads. With `Streamup-Stream-Id`/`Streamup-Offset` (and an
 ///   output directory) the upload is bound to that stream; a stream offset past the stream's
 ///   end is refused with `409`.
 /// - Append: attached when the upload is known, free, and `Upload-Offset` equals the bytes
@@ -70,6 +71,8 @@ struct ResumableRequestHandler {
             switch try uploads.create(stream: stream, attaching: attachment) {
             case .gap(let expected):
                 return .respond(ResumableResponses.streamGap(expectedOffset: expected, version: version))
+            case .full(let limit):
+                return .respond(ResumableResponses.tooManyUploads(limit: limit, version: version))
             case .created(let upload):
                 return .attached(Attached(
                     upload: upload, attachment: attachment, version: version, complete: complete,
@@ -79,7 +82,7 @@ struct ResumableRequestHandler {
             guard let upload = uploads.upload(token) else {
                 return .respond(ResumableResponses.notFound(version: version))
             }
-            switch upload.attach(attachment, at: offset) {
+            switch try upload.attach(attachment, at: offset) {
             case .attached:
                 return .attached(Attached(
                     upload: upload, attachment: attachment, version: version, complete: complete, location: nil))

@@ -71,6 +71,16 @@ enum ResumableResponses {
         return response
     }
 
+    /// `503` with `Retry-After` for a creation while the sink holds ``SinkConfiguration/maxUploads``
+    /// open uploads: completions, cancellations and expiry make room.
+    static func tooManyUploads(limit: Int, version: Int) -> PreparedResponse {
+        var response = refusal(
+            503, "the sink holds its limit of \(limit) open uploads; complete or cancel one, or retry later",
+            version: version)
+        response.headers.append(SinkHeaderField(name: "Retry-After", value: "1"))
+        return response
+    }
+
     /// `409` for a creation whose stream offset is past the end of its stream.
     static func streamGap(expectedOffset: Int, version: Int) -> PreparedResponse {
         PreparedResponse(

@@ -8,6 +8,14 @@ import Synchronization
 /// (``StreamAppender``) when the upload was created with stream headers, or nowhere without an
 /// output directory. They are hashed when ``SinkConfiguration/hashBodies`` is on.
 ///
+/// Descriptors: the upload's file (or stream file) is open only while a request is attached:
+/// opened by the creating request or on attach, closed when the request detaches, completes or
+/// is cut. An idle upload holds no descriptor, so a client creating thousands and leaving costs
+/// the sink table entries (bounded by ``SinkConfiguration/maxUploads``), not descriptors.
+///
+/// Expiry: an upload with no request attached and none since ``SinkConfiguration/uploadExpiry``
+/// ends on ``expireIfIdle(at:after:)``; see ``ResumableUploads``.
+///
 /// Attachment and the descriptor rule: a request attaches with its connection's descriptor and
 /// detaches *before* its connection closes that descriptor. Whoever takes the upload over (an
 /// offset retrieval, a cancellation, a forget) does so under the lock, where the descriptor is
@@ -70,6 +78,8 @@ final class ResumableUpload: Sendable {
         var hasher: SHA256?
         var destination: Destination
         var isEnded = false
+        /// When a request last attached or detached.
+        var lastActivity: ContinuousClock.Instant
     }
 
     let token: String
@@ -84,20 +94,28 @@ final class ResumableUpload: Sendable {
         case .stream(let stream): stream.path
         case .none: nil
         }
-        state = Mutex(State(hasher: hash ? SHA256() : nil, destination: destination))
+        state = Mutex(State(hasher: hash ? SHA256() : nil, destination: destination, lastActivity: .now))
     }
 
     deinit {
         state.withLock { ResumableUpload.close(&$0, removingFile: false) }
     }
 
-    /// Attaches `attachment` when the upload is free and `offset` is the bytes held.
-    func attach(_ attachment: Attachment, at offset: Int) -> AttachOutcome {
-        state.withLock { state in
+    /// Attaches `attachment` when the upload is free and `offset` is the bytes held, opening
+    /// the upload's file for it.
+    /// - Throws: when the file cannot be opened (or was changed on disk); nothing is attached.
+    func attach(_ attachment: Attachment, at offset: Int) throws(SinkError) -> AttachOutcome {
+        try state.withLock { (state: inout State) throws(SinkError) -> AttachOutcome in
             if state.isEnded { return .ended }
             if state.attachment != nil { return .busy(held: state.held) }
             if offset != state.held { return .offsetMismatch(held: state.held) }
+            switch state.destination {
+            case .file(let file) where !file.isOpen: try file.reopen(expectedLength: state.held)
+            case .stream(let stream) where !stream.isOpen: try stream.reopen()
+            case .file, .stream, .none: break
+            }
             state.attachment = attachment
+            state.lastActivity = .now
             return .attached
         }
     }
@@ -130,7 +148,7 @@ final class ResumableUpload: Sendable {
     func release(_ attachment: Attachment) -> Int? {
         state.withLock { state in
             if state.attachment == attachment {
-                state.attachment = nil
+                ResumableUpload.detach(&state)
             }
             return state.isEnded ? nil : state.held
         }
@@ -193,12 +211,33 @@ final class ResumableUpload: Sendable {
         }
     }
 
+    /// Ends the upload if no request has been attached since `now - expiry`: removes its file
+    /// when it holds no byte, else keeps it as `.partial`. True when it ended here.
+    func expireIfIdle(at now: ContinuousClock.Instant, after expiry: Duration) -> Bool {
+        state.withLock { state in
+            guard !state.isEnded, state.attachment == nil, now - state.lastActivity >= expiry else { return false }
+            ResumableUpload.close(&state, removingFile: state.held == 0)
+            return true
+        }
+    }
+
     /// Detaches the attached request (someone else's) and shuts its connection down.
     private static func detachOther(_ state: inout State, reason: String) {
         guard let attached = state.attachment else { return }
-        state.attachment = nil
+        detach(&state)
         state.cut = (attached.request, reason)
         Socket.shutdown(descriptor: attached.descriptor, CInt(SHUT_RDWR))
+    }
+
+    /// No request is attached any more: close the file until the next one attaches.
+    private static func detach(_ state: inout State) {
+        state.attachment = nil
+        state.lastActivity = .now
+        switch state.destination {
+        case .file(let file): _ = file.abandon()
+        case .stream(let stream): stream.close()
+        case .none: break
+        }
     }
 
     /// Marks the upload ended and closes its destination (the file keeps `.partial`, or is removed).

@@ -4,67 +4,159 @@ import Synchronization
 /// ``SinkFaults/forgetUploadsAfterBytes`` fault) knows none of them, and every request for one
 /// is answered `404`. Tokens are 128 random bits in hex, so an upload URL cannot be guessed.
 ///
-/// An upload leaves the table when it completes, is cancelled or is forgotten; a request still
-/// holding it then finds it ended (see ``ResumableUpload``).
+/// An upload leaves the table when it completes, is cancelled, is forgotten or expires; a
+/// request still holding it then finds it ended (see ``ResumableUpload``).
+///
+/// Bounds, against a client creating uploads and never coming back: at most ``limit`` uploads
+/// (counting creations under way); a creation over it is refused (``Creation/full``). An upload
+/// idle for ``expiry`` ends: a lookup of it finds it expired at once, and a sweep of the whole
+/// table (at most every ``sweepInterval``, on creations and from the accept thread; always on
+/// ``count``) ends the others and removes them. A full table is swept (at most once a second)
+/// before a creation is refused.
 ///
 /// Thread safety: the table is guarded by the `table` mutex, never held while an upload's own
-/// lock is taken; callable from any thread.
+/// lock is taken; the count against the limit and the time of the last sweep are atomics (so a
+/// creation takes the lock once, as a completion does); callable from any thread.
 final class ResumableUploads: Sendable {
     enum Creation {
         case created(ResumableUpload)
         /// The upload's stream offset is past the end of its stream; nothing was created.
         case gap(expectedOffset: Int)
+        /// ``ResumableUploads/limit`` uploads are open; nothing was created.
+        case full(limit: Int)
     }
+
 
     /// Where upload files go; `nil` stores nothing (bytes are only counted and hashed).
     let directory: String?
     /// Present with an output directory: uploads created with stream headers write into it.
     let streams: StreamStore?
     let hashBodies: Bool
+    /// Most uploads open at once (``SinkConfiguration/maxUploads``).
+    let limit: Int
+    /// Idle time after which an upload ends (``SinkConfiguration/uploadExpiry``).
+    let expiry: Duration
+    /// Least time between two sweeps of the whole table: an eighth of the expiry, at most a minute.
+    let sweepInterval: Duration
     private let table = Mutex<[String: ResumableUpload]>([:])
+    /// Uploads in the table plus creations under way, counted against ``limit`` without the
+    /// table's lock (a creation takes the lock once, to insert).
+    private let occupied = Atomic<Int>(0)
+    /// The time origin of `lastSweep`.
+    private let epoch = ContinuousClock.now
+    /// When the last sweep started, in nanoseconds after `epoch`: checked (and claimed) without
+    /// taking the table's lock, so a creation that finds no sweep due costs no extra lock.
+    private let lastSweep = Atomic<Int64>(0)
 
-    init(directory: String?, streams: StreamStore?, hashBodies: Bool) {
+    init(directory: String?, streams: StreamStore?, hashBodies: Bool, limit: Int, expiry: Duration) {
         self.directory = directory
         self.streams = streams
         self.hashBodies = hashBodies
+        self.limit = limit
+        self.expiry = expiry
+        sweepInterval = min(expiry / 8, .seconds(60))
     }
 
     /// Creates an upload attached to `attachment`: bound to `stream` (its id and the stream
     /// offset of the upload's first byte) when given and streams are stored, otherwise written
-    /// to `upload-TOKEN.partial` when there is an output directory.
+    /// to `upload-TOKEN.partial` when there is an output directory. Refused when ``limit``
+    /// uploads are open even after a sweep.
     func create(stream: (id: String, offset: Int)?, attaching attachment: ResumableUpload.Attachment) throws(SinkError) -> Creation {
+        sweepExpired()
+        // A full table is swept again at most once a second: a flood of refused creations must
+        // not make every refusal walk the whole table.
+        guard reserveSlot() || (sweepExpired(every: min(sweepInterval, .seconds(1))) && reserveSlot()) else {
+            return .full(limit: limit)
+        }
         let token = ResumableUploads.newToken()
         let destination: ResumableUpload.Destination
-        if let stream, let streams {
-            switch try StreamAppender.open(streams, streamID: stream.id, base: stream.offset) {
-            case .success(let appender): destination = .stream(appender)
-            case .failure(let gap): return .gap(expectedOffset: gap.expectedOffset)
+        do throws(SinkError) {
+            if let stream, let streams {
+                switch try StreamAppender.open(streams, streamID: stream.id, base: stream.offset) {
+                case .success(let appender): destination = .stream(appender)
+                case .failure(let gap):
+                    occupied.subtract(1, ordering: .relaxed)
+                    return .gap(expectedOffset: gap.expectedOffset)
+                }
+            } else if let directory {
+                destination = .file(try BodyFile(directory: directory, baseName: "upload-\(token)"))
+            } else {
+                destination = .none
             }
-        } else if let directory {
-            destination = .file(try BodyFile(directory: directory, baseName: "upload-\(token)"))
-        } else {
-            destination = .none
+        } catch {
+            occupied.subtract(1, ordering: .relaxed)
+            throw error
         }
         let upload = ResumableUpload(token: token, destination: destination, hash: hashBodies)
-        _ = upload.attach(attachment, at: 0)
+        // Cannot fail: the new upload is free, at offset 0, and its file is open.
+        _ = try upload.attach(attachment, at: 0)
         table.withLock { $0[token] = upload }
         return .created(upload)
     }
 
-    /// The upload called `token`, if the sink knows it.
+    /// Takes a slot for a creation; false when ``limit`` uploads are open or being created.
+    private func reserveSlot() -> Bool {
+        var current = occupied.load(ordering: .relaxed)
+        while current < limit {
+            let (exchanged, original) = occupied.compareExchange(
+                expected: current, desired: current + 1, ordering: .relaxed)
+            if exchanged { return true }
+            current = original
+        }
+        return false
+    }
+
+    /// The upload called `token`, if the sink knows it and it has not expired.
     func upload(_ token: String) -> ResumableUpload? {
-        table.withLock { $0[token] }
+        guard let upload = table.withLock({ $0[token] }) else { return nil }
+        if upload.expireIfIdle(at: .now, after: expiry) {
+            remove(upload)
+            return nil
+        }
+        return upload
+    }
+
+    /// Ends the uploads idle for ``expiry`` and forgets them, if the last sweep was at least
+    /// `interval` ago (``sweepInterval`` unless given; `.zero` sweeps now). Returns whether it swept.
+    @discardableResult
+    func sweepExpired(every interval: Duration? = nil) -> Bool {
+        let now = ContinuousClock.now
+        let started = ResumableUploads.nanoseconds(now - epoch)
+        let last = lastSweep.load(ordering: .acquiring)
+        guard started - last >= ResumableUploads.nanoseconds(interval ?? sweepInterval),
+              lastSweep.compareExchange(expected: last, desired: started, ordering: .acquiringAndReleasing).exchanged
+        else { return false }
+        let candidates = table.withLock { Array($0.values) }
+        for upload in candidates where upload.expireIfIdle(at: now, after: expiry) {
+            remove(upload)
+        }
+        return true
     }
 
     /// Forgets a completed upload.
     func remove(_ token: String) {
-        _ = table.withLock { $0.removeValue(forKey: token) }
+        if table.withLock({ $0.removeValue(forKey: token) }) != nil {
+            occupied.subtract(1, ordering: .relaxed)
+        }
+    }
+
+    /// Forgets `upload` if the table still holds that very upload under its token.
+    private func remove(_ upload: ResumableUpload) {
+        let removed = table.withLock { table in
+            guard table[upload.token] === upload else { return false }
+            table.removeValue(forKey: upload.token)
+            return true
+        }
+        if removed {
+            occupied.subtract(1, ordering: .relaxed)
+        }
     }
 
     /// Cancels upload `token`: forgets it, cuts any request appending to it and removes its
     /// file (bytes already merged into a stream stay there). False when unknown.
     func cancel(_ token: String) -> Bool {
         guard let upload = table.withLock({ $0.removeValue(forKey: token) }) else { return false }
+        occupied.subtract(1, ordering: .relaxed)
         return upload.end(removingFile: true)
     }
 
@@ -77,15 +169,22 @@ final class ResumableUploads: Sendable {
             table.removeAll()
             return all
         }
+        occupied.subtract(all.count, ordering: .relaxed)
         for upload in all {
             upload.end(removingFile: false, sparing: sparing)
         }
         return all.count
     }
 
-    /// How many uploads the sink knows.
+    /// How many uploads the sink knows, after forgetting the expired ones.
     var count: Int {
-        table.withLock { $0.count }
+        sweepExpired(every: .zero)
+        return table.withLock { $0.count }
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 
     /// 32 lower-case hex digits from the system's random generator.

@@ -5,9 +5,10 @@ import Darwin
 #endif
 
 /// The accept thread's work: wait in `poll(2)` on the listener and the wake pipe, accept each
-/// connection, admit it to the ``ConnectionRegistry`` and start its thread, or turn it away with
-/// `503` when the registry is full. Returns when the wake pipe becomes readable, and closes the
-/// listener on the way out.
+/// connection, admit it to the ``ConnectionRegistry`` (which may shed the connection that has
+/// waited longest for its request head to make room) and start its thread, or turn it away with
+/// `503` when every slot holds a request. Wakes at least once a second to let expired resumable
+/// uploads go. Returns when the wake pipe becomes readable, and closes the listener on the way out.
 ///
 /// Thread safety: confined to the accept thread; not Sendable (it owns the listener).
 struct AcceptLoop: ~Copyable {
@@ -23,26 +24,43 @@ struct AcceptLoop: ~Copyable {
     }
 
     consuming func run() {
-        while waitForActivity() {
-            acceptOne()
+        while true {
+            switch waitForActivity() {
+            case .connection:
+                acceptOne()
+            case .quiet:
+                break
+            case .stop:
+                listener.close()
+                return
+            }
+            // Expired resumable uploads go even when no request comes (the sweep is rate-limited).
+            context.uploads.sweepExpired()
         }
-        listener.close()
     }
 
-    /// Blocks until the listener or the wake pipe is readable; false means "stop".
-    private func waitForActivity() -> Bool {
+    private enum Activity {
+        case connection
+        /// Nothing happened for a second (or `poll` failed and the loop backed off).
+        case quiet
+        case stop
+    }
+
+    /// Blocks until the listener or the wake pipe is readable, or a second passes.
+    private func waitForActivity() -> Activity {
         var fds = [
             pollfd(fd: listener.descriptor, events: Int16(POLLIN), revents: 0),
             pollfd(fd: wake.readEnd, events: Int16(POLLIN), revents: 0),
         ]
         let count = nfds_t(fds.count)
         do {
-            _ = try Syscall.runBlocking("poll") { poll(&fds, count, -1) }
+            _ = try Syscall.runBlocking("poll") { poll(&fds, count, 1_000) }
         } catch {
             backOff()
-            return !context.isStopping
+            return context.isStopping ? .stop : .quiet
         }
-        return fds[1].revents == 0 && !context.isStopping
+        if fds[1].revents != 0 || context.isStopping { return .stop }
+        return fds[0].revents != 0 ? .connection : .quiet
     }
 
     private func acceptOne() {
@@ -59,11 +77,11 @@ struct AcceptLoop: ~Copyable {
         guard let connection = accepted else { return }
         let peerText = peer.hostAndPort
         switch context.registry.admit(connection.descriptor) {
-        case .admitted:
+        case .admitted(let slot, _):
             let descriptor = connection.release()
             let context = self.context
             context.spawn(name: "sink \(peerText)") {
-                SinkConnection.serve(descriptor: descriptor, peer: peerText, context: context)
+                SinkConnection.serve(descriptor: descriptor, slot: slot, peer: peerText, context: context)
             }
         case .full:
             turnAway(connection, peer: peerText)

@@ -8,8 +8,11 @@ import Darwin
 /// the whole body arrived. An incomplete body keeps its `.partial` name, so a cut-off stream
 /// can still be inspected and is never mistaken for a complete one.
 ///
-/// Owns its file descriptor (`open(2)` with `O_EXCL`) and closes it exactly once, in
-/// ``complete()`` or ``abandon()``; `deinit` asserts that one of them ran.
+/// Owns its file descriptor (`open(2)` with `O_CREAT | O_EXCL | O_NOFOLLOW`: an existing file or
+/// a symbolic link planted under the name is refused, never overwritten or followed) and closes
+/// it in ``complete()`` or ``abandon()``; `deinit` asserts that one of them ran. A resumable
+/// upload abandons its file whenever no request is appending and ``reopen(expectedLength:)``s it
+/// for the next append, so an idle upload holds no descriptor.
 ///
 /// Thread safety: not Sendable; confined to the connection thread that created it.
 final class BodyFile {
@@ -24,7 +27,7 @@ final class BodyFile {
         let path = partialPath
         do {
             descriptor = try Syscall.runBlocking("open") {
-                open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+                open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
             }
         } catch {
             throw SinkError(.storage, operation: "open", errno: error.errno, detail: path)
@@ -36,6 +39,39 @@ final class BodyFile {
         if descriptor >= 0 {
             _ = close(descriptor)
         }
+    }
+
+    /// Whether the descriptor is open (from creation or ``reopen(expectedLength:)`` until
+    /// ``abandon()`` or ``complete()``).
+    var isOpen: Bool {
+        descriptor >= 0
+    }
+
+    /// Opens the `.partial` file again for appending (`open(2)` with `O_APPEND | O_NOFOLLOW`,
+    /// `lseek(2)`); fails, leaving it closed, unless it holds exactly `expectedLength` bytes.
+    func reopen(expectedLength: Int) throws(SinkError) {
+        precondition(descriptor < 0, "reopen while open")
+        let path = partialPath
+        let fd: CInt
+        do {
+            fd = try Syscall.runBlocking("open") { open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC) }
+        } catch {
+            throw SinkError(.storage, operation: "open", errno: error.errno, detail: path)
+        }
+        let length: Int
+        do {
+            length = Int(try Syscall.runBlocking("lseek") { lseek(fd, 0, SEEK_END) })
+        } catch {
+            _ = close(fd)
+            throw SinkError(.storage, operation: "lseek", errno: error.errno, detail: path)
+        }
+        guard length == expectedLength else {
+            _ = close(fd)
+            throw SinkError(
+                .storage, operation: "open",
+                detail: "\(path) holds \(length) bytes, the upload \(expectedLength): it was changed behind the sink's back")
+        }
+        descriptor = fd
     }
 
     /// Appends `bytes` (`write(2)`, looping over short writes).

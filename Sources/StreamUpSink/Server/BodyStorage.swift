@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Foundation
 
 /// The output directory and its naming scheme.
@@ -15,17 +20,42 @@ struct BodyStorage: Sendable {
     /// The highest sequence number found in the directory when the storage was opened.
     let highestExistingSequence: Int
 
-    /// Creates `directory` (and its parents) if missing and scans it for earlier bodies.
+    /// Creates `directory` (and its parents) if missing, checks that files can be made in it,
+    /// and scans it for earlier bodies.
+    /// - Throws: ``SinkError`` (code `storage`, one line with the remedy) when the directory
+    ///   cannot be created or written to.
     init(directory: String) throws(SinkError) {
-        let manager = FileManager.default
         do {
-            try manager.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try BodyStorage.makeDirectories(directory)
+            _ = try Syscall.runBlocking("access") { access(directory, W_OK | X_OK) }
         } catch {
-            throw SinkError(.storage, operation: "mkdir", detail: "\(directory): \(error)")
+            let verb = error.operation == "mkdir" ? "create" : "use"
+            throw error.happened(while: "cannot \(verb) the output directory \(directory)")
         }
         self.directory = directory
-        let names = (try? manager.contentsOfDirectory(atPath: directory)) ?? []
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         highestExistingSequence = names.compactMap(BodyStorage.sequence(inFileName:)).max() ?? 0
+    }
+
+    /// `mkdir -p`: `mkdir(2)` of each missing component; an existing one must be a directory
+    /// (`stat(2)`, following links: a linked output directory is the user's choice).
+    private static func makeDirectories(_ path: String) throws(SinkError) {
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for component in path.split(separator: "/") {
+            prefix += component
+            let current = prefix
+            do {
+                _ = try Syscall.runBlocking("mkdir") { mkdir(current, 0o755) }
+            } catch where error.errno == EEXIST {
+                var status = stat()
+                guard stat(current, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else {
+                    throw SinkError(.storage, operation: "mkdir", errno: EEXIST, detail: current)
+                }
+            } catch {
+                throw SinkError(.storage, operation: "mkdir", errno: error.errno, detail: current)
+            }
+            prefix += "/"
+        }
     }
 
     /// Opens a new `.partial` file for request number `sequence`.

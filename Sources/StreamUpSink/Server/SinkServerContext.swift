@@ -45,7 +45,9 @@ final class SinkServerContext: Sendable {
         faultState = FaultState(faults: configuration.faults)
         let streams = storage.map { StreamStore(directory: $0.directory) }
         self.streams = streams
-        uploads = ResumableUploads(directory: storage?.directory, streams: streams, hashBodies: configuration.hashBodies)
+        uploads = ResumableUploads(
+            directory: storage?.directory, streams: streams, hashBodies: configuration.hashBodies,
+            limit: configuration.maxUploads, expiry: configuration.uploadExpiry)
         registry = ConnectionRegistry(limit: configuration.maxConnections)
         sequence = Atomic(storage?.highestExistingSequence ?? 0)
         recentEvents = Mutex(RecentEvents(limit: configuration.recentEventLimit))

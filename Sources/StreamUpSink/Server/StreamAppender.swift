@@ -10,8 +10,9 @@ import Darwin
 /// length are dropped, the rest appended, so plain requests and uploads of one stream
 /// interleave without corrupting it.
 ///
-/// Owns a write descriptor on the stream file, opened once, closed exactly once in ``close()``
-/// (or `deinit`).
+/// Owns a write descriptor on the stream file while the upload's request appends: opened in
+/// ``open(_:streamID:base:)`` (for the creating request) and ``reopen()``, closed in ``close()``
+/// (or `deinit`), so an idle upload holds no descriptor.
 ///
 /// Thread safety: not Sendable; owned by one ``ResumableUpload`` and used under its lock.
 final class StreamAppender {
@@ -31,13 +32,7 @@ final class StreamAppender {
         _ streams: StreamStore, streamID: String, base: Int
     ) throws(SinkError) -> Result<StreamAppender, StreamGap> {
         let entry = streams.entry(forStreamID: streamID)
-        let path = entry.path
-        let descriptor: CInt
-        do {
-            descriptor = try Syscall.runBlocking("open") { systemOpen(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644) }
-        } catch {
-            throw SinkError(.storage, operation: "open", errno: error.errno, detail: path)
-        }
+        let descriptor = try StreamAppender.openFile(entry.path)
         let appender = StreamAppender(streamID: streamID, base: base, entry: entry, descriptor: descriptor)
         let length: Int
         do {
@@ -99,7 +94,28 @@ final class StreamAppender {
         }
     }
 
-    /// Closes the descriptor; later appends are a bug. Safe to call more than once.
+    /// `open(2)` of the stream file for writing, creating it, never through a symbolic link.
+    private static func openFile(_ path: String) throws(SinkError) -> CInt {
+        do {
+            return try Syscall.runBlocking("open") { systemOpen(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644) }
+        } catch {
+            throw SinkError(.storage, operation: "open", errno: error.errno, detail: path)
+        }
+    }
+
+    /// Whether the descriptor is open.
+    var isOpen: Bool {
+        descriptor >= 0
+    }
+
+    /// Opens the stream file again, for the next request appending to the upload.
+    func reopen() throws(SinkError) {
+        precondition(descriptor < 0, "reopen while open")
+        descriptor = try StreamAppender.openFile(path)
+    }
+
+    /// Closes the descriptor until ``reopen()``; appends meanwhile are a bug. Safe to call more
+    /// than once.
     func close() {
         guard descriptor >= 0 else { return }
         _ = systemClose(descriptor)
@@ -110,6 +126,9 @@ final class StreamAppender {
     private func currentLength(_ length: inout Int?) throws(SinkError) -> Int {
         if let length { return length }
         let fd = descriptor
+        guard fd >= 0 else {
+            throw SinkError(.storage, operation: "lseek", detail: "\(path): the stream file is not open")
+        }
         let size: Int
         do {
             size = Int(try Syscall.runBlocking("lseek") { lseek(fd, 0, SEEK_END) })

@@ -17,6 +17,8 @@ import Synchronization
 /// stream file back to its previous length. `SAFEID` is the id with anything
 /// outside `A–Z a–z 0–9 - _` replaced by `_` (at most 128 characters); ids that map to the same
 /// name share one stream. A stream file left by an earlier run is continued from its length.
+/// Stream files are opened with `O_NOFOLLOW`: a symbolic link planted under a stream file's name
+/// is refused (`ELOOP`, answered 500), never followed.
 ///
 /// Thread safety: the entry table is guarded by a mutex, and each stream by its own mutex held
 /// for the whole append (a whole body, or one piece of a live upload), so writers of one stream
@@ -92,7 +94,7 @@ final class StreamStore: Sendable {
     ) throws(SinkError) -> Outcome {
         let output: CInt
         do {
-            output = try Syscall.runBlocking("open") { open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644) }
+            output = try Syscall.runBlocking("open") { open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644) }
         } catch {
             throw SinkError(.storage, operation: "open", errno: error.errno, detail: path)
         }
@@ -127,7 +129,7 @@ final class StreamStore: Sendable {
     ) throws(SinkError) {
         let input: CInt
         do {
-            input = try Syscall.runBlocking("open") { open(source, O_RDONLY | O_CLOEXEC) }
+            input = try Syscall.runBlocking("open") { open(source, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
         } catch {
             throw SinkError(.storage, operation: "open", errno: error.errno, detail: source)
         }
