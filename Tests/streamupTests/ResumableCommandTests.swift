@@ -45,19 +45,21 @@ import Testing
         let spool = work.appendingPathComponent("spool").path
         let input = (1...5_000).map { "\($0)\n" }.joined()
         try await withSink(configure: { $0.faults = SinkFaults(readBytesPerSecond: 5_000) }) { sink, directory in
-            let first = try StreamupProcess(["--resumable", "--spool", spool, sink.url.absoluteString])
+            let first = try StreamupProcess(["-v", "--resumable", "--spool", spool, sink.url.absoluteString])
             first.write(input)
             // Given part of the stream at the sink and the rest in the spool...
             #expect(await eventually { (streamText(in: directory)?.utf8.count ?? 0) > 2_000 })
             first.signal(SIGKILL)
             _ = await first.waitForExit()
             // ...a restart with nothing new on stdin delivers exactly the rest.
-            let second = try StreamupProcess(["--resumable", "--spool", spool, sink.url.absoluteString])
+            let record = (try? String(contentsOfFile: spool + "/stream.json", encoding: .utf8)) ?? "none"
+            let second = try StreamupProcess(["-v", "--resumable", "--spool", spool, sink.url.absoluteString])
             second.closeStdin()
             #expect(await second.waitForExit() == 0, "stderr: \(second.stderr)")
             #expect(streamText(in: directory) == input)
             let requests = sink.requests
-            #expect(requests.filter { $0.method == "POST" }.count == 1, "one upload, resumed")
+            #expect(requests.filter { $0.method == "POST" }.count == 1,
+                    "one upload, resumed; spool record \(record); first: \(first.stderr.suffix(3000)) second: \(second.stderr.prefix(3000))")
             #expect(requests.contains { $0.method == "HEAD" })
             let patched = requests.filter { $0.method == "PATCH" }.reduce(0) { $0 + $1.bodyByteCount }
             #expect(patched == input.utf8.count, "the sink received \(patched) PATCH bytes for \(input.utf8.count)")

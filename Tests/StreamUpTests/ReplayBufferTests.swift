@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+@testable import StreamUp
+
+/// The one buffer of an acknowledged upload: bytes stay until acknowledged, a full buffer
+/// makes the producer wait until an acknowledgement, record boundaries are found as bytes are
+/// written, and acknowledgements map back to source positions.
+@Suite struct ReplayBufferTests {
+    /// A producer that finds the buffer full waits; an acknowledgement lets it go on, and the
+    /// bytes it wrote are read back by offset.
+    @Test func aFullBufferHoldsTheProducerUntilAnAcknowledgement() async throws {
+        let buffer = ReplayBuffer(capacity: 16)
+        let writer = StreamWriter(buffer: buffer)
+        try await writer.write(Array(0..<16))
+        #expect(writer.availableSpace == 0)
+        // Given a full buffer, the next write waits…
+        let waiting = Task { try await writer.write([16, 17, 18, 19]) }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while buffer.pauses.count == 0 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(buffer.heldCount == 16 && buffer.pauses.count == 1)
+        // …until an acknowledgement frees room.
+        buffer.acknowledge(upTo: 8)
+        try await waiting.value
+        #expect(buffer.acknowledgedOffset == 8 && buffer.writtenOffset == 20)
+        var bytes: [UInt8] = []
+        try buffer.copy(8..<20) { bytes += $0 }
+        #expect(bytes == Array(8..<20))
+    }
+
+    /// Boundaries: the last newline of a write, unless a record grows past `maxRecord`, which is
+    /// then cut into pieces of that size (also when its newline comes in the same write).
+    @Test func recordBoundariesAndSplits() {
+        func boundaries(_ text: String, at offset: Int = 0, after boundary: Int = 0, max: Int) -> (Int, [Int]) {
+            Array(text.utf8).withUnsafeBytes { ReplayBuffer.boundaries(in: $0, at: offset, after: boundary, maxRecord: max) }
+        }
+        #expect(boundaries("ab\ncd\nef", max: 100) == (6, []))
+        #expect(boundaries("no newline", max: 100) == (0, []))
+        #expect(boundaries("aaaaaaaaaa\nb\n", max: 4) == (13, [4, 8]))
+        #expect(boundaries("bbbbb", at: 10, after: 7, max: 4) == (15, [11, 15]))
+        #expect(boundaries("x\n", at: 10, after: 7, max: 4) == (12, [11]))
+    }
+
+    /// The async waiter for input wakes when a whole record is written, not at a partial one.
+    @Test func readersWaitForAWholeRecord() async throws {
+        let buffer = ReplayBuffer(capacity: 64, records: .lines)
+        let writer = StreamWriter(buffer: buffer)
+        try await writer.write(Array("partial".utf8))
+        let readable = Task { await buffer.waitUntilReadable(from: 0) }
+        try await writer.write(Array(" line\n".utf8))
+        await readable.value
+        #expect(buffer.withState { $0.boundary } == 13)
+    }
+
+    /// Acknowledged offsets map back to source positions: inside a verbatim piece exactly,
+    /// inside records made from a source range at their start, and per source.
+    @Test func acknowledgementsMapBackToSourcePositions() throws {
+        let buffer = ReplayBuffer(capacity: 1024, records: .lines, tracksSources: true)
+        let a = SourceID(device: 1, inode: 1), b = SourceID(device: 1, inode: 2)
+        func write(_ count: Int, _ mark: SourceMark) throws {
+            let outcome = try buffer.withWritableSpace(maxLength: count, mark: mark) { space in
+                for index in space.indices { space[index] = 0x0A }
+                return space.count
+            }
+            #expect(outcome == .wrote(count))
+        }
+        try write(100, .verbatim(a, from: 1000))                         // stream 0..<100
+        try write(40, SourceMark(source: b, start: 0, end: 25))          // 100..<140: records from b's 0..<25
+        try write(60, .verbatim(a, from: 1100))                          // 140..<200
+        #expect(buffer.acknowledge(upTo: 50) == [a: 1050])
+        #expect(buffer.acknowledge(upTo: 120) == [a: 1100, b: 0])
+        #expect(buffer.acknowledge(upTo: 170) == [b: 25, a: 1130])
+        #expect(buffer.acknowledge(upTo: 200) == [a: 1160])
+    }
+}
