@@ -1,4 +1,5 @@
 import Foundation
+import StreamUpTestSupport
 import Testing
 @testable import StreamUp
 

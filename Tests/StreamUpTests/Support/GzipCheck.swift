@@ -1,3 +1,4 @@
+import StreamUpTestSupport
 import Testing
 
 /// Decodes gzip output with decoders that are not ours: Python's `zlib`/`gzip` modules and the

@@ -1,4 +1,5 @@
 import Foundation
+import StreamUpTestSupport
 import Testing
 
 /// Parses records with Python's `json` module, an independent decoder.

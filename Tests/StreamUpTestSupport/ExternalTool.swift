@@ -4,14 +4,14 @@ import Foundation
 /// collects its output, through temporary files so no pipe can fill up and stall either side.
 ///
 /// Thread safety: stateless; each call uses files of its own.
-enum ExternalTool {
-    struct Result {
-        var status: Int32
-        var output: [UInt8]
-        var errorText: String
+public enum ExternalTool {
+    public struct Result: Sendable {
+        public var status: Int32
+        public var output: [UInt8]
+        public var errorText: String
     }
 
-    static func run(_ arguments: [String], input: [UInt8] = []) throws -> Result {
+    public static func run(_ arguments: [String], input: [UInt8] = []) throws -> Result {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("streamup-tool-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -35,7 +35,7 @@ enum ExternalTool {
     }
 
     /// Runs a Python 3 program given as text, with `arguments` in `sys.argv[1:]`.
-    static func python(_ program: String, _ arguments: [String] = [], input: [UInt8] = []) throws -> Result {
+    public static func python(_ program: String, _ arguments: [String] = [], input: [UInt8] = []) throws -> Result {
         try run(["python3", "-c", program] + arguments, input: input)
     }
 }
