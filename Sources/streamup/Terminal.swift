@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Where the CLI's diagnostics go: stderr, one line at a time. stdout carries only what a
 /// command was asked to print (see ``ResultOutput`` for results, ``log(_:)`` for the sink's
@@ -10,11 +11,35 @@ import Foundation
 /// Thread safety: ``Output`` writes each line whole under its lock; callable from any thread.
 enum Terminal {
     static func error(_ line: String) {
-        Output.standardError.write("streamup: \(line)\n")
+        Output.standardError.write(clearing + "streamup: \(line)\n")
     }
 
     static func info(_ line: String) {
-        Output.standardError.write("\(line)\n")
+        Output.standardError.write(clearing + "\(line)\n")
+    }
+
+    /// Whether a progress meter's line is on the terminal (see ``ProgressMeter``).
+    private static let meterShown = Mutex(false)
+
+    /// What a line written now starts with: a return and an erase of the meter's line, if one
+    /// is shown (the meter draws itself again at its next tick).
+    private static var clearing: String {
+        meterShown.withLock { $0 } ? "\r\u{1B}[K" : ""
+    }
+
+    /// Draws the meter's line in place (a terminal only).
+    static func meter(_ line: String) {
+        meterShown.withLock { $0 = true }
+        Output.standardError.write("\r\u{1B}[K" + line)
+    }
+
+    /// Erases the meter's line.
+    static func clearMeter() {
+        let shown = meterShown.withLock { shown in
+            defer { shown = false }
+            return shown
+        }
+        if shown { Output.standardError.write("\r\u{1B}[K") }
     }
 
     /// A line of a running log on stdout (the sink's request lines). When stdout fails, the

@@ -33,6 +33,8 @@ struct UploadOptions: Sendable, Equatable {
     /// 8 MiB (the replay buffer) for acknowledged segments.
     var bufferSize: Int?
     var verbose = false
+    /// `--progress` (true), `--no-progress` (false), or a meter only on a terminal (nil).
+    var progress: Bool?
     var responseTimeout: Duration = .seconds(60)
     var shutdownTimeout: Duration = .seconds(30)
     /// `-o FILE`: where a 2xx answer's body goes (nil: stdout).
@@ -154,7 +156,9 @@ struct UploadOptions: Sendable, Equatable {
         .value("-o", "--output", valueName: "FILE", help: "write a 2xx answer's body to FILE instead of stdout (- is stdout; without URL: the summary)") { options, value in
             options.outputFile = value == "-" ? nil : value
         },
-        .flag("-v", "--verbose", help: "print the request, the response and progress on stderr") { $0.verbose = true },
+        .flag("-v", "--verbose", help: "print each request, answer and retry, and the counts every second, on stderr") { $0.verbose = true },
+        .flag("--progress", help: "show the progress meter even when stderr is not a terminal (one line a second)") { $0.progress = true },
+        .flag("--no-progress", help: "never show the progress meter (by default it shows when stderr is a terminal)") { $0.progress = false },
         .flag("-h", "--help", help: "show this help") { _ in },
     ]
 

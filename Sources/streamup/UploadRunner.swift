@@ -75,11 +75,11 @@ enum UploadRunner {
                 reportUnacknowledged(uploader)
             }
         }
-        let ticker = options.verbose ? ProgressTicker(uploader: uploader) : nil
-        defer { ticker?.stop() }
+        let meter = ProgressMeter.start(for: uploader, verbose: options.verbose, requested: options.progress)
+        defer { meter?.stop() }
         do {
             let response = try await uploader.run(producer)
-            ticker?.stop()
+            meter?.stop()
             if options.verbose {
                 Terminal.info("* \(uploader.progressLine); server answered \(response.statusCode)")
             }
@@ -145,75 +145,6 @@ enum UploadRunner {
         case .notice(let text):
             Terminal.error(text)
         }
-    }
-}
-
-/// Prints progress on stderr once a second while an upload runs (`-v`).
-///
-/// Thread safety: the timer fires on its own serial queue; `stop` may be called from anywhere
-/// (dispatch sources are thread-safe, though the protocol does not say `Sendable`).
-final class ProgressTicker: @unchecked Sendable {
-    private let timer: DispatchSourceTimer
-
-    init(uploader: any Upload) {
-        let started = Date()
-        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "streamup.progress"))
-        timer.schedule(deadline: .now() + 1, repeating: 1)
-        timer.setEventHandler {
-            Terminal.info(String(format: "* %.0fs: ", Date().timeIntervalSince(started)) + uploader.progressLine)
-        }
-        timer.resume()
-    }
-
-    func stop() { timer.cancel() }
-}
-
-/// The two ways the CLI uploads: one request, or acknowledged segments with retries.
-///
-/// Thread safety: both uploaders are callable from any thread.
-protocol Upload: Sendable {
-    func run(_ producer: some Producer) async throws -> UploadResponse
-    func finish()
-    /// Progress in words, for `-v`.
-    var progressLine: String { get }
-    /// What became of bytes the server did not acknowledge, when the upload failed (nil: nothing to say).
-    var unacknowledgedLine: String? { get }
-    /// What the server refused and where it was kept, when it refused anything (dead letters).
-    var refusedLine: String? { get }
-}
-
-extension StreamUploader: Upload {
-    var progressLine: String {
-        let progress = self.progress
-        return "read \(progress.bytesProduced) bytes, sent \(progress.bytesSent), buffered \(progress.bytesBuffered)"
-    }
-
-    var unacknowledgedLine: String? { nil }
-    var refusedLine: String? { nil }
-}
-
-extension ReliableUploader: Upload {
-    var progressLine: String {
-        let progress = self.progress
-        let recovered = recoveredBytes > 0 ? ", \(recoveredBytes) from the spool" : ""
-        let paused = progress.pauses > 0 ? String(format: ", paused %d times (%.1f s)", progress.pauses, progress.pausedSeconds) : ""
-        let refused = progress.deadLetters > 0 ? ", \(progress.deadLetters) segments (\(progress.deadLetterBytes) bytes) kept as dead letters" : ""
-        return "read \(progress.produced) bytes\(recovered), acknowledged \(progress.acknowledged), held \(progress.held), resent \(progress.resent), retries \(progress.retries)\(paused)\(refused)"
-    }
-
-    var refusedLine: String? {
-        let progress = self.progress
-        guard progress.deadLetters > 0, let directory = options.deadLetterDirectory else { return nil }
-        return "the server refused \(progress.deadLetters) segment\(progress.deadLetters == 1 ? "" : "s") (\(progress.deadLetterBytes) bytes), kept in \(directory)"
-    }
-
-    var unacknowledgedLine: String? {
-        let held = progress.held
-        guard held > 0 else { return nil }
-        if let spool = options.spoolDirectory {
-            return "\(held) bytes the server did not acknowledge are kept in \(spool); the next start with --spool \(spool) sends them first"
-        }
-        return "\(held) bytes read were not delivered and are lost (--spool DIR keeps them for the next start)"
     }
 }
 
