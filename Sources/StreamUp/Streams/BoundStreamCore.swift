@@ -29,6 +29,8 @@ final class BoundStreamCore: @unchecked Sendable {
         var writerWantsSpace = false
         /// Told (outside the lock) when a writer that asked for space may write again.
         var spaceObserver: SpaceSignal?
+        /// Tasks waiting until this many bytes were read (or the pair failed or the reader closed).
+        var readWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
     /// One end's lifecycle and its armed events.
@@ -260,10 +262,21 @@ final class BoundStreamCore: @unchecked Sendable {
         let inputEvents = Self.dueEvents(&state.input, side: .input, state: state)
         let outputEvents = Self.dueEvents(&state.output, side: .output, state: state)
         let spaceObserver = notifyWriter ? state.spaceObserver : nil
+        var readersDone: [CheckedContinuation<Void, Never>] = []
+        if !state.readWaiters.isEmpty {
+            let over = state.failure != nil || state.input.closed
+            let read = state.ring.readCount
+            state.readWaiters.removeAll { waiter in
+                guard over || read >= waiter.count else { return false }
+                readersDone.append(waiter.continuation)
+                return true
+            }
+        }
         let inputTarget = state.input.target
         let outputTarget = state.output.target
         stateLock.unlock()
         spaceObserver?.signal()
+        for waiter in readersDone { waiter.resume() }
         if let inputTarget, !inputEvents.isEmpty, let stream = inputStream {
             inputTarget.deliver(inputEvents, from: StreamReference(stream))
         }
@@ -331,4 +344,16 @@ final class BoundStreamCore: @unchecked Sendable {
 
     /// Re-checks the events owed (after a target or delegate was set).
     func pumpEvents() { update { _ in } }
+
+    /// Suspends until `count` bytes in all have been read, or the pair failed or its reader closed.
+    func waitUntilRead(_ count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = withState { state -> Bool in
+                if state.ring.readCount >= count || state.failure != nil || state.input.closed { return true }
+                state.readWaiters.append((count, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
 }

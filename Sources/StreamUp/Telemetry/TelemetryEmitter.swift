@@ -131,13 +131,12 @@ public final class TelemetryEmitter: Sendable {
 
     /// Returns once every byte written before the call has been handed to the connection.
     /// With reliable delivery: once the server has acknowledged them.
+    /// - Throws: ``StreamUpError`` when the upload ended (or failed) before that.
     public func flush() async throws {
         let target = uploader.produced
-        var pause: Duration = .microseconds(200)
-        while uploader.delivered < target {
-            if uploader.hasEnded { throw StreamUpError(.bodyStreamClosed, "the upload ended before the flush completed") }
-            try await Task.sleep(for: pause)
-            pause = min(pause * 2, .milliseconds(20))
+        await uploader.waitUntilDelivered(target)
+        if uploader.delivered < target {
+            throw StreamUpError(.bodyStreamClosed, "the upload ended before the flush completed")
         }
     }
 
@@ -187,6 +186,8 @@ protocol EmitterUpload: Sendable {
     var delivered: Int { get }
     /// Whether the upload has ended.
     var hasEnded: Bool { get }
+    /// Suspends until `produced` bytes are delivered, or the upload can deliver no more.
+    func waitUntilDelivered(_ produced: Int) async
 }
 
 extension StreamUploader: EmitterUpload {
@@ -194,10 +195,12 @@ extension StreamUploader: EmitterUpload {
     var produced: Int { progress.bytesProduced }
     var delivered: Int { progress.bytesSent }
     var hasEnded: Bool { phase == .finished }
+    func waitUntilDelivered(_ produced: Int) async { await waitUntilSent(produced) }
 }
 
 extension ReliableUploader: EmitterUpload {
     func upload(_ channel: PushChannel) async throws -> UploadResponse { try await run(channel) }
     var produced: Int { progress.produced }
     var delivered: Int { max(0, progress.acknowledged - producerStart) }
+    func waitUntilDelivered(_ produced: Int) async { await waitUntilAcknowledged(producerStart + produced) }
 }

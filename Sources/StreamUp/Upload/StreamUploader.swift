@@ -53,6 +53,11 @@ public final class StreamUploader: Sendable {
     /// Where the upload is now.
     public var phase: Phase { state.withLock { $0.phase } }
 
+    /// Suspends until `count` bytes have been handed to the connection (or the upload ended).
+    func waitUntilSent(_ count: Int) async {
+        await input.value.core.waitUntilRead(count)
+    }
+
     /// Bytes produced and sent so far.
     public var progress: UploadProgress {
         UploadProgress(bytesProduced: input.value.core.bytesWritten, bytesSent: input.value.core.bytesRead)
