@@ -41,8 +41,9 @@ import Testing
     }
 
     /// A slow writer: each line is at the sink before the next one is written (live, not
-    /// when a block fills).
-    @Test(arguments: [[], ["--single-request"]])
+    /// when a block fills, nor when a segment ends: segments here last a minute, longer than
+    /// the test waits for any line).
+    @Test(arguments: [["--segment-seconds", "60s"], ["--single-request"]])
     func eachLineReachesTheSinkBeforeTheNextIsWritten(mode: [String]) async throws {
         try await withSink { sink, directory in
             let child = try StreamupProcess(mode + [sink.url.absoluteString])

@@ -406,10 +406,61 @@ final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
         return UnsafeRawPointer(found) - base
     }
 
-    /// Runs `body` under the lock with the state, for the reading side (ReplayBuffer+Reading).
-    func lockedForReading<T>(_ body: (inout State, NSCondition) throws -> T) rethrows -> T {
+    /// What a segment's window does next (``WindowSource``).
+    enum WindowStep {
+        /// Copy `count` bytes from `offset` (outside the lock: they are below the boundary).
+        case copy(from: Int, count: Int)
+        /// The segment is over.
+        case end(reachedInputEnd: Bool)
+        /// Nothing to hand out yet, and the reader does not wait.
+        case wouldBlock
+    }
+
+    /// Decides, under the lock, what a window reading at `position` does next, following its
+    /// `plan`; when the plan says to wait and `blocking`, it sleeps on the condition until a
+    /// record is written, the input ends, the buffer fails, the window is aborted, or the
+    /// plan's deadline.
+    ///
+    /// The wait works on `state` directly, never through an `inout` parameter: an optimised
+    /// build may pass one as a copy written back at the end, and then the writer, changing
+    /// `state` while this thread sleeps, would not see `readerWaiting` (the window would wake
+    /// only at its deadline, measured: lines held up to the segment's end).
+    func nextWindowStep(
+        plan: inout SegmentPlan<ContinuousClock.Instant>, at position: Int, maxLength: Int, blocking: Bool,
+        abortion: () -> StreamUpError?
+    ) throws -> WindowStep {
         condition.lock()
         defer { condition.unlock() }
-        return try body(&state, condition)
+        while true {
+            if let abortion = abortion() { throw abortion }
+            if let failure = state.failure { throw failure }
+            let available = SegmentPlan<ContinuousClock.Instant>.Available(
+                boundary: state.boundary, inputEnded: state.inputEnded,
+                bufferFull: state.written - state.acknowledged >= storage.capacity)
+            let boundaries = BufferBoundaries(storage: storage, records: records, splits: state.splits, end: state.boundary)
+            switch plan.decide(at: position, available, now: .now, boundaries: boundaries) {
+            case .send(let end):
+                return .copy(from: position, count: min(maxLength, end - position))
+            case .end(let reachedInputEnd):
+                return .end(reachedInputEnd: reachedInputEnd)
+            case .wait(let deadline):
+                guard blocking else { return .wouldBlock }
+                state.readerWaiting = true
+                if let deadline {
+                    _ = condition.wait(until: Date(timeIntervalSinceNow: max(0, (deadline - .now).timeInterval)))
+                } else {
+                    condition.wait()
+                }
+                state.readerWaiting = false
+            }
+        }
+    }
+
+    /// Runs `body` under the lock (a window's own fields are guarded by it); `body` must not
+    /// wait, and gets no access to `state` (see ``nextWindowStep(plan:at:maxLength:blocking:abortion:)``).
+    func withLockForWindow<T>(_ body: (NSCondition) throws -> T) rethrows -> T {
+        condition.lock()
+        defer { condition.unlock() }
+        return try body(condition)
     }
 }

@@ -41,7 +41,7 @@ final class WindowSource: BodySource, @unchecked Sendable {
     /// Ends the window with `error`: a read waiting in it returns at once and fails (so that a
     /// cancel of the request, which URLSession runs on the thread the read holds, gets through).
     func abort(_ error: StreamUpError) {
-        buffer.lockedForReading { _, condition in
+        buffer.withLockForWindow { condition in
             if abortion == nil { abortion = error }
             condition.broadcast()
         }
@@ -49,40 +49,17 @@ final class WindowSource: BodySource, @unchecked Sendable {
 
     func read(into destination: UnsafeMutableRawBufferPointer, blocking: Bool) throws -> BodyRead {
         guard !destination.isEmpty else { return .wouldBlock }
-        enum Step { case copy(from: Int, count: Int), done(BodyRead) }
-        let step: Step = try buffer.lockedForReading { state, condition in
-            while true {
-                if let abortion { throw abortion }
-                if let failure = state.failure { throw failure }
-                let available = SegmentPlan<ContinuousClock.Instant>.Available(
-                    boundary: state.boundary, inputEnded: state.inputEnded,
-                    bufferFull: state.written - state.acknowledged >= buffer.capacity)
-                let boundaries = BufferBoundaries(storage: buffer.storage, records: buffer.records, splits: state.splits, end: state.boundary)
-                switch plan.decide(at: position, available, now: .now, boundaries: boundaries) {
-                case .send(let end):
-                    return .copy(from: position, count: min(destination.count, end - position))
-                case .end(let reachedInputEnd):
-                    published.withLock { $0.reachedInputEnd = reachedInputEnd }
-                    return .done(.end)
-                case .wait(let deadline):
-                    guard blocking else { return .done(.wouldBlock) }
-                    state.readerWaiting = true
-                    if let deadline {
-                        let seconds = (deadline - .now).timeInterval
-                        _ = condition.wait(until: Date(timeIntervalSinceNow: max(0, seconds)))
-                    } else {
-                        condition.wait()
-                    }
-                    state.readerWaiting = false
-                }
-            }
-        }
+        let step = try buffer.nextWindowStep(
+            plan: &plan, at: position, maxLength: destination.count, blocking: blocking, abortion: { abortion })
         switch step {
-        case .done(let result):
-            return result
+        case .end(let reachedInputEnd):
+            published.withLock { $0.reachedInputEnd = reachedInputEnd }
+            return .end
+        case .wouldBlock:
+            return .wouldBlock
         case .copy(let offset, let count):
             let copied = try buffer.storage.read(at: offset, into: UnsafeMutableRawBufferPointer(rebasing: destination[..<count]))
-            buffer.lockedForReading { _, _ in position = offset + copied }
+            buffer.withLockForWindow { _ in position = offset + copied }
             published.withLock { $0.end = offset + copied }
             return .bytes(copied)
         }
