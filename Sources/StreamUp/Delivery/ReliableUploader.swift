@@ -146,7 +146,7 @@ public final class ReliableUploader: Sendable {
             state.withLock { $0.skipped = recovered.skipped }
         } else {
             buffer = ReplayBuffer(
-                storage: MemoryReplayStorage(minimumCapacity: max(options.replayCapacity, fit)), records: options.records,
+                storage: MemoryReplayStorage(capacity: max(options.replayCapacity, fit)), records: options.records,
                 maxRecord: options.maxRecordBytes, tracksSources: tracksSources, keepsSourceEntries: true)
             streamID = options.streamID
             recoveredUpload = nil

@@ -86,9 +86,9 @@ final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
         self.state.index = SourceIndex(keepsEntries: keepsSourceEntries)
     }
 
-    /// A buffer in memory holding at most `capacity` bytes (rounded up to a power of two).
+    /// A buffer in memory holding at most `capacity` bytes.
     convenience init(capacity: Int, records: RecordMode = .rawBytes, maxRecord: Int? = nil, tracksSources: Bool = false) {
-        let storage = MemoryReplayStorage(minimumCapacity: capacity)
+        let storage = MemoryReplayStorage(capacity: capacity)
         self.init(storage: storage, records: records, maxRecord: maxRecord ?? storage.capacity, tracksSources: tracksSources)
     }
 

@@ -31,8 +31,9 @@ protocol ReplayStorage: AnyObject, Sendable {
 }
 
 /// Replay bytes in one fixed block of memory, a ring over absolute offsets: memory is exactly
-/// the capacity (rounded up to a power of two), however long the stream. The producer fills
-/// the ring in place; nothing is copied on commit.
+/// the capacity, however long the stream (any size: positions wrap with a remainder, once per
+/// write or read, not per byte). The producer fills the ring in place; nothing is copied on
+/// commit.
 ///
 /// Thread safety: see ``ReplayStorage``; the block is allocated once and never moves.
 final class MemoryReplayStorage: ReplayStorage, @unchecked Sendable {
@@ -40,23 +41,23 @@ final class MemoryReplayStorage: ReplayStorage, @unchecked Sendable {
     var isDurable: Bool { false }
     private let storage: UnsafeMutableRawPointer
 
-    init(minimumCapacity: Int) {
-        precondition(minimumCapacity > 0, "a replay buffer needs room")
-        capacity = ByteRing(minimumCapacity: minimumCapacity).capacity
+    init(capacity: Int) {
+        precondition(capacity > 0, "a replay buffer needs room")
+        self.capacity = capacity
         storage = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 64)
     }
 
     deinit { storage.deallocate() }
 
     func writableSpace(at offset: Int, maxLength: Int) -> UnsafeMutableRawBufferPointer {
-        let position = offset & (capacity - 1)
+        let position = offset % capacity
         return UnsafeMutableRawBufferPointer(start: storage + position, count: min(maxLength, capacity - position))
     }
 
     func commit(_ space: UnsafeMutableRawBufferPointer, count: Int, at offset: Int, mark: SourceMark?) {}
 
     func read(at offset: Int, into destination: UnsafeMutableRawBufferPointer) -> Int {
-        let position = offset & (capacity - 1)
+        let position = offset % capacity
         let count = min(destination.count, capacity - position)
         destination.baseAddress!.copyMemory(from: storage + position, byteCount: count)
         return count
