@@ -38,7 +38,7 @@ enum LatencyRun {
         _ = warmUp.withUnsafeBytes { Descriptors.writeAll(pipe.write, $0) }
         let child: ChildProcess
         do {
-            child = try ChildProcess.spawn(binaries.path(for: client), client.arguments(url: url), stdin: .descriptor(pipe.read))
+            child = try ChildProcess.spawn(binaries.path(for: client), client.arguments(url: url, bytes: ""), stdin: .descriptor(pipe.read))
         } catch {
             close(pipe.read)
             close(pipe.write)
