@@ -17,11 +17,11 @@ struct ReceivedLines: Sendable {
     var error: String?
 }
 
-/// The latency probe: a minimal HTTP/1.1 server on 127.0.0.1 for exactly one request with a
-/// chunked body, run on its own thread. It answers `100 Continue` when asked, splits the body
-/// into lines *as the bytes arrive*, and for every line that starts with a decimal
+/// The latency probe: a minimal HTTP/1.1 server on 127.0.0.1 for exactly one request, run on
+/// its own thread. It answers `100 Continue` when asked, splits the body into lines *as the
+/// bytes arrive*, and for every line that starts with a decimal
 /// ``MonotonicClock`` stamp (see ``LineSender``) records arrival time minus stamp. Lines that do
-/// not start with a digit (the warm-up line) are not timed. After the last chunk it answers
+/// not start with a digit (the warm-up line) are not timed. After the body's end it answers
 /// `200` with `Connection: close`.
 ///
 /// The sink has no per-chunk hook, so this receiver stands in for it when timing lines; it does
@@ -73,7 +73,7 @@ final class LineReceiver: Sendable {
     private static func serve(_ fd: CInt, into lines: inout ReceivedLines, onFirstByte: (UInt64) -> Void) throws(BenchError) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 64)
         defer { buffer.deallocate() }
-        var decoder = ChunkedRequestDecoder()
+        var decoder = RequestDecoder()
         var splitter = StampedLineSplitter()
         while true {
             let count = recv(fd, buffer.baseAddress, buffer.count, 0)
@@ -81,7 +81,8 @@ final class LineReceiver: Sendable {
             guard count > 0 else { return }  // closed or reset: the client ended without finishing
             let now = MonotonicClock.now()
             var headError: BenchError?
-            let ended = try decoder.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) { expectsContinue in
+            var ended = false
+            try decoder.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) { expectsContinue in
                 if expectsContinue && !Descriptors.sendAll(fd, "HTTP/1.1 100 Continue\r\n\r\n") {
                     headError = BenchError("could not send 100 Continue")
                 }
@@ -91,6 +92,8 @@ final class LineReceiver: Sendable {
                     onFirstByte(now)
                 }
                 splitter.feed(body, arrivedAt: now, into: &lines.latencies)
+            } onEnd: {
+                ended = true
             }
             if let headError { throw headError }
             if ended {
