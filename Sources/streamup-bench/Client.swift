@@ -19,8 +19,8 @@ enum Client: String, Sendable, CaseIterable {
     case curl
     case bare
 
-    /// The clients of the latency runs: they time the lines of one request.
-    static let latencyClients: [Client] = [.single, .curl]
+    /// The clients of the latency runs.
+    static let latencyClients: [Client] = [.segments, .single, .curl]
 
     /// The column heading of the client in the report.
     var title: String {
@@ -46,14 +46,33 @@ enum Client: String, Sendable, CaseIterable {
         }
     }
 
+    /// The arguments of a latency run: as ``arguments(url:bytes:)``, but streamup's default
+    /// segments keep the default `--records lines` (the input is lines; a request ends only
+    /// after a whole line).
+    func latencyArguments(url: String) -> [String] {
+        switch self {
+        case .segments: ["-X", "PUT", url]
+        case .single, .curl, .bare: arguments(url: url, bytes: "")
+        }
+    }
+
+    /// The command of a latency run as the report shows it.
+    var latencyDisplayCommand: String {
+        displayCommand(latencyArguments(url: "http://127.0.0.1:PORT/"))
+    }
+
     /// The command as the report shows it.
     var displayCommand: String {
+        displayCommand(arguments(url: "http://127.0.0.1:PORT/", bytes: "BYTES"))
+    }
+
+    private func displayCommand(_ arguments: [String]) -> String {
         let program = switch self {
         case .segments, .single: "streamup"
         case .curl: "curl"
         case .bare: "streamup-bench"
         }
-        return ([program] + arguments(url: "http://127.0.0.1:PORT/", bytes: "BYTES")).joined(separator: " ")
+        return ([program] + arguments).joined(separator: " ")
     }
 
     /// `clients` in the order round `round` (from 0) runs them: as given in even rounds,

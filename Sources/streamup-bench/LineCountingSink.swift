@@ -3,45 +3,27 @@ import Foundation
 import Glibc
 #endif
 
-/// The receiver of the log-shipping runs: a minimal HTTP/1.1 server on 127.0.0.1 (a thread per
-/// connection, keep-alive, chunked or `Content-Length` bodies, `100 Continue` when asked) that
-/// counts the ``LogWriter`` lines in every body *as the bytes arrive* into the current run's
-/// ``LineTally``, and answers each request `200` with an empty body.
+/// The receiver of the log-shipping runs: a ``ProbeServer`` (keep-alive, chunked or
+/// `Content-Length` bodies, `100 Continue` when asked) that counts the ``LogWriter`` lines in
+/// every body *as the bytes arrive* into the current run's ``LineTally``, and answers each
+/// request `200` with an empty body.
 ///
 /// The project's sink reports a request only when it ends, so it cannot tell when the last line
 /// of a never-ending request has arrived; this receiver can, for every shipper alike. It does
 /// no more work per byte than the sink (one `recv` into a fixed 64 KiB buffer, a scan).
 ///
-/// Thread safety: the current tally and the open connections are behind `LockedValue`s; the
-/// accept and connection threads run on their own; every member is callable from any thread.
+/// Thread safety: the current tally is behind a `LockedValue`; connection threads report into
+/// it; every member is callable from any thread.
 final class LineCountingSink: Sendable {
-    let port: UInt16
-    private let wake: (read: CInt, write: CInt)
     private let current = LockedValue<LineTally?>(nil)
-    private let connections = LockedValue<Set<CInt>>([])
-    private let threads = DispatchGroup()
+    private let server: ProbeServer
 
-    /// Listens on a free loopback port and starts accepting.
     init() throws(BenchError) {
-        let (listener, port) = try Descriptors.listenOnLoopback()
-        self.port = port
-        do {
-            wake = try Descriptors.pipe()
-        } catch {
-            close(listener)
-            throw error
-        }
-        threads.enter()
-        let thread = Thread { [self] in
-            acceptLoop(listener)
-            close(listener)
-            threads.leave()
-        }
-        thread.name = "bench.count-accept"
-        thread.start()
+        let current = self.current
+        server = try ProbeServer(name: "count") { fd in Self.serve(fd, current: current) }
     }
 
-    var url: String { "http://127.0.0.1:\(port)/" }
+    var url: String { server.url }
 
     /// Counts what arrives from now on into a new tally of `expected` lines.
     func begin(expected: Int) -> LineTally {
@@ -55,35 +37,11 @@ final class LineCountingSink: Sendable {
         current.set(nil)
     }
 
-    /// Stops accepting, ends every connection, and waits for all threads.
     func stop() {
-        _ = [UInt8(1)].withUnsafeBytes { Descriptors.writeAll(wake.write, $0) }
-        for fd in connections.get() { shutdown(fd, CInt(SHUT_RDWR)) }
-        threads.wait()
-        close(wake.read)
-        close(wake.write)
+        server.stop(graceSeconds: 0)
     }
 
-    private func acceptLoop(_ listener: CInt) {
-        while true {
-            var descriptors = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
-            guard poll(&descriptors, 2, -1) >= 0 || errno == EINTR else { return }
-            if descriptors[1].revents != 0 { return }
-            guard descriptors[0].revents != 0, let fd = try? Descriptors.accept(listener, timeoutSeconds: 0) else { continue }
-            connections.update { _ = $0.insert(fd) }
-            threads.enter()
-            let thread = Thread { [self] in
-                serve(fd)
-                connections.update { _ = $0.remove(fd) }
-                close(fd)
-                threads.leave()
-            }
-            thread.name = "bench.count-connection"
-            thread.start()
-        }
-    }
-
-    private func serve(_ fd: CInt) {
+    private static func serve(_ fd: CInt, current: LockedValue<LineTally?>) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 64)
         defer { buffer.deallocate() }
         var decoder = RequestDecoder()

@@ -4,16 +4,18 @@
 extension Report {
     static func latencySection(_ results: Results, options: BenchOptions) -> [String] {
         var lines: [String] = []
-        lines.append("#### Line latency: one request, streamup beside curl")
+        lines.append("#### Line latency: streamup beside curl")
         lines.append("")
-        lines.append("- Clients: `\(Client.single.displayCommand)` (the single request: the probe times the lines of one request) and `\(Client.curl.displayCommand)`.")
-        lines.append("- Latency: 100-byte lines written one `write(2)` each into the client's stdin at a steady rate for \(number(options.latencySeconds, digits: 0)) s, each stamped with `CLOCK_MONOTONIC` ns when written, timed on arrival at a minimal chunked HTTP/1.1 receiver in the bench (the sink has no per-chunk hook). First byte: a line is already in the pipe at spawn.")
+        lines.append("- Clients: `\(Client.segments.latencyDisplayCommand)` (the default: acknowledged segments of whole lines, so the segments' lines are timed across all their requests), `\(Client.single.latencyDisplayCommand)` (one request) and `\(Client.curl.latencyDisplayCommand)`.")
+        lines.append("- Latency: 100-byte lines written one `write(2)` each into the client's stdin at a steady rate for \(number(options.latencySeconds, digits: 0)) s, each stamped with `CLOCK_MONOTONIC` ns when written, timed on arrival at a minimal HTTP/1.1 receiver in the bench (the sink has no per-chunk hook; this one splits bodies into lines as bytes arrive, answers each request 200 and keeps the connection). First byte: a line is already in the pipe at spawn. A run counts only if every line arrived once and every request ended.")
         lines.append("")
         let clients = Client.latencyClients
-        var table = MarkdownTable(["Measure"] + clients.map(\.title) + ["streamup / curl"])
+        var table = MarkdownTable(["Measure"] + clients.map(\.title) + ["segments / single", "single / curl"])
         func row(_ title: String, digits: Int, _ values: (Results.ClientMeasures) -> [Double]) {
-            table.add([title] + clients.map { MarkdownTable.cell(values(results[$0]), digits: digits) }
-                + [MarkdownTable.ratio(values(results[.single]), values(results[.curl]))])
+            table.add([title] + clients.map { MarkdownTable.cell(values(results[$0]), digits: digits) } + [
+                MarkdownTable.ratio(values(results[.segments]), values(results[.single])),
+                MarkdownTable.ratio(values(results[.single]), values(results[.curl])),
+            ])
         }
         for rate in Benchmark.latencyRates {
             let label = grouped(rate)
@@ -24,7 +26,7 @@ extension Report {
         row("Spawn → first body byte at the receiver (ms; every latency run, also ones that failed later)", digits: 1) { $0.firstByteMs }
         table.add(
             ["Latency runs that did not count (listed below)"]
-                + clients.map { "\(results[$0].latencyFailures.count) of \(results[$0].latencyRuns)" } + ["—"])
+                + clients.map { "\(results[$0].latencyFailures.count) of \(results[$0].latencyRuns)" } + ["—", "—"])
         lines += table.lines
         lines += notesAndFailures(clients.map { ($0.title, [], results[$0].latencyFailures) })
         return lines
