@@ -39,6 +39,7 @@ struct BenchOptions: Sendable {
           --log-rate N      lines (100 bytes) per second appended to it (default 10000)
           --no-log          skip the log-shipping runs
         Build first: `swift build -c release` (the bench runs the `streamup` next to itself).
+        Needs GNU time as /usr/bin/time (Debian: time), which measures each client's own CPU and peak RSS.
         syslog-ng is optional (Debian: syslog-ng-core syslog-ng-mod-http); without it its column is empty.
         """
 
