@@ -14,18 +14,33 @@ struct BenchOptions: Sendable {
     var latencySeconds = 2.0
     /// A run whose progress stops this long is killed and counted as stalled.
     var stallSeconds = 5.0
+    /// Run the log-shipping workload.
+    var shipping = true
+    /// Lines per second the log writer appends.
+    var logRate = 10_000
+    /// How long the log writer appends.
+    var logSeconds = 20.0
 
     static let usage = """
         usage: swift run -c release streamup-bench [--rounds N] [--bytes SIZE] [--quick] [--big | --no-big]
+                                                   [--log-seconds S] [--log-rate N] [--no-log]
 
-        Compares `streamup -X PUT URL` with `curl -sS -T - URL` (both stream stdin as a chunked
-        PUT) against the project's sink, and prints a Markdown table on stdout (progress on stderr).
-          --rounds N     rounds; each runs both clients, alternating which goes first (default 5)
-          --bytes SIZE   bytes per throughput run, e.g. 500MB, 2GB, 1GiB (default 2GB; 1 MB = 10^6 bytes)
-          --quick        2 rounds, 256MB, 1 s latency runs, no 10 GB stream, at most 100 slow streams
-          --big          include the 10 GB peak-RSS stream even with --quick
-          --no-big       skip the 10 GB peak-RSS stream
-        Build the tool first: `swift build -c release` (the bench runs the `streamup` next to itself).
+        Measures streamup beside curl, a bare URLSession uploader and syslog-ng, all against the
+        project's sink in this process, and prints a Markdown report on stdout (progress on stderr):
+        a stream from a pipe (streamup's default acknowledged segments, --single-request,
+        `curl -T -`, bare URLSession), line latency, the sink's memory, and a log file followed
+        while it grows (`streamup tail`, --single-request, `tail -F | curl -T -`, syslog-ng http()).
+          --rounds N        rounds; each runs every client, alternating the order (default 5)
+          --bytes SIZE      bytes per throughput run, e.g. 500MB, 2GB, 1GiB (default 2GB; 1 MB = 10^6 bytes)
+          --quick           2 rounds, 256MB, 1 s latency runs, 5 s log runs, no 10 GB stream, at most 100 slow streams
+          --big             include the 10 GB peak-RSS stream even with --quick
+          --no-big          skip the 10 GB peak-RSS stream
+          --log-seconds S   how long the log file grows in each log-shipping run (default 20)
+          --log-rate N      lines (100 bytes) per second appended to it (default 10000)
+          --no-log          skip the log-shipping runs
+        Build first: `swift build -c release` (the bench runs the `streamup` next to itself).
+        Needs GNU time as /usr/bin/time (Debian: time), which measures each client's own CPU and peak RSS.
+        syslog-ng is optional (Debian: syslog-ng-core syslog-ng-mod-http); without it its column is empty.
         """
 
     /// Parses argv without the program name; throws a message for the user.
@@ -34,6 +49,7 @@ struct BenchOptions: Sendable {
         var rounds: Int?
         var bytes: Int?
         var big: Bool?
+        var logSeconds: Double?
         var remaining = arguments[...]
         while let argument = remaining.popFirst() {
             switch argument {
@@ -45,6 +61,8 @@ struct BenchOptions: Sendable {
                 big = true
             case "--no-big":
                 big = false
+            case "--no-log":
+                options.shipping = false
             case "--rounds":
                 guard let value = remaining.popFirst(), let count = Int(value), (1...100).contains(count) else {
                     throw BenchError("--rounds needs a number from 1 to 100")
@@ -56,6 +74,16 @@ struct BenchOptions: Sendable {
                     throw BenchError("--bytes: '\(value)' is not a size of at least 1MB (e.g. 500MB, 2GB, 1GiB)")
                 }
                 bytes = size
+            case "--log-seconds":
+                guard let value = remaining.popFirst(), let seconds = Double(value), (1...3_600).contains(seconds) else {
+                    throw BenchError("--log-seconds needs a number of seconds from 1 to 3600")
+                }
+                logSeconds = seconds
+            case "--log-rate":
+                guard let value = remaining.popFirst(), let rate = Int(value), (1...1_000_000).contains(rate) else {
+                    throw BenchError("--log-rate needs a number of lines per second from 1 to 1000000")
+                }
+                options.logRate = rate
             default:
                 throw BenchError("unknown argument '\(argument)'")
             }
@@ -66,10 +94,12 @@ struct BenchOptions: Sendable {
             options.big = false
             options.maxSlowStreams = 100
             options.latencySeconds = 1
+            options.logSeconds = 5
         }
         if let rounds { options.rounds = rounds }
         if let bytes { options.bytes = bytes }
         if let big { options.big = big }
+        if let logSeconds { options.logSeconds = logSeconds }
         return options
     }
 

@@ -3,29 +3,32 @@ import StreamUpSink
 
 /// Runs every measurement for the configured number of rounds and collects the raw values.
 ///
-/// Per round, in this order, each client-vs-client step alternating which client goes first:
-/// throughput (``BenchOptions/bytes``, also giving CPU per GB), a 1 GB stream for peak RSS,
-/// latency at 1,000 and 10,000 lines/s (also giving spawn → first byte), the sink's ceiling,
-/// and the sink's memory with 1, 100 and 1,000 slow streams. After the rounds, once per client,
-/// the 10 GB peak-RSS stream (unless turned off, or predicted to take over 90 s).
+/// Per round, in this order, each step running its clients in the round's order (as listed in
+/// even rounds, reversed in odd ones): throughput of a stream from a pipe (``BenchOptions/bytes``,
+/// every ``Client``; also CPU per GB and peak RSS), latency at 1,000 and 10,000 lines/s (the
+/// single request and curl; also spawn → first byte), the sink's ceiling, the sink's memory
+/// with 1, 100 and 1,000 slow streams, and the log-shipping workload (every ``Shipper``). After
+/// the rounds, once per client, the 10 GB peak-RSS stream (unless turned off, or predicted to
+/// take over 90 s).
 ///
 /// Thread safety: used from the main thread only.
 struct Benchmark {
     static let latencyRates = [1_000, 10_000]
     static let slowStreamCounts = [1, 100, 1_000]
-    static let rssStreamBytes = 1_000_000_000
     static let bigStreamBytes = 10_000_000_000
     /// The 10 GB stream runs for a client only if its median throughput predicts at most this.
     static let bigStreamBudgetSeconds = 90.0
 
     let options: BenchOptions
     let binaries: Binaries
+    let syslogNG: SyslogNGVersion?
 
     func run() throws(BenchError) -> Results {
         Descriptors.raiseOpenFileLimit()
         let events = SinkEvents()
         var configuration = SinkConfiguration(host: "127.0.0.1", port: 0)
         configuration.hashBodies = false
+        configuration.recentEventLimit = 0
         let sink: SinkServer
         do {
             sink = try SinkServer(configuration: configuration) { events.record($0) }
@@ -34,30 +37,24 @@ struct Benchmark {
         }
         sink.start()
         defer { sink.stop() }
+        let shippingSink = options.shipping ? try LineCountingSink() : nil
+        defer { shippingSink?.stop() }
         let url = sink.urlString
-        Progress.log("sink (in-process, no hashing) at \(url); streamup: \(binaries.streamup); curl: \(binaries.curl)")
+        Progress.log("sink (in-process, no hashing) at \(url); streamup: \(binaries.streamup); curl: \(binaries.curl); syslog-ng: \(binaries.syslogNG ?? "not installed")")
 
         var results = Results()
         let started = MonotonicClock.now()
         for round in 0..<options.rounds {
-            let order = Client.order(forRound: round)
             let label = "round \(round + 1)/\(options.rounds)"
-            for client in order {
+            for client in Client.order(Client.allCases, forRound: round) {
                 let result = try UploadRun.run(
                     client, binaries: binaries, url: url, bytes: options.bytes,
                     stallSeconds: options.stallSeconds, events: events)
                 record(throughput: result, round: round, into: &results)
                 Progress.log("\(label) \(client.rawValue) \(Report.bytes(options.bytes)): " + describe(result))
             }
-            for client in order {
-                let result = try UploadRun.run(
-                    client, binaries: binaries, url: url, bytes: Self.rssStreamBytes,
-                    stallSeconds: options.stallSeconds, events: events)
-                record(rss: result, big: false, round: round, into: &results)
-                Progress.log("\(label) \(client.rawValue) 1 GB (peak RSS): " + describe(result))
-            }
             for rate in Self.latencyRates {
-                for client in order {
+                for client in Client.order(Client.latencyClients, forRound: round) {
                     let result = try LatencyRun.run(
                         client, binaries: binaries, rate: rate, seconds: options.latencySeconds,
                         stallSeconds: options.stallSeconds)
@@ -65,104 +62,79 @@ struct Benchmark {
                     Progress.log("\(label) \(client.rawValue) latency at \(rate) lines/s: " + describe(result))
                 }
             }
-            do {
-                let rate = try SinkCeiling.measure(port: sink.port, bytes: options.bytes, events: events)
-                results.sinkCeilingMBps.append(rate)
-                Progress.log("\(label) sink ceiling: \(Report.number(rate)) MB/s")
-            } catch {
-                results.sinkFailures.append("round \(round + 1), sink ceiling: \(error)")
-                Progress.log("\(label) sink ceiling failed: \(error)")
-            }
-            for count in Self.slowStreamCounts where count <= options.maxSlowStreams {
-                do {
-                    let memory = try SinkMemory.measure(streamup: binaries.streamup, connections: count)
-                    results.sinkAddedKiB[count, default: []].append(Double(memory.addedKiB))
-                    results.sinkPerConnectionKiB[count, default: []].append(memory.perConnectionKiB)
-                    results.sinkBaselineKiB.append(Double(memory.baselineKiB))
-                    Progress.log("\(label) sink with \(count) slow streams: +\(memory.addedKiB) KiB over \(memory.baselineKiB) KiB")
-                } catch {
-                    results.sinkFailures.append("round \(round + 1), \(count) slow streams: \(error)")
-                    Progress.log("\(label) sink with \(count) slow streams failed: \(error)")
-                }
+            measureSink(port: sink.port, events: events, round: round, label: label, into: &results)
+            if let shippingSink {
+                try measureShipping(sink: shippingSink, round: round, label: label, into: &results)
             }
         }
         if options.big {
-            for client in Client.allCases {
-                // The 10 GB stream only where it fits the time budget, judged by this run's median.
-                guard let rate = Summary(results[client].throughputMBps)?.median else {
-                    results[client].notes.append("10 GB stream skipped: no throughput run of this client succeeded")
-                    Progress.log("\(client.rawValue) 10 GB skipped: no successful throughput run to predict its duration")
-                    continue
-                }
-                let predicted = Double(Self.bigStreamBytes) / 1e6 / rate
-                guard predicted <= Self.bigStreamBudgetSeconds else {
-                    results[client].notes.append("10 GB stream skipped: it would take about \(Int(predicted)) s at \(Int(rate)) MB/s")
-                    Progress.log("\(client.rawValue) 10 GB skipped: predicted \(Int(predicted)) s")
-                    continue
-                }
-                let result = try UploadRun.run(
-                    client, binaries: binaries, url: url, bytes: Self.bigStreamBytes,
-                    stallSeconds: options.stallSeconds, events: events)
-                record(rss: result, big: true, round: nil, into: &results)
-                Progress.log("\(client.rawValue) 10 GB (peak RSS): " + describe(result))
-            }
+            try measureBigStreams(url: url, events: events, into: &results)
         }
         results.elapsedSeconds = MonotonicClock.seconds(MonotonicClock.now() - started)
         return results
     }
 
-    private func record(throughput result: UploadResult, round: Int, into results: inout Results) {
-        results[result.client].runs += 1
-        guard result.failure == nil else {
-            results[result.client].failures.append("round \(round + 1), \(Report.bytes(result.bytes)) throughput: \(result.failure ?? "")")
-            return
+    /// The sink's ceiling and its memory with slow streams.
+    private func measureSink(port: UInt16, events: SinkEvents, round: Int, label: String, into results: inout Results) {
+        do {
+            let rate = try SinkCeiling.measure(port: port, bytes: options.bytes, events: events)
+            results.sinkCeilingMBps.append(rate)
+            Progress.log("\(label) sink ceiling: \(Report.number(rate)) MB/s")
+        } catch {
+            results.sinkFailures.append("round \(round + 1), sink ceiling: \(error)")
+            Progress.log("\(label) sink ceiling failed: \(error)")
         }
-        let gigabytes = Double(result.bytes) / 1e9
-        results[result.client].throughputMBps.append(result.megabytesPerSecond)
-        results[result.client].cpuSecondsPerGB.append(result.cpuSecondsPerGB)
-        results[result.client].userSecondsPerGB.append(result.exit.userSeconds / gigabytes)
-        results[result.client].systemSecondsPerGB.append(result.exit.systemSeconds / gigabytes)
-    }
-
-    private func record(rss result: UploadResult, big: Bool, round: Int?, into results: inout Results) {
-        results[result.client].runs += 1
-        guard result.failure == nil else {
-            let when = round.map { "round \($0 + 1), " } ?? ""
-            results[result.client].failures.append("\(when)\(Report.bytes(result.bytes)) peak-RSS stream: \(result.failure ?? "")")
-            return
-        }
-        if big {
-            results[result.client].rss10GBMiB.append(result.maxRSSMiB)
-        } else {
-            results[result.client].rss1GBMiB.append(result.maxRSSMiB)
+        for count in Self.slowStreamCounts where count <= options.maxSlowStreams {
+            do {
+                let memory = try SinkMemory.measure(streamup: binaries.streamup, connections: count)
+                results.sinkAddedKiB[count, default: []].append(Double(memory.addedKiB))
+                results.sinkPerConnectionKiB[count, default: []].append(memory.perConnectionKiB)
+                results.sinkBaselineKiB.append(Double(memory.baselineKiB))
+                Progress.log("\(label) sink with \(count) slow streams: +\(memory.addedKiB) KiB over \(memory.baselineKiB) KiB")
+            } catch {
+                results.sinkFailures.append("round \(round + 1), \(count) slow streams: \(error)")
+                Progress.log("\(label) sink with \(count) slow streams failed: \(error)")
+            }
         }
     }
 
-    private func record(latency result: LatencyResult, round: Int, into results: inout Results) {
-        results[result.client].runs += 1
-        // Start-up is measured before any timed line, so it counts even if the run failed later.
-        if let first = result.firstByteNanos {
-            results[result.client].firstByteMs.append(Double(first) / 1e6)
+    /// One log-shipping run per shipper, in the round's order.
+    private func measureShipping(sink: LineCountingSink, round: Int, label: String, into results: inout Results) throws(BenchError) {
+        for shipper in Client.order(Shipper.allCases, forRound: round) {
+            if shipper == .syslogNG && (binaries.syslogNG == nil || syslogNG == nil) {
+                if round == 0 {
+                    results[shipper: shipper].notes.append("not run: syslog-ng is not installed (Debian: apt-get install syslog-ng-core syslog-ng-mod-http)")
+                }
+                continue
+            }
+            let result = try ShippingRun.run(
+                shipper, binaries: binaries, syslogNG: syslogNG, sink: sink, rate: options.logRate,
+                seconds: options.logSeconds, stallSeconds: options.stallSeconds, round: round)
+            record(shipping: result, round: round, into: &results)
+            Progress.log("\(label) \(shipper.rawValue) log shipping: " + describe(result))
         }
-        guard result.failure == nil, let p50 = result.percentileMilliseconds(50),
-              let p99 = result.percentileMilliseconds(99), let max = result.maxMilliseconds else {
-            results[result.client].failures.append("round \(round + 1), latency at \(result.rate) lines/s: \(result.failure ?? "no lines")")
-            return
-        }
-        results[result.client].latencyP50Ms[result.rate, default: []].append(p50)
-        results[result.client].latencyP99Ms[result.rate, default: []].append(p99)
-        results[result.client].latencyMaxMs[result.rate, default: []].append(max)
     }
 
-    private func describe(_ result: UploadResult) -> String {
-        if let failure = result.failure { return "FAILED: \(failure)" }
-        return "\(Report.number(result.megabytesPerSecond)) MB/s, \(Report.number(result.cpuSecondsPerGB, digits: 2)) CPU s/GB, peak RSS \(Report.number(result.maxRSSMiB, digits: 1)) MiB"
-    }
-
-    private func describe(_ result: LatencyResult) -> String {
-        if let failure = result.failure { return "FAILED: \(failure)" }
-        let ms = { (value: Double?) in value.map { Report.number($0, digits: 2) } ?? "-" }
-        let first = result.firstByteNanos.map { Report.number(Double($0) / 1e6, digits: 1) } ?? "-"
-        return "\(result.latencies.count) lines, p50 \(ms(result.percentileMilliseconds(50))) ms, p99 \(ms(result.percentileMilliseconds(99))) ms, max \(ms(result.maxMilliseconds)) ms; first byte after \(first) ms"
+    /// After the rounds: the 10 GB stream once per client, where it fits the time budget.
+    private func measureBigStreams(url: String, events: SinkEvents, into results: inout Results) throws(BenchError) {
+        for client in Client.allCases {
+            // The 10 GB stream only where it fits the time budget, judged by this run's median.
+            guard let rate = Summary(results[client].throughputMBps)?.median else {
+                results[client].notes.append("10 GB stream skipped: no throughput run of this client succeeded")
+                Progress.log("\(client.rawValue) 10 GB skipped: no successful throughput run to predict its duration")
+                continue
+            }
+            let predicted = Double(Self.bigStreamBytes) / 1e6 / rate
+            guard predicted <= Self.bigStreamBudgetSeconds else {
+                results[client].notes.append("10 GB stream skipped: it would take about \(Int(predicted)) s at \(Int(rate)) MB/s")
+                Progress.log("\(client.rawValue) 10 GB skipped: predicted \(Int(predicted)) s")
+                continue
+            }
+            let result = try UploadRun.run(
+                client, binaries: binaries, url: url, bytes: Self.bigStreamBytes,
+                stallSeconds: options.stallSeconds, events: events)
+            record(big: result, into: &results)
+            Progress.log("\(client.rawValue) 10 GB (peak RSS): " + describe(result))
+        }
     }
 }

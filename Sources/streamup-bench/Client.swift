@@ -1,63 +1,83 @@
 import Foundation
 
-/// The two uploaders compared, and how each is invoked. Both send stdin as one chunked `PUT`
-/// (`curl -T -` always uses PUT, so streamup gets `-X PUT`): the same work on the wire.
+/// The uploaders compared on a stream from a pipe, and how each is invoked. All send one
+/// stream as chunked `PUT`s (`curl -T -` always uses PUT, so streamup gets `-X PUT`): the
+/// same work on the wire.
+///
+/// - ``segments``: streamup's default delivery, acknowledged segments (`--records none`: the
+///   bytes are treated as opaque, as for random input).
+/// - ``single``: `streamup --single-request`, one never-ending request.
+/// - ``curl``: `curl -sS -T -`.
+/// - ``bare``: the platform's bound (DESIGN.md fact 7): this bench run as a child in its
+///   `--bare-upload` mode, a bare `URLSession.uploadTask(withStreamedRequest:)` reading an
+///   in-memory `InputStream` (no pipe, no ring; see ``BareUploader``).
 ///
 /// Thread safety: a value type.
 enum Client: String, Sendable, CaseIterable {
-    case streamup
+    case segments
+    case single
     case curl
+    case bare
 
-    /// The clients in the order round `round` (from 0) runs them: alternating, so slow drift of
-    /// the machine does not favour one side.
-    static func order(forRound round: Int) -> [Client] {
-        round % 2 == 0 ? [.streamup, .curl] : [.curl, .streamup]
+    /// The clients of the latency runs.
+    static let latencyClients: [Client] = [.segments, .single, .curl]
+
+    /// The column heading of the client in the report.
+    var title: String {
+        switch self {
+        case .segments: "streamup (default: segments)"
+        case .single: "streamup --single-request"
+        case .curl: "curl -T -"
+        case .bare: "bare URLSession"
+        }
     }
 
-    func arguments(url: String) -> [String] {
+    /// Whether the client reads the stream from its stdin (all but ``bare``, which makes it).
+    var readsStdin: Bool { self != .bare }
+
+    /// The arguments (without argv[0]) that send `bytes` bytes to `url` (only ``bare`` is
+    /// told the count; the others read until their stdin ends).
+    func arguments(url: String, bytes: String) -> [String] {
         switch self {
-        case .streamup: ["-X", "PUT", url]
+        case .segments: ["-X", "PUT", "--records", "none", url]
+        case .single: ["-X", "PUT", "--single-request", url]
         case .curl: ["-sS", "-T", "-", url]
+        case .bare: [BareUploader.flag, url, bytes]
         }
+    }
+
+    /// The arguments of a latency run: as ``arguments(url:bytes:)``, but streamup's default
+    /// segments keep the default `--records lines` (the input is lines; a request ends only
+    /// after a whole line).
+    func latencyArguments(url: String) -> [String] {
+        switch self {
+        case .segments: ["-X", "PUT", url]
+        case .single, .curl, .bare: arguments(url: url, bytes: "")
+        }
+    }
+
+    /// The command of a latency run as the report shows it.
+    var latencyDisplayCommand: String {
+        displayCommand(latencyArguments(url: "http://127.0.0.1:PORT/"))
     }
 
     /// The command as the report shows it.
-    func displayCommand(url: String = "http://127.0.0.1:PORT/") -> String {
-        ([rawValue] + arguments(url: url)).joined(separator: " ")
-    }
-}
-
-/// The executables the bench runs.
-///
-/// Thread safety: an immutable value.
-struct Binaries: Sendable {
-    let streamup: String
-    let curl: String
-
-    func path(for client: Client) -> String {
-        switch client {
-        case .streamup: streamup
-        case .curl: curl
-        }
+    var displayCommand: String {
+        displayCommand(arguments(url: "http://127.0.0.1:PORT/", bytes: "BYTES"))
     }
 
-    /// `streamup` from the bench's own directory (the same build), `curl` from `PATH`.
-    static func locate() throws(BenchError) -> Binaries {
-        let own = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-            ?? CommandLine.arguments.first ?? "."
-        let directory = URL(fileURLWithPath: own).deletingLastPathComponent()
-        let streamup = directory.appendingPathComponent("streamup").path
-        guard FileManager.default.isExecutableFile(atPath: streamup) else {
-            throw BenchError("""
-                no streamup binary next to the bench (\(streamup)).
-                Build it first with `swift build -c release`, then run `swift run -c release streamup-bench` again.
-                """)
+    private func displayCommand(_ arguments: [String]) -> String {
+        let program = switch self {
+        case .segments, .single: "streamup"
+        case .curl: "curl"
+        case .bare: "streamup-bench"
         }
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        let curl = path.split(separator: ":").map { "\($0)/curl" }.first {
-            FileManager.default.isExecutableFile(atPath: $0)
-        }
-        guard let curl else { throw BenchError("curl was not found on PATH; the comparison needs it") }
-        return Binaries(streamup: streamup, curl: curl)
+        return ([program] + arguments).joined(separator: " ")
+    }
+
+    /// `clients` in the order round `round` (from 0) runs them: as given in even rounds,
+    /// reversed in odd ones, so slow drift of the machine favours no one.
+    static func order<Item>(_ clients: [Item], forRound round: Int) -> [Item] {
+        round % 2 == 0 ? clients : clients.reversed()
     }
 }

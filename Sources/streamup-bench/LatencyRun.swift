@@ -31,20 +31,18 @@ enum LatencyRun {
     static func run(
         _ client: Client, binaries: Binaries, rate: Int, seconds: Double, stallSeconds: Double
     ) throws(BenchError) -> LatencyResult {
-        let receiver = try LineReceiver(acceptTimeout: stallSeconds * 2)
+        let receiver = try LineReceiver()
         let url = "http://127.0.0.1:\(receiver.port)/"
         let pipe = try Descriptors.pipe()
         let warmUp = Array(LineSender.warmUpLine.utf8)
         _ = warmUp.withUnsafeBytes { Descriptors.writeAll(pipe.write, $0) }
         let child: ChildProcess
         do {
-            child = try ChildProcess.spawn(binaries.path(for: client), client.arguments(url: url), stdin: .descriptor(pipe.read))
+            child = try ChildProcess.spawn(binaries.path(for: client), client.latencyArguments(url: url), stdin: .descriptor(pipe.read))
         } catch {
             close(pipe.read)
             close(pipe.write)
-            // Unblock the receiver's accept by connecting and closing.
-            if let fd = try? Descriptors.connectToLoopback(port: receiver.port) { close(fd) }
-            _ = receiver.join()
+            _ = receiver.finish(graceSeconds: 0)
             throw error
         }
         close(pipe.read)
@@ -60,7 +58,8 @@ enum LatencyRun {
         close(pipe.write)
         let closedAt = MonotonicClock.now()
         let (exit, killed) = child.wait { MonotonicClock.now() - closedAt > UInt64(stallSeconds * 1e9) }
-        let lines = receiver.join()
+        // The client has exited: its connections close with it.
+        let lines = receiver.finish(graceSeconds: 2)
 
         var failure: String?
         if lines.firstBodyByteNanos == 0 {
@@ -72,7 +71,7 @@ enum LatencyRun {
         } else if !exit.succeeded {
             failure = "exit status \(exit.status)"
         } else if !lines.complete {
-            failure = "the body did not end properly"
+            failure = "\(lines.abortedRequests) request\(lines.abortedRequests == 1 ? "" : "s") did not end properly (\(lines.requests) did)"
         }
         if failure == nil && sent < Int(Double(rate) * seconds) {
             failure = "stdin stayed full for \(Int(stallSeconds)) s after \(sent) lines"

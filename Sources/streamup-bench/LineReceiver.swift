@@ -1,10 +1,9 @@
 import Foundation
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// What a ``LineReceiver`` saw in one request.
+/// What a ``LineReceiver`` saw over a run.
 ///
 /// Thread safety: an immutable value; safe to send anywhere.
 struct ReceivedLines: Sendable {
@@ -12,92 +11,100 @@ struct ReceivedLines: Sendable {
     var latencies: [UInt64] = []
     /// ``MonotonicClock`` time of the first body byte; 0 if none arrived.
     var firstBodyByteNanos: UInt64 = 0
-    /// True when the body's last chunk arrived (the client ended the request properly).
-    var complete = false
+    /// Requests that ended properly (answered 200).
+    var requests = 0
+    /// Connections that closed inside a request.
+    var abortedRequests = 0
     var error: String?
+
+    /// True when at least one request arrived and every one ended properly.
+    var complete: Bool { requests > 0 && abortedRequests == 0 && error == nil }
 }
 
-/// The latency probe: a minimal HTTP/1.1 server on 127.0.0.1 for exactly one request with a
-/// chunked body, run on its own thread. It answers `100 Continue` when asked, splits the body
-/// into lines *as the bytes arrive*, and for every line that starts with a decimal
-/// ``MonotonicClock`` stamp (see ``LineSender``) records arrival time minus stamp. Lines that do
-/// not start with a digit (the warm-up line) are not timed. After the last chunk it answers
-/// `200` with `Connection: close`.
+/// The latency probe: a ``ProbeServer`` that splits every request body into lines *as the bytes
+/// arrive*, and for every line that starts with a decimal ``MonotonicClock`` stamp (see
+/// ``LineSender``) records arrival time minus stamp. Lines that do not start with a digit (the
+/// warm-up line) are not timed. It answers `100 Continue` when asked and `200` after each
+/// request, keeping the connection, so a client that sends a series of requests (streamup's
+/// segments) is timed across all of them.
 ///
 /// The sink has no per-chunk hook, so this receiver stands in for it when timing lines; it does
 /// no more work per byte than the sink (one `recv` into a fixed 64 KiB buffer, a scan for `\n`).
 ///
-/// Thread safety: `firstBodyByteNanos` is an atomic; the result is handed over in ``join()``.
+/// Thread safety: the first byte's time and the lines (merged per connection when it ends) are
+/// behind `LockedValue`s; the result is handed over in ``finish(graceSeconds:)``.
 final class LineReceiver: Sendable {
-    let port: UInt16
-    private let firstByte = Atomic<UInt64>(0)
-    private let result = LockedValue(ReceivedLines())
-    private let done = DispatchSemaphore(value: 0)
+    private let firstByte = LockedValue<UInt64>(0)
+    private let merged = LockedValue(ReceivedLines())
+    private let server: ProbeServer
 
-    /// Listens on a free loopback port and waits (at most `acceptTimeout` seconds) for one client.
-    init(acceptTimeout: Double) throws(BenchError) {
-        let (listener, port) = try Descriptors.listenOnLoopback()
-        self.port = port
-        let thread = Thread { [self] in
+    init() throws(BenchError) {
+        let firstByte = self.firstByte
+        let merged = self.merged
+        server = try ProbeServer(name: "receiver") { fd in
             var lines = ReceivedLines()
             lines.latencies.reserveCapacity(1 << 16)
             do {
-                if let connection = try Descriptors.accept(listener, timeoutSeconds: acceptTimeout) {
-                    close(listener)
-                    defer { close(connection) }
-                    try Self.serve(connection, into: &lines) { self.firstByte.store($0, ordering: .releasing) }
-                } else {
-                    close(listener)
-                    lines.error = "no client connected within \(Int(acceptTimeout)) s"
+                try Self.serve(fd, into: &lines) { now in
+                    firstByte.update { if $0 == 0 { $0 = now } }
                 }
             } catch {
                 lines.error = "\(error)"
             }
-            self.result.set(lines)
-            self.done.signal()
+            merged.update { total in
+                total.latencies += lines.latencies
+                total.requests += lines.requests
+                total.abortedRequests += lines.abortedRequests
+                if total.error == nil { total.error = lines.error }
+            }
         }
-        thread.name = "bench.receiver"
-        thread.start()
     }
 
-    /// ``MonotonicClock`` time of the first body byte, or 0 while none has arrived.
-    var firstBodyByteNanos: UInt64 { firstByte.load(ordering: .acquiring) }
+    var port: UInt16 { server.port }
 
-    /// Waits until the request has ended (or the connection closed) and returns what arrived.
-    func join() -> ReceivedLines {
-        done.wait()
-        done.signal()
-        return result.get()
+    /// ``MonotonicClock`` time of the first body byte, or 0 while none has arrived.
+    var firstBodyByteNanos: UInt64 { firstByte.get() }
+
+    /// Stops accepting, waits up to `graceSeconds` for the client's connections to close, and
+    /// returns what arrived.
+    func finish(graceSeconds: Double) -> ReceivedLines {
+        server.stop(graceSeconds: graceSeconds)
+        var lines = merged.get()
+        lines.firstBodyByteNanos = firstBodyByteNanos
+        return lines
     }
 
     private static func serve(_ fd: CInt, into lines: inout ReceivedLines, onFirstByte: (UInt64) -> Void) throws(BenchError) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 64)
         defer { buffer.deallocate() }
-        var decoder = ChunkedRequestDecoder()
+        var decoder = RequestDecoder()
         var splitter = StampedLineSplitter()
+        var sawBody = false
+        defer { if decoder.inRequest { lines.abortedRequests += 1 } }
         while true {
             let count = recv(fd, buffer.baseAddress, buffer.count, 0)
             if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return }  // closed or reset: the client ended without finishing
+            guard count > 0 else { return }  // closed or reset
             let now = MonotonicClock.now()
-            var headError: BenchError?
-            let ended = try decoder.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) { expectsContinue in
+            var sendError: BenchError?
+            try decoder.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) { expectsContinue in
                 if expectsContinue && !Descriptors.sendAll(fd, "HTTP/1.1 100 Continue\r\n\r\n") {
-                    headError = BenchError("could not send 100 Continue")
+                    sendError = BenchError("could not send 100 Continue")
                 }
             } onBody: { body in
-                if lines.firstBodyByteNanos == 0 && !body.isEmpty {
-                    lines.firstBodyByteNanos = now
+                if !sawBody && !body.isEmpty {
+                    sawBody = true
                     onFirstByte(now)
                 }
                 splitter.feed(body, arrivedAt: now, into: &lines.latencies)
+            } onEnd: {
+                // The splitter goes on: the next request on this connection continues the stream.
+                lines.requests += 1
+                if !Descriptors.sendAll(fd, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n") {
+                    sendError = BenchError("could not answer a request")
+                }
             }
-            if let headError { throw headError }
-            if ended {
-                lines.complete = true
-                _ = Descriptors.sendAll(fd, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-                return
-            }
+            if let sendError { throw sendError }
         }
     }
 }

@@ -48,7 +48,7 @@ final class PipeGenerator: Sendable {
     }
 
     /// Lines of 64 bytes: a counter-like prefix and letters, ending in a newline.
-    private static func fill(_ buffer: UnsafeMutableRawBufferPointer) {
+    static func fill(_ buffer: UnsafeMutableRawBufferPointer) {
         let alphabet = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789".utf8)
         for index in 0..<buffer.count {
             buffer[index] = index % 64 == 63 ? UInt8(ascii: "\n") : alphabet[(index / 64 + index) % alphabet.count]

@@ -7,4 +7,9 @@ enum Progress {
     static func log(_ line: String) {
         FileHandle.standardError.write(Data("[bench] \(line)\n".utf8))
     }
+
+    /// One line on stderr, without the `[bench]` prefix (the bare uploader's errors).
+    static func error(_ line: String) {
+        FileHandle.standardError.write(Data("streamup-bench: \(line)\n".utf8))
+    }
 }

@@ -8,21 +8,44 @@ struct Results: Sendable {
         var cpuSecondsPerGB: [Double] = []
         var userSecondsPerGB: [Double] = []
         var systemSecondsPerGB: [Double] = []
+        /// Peak RSS of the throughput runs.
+        var rssMiB: [Double] = []
+        /// Requests the sink received per throughput run.
+        var requests: [Double] = []
         /// Keyed by lines per second.
         var latencyP50Ms: [Int: [Double]] = [:]
         var latencyP99Ms: [Int: [Double]] = [:]
         var latencyMaxMs: [Int: [Double]] = [:]
         var firstByteMs: [Double] = []
-        var rss1GBMiB: [Double] = []
         var rss10GBMiB: [Double] = []
-        var runs = 0
-        /// One line per run that did not count.
-        var failures: [String] = []
+        /// Streams from a pipe (throughput and 10 GB) run, and one line per such run that did not count.
+        var pipeRuns = 0
+        var pipeFailures: [String] = []
+        /// Latency runs, and one line per such run that did not count.
+        var latencyRuns = 0
+        var latencyFailures: [String] = []
         /// Steps left out, and why.
         var notes: [String] = []
     }
 
-    var clients: [Client: ClientMeasures] = [.streamup: ClientMeasures(), .curl: ClientMeasures()]
+    /// Per log shipper, per measure: one value per successful run.
+    struct ShipperMeasures: Sendable {
+        var cpuSeconds: [Double] = []
+        var userSeconds: [Double] = []
+        var systemSeconds: [Double] = []
+        var rssMiB: [Double] = []
+        var linesDelivered: [Double] = []
+        var requests: [Double] = []
+        /// The writer's achieved rate and worst lag in this shipper's runs (also failed ones).
+        var writerLinesPerSecond: [Double] = []
+        var writerMaxLagMs: [Double] = []
+        var runs = 0
+        var failures: [String] = []
+        var notes: [String] = []
+    }
+
+    var clients: [Client: ClientMeasures] = [:]
+    var shippers: [Shipper: ShipperMeasures] = [:]
     /// Keyed by the number of concurrent slow streams.
     var sinkAddedKiB: [Int: [Double]] = [:]
     var sinkPerConnectionKiB: [Int: [Double]] = [:]
@@ -34,5 +57,10 @@ struct Results: Sendable {
     subscript(client: Client) -> ClientMeasures {
         get { clients[client] ?? ClientMeasures() }
         set { clients[client] = newValue }
+    }
+
+    subscript(shipper shipper: Shipper) -> ShipperMeasures {
+        get { shippers[shipper] ?? ShipperMeasures() }
+        set { shippers[shipper] = newValue }
     }
 }

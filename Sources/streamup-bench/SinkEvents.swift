@@ -22,4 +22,17 @@ final class SinkEvents: Sendable {
             MonotonicClock.sleep(seconds: 0.005)
         }
     }
+
+    /// The events after the first `count` ones, waiting up to `timeout` seconds until their
+    /// bodies add up to at least `bytes` (a client reports success only after the sink's
+    /// answer, so normally they already do).
+    func events(after count: Int, totalling bytes: Int, timeout: Double) -> ArraySlice<SinkRequestEvent> {
+        let deadline = MonotonicClock.now() + UInt64(timeout * 1e9)
+        while true {
+            let all = events.get()
+            let new = all.count > count ? all[count...] : []
+            if new.reduce(0, { $0 + $1.bodyByteCount }) >= bytes || MonotonicClock.now() > deadline { return new }
+            MonotonicClock.sleep(seconds: 0.005)
+        }
+    }
 }

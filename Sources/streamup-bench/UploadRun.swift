@@ -1,6 +1,6 @@
 import Foundation
 
-/// One client streaming `bytes` from a ``PipeGenerator`` to the in-process sink.
+/// One client streaming `bytes` to the in-process sink.
 ///
 /// Thread safety: an immutable value.
 struct UploadResult: Sendable {
@@ -9,7 +9,9 @@ struct UploadResult: Sendable {
     /// From just before spawn to the child's exit (after the sink's answer).
     let seconds: Double
     let exit: ChildExit
-    /// Why the run does not count, or nil when the sink got every byte and answered 200.
+    /// Requests the sink received for the stream (1 for a single request).
+    let requests: Int
+    /// Why the run does not count, or nil when the sink got every byte once, all answered 200.
     let failure: String?
 
     var megabytesPerSecond: Double { Double(bytes) / 1e6 / seconds }
@@ -17,7 +19,9 @@ struct UploadResult: Sendable {
     var maxRSSMiB: Double { Double(exit.maxRSSKiB) / 1024 }
 }
 
-/// Runs one upload with a stall watchdog.
+/// Runs one upload with a stall watchdog: a client that reads stdin gets it from a
+/// ``PipeGenerator`` (progress: bytes into the pipe); the bare uploader makes its own bytes
+/// (progress: bytes it has written, `/proc/PID/io`).
 ///
 /// Thread safety: stateless; runs on the caller's thread (plus the generator and wait threads).
 enum UploadRun {
@@ -26,40 +30,56 @@ enum UploadRun {
     ) throws(BenchError) -> UploadResult {
         let stderrFile = NSTemporaryDirectory() + "streamup-bench-\(getpid())-\(client.rawValue).stderr"
         defer { unlink(stderrFile) }
-        let pipe = try Descriptors.pipe(capacity: PipeGenerator.bufferSize)
+        let pipe = client.readsStdin ? try Descriptors.pipe(capacity: PipeGenerator.bufferSize) : nil
         let before = events.count
         let child: ChildProcess
         do {
             child = try ChildProcess.spawn(
-                binaries.path(for: client), client.arguments(url: url),
-                stdin: .descriptor(pipe.read), stderr: .file(stderrFile))
+                binaries.path(for: client), client.arguments(url: url, bytes: String(bytes)),
+                stdin: pipe.map { .descriptor($0.read) } ?? .file("/dev/null"), stderr: .file(stderrFile),
+                measuredBy: binaries.time)
         } catch {
-            close(pipe.read)
-            close(pipe.write)
+            if let pipe {
+                close(pipe.read)
+                close(pipe.write)
+            }
             throw error
         }
-        close(pipe.read)
-        let generator = PipeGenerator(writingTo: pipe.write, total: bytes)
-        let watch = StallWatch(seconds: stallSeconds) { generator.bytesWritten }
+        var generator: PipeGenerator?
+        if let pipe {
+            close(pipe.read)
+            generator = PipeGenerator(writingTo: pipe.write, total: bytes)
+        }
+        let pid = child.pid
+        let watch = StallWatch(seconds: stallSeconds) {
+            generator?.bytesWritten ?? ProcFiles.bytesWritten(pid: pid) ?? 0
+        }
         let (exit, killed) = child.wait(stalled: watch.isStalled)
-        generator.join()
+        generator?.join()
         let seconds = MonotonicClock.seconds(exit.endNanos - child.startNanos)
 
         var failure: String?
+        var requests = 0
         if killed {
             _ = events.event(after: before, timeout: 3)  // let the aborted request's event land here, not in the next run
-            failure = "stalled: no progress for \(Int(stallSeconds)) s after \(Report.bytes(generator.bytesWritten)) went into the pipe; killed"
+            let progress = generator.map { "after \(Report.bytes($0.bytesWritten)) went into the pipe" } ?? "(bytes it wrote stopped growing)"
+            failure = "stalled: no progress for \(Int(stallSeconds)) s \(progress); killed"
         } else if !exit.succeeded {
             let message = (try? String(contentsOfFile: stderrFile, encoding: .utf8))?
                 .split(separator: "\n").first.map(String.init) ?? ""
             failure = "exit status \(exit.status)" + (message.isEmpty ? "" : ": \(message)")
-        } else if let event = events.event(after: before, timeout: 2) {
-            if !event.isComplete || event.bodyByteCount != bytes || event.status != 200 {
-                failure = "the sink got \(event.bodyByteCount) of \(bytes) bytes (status \(event.status))"
-            }
         } else {
-            failure = "the sink reported no request"
+            let received = events.events(after: before, totalling: bytes, timeout: 2)
+            requests = received.count
+            let total = received.reduce(0) { $0 + $1.bodyByteCount }
+            if received.isEmpty {
+                failure = "the sink reported no request"
+            } else if let bad = received.first(where: { !$0.isComplete || $0.status != 200 }) {
+                failure = "a request to the sink ended with status \(bad.status)\(bad.isComplete ? "" : ", incomplete")\(bad.failure.map { ": \($0)" } ?? "")"
+            } else if total != bytes {
+                failure = "the sink got \(total) of \(bytes) bytes in \(received.count) request\(received.count == 1 ? "" : "s")"
+            }
         }
-        return UploadResult(client: client, bytes: bytes, seconds: seconds, exit: exit, failure: failure)
+        return UploadResult(client: client, bytes: bytes, seconds: seconds, exit: exit, requests: requests, failure: failure)
     }
 }

@@ -3,18 +3,22 @@ import Foundation
 import Glibc
 #endif
 
-/// Entry point: `streamup-bench [--rounds N] [--bytes SIZE] [--quick] [--big | --no-big]`.
-/// Progress goes to stderr; the Markdown report to stdout.
+/// Entry point: `streamup-bench [--rounds N] [--bytes SIZE] [--quick] [--big | --no-big] …`
+/// (see ``BenchOptions/usage``). Progress goes to stderr; the Markdown report to stdout.
+/// `streamup-bench --bare-upload URL BYTES` is the bench's own child (``BareUploader``).
 signal(SIGPIPE, SIG_IGN)
 let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == BareUploader.flag {
+    exit(BareUploader.run(Array(arguments.dropFirst())))
+}
 do {
     guard let options = try BenchOptions.parse(arguments) else {
         print(BenchOptions.usage)
         exit(0)
     }
     let binaries = try Binaries.locate()
-    let machine = MachineInfo.collect(curl: binaries.curl)
-    let results = try Benchmark(options: options, binaries: binaries).run()
+    let machine = MachineInfo.collect(binaries: binaries)
+    let results = try Benchmark(options: options, binaries: binaries, syslogNG: machine.syslogNG).run()
     print(Report.render(results, options: options, arguments: arguments, machine: machine))
 } catch {
     FileHandle.standardError.write(Data("streamup-bench: \(error)\n".utf8))

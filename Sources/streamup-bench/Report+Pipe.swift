@@ -1,0 +1,64 @@
+/// The report's first workload: a stream from a pipe, four clients.
+///
+/// Thread safety: stateless.
+extension Report {
+    static func pipeSection(_ results: Results, options: BenchOptions) -> [String] {
+        let size = bytes(options.bytes)
+        var lines: [String] = []
+        lines.append("#### A stream from a pipe: \(size) to the sink")
+        lines.append("")
+        lines.append("- Clients, each a chunked `PUT`:")
+        lines.append("  - \(Client.segments.title): `\(Client.segments.displayCommand)`, acknowledged segments of at most 8 MiB / 1 s, `--records none` (the bytes are opaque);")
+        lines.append("  - \(Client.single.title): `\(Client.single.displayCommand)`, one never-ending request;")
+        lines.append("  - curl: `\(Client.curl.displayCommand)`;")
+        lines.append("  - bare URLSession, the platform's bound (DESIGN.md fact 7): `\(Client.bare.displayCommand)`, the bench itself run as a child, a bare `URLSession.uploadTask(withStreamedRequest:)` reading an in-memory `InputStream` subclass (one `memcpy` per read, from a 1 MiB buffer of the same bytes; no pipe, no ring, no other thread of ours), so its `rusage` is URLSession's alone.")
+        lines.append("- Input: a bench thread writing one prefilled 1 MiB buffer (64-byte text lines) again and again with `write(2)` into the client's stdin pipe (enlarged to 1 MiB); the bare uploader makes the same bytes itself.")
+        lines.append("- Check: the sink's requests for the run add up to exactly \(size), every one complete and answered 200 (no retry, no duplicate).")
+        lines.append("- Peak RSS, 10 GB: one \(bytes(Benchmark.bigStreamBytes)) stream per client after the rounds (only where the median throughput predicts at most \(Int(Benchmark.bigStreamBudgetSeconds)) s).")
+        lines.append("")
+
+        let clients = Client.allCases
+        var table = MarkdownTable(["Measure"] + clients.map(\.title) + ["segments / single", "single / bare", "streamup (default) / curl"])
+        func row(_ title: String, digits: Int, _ values: (Results.ClientMeasures) -> [Double]) {
+            let columns = clients.map { MarkdownTable.cell(values(results[$0]), digits: digits) }
+            let ratios = [
+                MarkdownTable.ratio(values(results[.segments]), values(results[.single])),
+                MarkdownTable.ratio(values(results[.single]), values(results[.bare])),
+                MarkdownTable.ratio(values(results[.segments]), values(results[.curl])),
+            ]
+            table.add([title] + columns + ratios)
+        }
+        row("Throughput (MB/s)", digits: 0) { $0.throughputMBps }
+        row("CPU of the client, user+sys per GB (s)", digits: 2) { $0.cpuSecondsPerGB }
+        row("  of which user per GB (s)", digits: 2) { $0.userSecondsPerGB }
+        row("  of which sys per GB (s)", digits: 2) { $0.systemSecondsPerGB }
+        row("Peak RSS of the client, \(size) stream (MiB)", digits: 1) { $0.rssMiB }
+        if options.big {
+            row("Peak RSS of the client, \(bytes(Benchmark.bigStreamBytes)) stream (MiB, 1 run)", digits: 1) { $0.rss10GBMiB }
+        }
+        table.add(["Requests the sink received per stream"] + clients.map { MarkdownTable.cell(results[$0].requests, digits: 0) } + ["—", "—", "—"])
+        table.add(
+            ["Runs that did not count (stalled or failed; listed below)"]
+                + clients.map { "\(results[$0].pipeFailures.count) of \(results[$0].pipeRuns)" } + ["—", "—", "—"])
+        lines += table.lines
+
+        let throughput = ratioOfMedians(results[.segments].throughputMBps, results[.single].throughputMBps)
+        let rssGap = differenceOfMedians(results[.segments].rssMiB, results[.single].rssMiB)
+        lines.append("")
+        lines.append("Targets (issue 9), acknowledged segments beside the single request, from the table:")
+        lines.append("- throughput ≥ 0.90× the single request's: \(throughput.map { number($0, digits: 2) + "×" } ?? "—") — \(verdict(throughput) { $0 >= 0.9 });")
+        lines.append("- peak RSS ≤ the single request's + 8 MiB: \(rssGap.map { (($0 >= 0) ? "+" : "") + number($0, digits: 1) + " MiB" } ?? "—") — \(verdict(rssGap) { $0 <= 8 }).")
+        lines += notesAndFailures(clients.map { ($0.title, results[$0].notes, results[$0].pipeFailures) })
+        return lines
+    }
+
+    static func ratioOfMedians(_ a: [Double], _ b: [Double]) -> Double? {
+        guard let a = Summary(a), let b = Summary(b), b.median > 0 else { return nil }
+        return a.median / b.median
+    }
+
+    static func differenceOfMedians(_ a: [Double], _ b: [Double]) -> Double? {
+        guard let a = Summary(a), let b = Summary(b) else { return nil }
+        return a.median - b.median
+    }
+}
