@@ -26,13 +26,19 @@ final class SourceStateStore: Sendable {
     let file: String
     /// How long a source may be gone before its position is forgotten; nil: never.
     let forgetAfter: Duration?
+    /// The wall clock for `goneSince` (injected by tests).
+    private let now: @Sendable () -> Date
     private let state: Mutex<State>
     private let saving = DispatchQueue(label: "streamup.state-file")
 
     /// A store for `file` that starts from `initial` (loaded, folded with a spool).
-    init(file: String, initial: SourceState, streamID: String, streamOffset: Int, forgetAfter: Duration? = nil) {
+    init(
+        file: String, initial: SourceState, streamID: String, streamOffset: Int, forgetAfter: Duration? = nil,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.file = file
         self.forgetAfter = forgetAfter
+        self.now = now
         var state = State(streamID: streamID, streamOffset: streamOffset, savedOffset: streamOffset)
         for position in initial.sources {
             state.positions[position.source] = position
@@ -68,8 +74,9 @@ final class SourceStateStore: Sendable {
     }
 
     /// Records a source the producer begins (a position only if none is known: a known one
-    /// stays where acknowledgements put it) or stops following (`goneSince` = `now`).
-    func record(_ change: SourceChange, now: Date = Date()) {
+    /// stays where acknowledgements put it) or stops following (`goneSince` = now).
+    func record(_ change: SourceChange) {
+        let now = now()
         state.withLock { state in
             switch change {
             case .following(let position):
@@ -115,11 +122,11 @@ final class SourceStateStore: Sendable {
         try saving.sync { try saveOnQueue() }
     }
 
-    /// Drops the sources gone for longer than `forgetAfter` at `now`; marks the state changed
-    /// when any went.
-    func forgetGone(now: Date = Date()) {
+    /// Drops the sources gone for longer than `forgetAfter`; marks the state changed when any
+    /// went. Every save does it first.
+    func forgetGone() {
         guard let forgetAfter else { return }
-        let limit = now.timeIntervalSince1970 - forgetAfter.timeInterval
+        let limit = now().timeIntervalSince1970 - forgetAfter.timeInterval
         state.withLock { state in
             let gone = state.order.filter { source in
                 guard let since = state.positions[source]?.goneSince else { return false }
