@@ -143,6 +143,38 @@ import Glibc
     }
 }
 
+extension TailManyFilesTests {
+    /// With `--forget-after`, the state keeps a deleted file's position, marked gone, and
+    /// drops it once it has been gone that long (at the next save after that).
+    @Test func forgetAfterDropsTheStateOfAFileGoneThatLong() async throws {
+        let work = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let logs = work.appendingPathComponent("logs").path
+        try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
+        let state = work.appendingPathComponent("tail.state").path
+        for name in ["kept", "gone"] { try "\(name) 0\n".write(toFile: "\(logs)/\(name).log", atomically: false, encoding: .utf8) }
+        try await withSink { sink, stored in
+            let child = try StreamupProcess(["tail", "-v", "--from-start", "--state", state, "--forget-after", "1s", "--segment-seconds", "100ms",
+                                             logs + "/*.log", sink.url.absoluteString])
+            func saved() -> [SourcePosition] { ((try? SourceState.load(from: state)) ?? nil)?.sources ?? [] }
+            #expect(await eventually { saved().count == 2 && saved().allSatisfy { $0.offset > 0 } })
+            try FileManager.default.removeItem(atPath: "\(logs)/gone.log")
+            // Read to its end and dropped (after the 5 s rotate wait): kept, marked gone.
+            #expect(await eventually { saved().contains { $0.path.hasSuffix("gone.log") && $0.goneSince != nil } }, "state: \(saved()); stderr: \(child.stderr)")
+            // More lines to the other file make more saves; one of them forgets the gone file.
+            var line = 1
+            #expect(await eventually {
+                try? append("kept \(line)\n", to: "\(logs)/kept.log", creating: false)
+                line += 1
+                return saved().map(\.path) == ["\(logs)/kept.log"]
+            })
+            child.signal(SIGTERM)
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(storedLines(in: stored, sink)["gone"] == ["gone 0"])
+        }
+    }
+}
+
 // MARK: - Support
 
 /// `streamup arguments…` as root without the capabilities that let root read any file

@@ -90,7 +90,8 @@ final class SourceStateStore: Sendable {
                 }
             case .stopped(let source):
                 guard var known = state.positions[source], known.goneSince == nil else { return }
-                known.goneSince = Int64(now.timeIntervalSince1970)
+                // Whole seconds, rounded up: a source is never forgotten early.
+                known.goneSince = Int64(now.timeIntervalSince1970.rounded(.up))
                 state.positions[source] = known
             }
             state.dirty = true

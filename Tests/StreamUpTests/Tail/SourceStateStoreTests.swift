@@ -58,6 +58,21 @@ import Testing
         }
     }
 
+    /// The time a source went is kept in whole seconds, rounded up: a source gone for less
+    /// than `forgetAfter` is never forgotten, even when it went just before a second ends.
+    @Test func aSourceIsNeverForgottenEarly() throws {
+        let clock = WallClock(Date(timeIntervalSince1970: 1_000_000.9))
+        try withStore(forgetAfter: .seconds(1), clock: clock) { store, file in
+            store.record(.stopped(a))
+            clock.now = Date(timeIntervalSince1970: 1_000_001.5)  // gone 0.6 s
+            try store.save()
+            #expect(try SourceState.load(from: file)?.sources.map(\.source) == [a])
+            clock.now = Date(timeIntervalSince1970: 1_000_002.1)  // gone 1.2 s
+            try store.save()
+            #expect(try SourceState.load(from: file)?.sources.isEmpty == true)
+        }
+    }
+
     /// Without `forgetAfter`, nothing is ever forgotten.
     @Test func withoutALimitNothingIsForgotten() throws {
         try withStore(forgetAfter: nil, clock: WallClock(Date(timeIntervalSince1970: 0))) { store, file in
