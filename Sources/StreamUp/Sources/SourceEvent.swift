@@ -8,9 +8,11 @@ import Foundation
 ///
 /// Thread safety: a value type.
 public enum SourceEvent: Sendable, Equatable, CustomStringConvertible {
-    /// No file matches `pattern` yet; it is waited for (said once per pattern).
+    /// No file matches `pattern` yet; it is waited for (said once per pattern, unless
+    /// ``directoryMissing(directory:pattern:)`` was said for it).
     case waitingForMatch(pattern: String)
-    /// `directory`, which `pattern` needs, does not exist; it is waited for (once per pattern).
+    /// `directory`, which `pattern` needs, does not exist; it is waited for (once per pattern,
+    /// instead of ``waitingForMatch(pattern:)``).
     case directoryMissing(directory: String, pattern: String)
     /// A matching path cannot be followed (`reason`: permission denied, not a regular file, …).
     /// It is skipped and the other files go on; it is tried again when it changes (said once

@@ -15,10 +15,12 @@ extension TailLoop {
         rescanNeeded = false
         let scan = TailDiscovery.scan(tailer.selection)
         for refused in watcher.watchDirectories(scan.directories) { sayUnwatched(refused.path, errno: refused.errno) }
-        for (index, given) in tailer.selection.given.enumerated() {
+        // One word per pattern that matches nothing: its directory is missing, or no file matches.
+        for (index, given) in tailer.selection.given.enumerated() where scan.matches[index, default: 0] == 0 {
+            guard notices.waiting.insert(index).inserted else { continue }
             if let directory = scan.missingDirectories[index] {
-                if notices.missing.insert(index).inserted { tailer.say(.directoryMissing(directory: directory, pattern: given)) }
-            } else if scan.matches[index, default: 0] == 0, notices.waiting.insert(index).inserted {
+                tailer.say(.directoryMissing(directory: directory, pattern: given))
+            } else {
                 tailer.say(.waitingForMatch(pattern: given))
             }
         }

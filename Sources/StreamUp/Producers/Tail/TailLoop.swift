@@ -34,8 +34,8 @@ struct TailLoop: ~Copyable {
     ///
     /// Thread safety: a value type, part of the loop.
     struct Notices {
+        /// Patterns (by index) said to match nothing or to miss their directory.
         var waiting: Set<Int> = []
-        var missing: Set<Int> = []
         var skipped: Set<String> = []
         var unwatched = false
         var overLimit = false
@@ -100,6 +100,12 @@ struct TailLoop: ~Copyable {
     /// One turn of an open file: whole lines into the writer, then where it stands.
     private mutating func takeTurn(_ tailed: inout TailedFile, _ writer: BlockingStreamWriter) throws {
         try ensureFingerprint(&tailed)
+        guard tailed.fingerprint != 0 else {
+            // Empty when looked at: no byte may go out before the fingerprint of the first ones
+            // is known (they are marked with it); the write that fills it brings an event.
+            tailed.atEnd = true
+            return
+        }
         let before = (tailed.offset, tailed.scanned, tailed.pending)
         let turn = try reader.turn(&tailed, into: writer)
         if (tailed.offset, tailed.scanned) != (before.0, before.1) || tailed.pending > before.2 {
