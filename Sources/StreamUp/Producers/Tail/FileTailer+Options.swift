@@ -8,7 +8,10 @@ extension FileTailer {
         public var excludes: [String] = []
         /// Where to start in a file that exists when following starts, on a first run (no
         /// saved positions): its end (default) or its beginning. A file that appears later, or
-        /// that saved positions do not know on a later run, is read from its beginning.
+        /// that saved positions do not know on a later run, is read from its beginning, as
+        /// Fluent Bit does (its `read_from_head` concerns only files found at start,
+        /// https://docs.fluentbit.io/manual/pipeline/inputs/tail) and Vector by default
+        /// (`read_from`, https://vector.dev/docs/reference/configuration/sources/file/).
         public var startAt: FileFollower.StartPosition = .end
         /// The most files open at once (default 256, well under the usual 1,024 descriptors of
         /// a process); beyond it, the least recently written files are closed and wait.
@@ -22,7 +25,8 @@ extension FileTailer {
         public var maxLineBytes = 1 << 20
         /// How long a file that vanished (renamed away or deleted) is still read after its last
         /// growth, for lines its program writes before it reopens (default 5 s, as Fluent Bit's
-        /// `rotate_wait`). A new file at its name that has data ends the wait at once.
+        /// `rotate_wait`, https://docs.fluentbit.io/manual/pipeline/inputs/tail). A new file at
+        /// its name that has data ends the wait at once.
         public var rotateWait: Duration = .seconds(5)
 
         public init() {}

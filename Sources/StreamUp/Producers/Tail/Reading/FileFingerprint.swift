@@ -10,9 +10,12 @@
 ///
 /// 0 means "no fingerprint" (the file was empty; a state saved by ``FileFollower`` has none):
 /// such a position is matched by device and inode alone. A file shorter than 256 bytes is not
-/// made to wait until it is longer (Filebeat waits for 1,024 bytes, Vector for a whole first
-/// line): a log with one short line must go out at once. The price: two files that start with
-/// the same few bytes and reuse one inode are taken for one.
+/// made to wait until it is longer, as Filebeat does for 1,024 bytes
+/// (https://www.elastic.co/docs/reference/beats/filebeat/filebeat-input-filestream) and Vector
+/// for a whole first line (https://github.com/vectordotdev/vector/issues/11537): a log with one
+/// short line must go out at once. The price: two files that start with the same few bytes and
+/// reuse one inode are taken for one. 256 is Vector's former `fingerprint_bytes` default
+/// (https://vector.dev/docs/reference/sources/file/).
 ///
 /// Thread safety: stateless; callable from any thread.
 enum FileFingerprint {
