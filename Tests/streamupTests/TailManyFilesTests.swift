@@ -116,7 +116,7 @@ import Glibc
     }
 
     /// A file that cannot be opened (permission denied) is skipped with one line on stderr; the
-    /// other files go on. Tests run as root, whom permissions do not stop: the child runs as
+    /// other files go on, and it is followed once its permissions allow. Tests run as root, whom permissions do not stop: the child runs as
     /// root without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH (`setpriv`), so a mode-000 file
     /// truly fails to open with EACCES (and the others, owned by root, open as usual).
     @Test func permissionDeniedSkipsOnlyThatFile() async throws {
@@ -135,9 +135,14 @@ import Glibc
             try append("c 1\n", to: "\(logs)/c.log")
             try append("secret 1\n", to: "\(logs)/secret.log")
             #expect(await eventually { streamText(in: stored)?.split(separator: "\n").count == 4 })
+            #expect(storedLines(in: stored, sink) == ["a": ["a 0", "a 1"], "c": ["c 0", "c 1"]])
+            // Once it can be read (the chmod is an event on its directory), it is followed
+            // from its start, like a file that appeared.
+            #expect(chmod("\(logs)/secret.log", 0o644) == 0)
+            #expect(await eventually { storedLines(in: stored, sink)["secret"] == ["secret 0", "secret 1"] })
             child.signal(SIGTERM)
             #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
-            #expect(storedLines(in: stored, sink) == ["a": ["a 0", "a 1"], "c": ["c 0", "c 1"]])
+            #expect(storedLines(in: stored, sink) == ["a": ["a 0", "a 1"], "c": ["c 0", "c 1"], "secret": ["secret 0", "secret 1"]])
             #expect(child.stderr.components(separatedBy: skipped).count == 2, "said once")
         }
     }

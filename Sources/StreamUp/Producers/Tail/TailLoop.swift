@@ -29,6 +29,8 @@ struct TailLoop: ~Copyable {
     var isFirstScan = true
     var events: [TailWatcher.Event] = []
     let clock = ContinuousClock()
+    /// When files were last looked at without an event (``checkUnwatched()``).
+    var lastCheck = ContinuousClock.now
 
     /// What has been said once already.
     ///
@@ -61,12 +63,20 @@ struct TailLoop: ~Copyable {
             if scheduler.hasReady || rescanNeeded { continue }
             events.removeAll(keepingCapacity: true)
             try watcher.wait(timeout: waitTimeout(), into: &events)
-            if events.isEmpty {
+            handle(events)
+            // Also while events keep coming: files without a watch would wait for ever.
+            let interval = Duration.milliseconds(Int64(safetyInterval))
+            if clock.now - lastCheck >= interval {
+                lastCheck = clock.now
                 checkUnwatched()
-            } else {
-                handle(events)
             }
         }
+    }
+
+    /// How often files are looked at without an event: 1 s while everything is watched,
+    /// 250 ms while something is not.
+    private var safetyInterval: CInt {
+        watcher.isFullyWatched ? Self.safetyInterval : Self.pollInterval
     }
 
     // MARK: Turns
@@ -179,7 +189,7 @@ struct TailLoop: ~Copyable {
         }
     }
 
-    /// After a quiet wait: open files are read once more (a safety net for missed events),
+    /// Every safety interval: open files are read once more (a safety net for missed events),
     /// closed files without a watch are checked by size, and where a watch is missing the
     /// patterns are walked again.
     private mutating func checkUnwatched() {
@@ -194,18 +204,23 @@ struct TailLoop: ~Copyable {
         if !watcher.isFullyWatched { rescanNeeded = true }
     }
 
-    /// How long to sleep: the safety interval (shorter while something is unwatched), or until
-    /// a vanished file's rotate wait ends.
+    /// How long to sleep: until the next safety check, or until a vanished file's rotate wait
+    /// ends.
     private func waitTimeout() -> CInt {
-        var timeout = Int64(watcher.isFullyWatched ? Self.safetyInterval : Self.pollInterval)
         let now = clock.now
+        let untilCheck = Duration.milliseconds(Int64(safetyInterval)) - (now - lastCheck)
+        var timeout = max(0, Self.milliseconds(untilCheck))
         for identity in vanished {
             guard let tailed = files[identity], !tailed.finishing, let since = tailed.vanishedAt else { continue }
             let ends = max(since, tailed.lastGrowth) + options.rotateWait
-            let (seconds, attoseconds) = (ends - now).components
-            let milliseconds = max(0, seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
-            timeout = min(timeout, milliseconds)
+            timeout = min(timeout, max(0, Self.milliseconds(ends - now)))
         }
         return CInt(timeout)
+    }
+
+    /// `duration` in whole milliseconds, rounded up.
+    private static func milliseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000 + (attoseconds % 1_000_000_000_000_000 > 0 ? 1 : 0)
     }
 }

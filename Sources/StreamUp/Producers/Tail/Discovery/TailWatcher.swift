@@ -10,8 +10,8 @@ import Darwin
 ///
 /// On Linux it uses one ``Inotify``:
 /// - a watch per directory of the last ``TailScan`` (`IN_CREATE`, `IN_MOVED_TO`,
-///   `IN_MOVED_FROM`, `IN_DELETE`, the directory itself going away), reported only for names
-///   that can change what is selected (``TailScan/Interest``);
+///   `IN_MOVED_FROM`, `IN_DELETE`, `IN_ATTRIB`, the directory itself going away), reported only
+///   for names that can change what is selected (``TailScan/Interest``);
 /// - a watch per followed file (`IN_MODIFY`, `IN_ATTRIB`, `IN_MOVE_SELF`, `IN_DELETE_SELF`),
 ///   added through `/proc/self/fd/N` so it is that very file whatever its name, and kept while
 ///   the file is closed for want of a descriptor (a watch is on the inode, not on the
@@ -37,6 +37,10 @@ final class TailWatcher {
         /// The kernel dropped events (queue overflow): check everything.
         case overflow
     }
+
+    /// Entries created, moved, deleted, and changed in their attributes (a `chmod` that makes a
+    /// skipped file readable), and the directory itself going away.
+    private static let directoryMask = Inotify.Mask.directory | Inotify.Mask.attributes
 
     private let inotify = Inotify()
     private let wake: WakeSignal
@@ -79,7 +83,7 @@ final class TailWatcher {
         unwatchedDirectories = unwatchedDirectories.filter { directories[$0] != nil }
         var refused: [(path: String, errno: Int32)] = []
         for path in directories.keys where directoryWatches[path] == nil {
-            switch inotify.addWatch(path, mask: Inotify.Mask.directory) {
+            switch inotify.addWatch(path, mask: Self.directoryMask) {
             case .success(let watch):
                 directoryWatches[path] = watch
                 directoriesByWatch[watch, default: []].insert(path)
