@@ -180,6 +180,32 @@ extension TailManyFilesTests {
     }
 }
 
+extension TailManyFilesTests {
+    /// More files than `--max-open-files`: one line says so, and every line of every file still
+    /// arrives (idle files are closed and reopened when written to).
+    @Test func moreFilesThanMaxOpenFilesIsSaidAndLosesNothing() async throws {
+        let work = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let logs = work.appendingPathComponent("logs").path
+        try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
+        var files = ManyFiles(directory: logs, count: 6)
+        try files.appendToAll()
+        try await withSink { sink, stored in
+            let child = try StreamupProcess(["tail", "--from-start", "--max-open-files", "2", "--segment-seconds", "100ms",
+                                             logs + "/*.log", sink.url.absoluteString])
+            let notice = "streamup: 6 files to follow, more than --max-open-files 2: the least recently written are closed and wait until they are written to again"
+            #expect(await eventually { child.stderr.contains(notice) }, "stderr: \(child.stderr)")
+            for _ in 0..<3 {
+                try files.appendToAll()
+                try await files.expectStored(in: stored, child)
+            }
+            child.signal(SIGTERM)
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(storedLines(in: stored, sink) == files.expected)
+        }
+    }
+}
+
 // MARK: - Support
 
 /// `streamup arguments…` as root without the capabilities that let root read any file

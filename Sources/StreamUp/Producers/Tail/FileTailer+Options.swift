@@ -14,7 +14,10 @@ extension FileTailer {
         /// (`read_from`, https://vector.dev/docs/reference/configuration/sources/file/).
         public var startAt: FileFollower.StartPosition = .end
         /// The most files open at once (default 256, well under the usual 1,024 descriptors of
-        /// a process); beyond it, the least recently written files are closed and wait.
+        /// a process); beyond it, the least recently written files are closed and wait (their
+        /// inotify watch stays, so a write reopens them). A closed file that is renamed away is
+        /// looked for beside its old name; one deleted before it is reopened loses what it had
+        /// unread.
         public var maxOpenFiles = 256
         /// The most bytes one file sends in one turn before the next file's turn (default 64
         /// KiB: one read; a busy file cannot hold the stream for longer).
