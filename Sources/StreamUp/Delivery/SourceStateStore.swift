@@ -21,6 +21,9 @@ final class SourceStateStore: Sendable {
         var savedOffset: Int
         /// Whether a save is scheduled (``saveSoon(onError:)``).
         var saveScheduled = false
+        /// Sources forgotten after being gone for `forgetAfter`: later positions for them (a
+        /// spool's checkpoints report every source it ever held) do not bring them back.
+        var forgotten: Set<SourceID> = []
     }
 
     let file: String
@@ -55,21 +58,27 @@ final class SourceStateStore: Sendable {
     /// The stream offset the saved file stands for.
     var savedOffset: Int { state.withLock { $0.savedOffset } }
 
-    /// Records that the stream up to `streamOffset` puts each source at its position.
+    /// Records that the stream up to `streamOffset` puts each source at its position. Only a
+    /// change makes the next save write the file (a spool's checkpoint repeats every source
+    /// every 100 ms; an idle stream then writes nothing), and only changed sources become the
+    /// most recent.
     func update(_ offsets: [SourceID: Int64], at streamOffset: Int, paths: (SourceID) -> String?) {
         guard !offsets.isEmpty || streamOffset != state.withLock({ $0.streamOffset }) else { return }
         // Paths are asked for outside the lock: it is the producer's call.
         let named = offsets.map { (source: $0.key, offset: $0.value, path: paths($0.key)) }
         state.withLock { state in
-            for entry in named {
+            var changed = streamOffset > state.streamOffset
+            for entry in named where !state.forgotten.contains(entry.source) {
                 let known = state.positions[entry.source]
                 let path = entry.path ?? known?.path ?? ""
+                if let known, known.offset == entry.offset, known.path == path { continue }
                 state.positions[entry.source] = SourcePosition(source: entry.source, path: path, offset: entry.offset, goneSince: known?.goneSince)
                 state.order.removeAll { $0 == entry.source }
                 state.order.append(entry.source)
+                changed = true
             }
             state.streamOffset = max(state.streamOffset, streamOffset)
-            state.dirty = true
+            if changed { state.dirty = true }
         }
     }
 
@@ -80,6 +89,7 @@ final class SourceStateStore: Sendable {
         state.withLock { state in
             switch change {
             case .following(let position):
+                state.forgotten.remove(position.source)
                 if var known = state.positions[position.source] {
                     known.path = position.path
                     known.goneSince = nil
@@ -134,7 +144,10 @@ final class SourceStateStore: Sendable {
                 return TimeInterval(since) < limit
             }
             guard !gone.isEmpty else { return }
-            for source in gone { state.positions[source] = nil }
+            for source in gone {
+                state.positions[source] = nil
+                state.forgotten.insert(source)
+            }
             state.order.removeAll { state.positions[$0] == nil }
             state.dirty = true
         }

@@ -73,6 +73,30 @@ import Testing
         }
     }
 
+    /// A forgotten source stays forgotten when a spool's checkpoint reports it again (it
+    /// reports every source it ever held), until the producer follows it again; a checkpoint
+    /// that changes nothing writes nothing.
+    @Test func forgottenSourcesStayForgottenAndIdleCheckpointsWriteNothing() throws {
+        let clock = WallClock(Date(timeIntervalSince1970: 1_000_000))
+        try withStore(forgetAfter: .seconds(60), clock: clock) { store, file in
+            store.update([a: 500, b: 70], at: 100) { _ in "/logs/b.log" }
+            store.record(.stopped(a))
+            try store.save()
+            clock.now = Date(timeIntervalSince1970: 1_000_100)
+            try store.save()
+            #expect(try SourceState.load(from: file)?.sources.map(\.source) == [b])
+            // The same checkpoint again: a stays forgotten, and the file is not rewritten.
+            try FileManager.default.removeItem(atPath: file)
+            store.update([a: 500, b: 70], at: 100) { _ in nil }
+            try store.save()
+            #expect(FileManager.default.fileExists(atPath: file) == false)
+            // Followed again: known again.
+            store.record(.following(SourcePosition(source: a, path: "/logs/a.log", offset: 500)))
+            try store.save()
+            #expect(try SourceState.load(from: file)?.sources.map(\.source) == [b, a])
+        }
+    }
+
     /// Without `forgetAfter`, nothing is ever forgotten.
     @Test func withoutALimitNothingIsForgotten() throws {
         try withStore(forgetAfter: nil, clock: WallClock(Date(timeIntervalSince1970: 0))) { store, file in
