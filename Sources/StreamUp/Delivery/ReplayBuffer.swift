@@ -123,8 +123,8 @@ final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
     func withWritableSpace(
         maxLength: Int, mark: SourceMark?, _ fill: (UnsafeMutableRawBufferPointer) throws -> Int
     ) throws -> FillOutcome {
-        let (offset, free) = withState { state -> (Int, Int) in
-            guard state.failure == nil, !state.inputEnded else { return (0, -1) }
+        let (offset, free, boundary) = withState { state -> (Int, Int, Int) in
+            guard state.failure == nil, !state.inputEnded else { return (0, -1, 0) }
             let free = storage.capacity - (state.written - state.acknowledged)
             if free == 0 {
                 if state.pausedSince == nil {
@@ -135,7 +135,7 @@ final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
                 state.pausedTime += ContinuousClock.now - since
                 state.pausedSince = nil
             }
-            return (state.written, free)
+            return (state.written, free, state.boundary)
         }
         if free < 0 { return .failed }
         if free == 0 { return .full }
@@ -143,7 +143,11 @@ final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
         let count = try fill(space)
         precondition(count >= 0 && count <= space.count, "filled \(count) of \(space.count) bytes")
         guard count > 0 else { return .wrote(0) }
-        let lastNewline = records == .lines ? Self.lastNewline(in: UnsafeRawBufferPointer(rebasing: space[..<count])) : nil
+        let bytes = UnsafeRawBufferPointer(rebasing: space[..<count])
+        let lastNewline = records == .lines ? Self.lastNewline(in: bytes) : nil
+        // Records this write completes that are longer than maxRecord (a long line and its
+        // newline can come in one read) are split as one that grows past it would be.
+        let longSplits = lastNewline.map { Self.splits(in: bytes, at: offset, from: boundary, upTo: offset + $0 + 1, maxRecord: maxRecord) } ?? []
         do {
             try storage.commit(space, count: count, at: offset, mark: mark)
         } catch {
@@ -156,6 +160,8 @@ final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
             case .rawBytes:
                 state.boundary = state.written
             case .lines:
+                state.splits += longSplits
+                state.splitRecords += longSplits.count
                 if let lastNewline { state.boundary = offset + lastNewline + 1 }
                 while state.written - state.boundary >= maxRecord {
                     state.boundary += maxRecord
@@ -375,6 +381,27 @@ final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
             if base.load(fromByteOffset: end, as: UInt8.self) == 0x0A { return end }
         }
         return nil
+    }
+
+    /// Where to split the whole records between stream offsets `start` (a record start) and
+    /// `end` (just after a newline) that are longer than `maxRecord`; `bytes` are the stream
+    /// bytes from `offset` to at least `end`, and the ones before `offset` hold no newline.
+    /// Jumps a window of `maxRecord` bytes at a time to the last newline in it, so lines of
+    /// ordinary length cost one backward scan per window, not one search per line.
+    static func splits(in bytes: UnsafeRawBufferPointer, at offset: Int, from start: Int, upTo end: Int, maxRecord: Int) -> [Int] {
+        var splits: [Int] = []
+        var record = start
+        while end - record > maxRecord {
+            let windowEnd = record + maxRecord
+            let from = max(record, offset)
+            if from < windowEnd, let last = lastNewline(in: UnsafeRawBufferPointer(rebasing: bytes[(from - offset)..<(windowEnd - offset)])) {
+                record = from + last + 1
+            } else {
+                record = windowEnd
+                splits.append(record)
+            }
+        }
+        return splits
     }
 
     static func firstNewline(in bytes: UnsafeRawBufferPointer) -> Int? {
