@@ -78,11 +78,18 @@ enum CommandLineParser {
         var options = TailOptions()
         let (positional, rest) = try parseOptions(arguments, table: TailOptions.table, into: &options)
         let all = positional + (rest ?? [])
-        guard (1...2).contains(all.count) else {
-            throw UsageError("tail: expected FILE [URL], got \(all.count) arguments")
+        let urls = all.filter(TailOptions.isURL)
+        guard urls.count <= 1 else {
+            throw UsageError("tail: expected one URL, got \(urls.count): \(urls.joined(separator: " "))")
         }
-        options.path = all[0]
-        options.upload.url = all.count == 2 ? all[1] : nil
+        options.patterns = all.filter { !TailOptions.isURL($0) }
+        guard !options.patterns.isEmpty else {
+            throw UsageError("tail: expected at least one FILE or PATTERN to follow (see --help)")
+        }
+        if let empty = options.patterns.first(where: \.isEmpty) {
+            throw UsageError("tail: '\(empty)' is not a file or pattern")
+        }
+        options.upload.url = urls.first
         try options.upload.validate()
         return .tail(options)
     }

@@ -1,46 +1,101 @@
 import Foundation
 import StreamUp
-import Synchronization
 
-/// `streamup tail [options] FILE [URL]`: follow a file like `tail -F` and stream what is appended.
+/// `streamup tail [options] PATTERN... [URL]`: follow files like `tail -F` and stream their lines.
 ///
 /// Thread safety: a value type.
 struct TailOptions: Sendable, Equatable {
     var upload = UploadOptions()
-    var path = ""
+    /// Files, globs and directories to follow.
+    var patterns: [String] = []
+    var excludes: [String] = []
     var fromStart = false
     var stateFile: String?
+    /// Forget the saved position of a file gone this long (with --state).
+    var forgetAfter: Duration = .seconds(24 * 3600)
+    var maxOpenFiles: Int?
+    var readChunk: Int?
 
     static let table: [OptionSpec<TailOptions>] = [
-        .flag("--from-start", help: "send what the file already holds, then follow (default: start at its end)") { $0.fromStart = true },
-        .value("--state", valueName: "FILE", help: "remember the acknowledged position in FILE and continue from it on the next start") { options, value in
+        .flag("--from-start", help: "send what the files hold when streamup starts, then follow (default: start at their end; files that appear later are always read from their start)") { $0.fromStart = true },
+        .value("--exclude", valueName: "PATTERN", help: "leave out files matching PATTERN (repeatable; without a '/', matched against the file name: --exclude '*.gz')") { options, value in
+            options.excludes.append(value)
+        },
+        .value("--state", valueName: "FILE", help: "remember where each file stands in FILE (once acknowledged) and continue from there on the next start") { options, value in
             options.stateFile = value
+        },
+        .value("--forget-after", valueName: "DURATION", help: "with --state, forget a file that has been gone (deleted or rotated away, and read to its end) this long (default 24h)") { options, value throws(UsageError) in
+            options.forgetAfter = try parseDuration(value, option: "--forget-after")
+        },
+        .value("--max-open-files", valueName: "N", help: "keep at most N files open (default 256); beyond it, the least recently written files are closed and wait until they are written to again") { options, value throws(UsageError) in
+            guard let count = Int(value), count > 0 else { throw UsageError("--max-open-files: '\(value)' is not a positive number") }
+            options.maxOpenFiles = count
+        },
+        .value("--read-chunk", valueName: "SIZE", help: "the most one file sends before the next file's turn (default 64KiB)") { options, value throws(UsageError) in
+            let size = try parseByteSize(value, option: "--read-chunk")
+            guard size <= 64 << 20 else { throw UsageError("--read-chunk: '\(value)' is over 64 MiB") }
+            options.readChunk = size
         },
     ] + UploadOptions.table.map { $0.lifted(\TailOptions.upload) }
 
-    static let help = """
-        usage: streamup tail [options] FILE [URL]
+    /// The library's options for these.
+    var tailerOptions: FileTailer.Options {
+        var tailer = FileTailer.Options()
+        tailer.excludes = excludes
+        tailer.startAt = fromStart ? .beginning : .end
+        if let maxOpenFiles { tailer.maxOpenFiles = maxOpenFiles }
+        if let readChunk { tailer.readChunk = readChunk }
+        // Pieces of an over-long line are records of their own only if both agree.
+        if let maxRecord = upload.delivery.maxRecordBytes { tailer.maxLineBytes = maxRecord }
+        return tailer
+    }
 
-        Follows FILE by name like `tail -F` and streams every byte appended to it, in order and
-        once, as one long chunked request to URL (without URL: to a local sink).
-          - starts at the end of the file (--from-start: at its beginning);
-          - follows rename rotation (logrotate `create`): the old file is read to its end, then
-            the new one from its start; notices truncation (`copytruncate`) and goes on from the
-            new start; waits for a file that does not exist yet or was deleted and re-created;
-          - uses inotify, so an appended line leaves within milliseconds (polling only where
-            inotify is unavailable);
+    /// Whether `argument` is the URL among the positional arguments (an http or https URL).
+    static func isURL(_ argument: String) -> Bool {
+        let lower = argument.lowercased()
+        return lower.hasPrefix("http://") || lower.hasPrefix("https://")
+    }
+
+    static let help = """
+        usage: streamup tail [options] PATTERN... [URL]
+
+        Follows files like `tail -F` and streams every line appended to them, in order and
+        once, to URL (the argument that starts with http:// or https://; without URL: to a
+        local sink). PATTERN is a file, a directory (every file in it), or a glob: * and ?
+        within a name, [abc] and [a-z] sets, ** for any depth of subdirectories; quote it so
+        the shell does not expand it. Hidden files are matched only by a pattern that spells
+        their dot.
+
+            streamup tail '/var/log/app/*.log' --exclude '*.gz' https://logs.example/ingest
+
+          - starts at the end of the files there are (--from-start: at their beginning); a file
+            that appears later is read from its beginning, as Fluent Bit and Vector do;
+          - picks up new files within a second (inotify on the directories; no polling where
+            inotify works), and says once when a pattern matches nothing yet or its directory
+            does not exist; a file it cannot read (permission denied) is skipped with one line,
+            the others go on;
+          - follows rename rotation: the old file is read to its end (and for 5 s after its last
+            line, or until the new file has data), then the new one from its start; a deleted
+            file is read to its end and dropped; notices truncation (`copytruncate`) and reads
+            the file again from its start;
+          - interleaves files only between whole lines, and fairly: each file sends at most
+            --read-chunk before the next one's turn. A partial last line waits for its newline;
+            when its file is rotated away or deleted it is sent with a newline added (one line
+            on stderr says so);
+          - keeps at most --max-open-files files open; beyond it the least recently written are
+            closed and wait;
           - reads only while the upload keeps up: a slow server never makes memory grow.
 
-        With --state FILE, the position (device, inode, offset) is saved atomically once the
-        server has acknowledged the data (a 2xx answer), and the next start continues from it:
-        acknowledged data is never sent twice, and nothing is skipped. As one request, a stream
-        is acknowledged when it ends (SIGINT/SIGTERM); with --retries / --segment-seconds the
-        position moves at every acknowledged segment, so even after a crash (SIGKILL) at most
-        the unacknowledged segment is sent again. With --spool DIR as well, the position
-        follows what is safely in the spool (saved every 100 ms, with the stream offset it
-        stands for) and the spool keeps what the server has not acknowledged: a restart sends
-        the spool first, then goes on from the position, skipping what the spool already held
-        past it. Even after kill -9, every byte arrives once.
+        With --state FILE, where each file stands (device, inode and a fingerprint of its first
+        256 bytes, so a reused inode is not taken for the old file) is saved atomically once the
+        server has acknowledged the lines, and the next start continues from there: nothing
+        acknowledged is sent twice, nothing is skipped; files the state does not know are read
+        from their beginning, and a file rotated while streamup was down is found beside its
+        old name and finished first. Files gone longer than --forget-after are forgotten. With
+        --spool DIR as well, the state follows what is safely in the spool (saved every 100 ms)
+        and a restart sends the spool first, then goes on from the saved positions: even after
+        kill -9, every line arrives once. As one request (--single-request), the state is saved
+        when the request ends with a 2xx (SIGINT/SIGTERM).
 
         options:
         \(helpLines(for: table))
@@ -56,11 +111,18 @@ enum TailRunner {
             Terminal.error("tail: \(problem)")
             return ExitStatus.usage
         }
-        let follower: FileFollower
+        let verbose = options.upload.verbose
+        let tailer: FileTailer
         do {
-            follower = FileFollower(
-                path: options.path, startAt: options.fromStart ? .beginning : .end,
-                format: try options.upload.records.formatter(path: options.path))
+            let records = options.upload.records
+            _ = try records.formatter(path: "")  // a bad key set is a usage error now, not per file
+            var format: (@Sendable (String) -> RecordFormatter?)?
+            if records.format != .raw {
+                format = { path in try? records.formatter(path: path) }
+            }
+            tailer = try FileTailer(
+                patterns: options.patterns, options: options.tailerOptions,
+                onEvent: { event in UploadRunner.logEvent(event, verbose: verbose) }, format: format)
         } catch {
             Terminal.error("tail: \(error)")
             return ExitStatus.usage
@@ -68,22 +130,23 @@ enum TailRunner {
         return await UploadRunner.withTarget(options.upload) { url in
             guard options.upload.delivery.singleRequest else {
                 // Acknowledged segments: the uploader keeps the state file (exactly once).
-                return await UploadRunner.upload(options.upload, to: url, producer: follower, stateFile: options.stateFile).status
+                return await UploadRunner.upload(
+                    options.upload, to: url, producer: tailer, stateFile: options.stateFile, forgetSourcesAfter: options.forgetAfter
+                ).status
             }
             // One request: the state moves only when its 2xx acknowledges the whole body.
             if let stateFile = options.stateFile {
                 do {
-                    follower.resume(from: try SourceState.load(from: stateFile)?.sources ?? [])
+                    tailer.resume(from: try SourceState.load(from: stateFile)?.sources ?? [])
                 } catch {
                     Terminal.error("tail: \(error)")
                     return ExitStatus.usage
                 }
             }
-            let (status, response) = await UploadRunner.upload(options.upload, to: url, producer: follower)
-            if let stateFile = options.stateFile, response?.isSuccess == true, let state = follower.state {
+            let (status, response) = await UploadRunner.upload(options.upload, to: url, producer: tailer)
+            if let stateFile = options.stateFile, response?.isSuccess == true {
                 do {
-                    let position = SourcePosition(source: SourceID(device: state.device, inode: state.inode), path: state.path, offset: state.offset)
-                    try SourceState(sources: [position]).save(to: stateFile)
+                    try SourceState(sources: tailer.positions).save(to: stateFile)
                 } catch {
                     Terminal.error("tail: cannot save the state file: \(error)")
                     return ExitStatus.noAnswer

@@ -210,7 +210,7 @@ struct UploadOptions: Sendable, Equatable {
 
     static let help = """
         usage: streamup [options] [URL]
-               streamup tail [options] FILE [URL]
+               streamup tail [options] PATTERN... [URL]
                streamup heartbeat [options] [URL] [-- COMMAND ...]
                streamup sink [options]
                streamup --help | --version

@@ -31,12 +31,13 @@ enum UploadRunner {
     }
 
     /// Streams `producer` to `urlText` with the options' headers and limits, as acknowledged
-    /// segments (saving source positions in `stateFile`, if given) or as one request;
+    /// segments (saving source positions in `stateFile`, if given, forgetting sources gone for
+    /// `forgetSourcesAfter`) or as one request;
     /// SIGINT/SIGTERM call `onSignal` (by default a graceful finish). Returns the exit status
     /// and the answer, if any.
     static func upload(
         _ options: UploadOptions, to urlText: String, producer: some Producer, stateFile: String? = nil,
-        onSignal: (@Sendable () -> Void)? = nil
+        forgetSourcesAfter: Duration? = nil, onSignal: (@Sendable () -> Void)? = nil
     ) async -> (status: Int32, response: UploadResponse?) {
         let uploader: any Upload
         do {
@@ -58,6 +59,7 @@ enum UploadRunner {
                 var library = options.delivery.libraryOptions
                 if let bufferSize = options.bufferSize { library.replayCapacity = bufferSize }
                 library.stateFile = stateFile
+                library.forgetSourcesAfter = forgetSourcesAfter
                 uploader = try ReliableUploader(configuration, options: library, onEvent: onEvent)
             }
         } catch let error as StreamUpError where error.code == .io {
@@ -109,9 +111,9 @@ enum UploadRunner {
         if let line = uploader.unacknowledgedLine { Terminal.error(line) }
     }
 
-    /// What the library reports, on stderr: failures, recoveries and dead letters always (one
-    /// line each, the first failure of a spell only), the rest with `-v`.
-    private static func logEvent(_ event: UploadEvent, verbose: Bool) {
+    /// What the library reports, on stderr: failures, recoveries, dead letters and file
+    /// notices always (one line each, the first failure of a spell only), the rest with `-v`.
+    static func logEvent(_ event: UploadEvent, verbose: Bool) {
         switch event {
         case .requestStarted(let method, let url, let headers):
             guard verbose else { return }
@@ -144,6 +146,9 @@ enum UploadRunner {
             Terminal.error("\(reason): kept the segment (\(bytes) bytes) in \(file) and went on")
         case .notice(let text):
             Terminal.error(text)
+        case .source(let event):
+            guard verbose || event.isNotice else { return }
+            Terminal.error(event.description)
         }
     }
 }

@@ -344,6 +344,9 @@ def command_url(args):
 
 
 def main(argv):
+    # A parent may start us with SIGTERM and SIGINT blocked (the Swift test runner does), and a
+    # blocked mask is inherited by the server too: unblock them first, or a stop never arrives.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
     parser = argparse.ArgumentParser(description="Run a throw-away ClickHouse 18.16 server.")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("start")

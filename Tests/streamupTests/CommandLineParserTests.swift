@@ -1,3 +1,4 @@
+import StreamUp
 import Testing
 @testable import streamup
 
@@ -129,5 +130,49 @@ import Testing
         #expect(options.faults.dropAfterBytes == 1000 && options.faults.dropRepeatedly)
         #expect(options.faults.readBytesPerSecond == 5000)
         #expect(throws: UsageError.self) { try CommandLineParser.parse(["sink", "--fail-status", "200"]) }
+    }
+
+    /// `tail` takes many patterns and the one argument with an http(s) scheme as the URL,
+    /// wherever it stands; its own options fill the tailer's.
+    @Test func tailTakesPatternsAndTheURLAnywhere() throws {
+        guard case .tail(let options) = try CommandLineParser.parse(
+            ["tail", "/var/log/a.log", "HTTPS://logs.example/in", "/var/log/app/*.log", "--exclude", "*.gz", "--exclude=/var/log/app/x.log",
+             "--max-open-files", "10", "--read-chunk", "16k", "--forget-after", "2h", "--max-record", "64k", "--from-start"])
+        else { Issue.record("not a tail command"); return }
+        #expect(options.patterns == ["/var/log/a.log", "/var/log/app/*.log"])
+        #expect(options.upload.url == "HTTPS://logs.example/in")
+        #expect(options.excludes == ["*.gz", "/var/log/app/x.log"])
+        #expect(options.forgetAfter == .seconds(7200))
+        let tailer = options.tailerOptions
+        #expect(tailer.maxOpenFiles == 10 && tailer.readChunk == 16 << 10 && tailer.maxLineBytes == 64 << 10)
+        #expect(tailer.startAt == .beginning && tailer.excludes == options.excludes)
+        // Without a URL: the local sink; the defaults.
+        guard case .tail(let plain) = try CommandLineParser.parse(["tail", "app.log"]) else { Issue.record("not a tail command"); return }
+        #expect(plain.upload.url == nil && plain.patterns == ["app.log"])
+        #expect(plain.tailerOptions == FileTailer.Options())
+        #expect(plain.forgetAfter == .seconds(24 * 3600))
+    }
+
+    /// `tail` without a file, with two URLs, or with a limit that cannot work is a usage error.
+    @Test func tailUsageErrors() {
+        #expect(throws: UsageError("tail: expected at least one FILE or PATTERN to follow (see --help)")) {
+            try CommandLineParser.parse(["tail", "http://h/in"])
+        }
+        #expect(throws: UsageError("tail: expected one URL, got 2: http://a http://b")) {
+            try CommandLineParser.parse(["tail", "a.log", "http://a", "http://b"])
+        }
+        #expect(throws: UsageError("--max-open-files: '0' is not a positive number")) {
+            try CommandLineParser.parse(["tail", "--max-open-files", "0", "a.log"])
+        }
+        #expect(throws: UsageError.self) { try CommandLineParser.parse(["tail", "--forget-after", "soon", "a.log"]) }
+    }
+
+    /// `tail --help` names the new form and its options.
+    @Test func tailHelpDescribesPatterns() throws {
+        guard case .help(let text) = try CommandLineParser.parse(["tail", "--help"]) else { Issue.record("no help"); return }
+        for words in ["usage: streamup tail [options] PATTERN... [URL]", "--exclude PATTERN", "--max-open-files N", "--forget-after DURATION",
+                      "a file\n    that appears later is read from its beginning"] {
+            #expect(text.contains(words), "\(words)")
+        }
     }
 }

@@ -28,6 +28,22 @@ extension ReliableUploader {
         return timer
     }
 
+    /// Where a ``PositionedProducer`` reports the sources it begins or stops following: into
+    /// the state store, saved by the checkpoints (spool) or soon after (memory). Holds the store,
+    /// not the uploader (the producer keeps the closure). Nil without a state file.
+    func sourceReporter() -> (@Sendable (SourceChange) -> Void)? {
+        guard let stateStore else { return nil }
+        let savesSoon = spool == nil
+        let onEvent = onEvent
+        return { change in
+            stateStore.record(change)
+            guard savesSoon else { return }
+            stateStore.saveSoon { error in
+                onEvent(.notice("cannot save the state file \(stateStore.file): \(error)"))
+            }
+        }
+    }
+
     private func saveSpooledPositions() {
         guard let stateStore else { return }
         let (written, positions) = buffer.latestSourcePositions

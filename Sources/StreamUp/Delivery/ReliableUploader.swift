@@ -55,6 +55,9 @@ public final class ReliableUploader: Sendable {
         /// Save where a ``PositionedProducer``'s sources stand in this file, and continue from
         /// there on the next start.
         public var stateFile: String?
+        /// Forget the saved position of a source once the producer has not followed it for
+        /// this long (``SourceChange/stopped(_:)``); nil: keep every position.
+        public var forgetSourcesAfter: Duration?
         /// Names the stream in `Streamup-Stream-Id` (a spool with pending bytes keeps its own).
         public var streamID = UUID().uuidString.lowercased()
         public init() {}
@@ -155,7 +158,7 @@ public final class ReliableUploader: Sendable {
         writer = StreamWriter(buffer: buffer)
         let (id, written) = (streamID, buffer.writtenOffset)
         stateStore = options.stateFile.map {
-            SourceStateStore(file: $0, initial: sourceState, streamID: id, streamOffset: written)
+            SourceStateStore(file: $0, initial: sourceState, streamID: id, streamOffset: written, forgetAfter: options.forgetSourcesAfter)
         }
         deadLetters = options.deadLetterDirectory.map { DeadLetterStore(directory: $0) }
     }
@@ -220,6 +223,7 @@ public final class ReliableUploader: Sendable {
         }
         guard first else { throw StreamUpError(.invalidConfiguration, "an uploader runs once; create a new one") }
         positioned?.resume(from: stateStore?.positions ?? [])
+        if let positioned, let report = sourceReporter() { positioned.reportSources(to: report) }
         let session = SegmentSession(configuration)
         let checkpoints = startCheckpoints()
         let producerTask = writer.start(producer)

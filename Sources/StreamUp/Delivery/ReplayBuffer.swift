@@ -400,6 +400,7 @@ final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
         return nil
     }
 
+
     static func firstNewline(in bytes: UnsafeRawBufferPointer) -> Int? {
         guard let base = bytes.baseAddress, !bytes.isEmpty,
               let found = memchr(base, 0x0A, bytes.count) else { return nil }

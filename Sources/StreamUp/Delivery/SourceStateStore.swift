@@ -3,7 +3,9 @@ import Synchronization
 
 /// Keeps a producer's source positions and saves them to the state file, for a
 /// ``ReliableUploader``: after each acknowledgement (bytes in memory) or every 100 ms while
-/// bytes reach a spool. Saves are `fsync`ed (``AtomicFile``) and run one at a time on a serial
+/// bytes reach a spool, and soon after the producer reports a source it begins or stops
+/// following (``SourceChange``). Sources gone for longer than `forgetAfter` are left out of
+/// the next save. Saves are `fsync`ed (``AtomicFile``) and run one at a time on a serial
 /// queue, never under the store's lock.
 ///
 /// Thread safety: `state` is guarded by a `Mutex`; saves are serialized on `saving`.
@@ -17,15 +19,29 @@ final class SourceStateStore: Sendable {
         var dirty = false
         /// The stream offset the last successful save stands for.
         var savedOffset: Int
+        /// Whether a save is scheduled (``saveSoon(onError:)``).
+        var saveScheduled = false
+        /// Sources forgotten after being gone for `forgetAfter`: later positions for them (a
+        /// spool's checkpoints report every source it ever held) do not bring them back.
+        var forgotten: Set<SourceID> = []
     }
 
     let file: String
+    /// How long a source may be gone before its position is forgotten; nil: never.
+    let forgetAfter: Duration?
+    /// The wall clock for `goneSince` (injected by tests).
+    private let now: @Sendable () -> Date
     private let state: Mutex<State>
     private let saving = DispatchQueue(label: "streamup.state-file")
 
     /// A store for `file` that starts from `initial` (loaded, folded with a spool).
-    init(file: String, initial: SourceState, streamID: String, streamOffset: Int) {
+    init(
+        file: String, initial: SourceState, streamID: String, streamOffset: Int, forgetAfter: Duration? = nil,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.file = file
+        self.forgetAfter = forgetAfter
+        self.now = now
         var state = State(streamID: streamID, streamOffset: streamOffset, savedOffset: streamOffset)
         for position in initial.sources {
             state.positions[position.source] = position
@@ -42,20 +58,71 @@ final class SourceStateStore: Sendable {
     /// The stream offset the saved file stands for.
     var savedOffset: Int { state.withLock { $0.savedOffset } }
 
-    /// Records that the stream up to `streamOffset` puts each source at its position.
+    /// Records that the stream up to `streamOffset` puts each source at its position. Only a
+    /// change makes the next save write the file (a spool's checkpoint repeats every source
+    /// every 100 ms; an idle stream then writes nothing), and only changed sources become the
+    /// most recent.
     func update(_ offsets: [SourceID: Int64], at streamOffset: Int, paths: (SourceID) -> String?) {
         guard !offsets.isEmpty || streamOffset != state.withLock({ $0.streamOffset }) else { return }
         // Paths are asked for outside the lock: it is the producer's call.
         let named = offsets.map { (source: $0.key, offset: $0.value, path: paths($0.key)) }
         state.withLock { state in
-            for entry in named {
-                let path = entry.path ?? state.positions[entry.source]?.path ?? ""
-                state.positions[entry.source] = SourcePosition(source: entry.source, path: path, offset: entry.offset)
+            var changed = streamOffset > state.streamOffset
+            for entry in named where !state.forgotten.contains(entry.source) {
+                let known = state.positions[entry.source]
+                let path = entry.path ?? known?.path ?? ""
+                if let known, known.offset == entry.offset, known.path == path { continue }
+                state.positions[entry.source] = SourcePosition(source: entry.source, path: path, offset: entry.offset, goneSince: known?.goneSince)
                 state.order.removeAll { $0 == entry.source }
                 state.order.append(entry.source)
+                changed = true
             }
             state.streamOffset = max(state.streamOffset, streamOffset)
+            if changed { state.dirty = true }
+        }
+    }
+
+    /// Records a source the producer begins (a position only if none is known: a known one
+    /// stays where acknowledgements put it) or stops following (`goneSince` = now).
+    func record(_ change: SourceChange) {
+        let now = now()
+        state.withLock { state in
+            switch change {
+            case .following(let position):
+                state.forgotten.remove(position.source)
+                if var known = state.positions[position.source] {
+                    known.path = position.path
+                    known.goneSince = nil
+                    state.positions[position.source] = known
+                } else {
+                    state.positions[position.source] = SourcePosition(source: position.source, path: position.path, offset: position.offset)
+                    state.order.append(position.source)
+                }
+            case .stopped(let source):
+                guard var known = state.positions[source], known.goneSince == nil else { return }
+                // Whole seconds, rounded up: a source is never forgotten early.
+                known.goneSince = Int64(now.timeIntervalSince1970.rounded(.up))
+                state.positions[source] = known
+            }
             state.dirty = true
+        }
+    }
+
+    /// Saves within about 100 ms, on the saving queue (several calls meanwhile make one save);
+    /// a failure goes to `onError`.
+    func saveSoon(onError: @escaping @Sendable (any Error) -> Void) {
+        let first = state.withLock { state in
+            defer { state.saveScheduled = true }
+            return !state.saveScheduled
+        }
+        guard first else { return }
+        saving.asyncAfter(deadline: .now() + .milliseconds(100)) { [self] in
+            state.withLock { $0.saveScheduled = false }
+            do {
+                try saveOnQueue()
+            } catch {
+                onError(error)
+            }
         }
     }
 
@@ -63,22 +130,47 @@ final class SourceStateStore: Sendable {
     /// - Throws: ``StreamUpError`` when the file cannot be written.
     @discardableResult
     func save() throws -> Int {
-        try saving.sync {
-            let snapshot = state.withLock { state -> (SourceState, Int)? in
-                guard state.dirty else { return nil }
-                state.dirty = false
-                let sources = state.order.compactMap { state.positions[$0] }
-                return (SourceState(streamID: state.streamID, streamOffset: state.streamOffset, sources: sources), state.streamOffset)
+        try saving.sync { try saveOnQueue() }
+    }
+
+    /// Drops the sources gone for longer than `forgetAfter`; marks the state changed when any
+    /// went. Every save does it first.
+    func forgetGone() {
+        guard let forgetAfter else { return }
+        let limit = now().timeIntervalSince1970 - forgetAfter.timeInterval
+        state.withLock { state in
+            let gone = state.order.filter { source in
+                guard let since = state.positions[source]?.goneSince else { return false }
+                return TimeInterval(since) < limit
             }
-            guard let (saved, offset) = snapshot else { return savedOffset }
-            do {
-                try saved.save(to: file)
-            } catch {
-                state.withLock { $0.dirty = true }
-                throw error
+            guard !gone.isEmpty else { return }
+            for source in gone {
+                state.positions[source] = nil
+                state.forgotten.insert(source)
             }
-            state.withLock { $0.savedOffset = max($0.savedOffset, offset) }
-            return offset
+            state.order.removeAll { state.positions[$0] == nil }
+            state.dirty = true
         }
+    }
+
+    /// The save itself; runs on `saving` only.
+    @discardableResult
+    private func saveOnQueue() throws -> Int {
+        forgetGone()
+        let snapshot = state.withLock { state -> (SourceState, Int)? in
+            guard state.dirty else { return nil }
+            state.dirty = false
+            let sources = state.order.compactMap { state.positions[$0] }
+            return (SourceState(streamID: state.streamID, streamOffset: state.streamOffset, sources: sources), state.streamOffset)
+        }
+        guard let (saved, offset) = snapshot else { return savedOffset }
+        do {
+            try saved.save(to: file)
+        } catch {
+            state.withLock { $0.dirty = true }
+            throw error
+        }
+        state.withLock { $0.savedOffset = max($0.savedOffset, offset) }
+        return offset
     }
 }

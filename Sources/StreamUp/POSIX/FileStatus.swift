@@ -15,19 +15,21 @@ struct FileIdentity: Hashable, Sendable {
     let inode: UInt64
 }
 
-/// What the follower needs from `stat(2)`/`fstat(2)`: identity, size, and whether it is a
-/// regular file.
+/// What the followers need from `stat(2)`/`fstat(2)`: identity, size, and whether it is a
+/// regular file or a directory.
 ///
 /// Thread safety: a value type that is never shared.
 struct FileStatus: Sendable, Equatable {
     let identity: FileIdentity
     let size: Int64
     let isRegularFile: Bool
+    let isDirectory: Bool
 
     init(_ info: stat) {
         identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
         size = Int64(info.st_size)
         isRegularFile = (info.st_mode & S_IFMT) == S_IFREG
+        isDirectory = (info.st_mode & S_IFMT) == S_IFDIR
     }
 
     /// `stat(2)` of `path` (following symlinks); nil when nothing is there (ENOENT, ENOTDIR).

@@ -8,7 +8,7 @@ import Darwin
 /// same directory with the saved identity.
 ///
 /// It tries `<path>.1` first (logrotate's and most tools' first rotated name), then scans the
-/// directory (`opendir(3)`, `readdir(3)`) for an entry with the saved inode, and confirms the
+/// directory (``DirectoryListing``) for an entry with the saved inode, and confirms the
 /// device with `stat(2)`. A rotated file that was compressed or moved to another directory is
 /// not found.
 ///
@@ -20,15 +20,9 @@ enum RotatedFileLookup {
         if (try? FileStatus.of(path: firstRotation))??.identity == identity { return firstRotation }
 
         let directory = PathComponents(path).directory
-        guard let stream = opendir(directory) else { return nil }
-        defer { closedir(stream) }
-        while let entry = readdir(stream) {
-            guard UInt64(entry.pointee.d_ino) == identity.inode else { continue }
-            let entryName = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
-                String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            guard entryName != "." && entryName != ".." else { continue }
-            let candidate = directory == "/" ? "/" + entryName : directory + "/" + entryName
+        guard let entries = try? DirectoryListing.entries(of: directory) else { return nil }
+        for entry in entries where entry.inode == identity.inode {
+            let candidate = DirectoryListing.path(directory, entry.name)
             if (try? FileStatus.of(path: candidate))??.identity == identity { return candidate }
         }
         return nil

@@ -7,6 +7,10 @@
 /// - Write source bytes with their ``SourceMark`` (``StreamWriter`` and the blocking writer take
 ///   one), so the uploader can map stream offsets back to source positions.
 /// - In ``resume(from:)``, continue each source at its position instead of the usual start.
+/// - Optionally, in ``reportSources(to:)``, keep the closure and report each source you begin
+///   or stop following (``SourceChange``): the saved state then knows files of which nothing
+///   was sent yet (one started at its end), and forgets files gone for long. The default does
+///   nothing (one file, known by its path, needs none of it).
 ///
 /// Thread safety: called from the uploader's task; implementations are `Sendable`.
 public protocol PositionedProducer: Producer {
@@ -15,4 +19,13 @@ public protocol PositionedProducer: Producer {
     func resume(from positions: [SourcePosition])
     /// The path `source` was read at, for the saved state.
     func path(of source: SourceID) -> String?
+    /// Called once, before `produce` (after ``resume(from:)``), with where to report changes in
+    /// the set of followed sources; `report` may be called from any thread and never blocks
+    /// for long (the state file is written later, on the uploader's queue).
+    func reportSources(to report: @escaping @Sendable (SourceChange) -> Void)
+}
+
+extension PositionedProducer {
+    /// Reports nothing.
+    public func reportSources(to report: @escaping @Sendable (SourceChange) -> Void) {}
 }

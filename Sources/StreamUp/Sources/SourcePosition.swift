@@ -8,10 +8,15 @@ public struct SourcePosition: Hashable, Sendable, Codable {
     public var path: String
     /// The offset in the source up to which its bytes are safe.
     public var offset: Int64
+    /// When the producer stopped following the source (Unix time, seconds); nil while it is
+    /// followed. A state file forgets sources gone for longer than its uploader's
+    /// ``ReliableUploader/Options/forgetSourcesAfter``.
+    public var goneSince: Int64?
 
-    public init(source: SourceID, path: String, offset: Int64) {
+    public init(source: SourceID, path: String, offset: Int64, goneSince: Int64? = nil) {
         self.source = source
         self.path = path
         self.offset = offset
+        self.goneSince = goneSince
     }
 }

@@ -61,4 +61,6 @@ public enum UploadEvent: Sendable {
     case deadLettered(bytes: Int, file: String, reason: String)
     /// Something a person should know that is not a failure (reliable delivery).
     case notice(String)
+    /// What a producer that follows files says about them (``FileTailer``).
+    case source(SourceEvent)
 }

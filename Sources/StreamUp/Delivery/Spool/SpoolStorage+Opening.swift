@@ -35,6 +35,9 @@ extension SpoolStorage {
             var scan = try Scan(directory: directory)
             opened = scan.files
             let fileBytes = max(1, min(capacity / 4, 64 << 20))
+            // Where the bytes still on disk came from, acknowledged ones included: files stay
+            // until the saved positions cover them, so these may be ahead of the state file.
+            let sources = scan.sources
             guard let record = scan.record, scan.end > scan.marks.acknowledged else {
                 // Nothing pending: a new stream.
                 for file in scan.files { remove(file, in: directory) }
@@ -44,7 +47,7 @@ extension SpoolStorage {
                 let marks = try openMarks(in: directory, writing: SpoolMarks(acknowledged: 0, newest: nil))
                 return SpoolStorage(
                     directory: directory, capacity: capacity, fileBytes: fileBytes, files: [], lock: lock, marks: marks,
-                    record: record, recovered: Recovered(acknowledged: 0, end: 0, streamID: streamID, upload: nil, skipped: 0, sources: []))
+                    record: record, recovered: Recovered(acknowledged: 0, end: 0, streamID: streamID, upload: nil, skipped: 0, sources: sources))
             }
             try scan.verifyPending()
             // Files wholly acknowledged (a crash before their deletion) are not needed.
@@ -59,7 +62,7 @@ extension SpoolStorage {
                 marks: marks, record: record,
                 recovered: Recovered(
                     acknowledged: scan.marks.acknowledged, end: scan.end, streamID: record.streamID, upload: record.upload,
-                    skipped: record.skipped ?? 0, sources: scan.sources))
+                    skipped: record.skipped ?? 0, sources: sources))
         } catch {
             for file in opened {
                 SystemCall.close(file.data)
@@ -111,9 +114,12 @@ extension SpoolStorage {
 
         var end: Int { files.last?.end ?? marks.acknowledged }
 
-        /// Where the bytes from the acknowledged offset on came from.
+        /// Where every byte the spool still holds came from, acknowledged or not: files are
+        /// kept until the saved positions cover them, and acknowledgements can run ahead of
+        /// the last save, so what lies between the two must be folded too
+        /// (``ReliableUploader/fold(_:onto:streamID:)`` skips what the saved state covers).
         var sources: [SourceIndex.Entry] {
-            entries.joined().filter { $0.streamEnd > marks.acknowledged }.compactMap(\.sourceEntry)
+            entries.joined().compactMap(\.sourceEntry)
         }
 
         init(directory: String) throws(StreamUpError) {

@@ -58,7 +58,9 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
         var streamID: String
         var upload: ResumableUploadReference?
         var skipped: Int
-        /// Where the pending bytes came from, in stream order (for the saved positions).
+        /// Where the bytes the spool held when opened came from (acknowledged ones too, back to
+        /// where files were released; also when nothing was pending and a new stream starts),
+        /// in stream order, for the saved positions.
         var sources: [SourceIndex.Entry]
     }
 

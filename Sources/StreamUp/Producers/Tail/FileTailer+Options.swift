@@ -1,0 +1,46 @@
+extension FileTailer {
+    /// How a ``FileTailer`` follows its files.
+    ///
+    /// Thread safety: a value type.
+    public struct Options: Sendable, Equatable {
+        /// Paths or patterns to leave out (``PathSelection``: with a `/`, matched against the
+        /// whole path; without, against the file name).
+        public var excludes: [String] = []
+        /// Where to start in a file that exists when following starts, on a first run (no
+        /// saved positions): its end (default) or its beginning. A file that appears later, or
+        /// that saved positions do not know on a later run, is read from its beginning, as
+        /// Fluent Bit does (its `read_from_head` concerns only files found at start,
+        /// https://docs.fluentbit.io/manual/pipeline/inputs/tail) and Vector by default
+        /// (`read_from`, https://vector.dev/docs/reference/configuration/sources/file/).
+        public var startAt: FileFollower.StartPosition = .end
+        /// The most files open at once (default 256, well under the usual 1,024 descriptors of
+        /// a process); beyond it, the least recently written files are closed and wait (their
+        /// inotify watch stays, so a write reopens them). A closed file that is renamed away is
+        /// looked for beside its old name; one deleted before it is reopened loses what it had
+        /// unread.
+        public var maxOpenFiles = 256
+        /// The most bytes one file sends in one turn before the next file's turn (default 64
+        /// KiB: one read; a busy file cannot hold the stream for longer).
+        public var readChunk = 64 * 1024
+        /// A line that runs this long without a newline is sent in pieces of this size
+        /// (default 1 MiB, as ``ReliableUploader/Options/maxRecordBytes``; keep the two equal so
+        /// each piece is a record of its own).
+        public var maxLineBytes = 1 << 20
+        /// How long a file that vanished (renamed away or deleted) is still read after its last
+        /// growth, for lines its program writes before it reopens (default 5 s, as Fluent Bit's
+        /// `rotate_wait`, https://docs.fluentbit.io/manual/pipeline/inputs/tail). A new file at
+        /// its name that has data ends the wait at once.
+        public var rotateWait: Duration = .seconds(5)
+
+        public init() {}
+
+        /// What makes the options unusable, in words; nil when they work.
+        var problem: String? {
+            if maxOpenFiles < 1 { return "at least one file must be allowed open (maxOpenFiles)" }
+            if readChunk < 1 { return "the read chunk must be positive" }
+            if maxLineBytes < 1 { return "the longest line must be positive" }
+            if rotateWait < .zero { return "the rotate wait cannot be negative" }
+            return nil
+        }
+    }
+}

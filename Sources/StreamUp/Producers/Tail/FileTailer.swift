@@ -1,0 +1,158 @@
+import Synchronization
+
+/// Follows many files, `tail -F` style, and streams their lines interleaved, each line whole,
+/// until the producing task is cancelled. What `streamup tail PATTERN…` runs.
+///
+/// - Which files: paths, globs (`*`, `?`, `[…]`, `**`; ``GlobPattern``) and directories,
+///   less `excludes` (``PathSelection``). The directories the patterns reach are watched with
+///   inotify, so a file that starts to match is picked up at once (no polling where inotify
+///   works); a pattern that matches nothing yet, or whose directory does not exist, is waited
+///   for and said once (``SourceEvent``).
+/// - Where each file starts: on a first run at its end (or its beginning with
+///   ``Options/startAt``); a file that appears later, or that the saved positions do not
+///   know, from its beginning (as Fluent Bit and Vector do); a known one where its saved
+///   position says (matched by device, inode and ``FileFingerprint``).
+/// - Each file keeps ``FileFollower``'s rules: renamed away or deleted, it is read to its end
+///   (and for ``Options/rotateWait`` after its last growth, for lines its program writes
+///   before reopening) before a new file at its name is read; a new file at the name that has
+///   data ends that wait at once. Truncated (copytruncate), it is read again from its start.
+/// - Interleaving: every write holds whole lines of one file (``LineReader``), marked with the
+///   file and offset, so lines never mix and positions are exact. A partial last line waits for
+///   its newline; when its file is finished (rotated away or deleted, and drained) it goes out
+///   with a newline added, and a ``SourceEvent/unterminatedLine(path:bytes:)`` says so. Files
+///   take turns of at most ``Options/readChunk`` bytes (``TailScheduler``): a busy file
+///   cannot starve a quiet one.
+/// - Limits: at most ``Options/maxOpenFiles`` descriptors; beyond it the least recently
+///   written files are closed and wait (their inotify watch stays, so a write wakes them).
+///
+/// As a ``PositionedProducer`` it resumes from saved positions and reports every file it
+/// begins or stops following (``SourceChange``), so one state file serves all files and
+/// forgets the ones long gone. Reads happen only when the upload has room.
+///
+/// Thread safety: configuration is immutable; what is shared with other threads (saved
+/// positions, the report closure, paths and positions) is guarded by the `shared` mutex; the
+/// following loop runs on one dedicated thread, which cancellation wakes via a ``WakeSignal``.
+public final class FileTailer: PositionedProducer {
+    /// The patterns as given.
+    public let patterns: [String]
+    public let options: Options
+    let selection: PathSelection
+    let onEvent: @Sendable (UploadEvent) -> Void
+    /// Makes the formatter of a file's lines (nil: lines go as they are).
+    let format: (@Sendable (_ path: String) -> RecordFormatter?)?
+
+    /// What other threads see of the tailer.
+    ///
+    /// Thread safety: a value type, kept in the `shared` mutex.
+    struct Shared {
+        var saved: [SourcePosition] = []
+        var report: (@Sendable (SourceChange) -> Void)?
+        var paths: [SourceID: String] = [:]
+        var positions: [FileIdentity: SourcePosition] = [:]
+        var hasStarted = false
+        var isRunning = false
+    }
+    private let shared = Mutex(Shared())
+
+    /// A tailer of what `patterns` select; `onEvent` gets its ``SourceEvent``s (as
+    /// ``UploadEvent/source(_:)``).
+    /// - Throws: ``StreamUpError`` `.invalidConfiguration` for no pattern, an empty one, or
+    ///   options that cannot work.
+    /// - Parameter format: makes the formatter for the lines of the file at a path, so each line
+    ///   becomes a record naming its file (nil: lines go as they are).
+    public init(
+        patterns: [String], options: Options = Options(), onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in },
+        format: (@Sendable (_ path: String) -> RecordFormatter?)? = nil
+    ) throws {
+        if let problem = options.problem { throw StreamUpError(.invalidConfiguration, problem) }
+        self.patterns = patterns
+        self.options = options
+        self.format = format
+        self.onEvent = onEvent
+        selection = try PathSelection(includes: patterns, excludes: options.excludes) { path in
+            ((try? FileStatus.of(path: path)) ?? nil)?.isDirectory ?? false
+        }
+    }
+
+    /// Continues each file the saved positions know where they say (call before `produce`).
+    public func resume(from positions: [SourcePosition]) {
+        shared.withLock { $0.saved = positions }
+    }
+
+    /// The path the file `source` was last read at; nil for a file not followed (any more).
+    public func path(of source: SourceID) -> String? {
+        shared.withLock { $0.paths[source] }
+    }
+
+    /// Keeps `report` for the files it begins and stops following (call before `produce`).
+    public func reportSources(to report: @escaping @Sendable (SourceChange) -> Void) {
+        shared.withLock { $0.report = report }
+    }
+
+    /// Where each followed file stands: the offset up to which its lines went into the writer.
+    /// Save these after the server acknowledged everything (one request) to resume there.
+    public var positions: [SourcePosition] {
+        shared.withLock { state in state.positions.values.sorted { $0.path < $1.path } }
+    }
+
+    /// Whether the first walk of the patterns is done (every file found then has its start).
+    var hasStarted: Bool {
+        shared.withLock { $0.hasStarted }
+    }
+
+    /// Follows the selected files until the task is cancelled. Call it once.
+    /// - Throws: `CancellationError` when cancelled; ``StreamUpError`` when the upload stopped
+    ///   reading, when a tailer runs twice, or when a file operation failed beyond one file.
+    public func produce(into writer: StreamWriter) async throws {
+        let saved = try shared.withLock { state throws(StreamUpError) -> [SourcePosition] in
+            guard !state.isRunning else { throw StreamUpError(.invalidConfiguration, "a file tailer runs once; create a new one") }
+            state.isRunning = true
+            return state.saved
+        }
+        let wake = try WakeSignal()
+        // The loop's thread has finished when runBlocking returns: nobody polls the pipe then.
+        defer { wake.close() }
+        try await withTaskCancellationHandler {
+            try await writer.runBlocking { [self] blocking in
+                var loop = TailLoop(tailer: self, watcher: TailWatcher(wake: wake), wake: wake, saved: SavedPositions(saved))
+                guard let format else { try loop.run(blocking) }
+                let formatting = FormattingLineSink(blocking, maxLine: options.maxLineBytes) { [self] source in
+                    path(of: source).flatMap(format)
+                }
+                try loop.run(formatting)
+            }
+        } onCancel: {
+            wake.cancel()
+        }
+    }
+
+    // MARK: From the loop
+
+    func report(_ change: SourceChange) {
+        let report = shared.withLock { $0.report }
+        report?(change)
+    }
+
+    func say(_ event: SourceEvent) {
+        onEvent(.source(event))
+    }
+
+    func publish(_ tailed: TailedFile) {
+        let position = tailed.position
+        shared.withLock { state in
+            state.paths[position.source] = position.path
+            state.positions[tailed.identity] = position
+        }
+    }
+
+    func unpublish(_ tailed: TailedFile) {
+        shared.withLock { state in
+            state.positions[tailed.identity] = nil
+            state.paths[tailed.sourceID] = nil
+        }
+    }
+
+    func markStarted() {
+        shared.withLock { $0.hasStarted = true }
+    }
+}

@@ -1,0 +1,23 @@
+/// Where a ``LineReader`` puts what it reads: the upload's writer, or an array in a test.
+///
+/// Thread safety: used from one thread (the tailer's).
+protocol LineSink {
+    /// Writes every byte of `bytes`, which are `mark`'s source bytes (nil: bytes of no source,
+    /// such as the newline added to an unterminated last line); blocks while the buffer is
+    /// full. Throws once the upload has stopped or the producer was cancelled.
+    func write(_ bytes: UnsafeRawBufferPointer, mark: SourceMark?) throws
+}
+
+extension BlockingStreamWriter: LineSink {
+    func write(_ bytes: UnsafeRawBufferPointer, mark: SourceMark?) throws {
+        var written = 0
+        while written < bytes.count {
+            let start = written
+            let piece = mark.map { StreamWriter.mark($0, forBytes: start, of: bytes.count) }
+            written += try fill(maxLength: bytes.count - start, mark: piece) { space in
+                space.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[start..<start + space.count]))
+                return space.count
+            }
+        }
+    }
+}

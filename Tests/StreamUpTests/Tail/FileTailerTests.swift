@@ -1,0 +1,260 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import StreamUp
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The tailer producing into a replay buffer large enough that nothing has to be read out:
+/// each test checks the exact bytes written, the events said and the sources reported. Waits
+/// observe (poll every 2 ms up to a deadline); nothing sleeps in their place.
+@Suite(.serialized, .timeLimit(.minutes(1))) struct FileTailerTests {
+    /// Lines of two files written at once interleave only whole: a partial line waits for its
+    /// newline while the other file's lines go on, and each write is marked with its file.
+    @Test func linesOfSeveralFilesInterleaveOnlyWhole() async throws {
+        try await withDirectory { directory in
+            try write("", to: directory + "/a.log")
+            try write("", to: directory + "/b.log")
+            try await tailing([directory + "/*.log"]) { harness in
+                try await harness.waitUntilStarted()
+                try append("a begins", to: directory + "/a.log")
+                try append("b1\n", to: directory + "/b.log")
+                try await harness.expect("b1\n")
+                try append(" and ends\n", to: directory + "/a.log")
+                try append("b2\n", to: directory + "/b.log")
+                try await harness.waitUntil { harness.text.count == "b1\na begins and ends\nb2\n".count }
+                #expect(Set(harness.lines) == ["b1", "a begins and ends", "b2"])
+                #expect(harness.lines.firstIndex(of: "b1") == 0)
+                let positions = harness.buffer.latestSourcePositions.positions
+                #expect(positions.values.sorted() == [6, 18])
+            }
+        }
+    }
+
+    /// A pattern that matches nothing and one whose directory does not exist are each said
+    /// once; when the directory and a file appear, the file is read from its start.
+    @Test func missingMatchesAreSaidOnceThenFollowed() async throws {
+        try await withDirectory { directory in
+            let nested = directory + "/later/deeper"
+            try await tailing([directory + "/*.log", nested + "/*.log"]) { harness in
+                try await harness.waitUntil {
+                    harness.events.contains(.waitingForMatch(pattern: directory + "/*.log"))
+                        && harness.events.contains(.directoryMissing(directory: nested, pattern: nested + "/*.log"))
+                }
+                try FileManager.default.createDirectory(atPath: nested, withIntermediateDirectories: true)
+                try write("first\n", to: nested + "/x.log")
+                try await harness.expect("first\n")
+                try write("second\n", to: directory + "/y.log")
+                try await harness.expect("first\nsecond\n")
+                #expect(harness.events.filter { if case .waitingForMatch = $0 { true } else { false } }.count == 1)
+                #expect(harness.events.filter { if case .directoryMissing = $0 { true } else { false } }.count == 1)
+            }
+        }
+    }
+
+    /// A deleted file is read to its end and dropped; its unterminated last line goes out with
+    /// a newline added (and is said), and the file is reported stopped.
+    @Test func aDeletedFileIsFinishedWithItsLastLineCompleted() async throws {
+        try await withDirectory { directory in
+            let path = directory + "/gone.log"
+            try write("", to: path)
+            var options = FileTailer.Options()
+            options.rotateWait = .milliseconds(50)
+            try await tailing([directory + "/*.log"], options: options) { harness in
+                try await harness.waitUntilStarted()
+                try append("one\ntwo", to: path)
+                try await harness.expect("one\n")
+                try FileManager.default.removeItem(atPath: path)
+                try await harness.expect("one\ntwo\n")
+                try await harness.waitUntil { harness.events.contains(.finished(path: path)) }
+                #expect(harness.events.contains(.unterminatedLine(path: path, bytes: 3)))
+                let followed = harness.changes.compactMap { if case .following(let position) = $0 { position.source } else { nil } }
+                #expect(harness.changes.contains(.stopped(try #require(followed.last))))
+            }
+        }
+    }
+
+    /// Saved positions resume the file whose fingerprint matches; a file with the same inode
+    /// but other first bytes is a new file, read from its start.
+    @Test func savedPositionsResumeOnlyTheFileWhoseFingerprintMatches() async throws {
+        try await withDirectory { directory in
+            let kept = directory + "/kept.log"
+            let reused = directory + "/reused.log"
+            try write("hello\nworld\n", to: kept)
+            try write("other\nlines\n", to: reused)
+            let keptStatus = try #require(try FileStatus.of(path: kept))
+            let reusedStatus = try #require(try FileStatus.of(path: reused))
+            let keptPrint = Array("hello\nworld\n".utf8).withUnsafeBytes { FileFingerprint.value(of: $0) }
+            let otherPrint = Array("former\ncontent\n".utf8).withUnsafeBytes { FileFingerprint.value(of: $0) }
+            let saved = [
+                SourcePosition(source: SourceID(device: keptStatus.identity.device, inode: keptStatus.identity.inode, fingerprint: keptPrint), path: kept, offset: 6),
+                SourcePosition(source: SourceID(device: reusedStatus.identity.device, inode: reusedStatus.identity.inode, fingerprint: otherPrint), path: reused, offset: 6),
+            ]
+            try await tailing([directory + "/*.log"], saved: saved) { harness in
+                try await harness.waitUntil { harness.lines.count == 3 }
+                #expect(Set(harness.lines) == ["world", "other", "lines"])
+            }
+        }
+    }
+
+    /// With more files than descriptors, every line of every file arrives: idle files are
+    /// closed and reopened when written to; the limit is said.
+    @Test func moreFilesThanDescriptorsLoseNothing() async throws {
+        try await withDirectory { directory in
+            let names = (0..<6).map { directory + "/f\($0).log" }
+            for name in names { try write("", to: name) }
+            var options = FileTailer.Options()
+            options.maxOpenFiles = 2
+            try await tailing([directory + "/*.log"], options: options) { harness in
+                try await harness.waitUntilStarted()
+                #expect(harness.events.contains(.tooManyFiles(count: 6, limit: 2)))
+                var expected: Set<String> = []
+                for round in 0..<3 {
+                    for (index, name) in names.enumerated() {
+                        try append("f\(index) r\(round)\n", to: name)
+                        expected.insert("f\(index) r\(round)")
+                    }
+                    try await harness.waitUntil { harness.lines.count == expected.count }
+                }
+                #expect(Set(harness.lines) == expected)
+                #expect(harness.lines.count == expected.count)
+            }
+        }
+    }
+
+    /// A file that appears empty gets its fingerprint with its first bytes, before they go
+    /// out: the source it is reported under is the one its bytes are marked with.
+    @Test func aFileThatStartsEmptyIsFingerprintedBeforeItsFirstLine() async throws {
+        try await withDirectory { directory in
+            try await tailing([directory + "/*.log"]) { harness in
+                try await harness.waitUntilStarted()
+                try write("", to: directory + "/new.log")
+                try await harness.waitUntil { harness.events.contains(.following(path: directory + "/new.log", offset: 0)) }
+                try append("first\n", to: directory + "/new.log")
+                try await harness.expect("first\n")
+                let marked = try #require(harness.buffer.latestSourcePositions.positions.keys.first)
+                #expect(marked.fingerprint == Array("first\n".utf8).withUnsafeBytes { FileFingerprint.value(of: $0) })
+                #expect(harness.changes.contains(.following(SourcePosition(source: marked, path: directory + "/new.log", offset: 0))))
+            }
+        }
+    }
+}
+
+// MARK: - Support
+
+/// A tailer writing into a replay buffer; what it says and reports is collected.
+///
+/// Thread safety: collections are guarded by mutexes; the rest is immutable or used from the
+/// test's task.
+private final class TailHarness: Sendable {
+    let tailer: FileTailer
+    let buffer: ReplayBuffer
+    let writer: StreamWriter
+    let task: Task<Void, Error>
+    private let said = Collected<SourceEvent>()
+    private let reported = Collected<SourceChange>()
+
+    init(patterns: [String], options: FileTailer.Options, saved: [SourcePosition]) throws {
+        let said = self.said
+        tailer = try FileTailer(patterns: patterns, options: options) { event in
+            if case .source(let source) = event { said.append(source) }
+        }
+        buffer = ReplayBuffer(capacity: 1 << 22, records: .lines, tracksSources: true)
+        writer = StreamWriter(buffer: buffer)
+        tailer.resume(from: saved)
+        let reported = self.reported
+        tailer.reportSources { change in reported.append(change) }
+        let tailer = self.tailer
+        let writer = self.writer
+        task = Task { try await tailer.produce(into: writer) }
+    }
+
+    var events: [SourceEvent] { said.values }
+    var changes: [SourceChange] { reported.values }
+
+    var text: String {
+        var bytes: [UInt8] = []
+        try? buffer.copy(0..<buffer.writtenOffset) { bytes += $0 }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    var lines: [String] { text.split(separator: "\n").map(String.init) }
+
+    func waitUntilStarted() async throws {
+        try await waitUntil { self.tailer.hasStarted }
+    }
+
+    func waitUntil(_ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !condition() {
+            guard ContinuousClock.now < deadline else { throw TailTimedOut() }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+    }
+
+    /// Waits until exactly `expected` has been written (fails on other bytes or the deadline).
+    func expect(_ expected: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while true {
+            let text = self.text
+            if text.count >= expected.count || !expected.hasPrefix(text) || ContinuousClock.now >= deadline {
+                #expect(text == expected, sourceLocation: sourceLocation)
+                return
+            }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+    }
+
+    func stop() async {
+        task.cancel()
+        _ = await task.result
+    }
+}
+
+/// Values appended from any thread (the tailer's callbacks), read by the test.
+///
+/// Thread safety: guarded by the `list` mutex.
+private final class Collected<Value: Sendable>: Sendable {
+    private let list = Mutex<[Value]>([])
+    func append(_ value: Value) { list.withLock { $0.append(value) } }
+    var values: [Value] { list.withLock { $0 } }
+}
+
+private struct TailTimedOut: Error, CustomStringConvertible {
+    var description: String { "condition not met before the deadline" }
+}
+
+private func tailing(
+    _ patterns: [String], options: FileTailer.Options = FileTailer.Options(), saved: [SourcePosition] = [],
+    _ body: (TailHarness) async throws -> Void
+) async throws {
+    let harness = try TailHarness(patterns: patterns, options: options, saved: saved)
+    do {
+        try await body(harness)
+    } catch {
+        await harness.stop()
+        throw error
+    }
+    await harness.stop()
+}
+
+private func withDirectory(_ body: (String) async throws -> Void) async throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("FileTailerTests-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    try await body(directory)
+}
+
+private func write(_ text: String, to path: String) throws {
+    try text.write(toFile: path, atomically: false, encoding: .utf8)
+}
+
+private func append(_ text: String, to path: String) throws {
+    let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+    guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+    defer { close(fd) }
+    let bytes = Array(text.utf8)
+    guard bytes.withUnsafeBytes({ Glibc.write(fd, $0.baseAddress, $0.count) }) == bytes.count else { throw POSIXError(.EIO) }
+}
