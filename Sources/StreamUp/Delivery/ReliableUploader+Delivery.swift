@@ -229,11 +229,8 @@ extension ReliableUploader {
     /// final (retrying cannot fix a certificate), cancellation stops, the rest is retried.
     static func failure(_ error: StreamUpError) -> Machine.Failure {
         if error.code == .cancelled { return Machine.Failure(kind: .cancelled, message: error.description) }
-        let certificate: Set<URLError.Code> = [
-            .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid,
-            .serverCertificateHasUnknownRoot, .clientCertificateRejected, .clientCertificateRequired,
-        ]
-        if let code = error.urlError?.code, certificate.contains(code) {
+        // On Linux a certificate failure is code -1 with libcurl's text (TransportFailure).
+        if let urlError = error.urlError, TransportFailure.isCertificateFailure(code: urlError.code.rawValue, text: urlError.localizedDescription) {
             return Machine.Failure(kind: .certificate, message: error.description)
         }
         return Machine.Failure(kind: .transport, message: error.description)
