@@ -1,8 +1,13 @@
 import Foundation
+import StreamUp
 
 /// Where the CLI's diagnostics go: stderr, one line at a time. stdout carries only what a
 /// command was asked to print (see ``ResultOutput`` for results, ``log(_:)`` for the sink's
 /// request lines).
+///
+/// Every line goes through ``SecretRedaction/redactingURLs(in:)``: a URL's `user:password@`
+/// and credential query parameters never reach the terminal or a log, whichever message
+/// carries the URL (the request line of `-v`, a usage error, a redirect's `Location`).
 ///
 /// Nothing here traps or fails a command when its reader has gone: a closed stderr silently
 /// drops diagnostics (there is nowhere left to say anything) while the work goes on.
@@ -10,11 +15,11 @@ import Foundation
 /// Thread safety: ``Output`` writes each line whole under its lock; callable from any thread.
 enum Terminal {
     static func error(_ line: String) {
-        Output.standardError.write("streamup: \(line)\n")
+        Output.standardError.write("streamup: \(SecretRedaction.redactingURLs(in: line))\n")
     }
 
     static func info(_ line: String) {
-        Output.standardError.write("\(line)\n")
+        Output.standardError.write("\(SecretRedaction.redactingURLs(in: line))\n")
     }
 
     /// A line of a running log on stdout (the sink's request lines). When stdout fails, the

@@ -41,6 +41,8 @@ struct UploadOptions: Sendable, Equatable {
     var records = RecordOptions()
     /// `--compress gzip`.
     var gzip = false
+    /// `-u`, token files, `-H @FILE` (AuthOptions.swift).
+    var auth = AuthOptions()
     var delivery = DeliveryOptions()
 
     /// How the stream is delivered: acknowledged segments (the default) or one request.
@@ -62,9 +64,15 @@ struct UploadOptions: Sendable, Equatable {
     }
 
     static let table: [OptionSpec<UploadOptions>] = [
-        .value("-H", "--header", valueName: "'NAME: VALUE'", help: "add a request header (repeatable)") { options, value throws(UsageError) in
+        .value("-H", "--header", valueName: "'NAME: VALUE'|@FILE", help: "add a request header (repeatable); @FILE: the fields in FILE, one 'Name: value' per line, read for every request (keeps secrets out of argv and ps)") { options, value throws(UsageError) in
+            guard !value.hasPrefix("@") else {
+                guard value.count > 1 else { throw UsageError("-H @FILE: the file name is empty") }
+                options.auth.headerFiles.append(String(value.dropFirst()))
+                return
+            }
             options.headers.append(try parseHeader(value))
         },
+    ] + AuthOptions.table.map { $0.lifted(\UploadOptions.auth) } + [
         .value("--content-type", valueName: "TYPE", help: "Content-Type of the body (default application/octet-stream)") { options, value in
             options.contentType = value
         },
@@ -175,6 +183,7 @@ struct UploadOptions: Sendable, Equatable {
         if delivery.singleRequest, let first = delivery.segmentOptions.first {
             throw UsageError("--single-request cannot go with \(first): it sends one request, without segments or retries")
         }
+        try auth.validate(literalHeaders: headers)
     }
 
     /// `408,429,500-599`: status codes and ranges, each within 400...599.
