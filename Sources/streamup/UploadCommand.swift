@@ -43,6 +43,8 @@ struct UploadOptions: Sendable, Equatable {
     var gzip = false
     /// `-u`, token files, `-H @FILE` (AuthOptions.swift).
     var auth = AuthOptions()
+    /// `--multipart`, `--form` (MultipartOptions.swift).
+    var multipart = MultipartOptions()
     var delivery = DeliveryOptions()
 
     /// How the stream is delivered: acknowledged segments (the default) or one request.
@@ -111,6 +113,7 @@ struct UploadOptions: Sendable, Equatable {
             guard value == "gzip" else { throw UsageError("--compress: '\(value)' is not supported (gzip is)") }
             options.gzip = true
         },
+    ] + MultipartOptions.table.map { $0.lifted(\UploadOptions.multipart) } + [
         .flag("--single-request", help: "send the whole stream as one never-ending request (for receivers that take one, such as VictoriaLogs /insert/jsonline or `streamup sink`); a broken connection then ends it") { options in
             options.delivery.singleRequest = true
         },
@@ -184,6 +187,7 @@ struct UploadOptions: Sendable, Equatable {
             throw UsageError("--single-request cannot go with \(first): it sends one request, without segments or retries")
         }
         try auth.validate(literalHeaders: headers)
+        try multipart.validate(resumable: delivery.resumable, headers: headers)
     }
 
     /// `408,429,500-599`: status codes and ranges, each within 400...599.

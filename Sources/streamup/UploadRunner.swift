@@ -49,9 +49,10 @@ enum UploadRunner {
             if options.records.format != .raw && options.contentType == UploadOptions().contentType {
                 configuration.contentType = "application/x-ndjson"
             }
-            // Credentials, read from their files now and again for every request.
+            // Credentials (read from their files now, and again for every request), then the form.
             configuration.headerProvider = try options.auth.headerProvider(
                 environment: ProcessInfo.processInfo.environment, literalHeaders: options.headers)
+            try options.multipart.apply(to: &configuration)
             let verbose = options.verbose
             let onEvent: @Sendable (UploadEvent) -> Void = { event in logEvent(event, verbose: verbose) }
             if options.delivery.singleRequest {
