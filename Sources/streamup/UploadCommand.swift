@@ -165,6 +165,7 @@ struct UploadOptions: Sendable, Equatable {
         .value("-o", "--output", valueName: "FILE", help: "write a 2xx answer's body to FILE instead of stdout (- is stdout; without URL: the summary)") { options, value in
             options.outputFile = value == "-" ? nil : value
         },
+    ] + TLSOptions.table() + [
         .flag("-v", "--verbose", help: "print the request, the response and progress on stderr") { $0.verbose = true },
         .flag("-h", "--help", help: "show this help") { _ in },
     ]
@@ -256,6 +257,14 @@ struct UploadOptions: Sendable, Equatable {
         and the next start with the same DIR sends them first (same stream id and offsets).
         SIGINT/SIGTERM: stop reading stdin, send what is buffered, wait for the answers (at
         most --shutdown-timeout). A second signal aborts at once (exit 130).
+
+        Secrets: -u USER with $STREAMUP_PASSWORD, --bearer-token-file and -H @FILE keep them out
+        of argv; token and header files are read for every request, so a rotated secret is used
+        by the next one. -v shows Authorization, cookies, API keys and tokens (by field name)
+        and URL passwords as <redacted>.
+        TLS: URLSession on Linux trusts only the system's CA store; trust a private CA with
+        `cp ca.crt /usr/local/share/ca-certificates/NAME.crt && update-ca-certificates`.
+        There is no --cacert, -k or client certificate (they are refused, not ignored).
 
         exit status:
           0   every byte was acknowledged with a 2xx; the last answer's body, if any, is

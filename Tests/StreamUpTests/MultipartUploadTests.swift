@@ -28,5 +28,29 @@ extension InProcessUploads {
                 #expect(sink.requests.allSatisfy { !$0.isComplete })
             }
         }
+
+        /// With dead letters, such a segment is set aside, records intact, without a retry.
+        @Test func boundaryInTheRecordsIsADeadLetter() async throws {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("streamup-dead-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
+                let form = try MultipartForm(fileField: "file", filename: "f.log", boundary: "streamup-fixed")
+                var configuration = UploadConfiguration(url: sink.url)
+                configuration.body.envelope = form.envelope()
+                configuration.contentType = form.contentType
+                var options = ReliableUploader.Options()
+                options.deadLetterDirectory = directory.path
+                let uploader = try ReliableUploader(configuration, options: options)
+                let (lines, continuation) = AsyncStream<[UInt8]>.makeStream()
+                continuation.yield(Array("fine\n--streamup-fixed--\n".utf8))
+                continuation.finish()
+                _ = try? await uploader.run(AsyncSequenceProducer(lines))
+                #expect(uploader.progress.deadLetters == 1 && uploader.progress.retries == 0)
+                let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".body") }
+                #expect(files.count == 1)
+                let kept = try files.first.map { try String(contentsOfFile: directory.appendingPathComponent($0).path, encoding: .utf8) }
+                #expect(kept == "fine\n--streamup-fixed--\n")
+            }
+        }
     }
 }

@@ -78,4 +78,18 @@ import Testing
         #expect(!bundle.contains(base64))
         #expect(!FileManager.default.fileExists(atPath: "/usr/local/share/ca-certificates/streamup-test.crt"))
     }
+
+    /// curl's TLS options cannot work through URLSession on Linux: each is a usage error that
+    /// says what to do instead, never an option that is accepted and ignored.
+    @Test(arguments: [
+        (["--cacert", "ca.pem"], "streamup: --cacert/--capath: URLSession on Linux trusts only the system's CA store; add the CA to the system store instead: copy it to /usr/local/share/ca-certificates/NAME.crt (PEM, .crt) and run update-ca-certificates\n"),
+        (["-k"], "streamup: -k: URLSession on Linux cannot skip certificate checks; add the CA to the system store instead: copy it to /usr/local/share/ca-certificates/NAME.crt (PEM, .crt) and run update-ca-certificates\n"),
+        (["--cert", "client.pem"], "streamup: --cert/--key: URLSession on Linux cannot send a client certificate; reach the server through a local TLS proxy that holds it (stunnel, nginx)\n"),
+    ])
+    func curlTLSOptionsAreRefused(options: [String], message: String) async throws {
+        let child = try StreamupProcess(options + ["https://127.0.0.1:9/"])
+        child.closeStdin()
+        #expect(await child.waitForExit() == 64)
+        #expect(child.stderr == message)
+    }
 }
