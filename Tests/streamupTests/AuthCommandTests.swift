@@ -5,7 +5,7 @@ import Testing
 /// Credentials through the built binary against the real sink: `-u` (with the password on the
 /// command line or in STREAMUP_PASSWORD), token files read for every request, `-H @FILE`, and
 /// the one-line errors when they cannot work.
-@Suite(.timeLimit(.minutes(2))) struct AuthCommandTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct AuthCommandTests {
     /// `streamup arguments…` with `environment` added to (or, for nil values, removed from) its
     /// environment, through env(1).
     private func streamup(_ arguments: [String], environment: [String: String?]) throws -> StreamupProcess {

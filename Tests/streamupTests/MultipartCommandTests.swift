@@ -6,7 +6,7 @@ import Testing
 /// `--multipart` and `--form` through the built binary: every request the sink stores parses
 /// as `multipart/form-data` with Python's `email` parser (an implementation independent of
 /// ours), with the text fields first and a file part holding exactly that request's records.
-@Suite(.timeLimit(.minutes(2))) struct MultipartCommandTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct MultipartCommandTests {
     /// One part, as Python's parser sees it.
     struct Part: Decodable, Equatable {
         var name: String

@@ -5,7 +5,7 @@ import Testing
 /// `-v` through the built binary never prints a secret: credential header fields keep only
 /// their scheme word, URLs lose their user information and secret query values; the server
 /// still gets the real values.
-@Suite(.timeLimit(.minutes(2))) struct SecretsCommandTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct SecretsCommandTests {
     /// One way to pass a secret. In `arguments` and `url`, URL is the sink's URL (with its
     /// trailing slash), PORT its port and TOKENFILE a file holding `token-secret-t`.
     struct Case: Sendable, CustomTestStringConvertible {

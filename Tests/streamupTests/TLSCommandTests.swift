@@ -4,7 +4,7 @@ import Testing
 
 /// HTTPS as URLSession on Linux allows it (DESIGN.md fact 8), against a real TLS server on
 /// 127.0.0.1 (Python's `ssl`) with certificates made by `openssl` for the test.
-@Suite(.timeLimit(.minutes(2))) struct TLSCommandTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct TLSCommandTests {
     /// The remedy every untrusted-issuer line ends with.
     static let trustStoreRemedy = "streamup trusts only the system's CA store; add the CA's certificate to it (Debian: copy it to /usr/local/share/ca-certificates/NAME.crt and run update-ca-certificates)"
 
@@ -15,7 +15,7 @@ import Testing
     /// libcurl's text, which the retry policy did not take for a certificate problem.
     @Test(arguments: [[], ["--single-request"]], [TestCertificates.Kind.signedByTestCA, .selfSigned])
     func untrustedCertificateIsOneLine(mode: [String], kind: TestCertificates.Kind) async throws {
-        let certificates = try await TestCertificates()
+        let certificates = try await TestCertificates([kind])
         let (certificate, key) = certificates.files(kind)
         let server = try await TLSServer(certificate: certificate, key: key)
         let child = try StreamupProcess(mode + [server.url])
@@ -39,37 +39,33 @@ import Testing
     /// that names that problem. The machine's own trust store is unchanged afterwards.
     @Test(.enabled(if: TrustStoreSandbox.isAvailable, "needs root and mount namespaces (unshare)"))
     func privateCATrustedThroughTheSystemStore() async throws {
-        let certificates = try await TestCertificates()
+        let certificates = try await TestCertificates([.signedByTestCA, .wrongName, .expired])
         let work = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: work) }
+        var servers: [TLSServer] = []
+        for kind in [TestCertificates.Kind.signedByTestCA, .wrongName, .expired] {
+            let (certificate, key) = certificates.files(kind)
+            servers.append(try await TLSServer(certificate: certificate, key: key))
+        }
+        let runs = try await TrustStoreSandbox.streamup(trusting: certificates.caCertificate, runs: [
+            ([servers[0].url], "over TLS\n"),
+            (["--single-request", servers[1].url], "x\n"),
+            (["--single-request", servers[2].url], "x\n"),
+        ], work: work.appendingPathComponent("sandbox"))
+
         // Trusted: the body arrives, the server's answer is printed.
-        let (certificate, key) = certificates.files(.signedByTestCA)
-        let server = try await TLSServer(certificate: certificate, key: key)
-        let child = try TrustStoreSandbox.streamup(trusting: certificates.caCertificate, [server.url], work: work.appendingPathComponent("1"))
-        child.write("over TLS\n")
-        child.closeStdin()
-        #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
-        #expect(child.stdout == #"{"bytes": 9}"# + "\n")
+        #expect(runs[0].status == 0, "stderr: \(runs[0].stderr)")
+        #expect(runs[0].stdout == #"{"bytes": 9}"# + "\n")
         // The server prints each request before answering it; its output is read on a thread.
-        #expect(await eventually { server.requests.map(\.body) == ["over TLS\n"] })
-        await server.stop()
+        #expect(await eventually { servers[0].requests.map(\.body) == ["over TLS\n"] })
 
         // Trusted issuer, but the wrong name or out of date: one line naming that.
-        for (kind, expected) in [
-            (TestCertificates.Kind.wrongName, "is for another name (no alternative certificate subject name matches target host name '127.0.0.1'): connect by a name the certificate holds, or have the server present one for this name"),
-            (.expired, "is out of date (certificate has expired): the server needs a current certificate (or this machine's clock is wrong)"),
-        ] {
-            let (certificate, key) = certificates.files(kind)
-            let server = try await TLSServer(certificate: certificate, key: key)
-            let child = try TrustStoreSandbox.streamup(
-                trusting: certificates.caCertificate, ["--single-request", server.url], work: work.appendingPathComponent(kind.rawValue))
-            child.write("x\n")
-            child.closeStdin()
-            #expect(await child.waitForExit() == 2)
-            #expect(child.stderr == "streamup: the TLS certificate of 127.0.0.1:\(server.port) \(expected)\n")
-            #expect(server.requests.isEmpty)
-            await server.stop()
-        }
+        #expect(runs[1].status == 2)
+        #expect(runs[1].stderr == "streamup: the TLS certificate of 127.0.0.1:\(servers[1].port) is for another name (no alternative certificate subject name matches target host name '127.0.0.1'): connect by a name the certificate holds, or have the server present one for this name\n")
+        #expect(runs[2].status == 2)
+        #expect(runs[2].stderr == "streamup: the TLS certificate of 127.0.0.1:\(servers[2].port) is out of date (certificate has expired): the server needs a current certificate (or this machine's clock is wrong)\n")
+        #expect(servers[1].requests.isEmpty && servers[2].requests.isEmpty)
+        for server in servers { await server.stop() }
 
         // The machine's store never saw the test CA.
         let ca = try String(contentsOfFile: certificates.caCertificate, encoding: .utf8)

@@ -26,21 +26,25 @@ final class TestCertificates: Sendable {
     let directory: URL
     var caCertificate: String { directory.appendingPathComponent("ca.crt").path }
 
-    init() async throws {
+    /// Makes the CA and the certificates of `kinds`.
+    init(_ kinds: [Kind] = Kind.allCases) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("streamup-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
         var script = """
             set -e
             openssl req -x509 \(ec) -keyout ca.key -out ca.crt -days 2 -subj '/CN=streamup test CA'
-            openssl req -x509 \(ec) -keyout selfSigned.key -out selfSigned.crt -days 1 -subj '/CN=127.0.0.1' -addext subjectAltName=IP:127.0.0.1
             """
-        for (kind, names, days) in [("signedByTestCA", "IP:127.0.0.1,DNS:localhost", 1), ("wrongName", "DNS:logs.example", 1), ("expired", "IP:127.0.0.1", -1)] {
+        if kinds.contains(.selfSigned) {
+            script += "\nopenssl req -x509 \(ec) -keyout selfSigned.key -out selfSigned.crt -days 1 -subj '/CN=127.0.0.1' -addext subjectAltName=IP:127.0.0.1"
+        }
+        let signed: [(Kind, String, Int)] = [(.signedByTestCA, "IP:127.0.0.1,DNS:localhost", 1), (.wrongName, "DNS:logs.example", 1), (.expired, "IP:127.0.0.1", -1)]
+        for (kind, names, days) in signed where kinds.contains(kind) {
             script += """
 
-                openssl req \(ec) -keyout \(kind).key -out \(kind).csr -subj '/CN=\(kind)'
-                printf 'subjectAltName=\(names)\\n' > \(kind).ext
-                openssl x509 -req -in \(kind).csr -CA ca.crt -CAkey ca.key -CAcreateserial -out \(kind).crt -days \(days) -extfile \(kind).ext
+                openssl req \(ec) -keyout \(kind.rawValue).key -out \(kind.rawValue).csr -subj '/CN=\(kind.rawValue)'
+                printf 'subjectAltName=\(names)\\n' > \(kind.rawValue).ext
+                openssl x509 -req -in \(kind.rawValue).csr -CA ca.crt -CAkey ca.key -CAcreateserial -out \(kind.rawValue).crt -days \(days) -extfile \(kind.rawValue).ext
                 """
         }
         try await runShell(script, in: directory)
@@ -171,7 +175,8 @@ func runShell(_ script: String, in directory: URL) async throws {
 /// `/etc/ssl/certs` and `/usr/local/share/ca-certificates` are bind-mounted over by copies in a
 /// temporary directory, and the tool runs there with no hooks (Debian's Java keystore hook would
 /// otherwise process dpkg triggers on the real system). The namespace, and with it every change,
-/// ends with the process: nothing needs undoing, even when a test is killed.
+/// ends with the process: nothing needs undoing, even when a test is killed. The runs happen
+/// one after another inside one namespace, their stdin, stdout and stderr in files.
 ///
 /// Thread safety: stateless.
 enum TrustStoreSandbox {
@@ -189,9 +194,18 @@ enum TrustStoreSandbox {
         return probe.terminationStatus == 0
     }()
 
+    /// What one run of streamup inside the sandbox did.
+    ///
+    /// Thread safety: a value type.
+    struct Run: Sendable {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
     private static let script = #"""
         set -e
-        work=$1; ca=$2; shift 2
+        work=$1; ca=$2
         mkdir -p "$work/certs" "$work/local" "$work/no-hooks"
         cp -a /etc/ssl/certs/. "$work/certs/"
         cp -a /usr/local/share/ca-certificates/. "$work/local/"
@@ -199,14 +213,37 @@ enum TrustStoreSandbox {
         mount --bind "$work/local" /usr/local/share/ca-certificates
         cp "$ca" /usr/local/share/ca-certificates/streamup-test.crt
         update-ca-certificates --hooksdir "$work/no-hooks" >/dev/null 2>&1
-        exec "$@"
+        set +e
+        . "$work/runs.sh"
         """#
 
-    /// Starts `streamup arguments…` with `caCertificate` trusted in its namespace only.
-    static func streamup(trusting caCertificate: String, _ arguments: [String], work: URL) throws -> StreamupProcess {
-        try StreamupProcess(
+    /// Runs the built `streamup` once per entry of `runs` (its arguments and its whole stdin),
+    /// one after another, with `caCertificate` trusted in their namespace only; the trust store
+    /// is set up once for all of them.
+    static func streamup(trusting caCertificate: String, runs: [(arguments: [String], input: String)], work: URL) async throws -> [Run] {
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        var lines: [String] = []
+        for (index, run) in runs.enumerated() {
+            let input = work.appendingPathComponent("in-\(index)")
+            try Data(run.input.utf8).write(to: input)
+            let words = ([StreamupProcess.executable.path] + run.arguments).map { "'" + $0.replacingOccurrences(of: "'", with: #"'\''"#) + "'" }
+            let output = work.appendingPathComponent("run-\(index)").path
+            lines.append("\(words.joined(separator: " ")) < '\(input.path)' > '\(output).out' 2> '\(output).err'; echo $? > '\(output).status'")
+        }
+        try Data(lines.joined(separator: "\n").utf8).write(to: work.appendingPathComponent("runs.sh"))
+        let child = try StreamupProcess(
             executable: URL(fileURLWithPath: "/usr/bin/unshare"),
-            ["--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", work.path, caCertificate,
-             StreamupProcess.executable.path] + arguments)
+            ["--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", work.path, caCertificate])
+        child.closeStdin()
+        guard await child.waitForExit(timeout: 120) == 0 else {
+            throw TLSServerError(message: "the trust-store sandbox failed: \(child.stderr)")
+        }
+        return try runs.indices.map { index in
+            let output = work.appendingPathComponent("run-\(index)").path
+            let status = try String(contentsOfFile: output + ".status", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            return Run(
+                status: Int32(status) ?? -1, stdout: try String(contentsOfFile: output + ".out", encoding: .utf8),
+                stderr: try String(contentsOfFile: output + ".err", encoding: .utf8))
+        }
     }
 }
