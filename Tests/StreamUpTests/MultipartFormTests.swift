@@ -74,7 +74,17 @@ import Testing
             while case .bytes(let count) = try stage.read(into: buffer, blocking: true) { passed += buffer.prefix(count) }
         }
         #expect(error?.description == "boundary in records" && error?.code == .invalidConfiguration)
-        #expect(!ForbiddenSequenceStage.contains(passed, Array("XYZ".utf8)))
+        #expect(!passed.withUnsafeBytes { SequenceSearch(Array("XYZ".utf8)).occurs(in: $0) })
+    }
+
+    /// The search finds the needle anywhere (start, end, after near-misses) and nowhere else.
+    @Test func searchFindsTheNeedleExactly() {
+        let search = SequenceSearch(Array("abcab".utf8))
+        for (text, found) in [("abcab", true), ("xabcab", true), ("abcabx", true), ("ababcabab", true), ("abcaabcb", false), ("abca", false), ("", false), ("bcabcabc", true)] {
+            #expect(Array(text.utf8).withUnsafeBytes { search.occurs(in: $0) } == found, "\(text)")
+        }
+        let one = SequenceSearch(Array("z".utf8))
+        #expect(Array("abz".utf8).withUnsafeBytes { one.occurs(in: $0) } && !Array("abc".utf8).withUnsafeBytes { one.occurs(in: $0) })
     }
 
     /// Records without it pass unchanged, however they are split, including near-misses.
