@@ -49,6 +49,24 @@ import Testing
         #expect(server.receivedHeads.isEmpty)
     }
 
+    /// `streamup heartbeat -u USER … -- COMMAND`: the command does not inherit the password
+    /// from STREAMUP_PASSWORD (it used to get streamup's whole environment).
+    @Test func heartbeatCommandDoesNotSeeThePassword() async throws {
+        let work = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let seen = work.appendingPathComponent("seen").path
+        try await withSink { sink, _ in
+            let child = try streamup(
+                ["heartbeat", "--every", "10s", "-u", "alice", sink.url.absoluteString, "--",
+                 "sh", "-c", "echo \"${STREAMUP_PASSWORD:-unset}\" > '\(seen)'"],
+                environment: ["STREAMUP_PASSWORD": "hb-secret"])
+            child.closeStdin()
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(try String(contentsOfFile: seen, encoding: .utf8) == "unset\n")
+            #expect(sink.requests.last?.headers.first(named: "Authorization") == basic("alice", "hb-secret"))
+        }
+    }
+
     /// How a token file is rotated: renamed into place (atomic; Kubernetes' mounted secrets,
     /// most secret agents) or rewritten in place.
     enum Rotation: String, CaseIterable, Sendable { case rename, inPlace }
