@@ -76,6 +76,8 @@ enum HeartbeatRunner {
         let child = Process()
         child.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         child.arguments = options.command
+        // The job gets streamup's environment, but not the password meant for -u.
+        child.environment = ProcessInfo.processInfo.environment.filter { $0.key != AuthOptions.passwordVariable }
         let started = ContinuousClock.now
         child.terminationHandler = { process in
             let seconds = (ContinuousClock.now - started).seconds

@@ -1,9 +1,14 @@
 import Foundation
+import StreamUp
 import Synchronization
 
 /// Where the CLI's diagnostics go: stderr, one line at a time. stdout carries only what a
 /// command was asked to print (see ``ResultOutput`` for results, ``log(_:)`` for the sink's
 /// request lines).
+///
+/// Every line goes through ``SecretRedaction/redactingURLs(in:)``: a URL's `user:password@`
+/// and credential query parameters never reach the terminal or a log, whichever message
+/// carries the URL (the request line of `-v`, a usage error, a redirect's `Location`).
 ///
 /// Nothing here traps or fails a command when its reader has gone: a closed stderr silently
 /// drops diagnostics (there is nowhere left to say anything) while the work goes on.
@@ -11,11 +16,11 @@ import Synchronization
 /// Thread safety: ``Output`` writes each line whole under its lock; callable from any thread.
 enum Terminal {
     static func error(_ line: String) {
-        Output.standardError.write(clearing + "streamup: \(line)\n")
+        Output.standardError.write(clearing + "streamup: \(SecretRedaction.redactingURLs(in: line))\n")
     }
 
     static func info(_ line: String) {
-        Output.standardError.write(clearing + "\(line)\n")
+        Output.standardError.write(clearing + "\(SecretRedaction.redactingURLs(in: line))\n")
     }
 
     /// Whether a progress meter's line is on the terminal (see ``ProgressMeter``).

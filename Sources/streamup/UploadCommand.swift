@@ -43,6 +43,10 @@ struct UploadOptions: Sendable, Equatable {
     var records = RecordOptions()
     /// `--compress gzip`.
     var gzip = false
+    /// `-u`, token files, `-H @FILE` (AuthOptions.swift).
+    var auth = AuthOptions()
+    /// `--multipart`, `--form` (MultipartOptions.swift).
+    var multipart = MultipartOptions()
     var delivery = DeliveryOptions()
 
     /// How the stream is delivered: acknowledged segments (the default) or one request.
@@ -64,9 +68,15 @@ struct UploadOptions: Sendable, Equatable {
     }
 
     static let table: [OptionSpec<UploadOptions>] = [
-        .value("-H", "--header", valueName: "'NAME: VALUE'", help: "add a request header (repeatable)") { options, value throws(UsageError) in
+        .value("-H", "--header", valueName: "'NAME: VALUE'|@FILE", help: "add a request header (repeatable); @FILE: the fields in FILE, one 'Name: value' per line, read for every request (keeps secrets out of argv and ps)") { options, value throws(UsageError) in
+            guard !value.hasPrefix("@") else {
+                guard value.count > 1 else { throw UsageError("-H @FILE: the file name is empty") }
+                options.auth.headerFiles.append(String(value.dropFirst()))
+                return
+            }
             options.headers.append(try parseHeader(value))
         },
+    ] + AuthOptions.table.map { $0.lifted(\UploadOptions.auth) } + [
         .value("--content-type", valueName: "TYPE", help: "Content-Type of the body (default application/octet-stream)") { options, value in
             options.contentType = value
         },
@@ -105,6 +115,7 @@ struct UploadOptions: Sendable, Equatable {
             guard value == "gzip" else { throw UsageError("--compress: '\(value)' is not supported (gzip is)") }
             options.gzip = true
         },
+    ] + MultipartOptions.table.map { $0.lifted(\UploadOptions.multipart) } + [
         .flag("--single-request", help: "send the whole stream as one never-ending request (for receivers that take one, such as VictoriaLogs /insert/jsonline or `streamup sink`); a broken connection then ends it") { options in
             options.delivery.singleRequest = true
         },
@@ -156,6 +167,7 @@ struct UploadOptions: Sendable, Equatable {
         .value("-o", "--output", valueName: "FILE", help: "write a 2xx answer's body to FILE instead of stdout (- is stdout; without URL: the summary)") { options, value in
             options.outputFile = value == "-" ? nil : value
         },
+    ] + TLSOptions.table() + [
         .flag("-v", "--verbose", help: "print each request, answer and retry, and the counts every second, on stderr") { $0.verbose = true },
         .flag("--progress", help: "show the progress meter even when stderr is not a terminal (one line a second)") { $0.progress = true },
         .flag("--no-progress", help: "never show the progress meter (by default it shows when stderr is a terminal)") { $0.progress = false },
@@ -179,6 +191,8 @@ struct UploadOptions: Sendable, Equatable {
         if delivery.singleRequest, let first = delivery.segmentOptions.first {
             throw UsageError("--single-request cannot go with \(first): it sends one request, without segments or retries")
         }
+        try auth.validate(literalHeaders: headers)
+        try multipart.validate(resumable: delivery.resumable, headers: headers)
     }
 
     /// `408,429,500-599`: status codes and ranges, each within 400...599.
@@ -247,6 +261,14 @@ struct UploadOptions: Sendable, Equatable {
         and the next start with the same DIR sends them first (same stream id and offsets).
         SIGINT/SIGTERM: stop reading stdin, send what is buffered, wait for the answers (at
         most --shutdown-timeout). A second signal aborts at once (exit 130).
+
+        Secrets: -u USER with $STREAMUP_PASSWORD, --bearer-token-file and -H @FILE keep them out
+        of argv; token and header files are read for every request, so a rotated secret is used
+        by the next one. -v shows Authorization, cookies, API keys and tokens (by field name)
+        and URL passwords as <redacted>.
+        TLS: URLSession on Linux trusts only the system's CA store; trust a private CA with
+        `cp ca.crt /usr/local/share/ca-certificates/NAME.crt && update-ca-certificates`.
+        There is no --cacert, -k or client certificate (they are refused, not ignored).
 
         exit status:
           0   every byte was acknowledged with a 2xx; the last answer's body, if any, is

@@ -50,6 +50,10 @@ enum UploadRunner {
             if options.records.format != .raw && options.contentType == UploadOptions().contentType {
                 configuration.contentType = "application/x-ndjson"
             }
+            // Credentials (read from their files now, and again for every request), then the form.
+            configuration.headerProvider = try options.auth.headerProvider(
+                environment: ProcessInfo.processInfo.environment, literalHeaders: options.headers)
+            try options.multipart.apply(to: &configuration)
             let verbose = options.verbose
             let onEvent: @Sendable (UploadEvent) -> Void = { event in logEvent(event, verbose: verbose) }
             if options.delivery.singleRequest {
@@ -113,17 +117,18 @@ enum UploadRunner {
 
     /// What the library reports, on stderr: failures, recoveries, dead letters and file
     /// notices always (one line each, the first failure of a spell only), the rest with `-v`.
+    /// Secret header values are redacted here, URLs' user information in ``Terminal``.
     static func logEvent(_ event: UploadEvent, verbose: Bool) {
         switch event {
         case .requestStarted(let method, let url, let headers):
             guard verbose else { return }
             Terminal.info("> \(method) \(url.absoluteString)")
-            for header in headers { Terminal.info("> \(header.name): \(header.value)") }
+            for header in headers { Terminal.info("> \(header.name): \(SecretRedaction.value(ofField: header.name, header.value))") }
         case .responseReceived(let status, let headers):
             guard verbose else { return }
             let reason = status == 104 ? "Upload Resumption Supported" : HTTPURLResponse.localizedString(forStatusCode: status)
             Terminal.info("< \(status) \(reason)")
-            for (name, value) in headers.sorted(by: { $0.key < $1.key }) { Terminal.info("< \(name): \(value)") }
+            for (name, value) in headers.sorted(by: { $0.key < $1.key }) { Terminal.info("< \(name): \(SecretRedaction.value(ofField: name, value))") }
         case .redirectRefused(let status, let location):
             guard verbose else { return }
             Terminal.info("* not following the \(status) redirect to \(location ?? "?"): a live body cannot be sent twice")

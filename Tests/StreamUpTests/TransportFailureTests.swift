@@ -43,8 +43,18 @@ import Testing
              line: "127.0.0.1:8080 closed the connection without answering: the server or a proxy in front of it dropped the request; check its logs, and that the port speaks plain HTTP (https:// if it expects TLS)"),
         Case(code: -1002, text: "Received HTTP/0.9 when not allowed", url: "http://127.0.0.1:22/",
              line: "127.0.0.1:22 answered something that is not HTTP: check the port, and use https:// if it expects TLS"),
+        // Certificates, as libcurl 7.88 with OpenSSL 3.0 words them (measured against a Python
+        // ssl server with certificates from openssl; TLSCommandTests).
         Case(code: -1, text: "SSL certificate problem: self-signed certificate", url: "https://localhost:8443/",
-             line: "the TLS certificate of localhost:8443 is not trusted (self-signed certificate): add its CA to the system's trust store (update-ca-certificates), or use the name it was issued for"),
+             line: "the TLS certificate of localhost:8443 is not issued by a CA this system trusts (self-signed certificate): streamup trusts only the system's CA store; add the CA's certificate to it (Debian: copy it to /usr/local/share/ca-certificates/NAME.crt and run update-ca-certificates)"),
+        Case(code: -1, text: "SSL certificate problem: unable to get local issuer certificate", url: "https://127.0.0.1:8443/",
+             line: "the TLS certificate of 127.0.0.1:8443 is not issued by a CA this system trusts (unable to get local issuer certificate): streamup trusts only the system's CA store; add the CA's certificate to it (Debian: copy it to /usr/local/share/ca-certificates/NAME.crt and run update-ca-certificates)"),
+        Case(code: -1, text: "SSL: no alternative certificate subject name matches target host name '127.0.0.1'", url: "https://127.0.0.1:8443/",
+             line: "the TLS certificate of 127.0.0.1:8443 is for another name (no alternative certificate subject name matches target host name '127.0.0.1'): connect by a name the certificate holds, or have the server present one for this name"),
+        Case(code: -1, text: "SSL certificate problem: certificate has expired", url: "https://127.0.0.1:8443/",
+             line: "the TLS certificate of 127.0.0.1:8443 is out of date (certificate has expired): the server needs a current certificate (or this machine's clock is wrong)"),
+        Case(code: -1, text: "SSL certificate problem: certificate revoked", url: "https://127.0.0.1:8443/",
+             line: "the TLS certificate of 127.0.0.1:8443 was refused (certificate revoked): check the server's certificate; a private CA goes into the system trust store (update-ca-certificates)"),
         Case(code: -1, text: "OpenSSL/3.0.19: error:0A00010B:SSL routines::wrong version number", url: "https://127.0.0.1:8080/",
              line: "the TLS handshake with 127.0.0.1:8080 failed (OpenSSL/3.0.19: error:0A00010B:SSL routines::wrong version number): check that the port speaks TLS (https://), or use http://"),
         Case(code: -1, text: "Failed to connect to 192.0.2.1 port 80 after 3 ms: No route to host", url: "http://192.0.2.1/",
@@ -70,6 +80,17 @@ import Testing
         #expect(error.code == .transport && error.urlError?.code == .unknown)
         #expect(error.description.hasPrefix("127.0.0.1:8080 closed the connection while the body was being sent"))
         #expect(TransportFailure.error(for: URLError(.cancelled), url: url).code == .cancelled)
+    }
+
+    /// Certificate failures are recognised by libcurl's text (Linux: code -1) or by Darwin's
+    /// codes, so that delivery does not retry them; a handshake with a port that does not speak
+    /// TLS is not one.
+    @Test func certificateFailuresAreRecognised() {
+        #expect(TransportFailure.isCertificateFailure(code: -1, text: "SSL certificate problem: self-signed certificate"))
+        #expect(TransportFailure.isCertificateFailure(code: -1, text: "SSL: no alternative certificate subject name matches target host name 'a'"))
+        #expect(TransportFailure.isCertificateFailure(code: URLError.Code.serverCertificateUntrusted.rawValue, text: ""))
+        #expect(!TransportFailure.isCertificateFailure(code: -1, text: "OpenSSL/3.0.19: error:0A00010B:SSL routines::wrong version number"))
+        #expect(!TransportFailure.isCertificateFailure(code: -1, text: "Send failure: Broken pipe"))
     }
 
     /// Every line is one line, and no row but the last falls back to printing the raw code.

@@ -31,7 +31,7 @@ import Testing
     /// Usage errors name the offending argument.
     @Test func usageErrorsNameTheOffendingArgument() {
         #expect(throws: UsageError("unknown option '--nope' (see --help)")) { try CommandLineParser.parse(["--nope"]) }
-        #expect(throws: UsageError("option '-H' needs a value ('NAME: VALUE')")) { try CommandLineParser.parse(["-H"]) }
+        #expect(throws: UsageError("option '-H' needs a value ('NAME: VALUE'|@FILE)")) { try CommandLineParser.parse(["-H"]) }
         #expect(throws: UsageError("-H: 'no colon' is not 'Name: value'")) { try CommandLineParser.parse(["-H", "no colon", "http://h"]) }
         #expect(throws: UsageError("--method: 'GET' is not supported; a streamed body goes with POST, PUT or PATCH")) {
             try CommandLineParser.parse(["-X", "GET", "http://h"])

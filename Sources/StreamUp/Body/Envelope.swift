@@ -16,10 +16,13 @@ public struct Envelope: Equatable, Sendable {
     /// Whether a record keeps its `\n` (placed before the suffix). A last record the lower stage
     /// ends without a `\n` gets none either way.
     public var keepsNewline: Bool
+    /// Bytes the records must not contain (a multipart boundary; empty: no check). A body whose
+    /// records hold them fails before those bytes are sent (``MultipartForm``).
+    public var recordsMustNotContain: [UInt8]
 
     public init(
         head: [UInt8] = [], recordPrefix: [UInt8] = [], recordSuffix: [UInt8] = [], separator: [UInt8] = [],
-        tail: [UInt8] = [], keepsNewline: Bool = false
+        tail: [UInt8] = [], keepsNewline: Bool = false, recordsMustNotContain: [UInt8] = []
     ) {
         self.head = head
         self.recordPrefix = recordPrefix
@@ -27,6 +30,7 @@ public struct Envelope: Equatable, Sendable {
         self.separator = separator
         self.tail = tail
         self.keepsNewline = keepsNewline
+        self.recordsMustNotContain = recordsMustNotContain
     }
 
     /// One JSON array of the records: `[r1,r2,…]` (each record must be a JSON value).
@@ -40,27 +44,16 @@ public struct Envelope: Equatable, Sendable {
     }
 
     /// A `multipart/form-data` body holding the records, unchanged, as one file part named `name`.
-    /// The request's `Content-Type` is `multipart/form-data; boundary=<boundary>`; the boundary
-    /// must not occur in the records (use a long random one). In `name` and `filename`, `"`, CR
-    /// and LF are percent-encoded as the HTML form-data encoding does
-    /// (https://html.spec.whatwg.org/multipage/form-control-infrastructure.html#multipart-form-data).
+    /// The request's `Content-Type` is `multipart/form-data; boundary=<boundary>`; a request
+    /// whose records hold the boundary fails (use a long random one: ``MultipartForm``, which
+    /// also adds text fields). In `name` and `filename`, `"`, CR and LF are percent-encoded.
     public static func multipartFile(
         boundary: String, name: String = "file", filename: String, contentType: String = "application/octet-stream"
     ) -> Envelope {
-        func quoted(_ value: String) -> String {
-            var text = ""
-            for character in value.unicodeScalars {
-                switch character {
-                case "\"": text += "%22"
-                case "\r": text += "%0D"
-                case "\n": text += "%0A"
-                default: text.unicodeScalars.append(character)
-                }
-            }
-            return text
-        }
-        let head = "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(quoted(name))\"; "
-            + "filename=\"\(quoted(filename))\"\r\nContent-Type: \(contentType)\r\n\r\n"
-        return Envelope(head: Array(head.utf8), tail: Array("\r\n--\(boundary)--\r\n".utf8), keepsNewline: true)
+        let head = "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(MultipartForm.quoted(name))\"; "
+            + "filename=\"\(MultipartForm.quoted(filename))\"\r\nContent-Type: \(contentType)\r\n\r\n"
+        return Envelope(
+            head: Array(head.utf8), tail: Array("\r\n--\(boundary)--\r\n".utf8), keepsNewline: true,
+            recordsMustNotContain: Array(boundary.utf8))
     }
 }

@@ -72,7 +72,8 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
 
     /// A request that got no answer.
     struct Failure: Equatable {
-        enum Kind: Equatable { case transport, certificate, cancelled }
+        /// `certificate` and `unsendable` (a body that cannot be sent as configured) are final.
+        enum Kind: Equatable { case transport, certificate, unsendable, cancelled }
         var kind: Kind
         var message: String
     }

@@ -225,17 +225,18 @@ extension ReliableUploader {
             location: location)
     }
 
-    /// What kind of failure `error` is, for the retry policy: TLS certificate failures are
-    /// final (retrying cannot fix a certificate), cancellation stops, the rest is retried.
+    /// What kind of failure `error` is, for the retry policy: TLS certificate failures and
+    /// bodies that cannot be sent are final (retrying cannot fix them), cancellation stops, the
+    /// rest is retried.
     static func failure(_ error: StreamUpError) -> Machine.Failure {
         if error.code == .cancelled { return Machine.Failure(kind: .cancelled, message: error.description) }
-        let certificate: Set<URLError.Code> = [
-            .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid,
-            .serverCertificateHasUnknownRoot, .clientCertificateRejected, .clientCertificateRequired,
-        ]
-        if let code = error.urlError?.code, certificate.contains(code) {
+        // On Linux a certificate failure is code -1 with libcurl's text (TransportFailure).
+        if let urlError = error.urlError, TransportFailure.isCertificateFailure(code: urlError.code.rawValue, text: urlError.localizedDescription) {
             return Machine.Failure(kind: .certificate, message: error.description)
         }
+        // A body that cannot be sent as configured (records holding the multipart boundary)
+        // fails the same way every time.
+        if error.code == .invalidConfiguration { return Machine.Failure(kind: .unsendable, message: error.description) }
         return Machine.Failure(kind: .transport, message: error.description)
     }
 }

@@ -23,10 +23,18 @@ public struct BodyEncoding: Sendable, Equatable {
     /// bytes and a receiver can join segments byte for byte).
     public var isIdentity: Bool { envelope == nil && !gzip }
 
+    /// Why a body whose records hold ``Envelope/recordsMustNotContain`` fails.
+    static let boundaryInRecords = "a record contains the multipart boundary, which no input holds by chance: the request was aborted rather than sent as a broken form; remove that text from the input (a new run draws a new boundary)"
+
     /// The stage URLSession reads: `source`, wrapped and compressed as this encoding says.
     func stages(over source: any BodySource) -> any BodySource {
         var top = source
-        if let envelope { top = EnvelopeStage(over: top, envelope: envelope) }
+        if let envelope {
+            if !envelope.recordsMustNotContain.isEmpty {
+                top = ForbiddenSequenceStage(over: top, sequence: envelope.recordsMustNotContain, message: Self.boundaryInRecords)
+            }
+            top = EnvelopeStage(over: top, envelope: envelope)
+        }
         if gzip {
             // Levels are checked when the configuration is validated.
             if let compressed = try? GzipStage(over: top, level: gzipLevel) { top = compressed }

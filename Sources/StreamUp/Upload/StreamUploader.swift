@@ -81,13 +81,14 @@ public final class StreamUploader: Sendable {
         }
         // Outside the lock: creating a task waits for URLSession's shared work queue, which
         // another uploader's body read may be holding (see StreamUp.docc/DesignNotes.md).
-        let request: URLRequest
+        let resolved: UploadConfiguration
         do {
-            request = Self.makeRequest(try configuration.resolvingHeaders())
+            resolved = try configuration.resolvingHeaders()
         } catch {
             state.withLock { $0.phase = .finished }
             throw error
         }
+        let request = Self.makeRequest(resolved)
         let session = Self.makeSession(configuration, delegate: delegate)
         let task = session.uploadTask(withStreamedRequest: request)
         let producerTask = writer.start(producer)
@@ -97,7 +98,8 @@ public final class StreamUploader: Sendable {
             state.producer = producerTask
             return state.cancelled
         }
-        onEvent(.requestStarted(method: configuration.method, url: configuration.url, headers: Self.headerFields(configuration) + [.init(name: "Transfer-Encoding", value: "chunked")]))
+        // The fields as sent, the header provider's (credentials) included.
+        onEvent(.requestStarted(method: configuration.method, url: configuration.url, headers: Self.headerFields(resolved) + [.init(name: "Transfer-Encoding", value: "chunked")]))
         task.resume()
         if cancelledMeanwhile { cancel() }
 

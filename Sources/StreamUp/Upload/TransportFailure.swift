@@ -57,6 +57,27 @@ enum TransportFailure {
     private static let unknown = URLError.Code.unknown.rawValue
     private static let timedOut = URLError.Code.timedOut.rawValue
 
+    private static let certificateProblem = "SSL certificate problem:"
+    /// OpenSSL's words (after libcurl's "SSL certificate problem:") for a chain that does not end
+    /// at a trusted CA.
+    private static let untrustedIssuer = [
+        "self-signed certificate", "self signed certificate", "unable to get local issuer certificate",
+        "unable to get issuer certificate", "unable to verify the first certificate",
+    ]
+    private static let trustStoreRemedy = "streamup trusts only the system's CA store; add the CA's certificate to it (Debian: copy it to /usr/local/share/ca-certificates/NAME.crt and run update-ca-certificates)"
+
+    /// Whether a failure with `code` and libcurl's `text` is a certificate the client refused:
+    /// trying again cannot help. On Linux such failures come as code -1 with libcurl's text.
+    static func isCertificateFailure(code: Int, text: String) -> Bool {
+        let codes: [URLError.Code] = [
+            .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid,
+            .serverCertificateHasUnknownRoot, .clientCertificateRejected, .clientCertificateRequired,
+        ]
+        return codes.contains { $0.rawValue == code }
+            || [certificateProblem, "SSL peer certificate", "SSL: no alternative certificate subject name", "SSL: certificate subject name"]
+                .contains { text.hasPrefix($0) }
+    }
+
     /// The table, first match wins. Darwin's own codes (TLS, no network) are here too.
     static let rules: [Rule] = [
         Rule(codes: [refused], prefixes: []) { facts in
@@ -95,16 +116,29 @@ enum TransportFailure {
         Rule(codes: [URLError.Code.badServerResponse.rawValue, URLError.Code.cannotParseResponse.rawValue], prefixes: []) { facts in
             "\(facts.target) sent an answer that is not valid HTTP (\(facts.detail ?? "no details")): check the port, and any proxy in between"
         },
-        Rule(
-            codes: [
-                URLError.Code.serverCertificateUntrusted.rawValue, URLError.Code.serverCertificateHasBadDate.rawValue,
-                URLError.Code.serverCertificateNotYetValid.rawValue, URLError.Code.serverCertificateHasUnknownRoot.rawValue,
-            ], prefixes: []
-        ) { facts in
-            "the TLS certificate of \(facts.target) is not trusted: add its CA to the system's trust store (update-ca-certificates), or use the name it was issued for"
+        // Certificates: what is wrong decides the remedy. streamup on Linux cannot take a CA
+        // file or skip verification (URLSession uses the system store only; DESIGN.md fact 8),
+        // so an untrusted issuer always points at the store.
+        Rule(codes: [], prefixes: ["SSL: no alternative certificate subject name", "SSL: certificate subject name"]) { facts in
+            "the TLS certificate of \(facts.target) is for another name (\(facts.detail(after: "SSL:"))): connect by a name the certificate holds, or have the server present one for this name"
         },
-        Rule(codes: [unknown], prefixes: ["SSL certificate problem", "SSL: no alternative certificate subject name", "SSL: certificate subject name"]) { facts in
-            "the TLS certificate of \(facts.target) is not trusted (\(facts.detail(after: "SSL certificate problem:"))): add its CA to the system's trust store (update-ca-certificates), or use the name it was issued for"
+        Rule(codes: [URLError.Code.serverCertificateHasBadDate.rawValue], prefixes: []) { facts in
+            "the TLS certificate of \(facts.target) has expired or is not valid yet: the server needs a current certificate (or this machine's clock is wrong)"
+        },
+        Rule(codes: [], prefixes: [certificateProblem + " certificate has expired", certificateProblem + " certificate is not yet valid"]) { facts in
+            "the TLS certificate of \(facts.target) is out of date (\(facts.detail(after: certificateProblem))): the server needs a current certificate (or this machine's clock is wrong)"
+        },
+        Rule(codes: [URLError.Code.serverCertificateUntrusted.rawValue, URLError.Code.serverCertificateHasUnknownRoot.rawValue], prefixes: []) { facts in
+            "the TLS certificate of \(facts.target) is not issued by a CA this system trusts: \(trustStoreRemedy)"
+        },
+        Rule(codes: [], prefixes: untrustedIssuer.map { certificateProblem + " " + $0 }) { facts in
+            "the TLS certificate of \(facts.target) is not issued by a CA this system trusts (\(facts.detail(after: certificateProblem))): \(trustStoreRemedy)"
+        },
+        Rule(codes: [URLError.Code.serverCertificateNotYetValid.rawValue], prefixes: []) { facts in
+            "the TLS certificate of \(facts.target) is not valid yet: check this machine's clock, or the server's certificate"
+        },
+        Rule(codes: [], prefixes: [certificateProblem, "SSL peer certificate"]) { facts in
+            "the TLS certificate of \(facts.target) was refused (\(facts.detail(after: certificateProblem))): check the server's certificate; a private CA goes into the system trust store (update-ca-certificates)"
         },
         Rule(codes: [URLError.Code.secureConnectionFailed.rawValue], prefixes: []) { facts in
             "the TLS handshake with \(facts.target) failed: check that the port speaks TLS, or use http://"
