@@ -50,7 +50,8 @@ extension ReliableUploader: Upload {
     var refusedLine: String? {
         let progress = self.progress
         guard progress.deadLetters > 0, let directory = options.deadLetterDirectory else { return nil }
-        return "the server refused \(progress.deadLetters) segment\(progress.deadLetters == 1 ? "" : "s") (\(progress.deadLetterBytes) bytes), kept in \(directory)"
+        let segments = progress.deadLetters == 1 ? "1 segment was" : "\(progress.deadLetters) segments were"
+        return "\(segments) not delivered (\(progress.deadLetterBytes) bytes) and kept in \(directory) (--dead-letter)"
     }
 
     var unacknowledgedLine: String? {

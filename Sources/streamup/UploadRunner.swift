@@ -105,6 +105,12 @@ enum UploadRunner {
             return (printed, response)
         } catch {
             // One line: what went wrong, and what became of what was read.
+            // Every byte read was set aside without an answer (an untrusted certificate, a form
+            // boundary in the records): each segment's reason was already a line of its own.
+            if let refused = uploader.refusedLine, uploader.unacknowledgedLine == nil {
+                Terminal.error(refused)
+                return (ExitStatus.httpFailure, nil)
+            }
             Terminal.error("\(error)" + (uploader.unacknowledgedLine.map { "; \($0)" } ?? ""))
             return (ExitStatus.noAnswer, nil)
         }

@@ -32,6 +32,30 @@ import Testing
         await server.stop()
     }
 
+    /// With `--dead-letter`, a stream whose only segment met an untrusted certificate says
+    /// why and where that segment was kept, then sums up in a line of its own, and exits 1
+    /// (something was set aside), not 2 with "no answer from the server".
+    @Test func untrustedCertificateWithDeadLettersSaysWhyAndWhere() async throws {
+        let certificates = try await TestCertificates([.selfSigned])
+        let (certificate, key) = certificates.files(.selfSigned)
+        let server = try await TLSServer(certificate: certificate, key: key)
+        let work = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let dead = work.appendingPathComponent("dead").path
+        let child = try StreamupProcess(["--dead-letter", dead, server.url])
+        child.write("hello\n")
+        child.closeStdin()
+        #expect(await child.waitForExit() == 1, "stderr: \(child.stderr)")
+        let lines = child.stderr.split(separator: "\n")
+        #expect(lines.count == 2, "stderr: \(child.stderr)")
+        #expect(lines.first?.contains("is not issued by a CA this system trusts") == true && lines.first?.contains("kept the segment (6 bytes) in \(dead)") == true,
+                "stderr: \(child.stderr)")
+        #expect(lines.last == "streamup: 1 segment was not delivered (6 bytes) and kept in \(dead) (--dead-letter)", "stderr: \(child.stderr)")
+        let kept = try FileManager.default.contentsOfDirectory(atPath: dead).filter { $0.hasSuffix(".body") }
+        #expect(try kept.map { try String(contentsOfFile: dead + "/" + $0, encoding: .utf8) } == ["hello\n"])
+        await server.stop()
+    }
+
     /// README's procedure works end to end: with the private CA copied to
     /// /usr/local/share/ca-certificates/ and update-ca-certificates run (in a private mount
     /// namespace, see ``TrustStoreSandbox``), the same server is trusted and the lines arrive;

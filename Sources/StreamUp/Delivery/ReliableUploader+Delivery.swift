@@ -52,6 +52,9 @@ extension ReliableUploader {
             case .finish:
                 for effect in machine.endSpell(now: .now) { try apply(effect) }
                 guard let answer = lastSuccess ?? lastAnswer else {
+                    // Every segment went to the dead letters without an answer (a certificate
+                    // the system does not trust, a form boundary in the records): say why.
+                    if let lastError { throw lastError }
                     throw StreamUpError(.protocolError, "the upload ended without any answer from the server")
                 }
                 return answer
