@@ -78,7 +78,7 @@ enum AnswerReport {
 
     /// Prints a 2xx answer's body on stdout, or writes it exactly to `file` (`-o`); says on
     /// stderr when the body was longer than what is kept. Returns the command's status:
-    /// success, or ``ExitStatus/outputFailed`` when it could not be written.
+    /// success, or ``ExitStatus/ioFailure`` when it could not be written.
     static func printSuccess(_ response: UploadResponse, to file: String?) -> Int32 {
         let body = [UInt8](response.body)
         if body.count >= UploadConfiguration(url: URL(fileURLWithPath: "/")).maxResponseBodyBytes {

@@ -22,8 +22,6 @@ enum CommandLineParser {
             return try parseHeartbeat(Array(arguments.dropFirst()))
         case "tail":
             return try parseTail(Array(arguments.dropFirst()))
-        case "--version", "-V":
-            return .version
         default:
             return try parseUpload(arguments)
         }
@@ -34,8 +32,15 @@ enum CommandLineParser {
         return options.contains("-h") || options.contains("--help")
     }
 
+    /// `--version` anywhere among a command's options (before `--`): the version, whatever else.
+    private static func wantsVersion(_ arguments: [String]) -> Bool {
+        let options = arguments.prefix { $0 != "--" }
+        return options.contains("-V") || options.contains("--version")
+    }
+
     static func parseUpload(_ arguments: [String]) throws(UsageError) -> Command {
         if wantsHelp(arguments) { return .help(UploadOptions.help) }
+        if wantsVersion(arguments) { return .version }
         var options = UploadOptions()
         let (positional, rest) = try parseOptions(arguments, table: UploadOptions.table, into: &options)
         let all = positional + (rest ?? [])
@@ -49,6 +54,7 @@ enum CommandLineParser {
 
     static func parseSink(_ arguments: [String]) throws(UsageError) -> Command {
         if wantsHelp(arguments) { return .help(SinkOptions.help) }
+        if wantsVersion(arguments) { return .version }
         var options = SinkOptions()
         let (positional, rest) = try parseOptions(arguments, table: SinkOptions.table, into: &options)
         if let extra = (positional + (rest ?? [])).first {
@@ -59,6 +65,7 @@ enum CommandLineParser {
 
     static func parseHeartbeat(_ arguments: [String]) throws(UsageError) -> Command {
         if wantsHelp(arguments) { return .help(HeartbeatOptions.help) }
+        if wantsVersion(arguments) { return .version }
         var options = HeartbeatOptions()
         let (positional, command) = try parseOptions(arguments, table: HeartbeatOptions.table, into: &options)
         guard positional.count <= 1 else {
@@ -75,6 +82,7 @@ enum CommandLineParser {
 
     static func parseTail(_ arguments: [String]) throws(UsageError) -> Command {
         if wantsHelp(arguments) { return .help(TailOptions.help) }
+        if wantsVersion(arguments) { return .version }
         var options = TailOptions()
         let (positional, rest) = try parseOptions(arguments, table: TailOptions.table, into: &options)
         let all = positional + (rest ?? [])

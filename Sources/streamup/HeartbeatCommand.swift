@@ -48,6 +48,13 @@ struct HeartbeatOptions: Sendable, Equatable {
         \(helpLines(for: table))
         SIGINT/SIGTERM: a final {"event":"stop"} record, end of body, wait for the answer (with
         a COMMAND, the signal is passed on to it instead).
+
+        \(HelpText.units)
+
+        \(HelpText.uploadExitStatuses(success: "the beats were acknowledged with a 2xx"))
+
+        With -- COMMAND: the command's status when it is not 0 (128 + N when signal N ended
+        it; 127 when it cannot be run), else the upload's status above.
         """
 }
 

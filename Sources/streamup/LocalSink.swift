@@ -19,7 +19,7 @@ enum LocalSink {
             sink.start()
         } catch {
             Terminal.error("cannot start the local sink: \(error)")
-            return ExitStatus.noAnswer
+            return ExitStatus.ioFailure
         }
         defer {
             sink.stop()

@@ -8,13 +8,13 @@ import Foundation
 /// Where a command's result goes when printing it is the point of the command: the help
 /// text, the version, a dry run's summary, the body of a 2xx answer. Stdout, or the file
 /// given with `-o FILE`. A result that cannot be written fails the command with
-/// ``ExitStatus/outputFailed`` and one line on stderr saying what was lost.
+/// ``ExitStatus/ioFailure`` and one line on stderr saying what was lost.
 ///
 /// Thread safety: stateless; callable from any thread.
 enum ResultOutput {
     /// Writes `bytes` to stdout, or to `file` (created or truncated). `what` names the result
     /// for the error line ("the help text", "the server's answer (200 OK)"). Returns
-    /// ``ExitStatus/success`` or, after saying why on stderr, ``ExitStatus/outputFailed``.
+    /// ``ExitStatus/success`` or, after saying why on stderr, ``ExitStatus/ioFailure``.
     static func write(_ bytes: some Collection<UInt8>, what: String, to file: String? = nil) -> Int32 {
         let bytes = Array(bytes)
         guard let file else {
@@ -25,11 +25,11 @@ enum ResultOutput {
             case .failedBefore: errno = Output.standardOutput.failedErrno ?? EBADF
             }
             Terminal.error("cannot write \(what) to stdout: \(Output.standardOutput.words(for: errno))")
-            return ExitStatus.outputFailed
+            return ExitStatus.ioFailure
         }
         if let errno = writeFile(file, bytes) {
             Terminal.error("cannot write \(what) to \(file): \(String(cString: strerror(errno)))")
-            return ExitStatus.outputFailed
+            return ExitStatus.ioFailure
         }
         return ExitStatus.success
     }

@@ -102,6 +102,7 @@ struct SinkOptions: Sendable, Equatable {
             options.faults.forgetUploadsAfterBytes = try parseByteSize(value, option: "--forget-uploads-after")
         },
         .flag("-h", "--help", help: "show this help") { _ in },
+        .flag("-V", "--version", help: "print streamup's version") { _ in },
     ]
 
     static let help = """
@@ -163,8 +164,10 @@ struct SinkOptions: Sendable, Equatable {
         restart would, and resets the connection carrying that byte. The byte faults cut PATCH
         bodies too; the upload keeps the bytes received.
 
+        \(HelpText.units)
+
         Exit status: 0 when stopped by SIGINT or SIGTERM (a second signal exits at once with 130);
-        2 when the sink cannot start (the one line on stderr says why and what to do: a port in
+        74 when the sink cannot start (the one line on stderr says why and what to do: a port in
         use, an output directory that cannot be created or written); 64 for a usage error.
         """
 
@@ -204,7 +207,7 @@ enum SinkRunner {
             server.start()
         } catch {
             Terminal.error("sink: \(error)")
-            return ExitStatus.noAnswer
+            return ExitStatus.ioFailure
         }
         Terminal.log("listening on \(server.url.absoluteString.trimmingSuffix("/"))")
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

@@ -99,6 +99,9 @@ struct TailOptions: Sendable, Equatable {
 
         options:
         \(helpLines(for: table))
+        \(HelpText.units)
+
+        \(HelpText.uploadExitStatuses(success: "every line read was acknowledged with a 2xx (the input ends only on\n      SIGINT/SIGTERM)"))
         """
 }
 
@@ -149,7 +152,7 @@ enum TailRunner {
                     try SourceState(sources: tailer.positions).save(to: stateFile)
                 } catch {
                     Terminal.error("tail: cannot save the state file: \(error)")
-                    return ExitStatus.noAnswer
+                    return ExitStatus.ioFailure
                 }
             }
             return status

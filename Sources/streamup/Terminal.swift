@@ -64,8 +64,9 @@ enum ExitStatus {
     static let httpFailure: Int32 = 1
     static let noAnswer: Int32 = 2
     static let usage: Int32 = 64
-    /// The result could not be written: stdout closed or its reader gone, or `-o FILE` failed
+    /// A file, directory, socket or output streamup needs could not be used: stdout closed or
+    /// its reader gone, `-o FILE`, the spool, the state file, the sink's port or directory
     /// (EX_IOERR in sysexits.h).
-    static let outputFailed: Int32 = 74
+    static let ioFailure: Int32 = 74
     static let interrupted: Int32 = 130
 }

@@ -92,7 +92,7 @@ struct UploadOptions: Sendable, Equatable {
             guard size <= 1 << 30 else { throw UsageError("--buffer-size: '\(value)' is over 1 GiB") }
             options.bufferSize = size
         },
-        .value("--response-timeout", valueName: "DURATION", help: "limit on connecting and on waiting for the answer after the body (default 60s); an idle stdin never times out") { options, value throws(UsageError) in
+        .value("--response-timeout", valueName: "DURATION", help: "limit on connecting and on waiting for the answer after the body (default 60s); a quiet input never times out") { options, value throws(UsageError) in
             options.responseTimeout = try parseDuration(value, option: "--response-timeout")
         },
         .value("--format", valueName: "raw|ndjson|json", help: "raw: lines as they are (default); ndjson: each line becomes a JSON object with the line as a string (message), the time it was read, the host and, for tail, the file path; json: lines that are JSON objects get those fields merged in, others are wrapped as with ndjson") { options, value throws(UsageError) in
@@ -172,6 +172,7 @@ struct UploadOptions: Sendable, Equatable {
         .flag("--progress", help: "show the progress meter even when stderr is not a terminal (one line a second)") { $0.progress = true },
         .flag("--no-progress", help: "never show the progress meter (by default it shows when stderr is a terminal)") { $0.progress = false },
         .flag("-h", "--help", help: "show this help") { _ in },
+        .flag("-V", "--version", help: "print streamup's version") { _ in },
     ]
 
     /// Sets one option of acknowledged delivery, remembering that `name` was given.
@@ -270,15 +271,9 @@ struct UploadOptions: Sendable, Equatable {
         `cp ca.crt /usr/local/share/ca-certificates/NAME.crt && update-ca-certificates`.
         There is no --cacert, -k or client certificate (they are refused, not ignored).
 
-        exit status:
-          0   every byte was acknowledged with a 2xx; the last answer's body, if any, is
-              printed on stdout (or -o FILE)
-          1   the server answered another status (one line on stderr: the status and the
-              start of the body, or a redirect's Location), or refused segments were kept
-              with --dead-letter
-          2   no answer: refused or lost connection, timeout, cancelled
-          64  usage error (also a bad URL, a closed stdin, an -o FILE that cannot be written)
-          74  the result could not be written: stdout closed or its reader gone, -o FILE failing
+        \(HelpText.units)
+
+        \(HelpText.uploadExitStatuses(success: "every byte was acknowledged with a 2xx; the last answer's body, if any, is\n      printed on stdout (or -o FILE)"))
 
         See `streamup tail --help` (file follower), `streamup heartbeat --help` (heartbeat
         monitor) and `streamup sink --help` (the local sink).

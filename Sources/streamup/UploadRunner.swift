@@ -68,7 +68,7 @@ enum UploadRunner {
             }
         } catch let error as StreamUpError where error.code == .io {
             Terminal.error("\(error)")
-            return (ExitStatus.noAnswer, nil)
+            return (ExitStatus.ioFailure, nil)
         } catch {
             Terminal.error("\(error)")
             return (ExitStatus.usage, nil)
@@ -112,7 +112,7 @@ enum UploadRunner {
                 return (ExitStatus.httpFailure, nil)
             }
             Terminal.error("\(error)" + (uploader.unacknowledgedLine.map { "; \($0)" } ?? ""))
-            return (ExitStatus.noAnswer, nil)
+            return ((error as? StreamUpError)?.code == .io ? ExitStatus.ioFailure : ExitStatus.noAnswer, nil)
         }
     }
 

@@ -95,6 +95,14 @@ import Testing
         #expect(try parseByteSize("64k", option: "x") == 65536)
         #expect(try parseByteSize("2MiB", option: "x") == 2 << 20)
         #expect(throws: UsageError.self) { try parseByteSize("-1", option: "x") }
+        // As the help's "Sizes" paragraph says: a bare number is bytes, kb is 1000-based, a
+        // bare duration is seconds.
+        #expect(try parseByteSize("65536", option: "x") == 65_536)
+        #expect(try parseByteSize("64KiB", option: "x") == 65_536)
+        #expect(try parseByteSize("64kb", option: "x") == 64_000)
+        #expect(try parseByteSize("1gb", option: "x") == 1_000_000_000)
+        #expect(try parseDuration("10", option: "x") == .seconds(10))
+        #expect(try parseDuration("24h", option: "x") == .seconds(86_400))
     }
 
     /// The heartbeat command takes its command after `--`.
@@ -118,6 +126,40 @@ import Testing
             }
             #expect(text.hasPrefix("usage: streamup"))
         }
+    }
+
+    /// `--version` (or `-V`) before `--` asks for the version, for each command, whatever
+    /// else is there; every command's option list names it. After `--` it belongs to the
+    /// heartbeat's command.
+    @Test func versionIsRecognisedForEachCommand() throws {
+        for arguments in [["--version"], ["-V", "http://x"], ["sink", "--version"], ["tail", "*.log", "-V"], ["heartbeat", "--version"],
+                          ["tail", "--version", "--no-such-option"]] {
+            #expect(try CommandLineParser.parse(arguments) == .version, "\(arguments)")
+        }
+        guard case .heartbeat(let options) = try CommandLineParser.parse(["heartbeat", "--", "git", "--version"]) else {
+            Issue.record("not a heartbeat")
+            return
+        }
+        #expect(options.command == ["git", "--version"])
+        for help in [UploadOptions.help, TailOptions.help, HeartbeatOptions.help, SinkOptions.help] {
+            #expect(help.contains("-V, --version"))
+        }
+    }
+
+    /// Every command's help says how sizes and durations are written and what its exit
+    /// statuses mean; tail's and heartbeat's read from files and a timer, so their option
+    /// texts say nothing of stdin (only the usage error "a closed stdin" names it).
+    @Test func helpTextsDocumentUnitsExitStatusesAndTheirOwnInput() throws {
+        for help in [UploadOptions.help, TailOptions.help, HeartbeatOptions.help, SinkOptions.help] {
+            #expect(help.contains("kb, mb, gb (1000-based)") && help.contains("a bare\nnumber is seconds"))
+            #expect(help.lowercased().contains("exit status:"))
+            #expect(help.contains("74 "), "74 is documented")
+        }
+        for help in [TailOptions.help, HeartbeatOptions.help] {
+            let mentions = help.components(separatedBy: "stdin").count - 1
+            #expect(mentions == 1 && help.contains("a closed stdin"), "\(help)")
+        }
+        #expect(HeartbeatOptions.help.contains("With -- COMMAND: the command's status"))
     }
 
     /// The sink's fault options fill in the faults it injects.

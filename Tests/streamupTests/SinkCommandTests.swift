@@ -38,7 +38,7 @@ import Testing
         }
     }
 
-    /// An `--output` that names a file is one line saying what happened and what to do, exit 2
+    /// An `--output` that names a file is one line saying what happened and what to do, exit 74
     /// (it was a multi-line NSCocoaErrorDomain dump).
     @Test func anOutputThatIsAFileIsOneActionableLine() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("streamup-file-\(UUID().uuidString)").path
@@ -46,7 +46,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: file) }
         let child = try StreamupProcess(["sink", "--port", "0", "--output", file])
         child.closeStdin()
-        #expect(await child.waitForExit() == 2)
+        #expect(await child.waitForExit() == 74)
         let lines = child.stderr.split(separator: "\n")
         #expect(lines.count == 1, "\(child.stderr)")
         #expect(child.stderr.hasPrefix("streamup: sink: cannot create the output directory \(file): "))
@@ -54,13 +54,13 @@ import Testing
         #expect(!child.stderr.contains("Domain"))
     }
 
-    /// A port in use is one line naming the address, the reason and the remedy, exit 2.
+    /// A port in use is one line naming the address, the reason and the remedy, exit 74.
     @Test func aPortInUseIsOneActionableLine() async throws {
         let taken = try SinkServer()
         defer { taken.stop() }
         let child = try StreamupProcess(["sink", "--port", String(taken.port)])
         child.closeStdin()
-        #expect(await child.waitForExit() == 2)
+        #expect(await child.waitForExit() == 74)
         #expect(child.stderr.split(separator: "\n").count == 1, "\(child.stderr)")
         #expect(child.stderr.contains("cannot listen on 127.0.0.1:\(taken.port): bind: Address already in use"))
         #expect(child.stderr.contains("pick another port"))
@@ -83,7 +83,7 @@ import Testing
         let sinkSection = section[..<(section.range(of: "\n## ")?.lowerBound ?? section.endIndex)]
         for spec in SinkOptions.table {
             let name = spec.names.last ?? ""
-            guard name != "--help" else { continue }
+            guard name != "--help", name != "--version" else { continue }
             #expect(sinkSection.contains(name), "README's sink section does not mention \(name)")
         }
     }

@@ -27,6 +27,24 @@ import Testing
         }
     }
 
+    /// A spool that cannot be used (its path is a file) stops streamup before it reads
+    /// anything: one line naming the path, exit 74 (a file streamup needs failed), not 2 ("no
+    /// answer") as it was.
+    @Test func anUnusableSpoolIsAFileFailure() async throws {
+        let work = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let file = work.appendingPathComponent("not-a-directory")
+        try Data("x".utf8).write(to: file)
+        try await withSink { sink, directory in
+            let child = try StreamupProcess(["--spool", file.path, sink.url.absoluteString])
+            child.write("a line\n")
+            child.closeStdin()
+            #expect(await child.waitForExit() == 74, "stderr: \(child.stderr)")
+            #expect(child.stderr.split(separator: "\n").count == 1 && child.stderr.contains(file.path), "stderr: \(child.stderr)")
+            #expect(sink.requests.isEmpty)
+        }
+    }
+
     /// With `--spool`, a stalled sink leaves the bytes on disk (not in memory); once the sink
     /// recovers (restarted on the same port) they are delivered and the spool is emptied.
     @Test func spoolHoldsBytesOnDiskUntilDeliveredThenEmpties() async throws {

@@ -1,0 +1,30 @@
+/// Paragraphs the commands' help texts share, written once.
+///
+/// Thread safety: constants.
+enum HelpText {
+    /// How sizes and durations are written, for every command that takes them.
+    static let units = """
+        Sizes: bytes, or with k/KiB, m/MiB, g/GiB (1024-based) or kb, mb, gb (1000-based):
+        65536, 64k, 8MiB, 1gb. Durations: ms, s, m, h (250ms, 0.5s, 10s, 5m, 24h); a bare
+        number is seconds.
+        """
+
+    /// The exit statuses of the commands that upload (streamup, tail, heartbeat), after
+    /// `first`, the line for 0.
+    static func uploadExitStatuses(success first: String) -> String {
+        """
+        exit status:
+          0   \(first)
+          1   the server answered another status (one line on stderr: the status and the
+              start of the body, or a redirect's Location), or segments were kept with
+              --dead-letter
+          2   no answer: refused or lost connection, timeout, retries run out, cancelled,
+              or the shutdown timeout passed
+          64  usage error (also a bad URL, a closed stdin, an -o FILE that cannot be written,
+              a problem found at start)
+          74  a file or output streamup needs failed: stdout closed or its reader gone,
+              -o FILE, the spool, the state file, the local sink
+          130 a second SIGINT/SIGTERM
+        """
+    }
+}
