@@ -142,6 +142,8 @@ enum UploadRunner {
             Terminal.error(line)
         case .deadLettered(let bytes, let file, let reason):
             Terminal.error("\(reason): kept the segment (\(bytes) bytes) in \(file) and went on")
+        case .recordsRejected(_, let reason, let file):
+            Terminal.error(reason + (file.map { "; kept in \($0)" } ?? "; not kept (--dead-letter DIR keeps refused records)"))
         case .notice(let text):
             Terminal.error(text)
         }
