@@ -8,14 +8,25 @@ struct RecordOptions: Sendable, Equatable {
     var format: RecordFormat = .raw
     var fields: [(String, String)] = []
     var keys = RecordFormatter.Keys()
+    /// `--to NAME` and `--label`s (ReceiverOptions.swift).
+    var receiver: Receiver?
+    var labels: [(String, String)] = []
+    /// The record options given on the command line (a preset's values give way to them).
+    var given: Set<String> = []
 
     static func == (lhs: RecordOptions, rhs: RecordOptions) -> Bool {
         lhs.format == rhs.format && lhs.keys == rhs.keys && lhs.fields.elementsEqual(rhs.fields) { $0 == $1 }
+            && lhs.receiver == rhs.receiver && lhs.labels.elementsEqual(rhs.labels) { $0 == $1 } && lhs.given == rhs.given
     }
 
     /// The formatter for records read at `path` (nil for stdin), or nil for raw lines.
     func formatter(path: String? = nil) throws -> RecordFormatter? {
-        guard format != .raw else { return nil }
+        guard effectiveFormat != .raw else { return nil }
+        if let receiver {
+            return try receiver.formatter(
+                format: effectiveFormat, keys: effectiveKeys, path: path, fields: fields.map { (name: $0.0, value: $0.1) },
+                labels: labels.map { (name: $0.0, value: $0.1) })
+        }
         return try RecordFormatter(format: format, keys: keys, path: path, fields: fields.map { (name: $0.0, value: $0.1) })
     }
 }
@@ -42,6 +53,8 @@ struct UploadOptions: Sendable, Equatable {
     /// `--compress gzip`.
     var gzip = false
     var delivery = DeliveryOptions()
+    /// The request options given on the command line (a preset's values give way to them).
+    var given: Set<String> = []
 
     /// How the stream is delivered: acknowledged segments (the default) or one request.
     struct DeliveryOptions: Sendable, Equatable {
@@ -61,12 +74,13 @@ struct UploadOptions: Sendable, Equatable {
         var segmentOptions: [String] = []
     }
 
-    static let table: [OptionSpec<UploadOptions>] = [
+    static let table: [OptionSpec<UploadOptions>] = receiverTable + [
         .value("-H", "--header", valueName: "'NAME: VALUE'", help: "add a request header (repeatable)") { options, value throws(UsageError) in
             options.headers.append(try parseHeader(value))
         },
         .value("--content-type", valueName: "TYPE", help: "Content-Type of the body (default application/octet-stream)") { options, value in
             options.contentType = value
+            options.given.insert("--content-type")
         },
         .value("-X", "--method", valueName: "METHOD", help: "POST (default), PUT or PATCH") { options, value throws(UsageError) in
             let method = value.uppercased()
@@ -74,6 +88,7 @@ struct UploadOptions: Sendable, Equatable {
                 throw UsageError("--method: '\(value)' is not supported; a streamed body goes with POST, PUT or PATCH")
             }
             options.method = method
+            options.given.insert("--method")
         },
         .value("--buffer-size", valueName: "SIZE", help: "the buffer between the input and the upload, holding what is not yet acknowledged (default 8MiB; 1MiB with --single-request); the input waits when it is full") { options, value throws(UsageError) in
             let size = try parseByteSize(value, option: "--buffer-size")
@@ -86,6 +101,7 @@ struct UploadOptions: Sendable, Equatable {
         .value("--format", valueName: "raw|ndjson|json", help: "raw: lines as they are (default); ndjson: each line becomes a JSON object with the line as a string (message), the time it was read, the host and, for tail, the file path; json: lines that are JSON objects get those fields merged in, others are wrapped as with ndjson") { options, value throws(UsageError) in
             guard let format = RecordFormat(rawValue: value) else { throw UsageError("--format: '\(value)' is not raw, ndjson or json") }
             options.records.format = format
+            options.records.given.insert("--format")
         },
         .value("--field", valueName: "KEY=VALUE", help: "add a string field to every record (repeatable; with --format ndjson or json)") { options, value throws(UsageError) in
             guard let equals = value.firstIndex(of: "="), equals != value.startIndex else { throw UsageError("--field: '\(value)' is not KEY=VALUE") }
@@ -94,10 +110,12 @@ struct UploadOptions: Sendable, Equatable {
         .value("--message-key", valueName: "KEY", help: "the key of the line in a record (default message; e.g. _msg, log)") { options, value throws(UsageError) in
             guard !value.isEmpty else { throw UsageError("--message-key: the key cannot be empty") }
             options.records.keys.message = value
+            options.records.given.insert("--message-key")
         },
         .value("--time-key", valueName: "KEY|none", help: "the key of the time the line was read, RFC 3339 UTC with milliseconds (default time; e.g. _time, @timestamp, date); none leaves it out") { options, value throws(UsageError) in
             guard !value.isEmpty else { throw UsageError("--time-key: the key cannot be empty (none leaves the time out)") }
             options.records.keys.time = value == "none" ? nil : value
+            options.records.given.insert("--time-key")
         },
         .value("--compress", valueName: "gzip", help: "compress each request with gzip (Content-Encoding: gzip): one gzip member per request; a single request is flushed whenever it would wait for input") { options, value throws(UsageError) in
             guard value == "gzip" else { throw UsageError("--compress: '\(value)' is not supported (gzip is)") }
@@ -166,11 +184,12 @@ struct UploadOptions: Sendable, Equatable {
 
     /// Checks the options together, after parsing.
     func validate() throws(UsageError) {
-        if records.format == .raw && (!records.fields.isEmpty || records.keys != RecordFormatter.Keys()) {
+        try validateReceiver()
+        if records.effectiveFormat == .raw && (!records.fields.isEmpty || records.keys != RecordFormatter.Keys()) {
             throw UsageError("--field, --message-key and --time-key shape records: add --format ndjson or --format json")
         }
-        if records.format != .raw && delivery.records == .rawBytes {
-            throw UsageError("--format \(records.format.rawValue) makes records of lines: it cannot go with --records none")
+        if records.effectiveFormat != .raw && delivery.records == .rawBytes {
+            throw UsageError("--format \(records.effectiveFormat.rawValue) makes records of lines: it cannot go with --records none")
         }
         if delivery.singleRequest, let first = delivery.segmentOptions.first {
             throw UsageError("--single-request cannot go with \(first): it sends one request, without segments or retries")

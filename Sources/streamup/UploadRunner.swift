@@ -40,22 +40,18 @@ enum UploadRunner {
     ) async -> (status: Int32, response: UploadResponse?) {
         let uploader: any Upload
         do {
-            var configuration = UploadConfiguration(url: try UploadConfiguration.url(from: urlText))
-            configuration.method = options.method
-            configuration.contentType = options.contentType
+            // Method, content type and a receiver's request (ReceiverOptions.swift).
+            var configuration = try options.configuration(url: urlText)
             configuration.headers = options.headers
             configuration.responseTimeout = options.responseTimeout.seconds
             configuration.body.gzip = options.gzip
-            if options.records.format != .raw && options.contentType == UploadOptions().contentType {
-                configuration.contentType = "application/x-ndjson"
-            }
             let verbose = options.verbose
             let onEvent: @Sendable (UploadEvent) -> Void = { event in logEvent(event, verbose: verbose) }
             if options.delivery.singleRequest {
                 configuration.bufferSize = options.bufferSize ?? configuration.bufferSize
                 uploader = try StreamUploader(configuration, onEvent: onEvent)
             } else {
-                var library = options.delivery.libraryOptions
+                var library = options.libraryOptions
                 if let bufferSize = options.bufferSize { library.replayCapacity = bufferSize }
                 library.stateFile = stateFile
                 uploader = try ReliableUploader(configuration, options: library, onEvent: onEvent)
@@ -84,6 +80,12 @@ enum UploadRunner {
                 Terminal.info("* \(uploader.progressLine); server answered \(response.statusCode)")
             }
             guard response.isSuccess else {
+                // A last request the receiver answered with a partial failure (Splunk and Loki
+                // say 400) ended a stream that is all processed: say what it refused.
+                if uploader.unacknowledgedLine == nil, let refused = uploader.refusedLine {
+                    Terminal.error(refused)
+                    return (ExitStatus.httpFailure, response)
+                }
                 // One line; where the refused bytes are is news only when a spool keeps them.
                 let kept = options.delivery.spoolDirectory == nil ? nil : uploader.unacknowledgedLine
                 Terminal.error(AnswerReport.failureLine(response, requestURL: URL(string: urlText)) + (kept.map { "; \($0)" } ?? ""))
@@ -199,14 +201,23 @@ extension ReliableUploader: Upload {
         let progress = self.progress
         let recovered = recoveredBytes > 0 ? ", \(recoveredBytes) from the spool" : ""
         let paused = progress.pauses > 0 ? String(format: ", paused %d times (%.1f s)", progress.pauses, progress.pausedSeconds) : ""
-        let refused = progress.deadLetters > 0 ? ", \(progress.deadLetters) segments (\(progress.deadLetterBytes) bytes) kept as dead letters" : ""
+        var refused = progress.deadLetters > 0 ? ", \(progress.deadLetters) segments (\(progress.deadLetterBytes) bytes) kept as dead letters" : ""
+        if progress.rejectedRecords > 0 { refused += ", \(progress.rejectedRecords) records refused" }
         return "read \(progress.produced) bytes\(recovered), acknowledged \(progress.acknowledged), held \(progress.held), resent \(progress.resent), retries \(progress.retries)\(paused)\(refused)"
     }
 
     var refusedLine: String? {
         let progress = self.progress
-        guard progress.deadLetters > 0, let directory = options.deadLetterDirectory else { return nil }
-        return "the server refused \(progress.deadLetters) segment\(progress.deadLetters == 1 ? "" : "s") (\(progress.deadLetterBytes) bytes), kept in \(directory)"
+        var parts: [String] = []
+        if progress.deadLetters > 0 {
+            parts.append("\(progress.deadLetters) segment\(progress.deadLetters == 1 ? "" : "s") (\(progress.deadLetterBytes) bytes)")
+        }
+        if progress.rejectedRecords > 0 {
+            parts.append("\(progress.rejectedRecords) record\(progress.rejectedRecords == 1 ? "" : "s")")
+        }
+        guard !parts.isEmpty else { return nil }
+        let kept = options.deadLetterDirectory.map { "kept in \($0)" } ?? "not kept (--dead-letter DIR keeps them)"
+        return "the server refused \(parts.joined(separator: " and ")), \(kept)"
     }
 
     var unacknowledgedLine: String? {
@@ -221,8 +232,11 @@ extension ReliableUploader: Upload {
 
 extension UploadOptions.DeliveryOptions {
     /// The library's options with these overrides.
-    var libraryOptions: ReliableUploader.Options {
-        var options = ReliableUploader.Options()
+    var libraryOptions: ReliableUploader.Options { libraryOptions(base: ReliableUploader.Options()) }
+
+    /// The library's options `base` (the defaults, or a receiver's) with these overrides.
+    func libraryOptions(base: ReliableUploader.Options) -> ReliableUploader.Options {
+        var options = base
         options.records = records
         if let maxRecordBytes { options.maxRecordBytes = maxRecordBytes }
         if let retries { options.retry.maxRetries = retries }

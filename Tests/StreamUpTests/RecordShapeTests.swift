@@ -32,7 +32,8 @@ import Testing
     @Test(arguments: RecordShape.allCases)
     func everyRecordFitsTheSchemaAndTheLineRoundTrips(shape: RecordShape) throws {
         var formatter = try RecordFormatter(format: .ndjson, shape: shape, host: "h", path: "/p", fields: [("env", "prod"), ("t\u{1}", "v\"\\")])
-        let lines = RecordFormatterTests.trickyLines()
+        let blank = { (line: [UInt8]) in line.allSatisfy { $0 == 0x20 || (0x09...0x0D).contains($0) } }
+        let lines = RecordFormatterTests.trickyLines().filter { shape != .splunkEvent || !blank($0) }
         let checked = try ShapeCheck.check(records(&formatter, lines), shape: shape)
         try #require(checked.count == lines.count)
         for (line, record) in zip(lines, checked) {
@@ -61,6 +62,17 @@ import Testing
         #expect(try canonical(.splunkEvent, fields: [("sourcetype", "app"), ("index", "main"), ("env", "prod"), ("host", "set")])
             == #"{"event": "hello", "fields": {"env": "prod"}, "host": "set", "index": "main", "source": "/var/log/app.log", "sourcetype": "app", "time": 1700000000.123}"#)
         #expect(try canonical(.splunkEvent, path: nil) == #"{"event": "hello", "host": "web-1", "time": 1700000000.123}"#)
+    }
+
+    /// Splunk refuses a blank event (and stops the request there), so a line that is empty
+    /// or only white space makes no Splunk event; other shapes keep such lines.
+    @Test func blankLinesMakeNoSplunkEvent() throws {
+        var splunk = try RecordFormatter(format: .ndjson, shape: .splunkEvent, host: "h")
+        let lines: [[UInt8]] = [[], Array(" \t\r".utf8), Array("x".utf8), [0x0B, 0x0C], Array(" y ".utf8)]
+        let checked = try ShapeCheck.check(records(&splunk, lines), shape: .splunkEvent)
+        #expect(checked.map(\.message) == [Array("x".utf8), Array(" y ".utf8)])
+        var loki = try RecordFormatter(format: .ndjson, shape: .lokiEntry, host: "h")
+        #expect(try ShapeCheck.check(records(&loki, lines), shape: .lokiEntry).count == lines.count)
     }
 
     /// Datadog: `date`, `hostname`, `ddsource` (streamup unless set), `service` when given, the

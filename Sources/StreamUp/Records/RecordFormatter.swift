@@ -118,8 +118,10 @@ public struct RecordFormatter: Sendable {
         }
     }
 
-    /// Writes the record with the line as the message.
+    /// Writes the record with the line as the message (nothing for a blank line, in a shape
+    /// whose receiver refuses those).
     private mutating func wrap(_ line: UnsafeRawBufferPointer, milliseconds: Int64, to output: inout [UInt8]) {
+        if layout.skipsBlankLines && line.allSatisfy({ $0 == 0x20 || (0x09...0x0D).contains($0) }) { return }
         time.begin(milliseconds: milliseconds)
         for part in layout.parts {
             output.append(contentsOf: part.literal)

@@ -72,7 +72,8 @@ extension RecordLayout {
 
     /// `{"time":<s.ms>,"host":…,"source":<path>,["sourcetype":…,"index":…,]"fields":{…},"event":…}`:
     /// fields named `host`, `source`, `sourcetype` or `index` set those keys; the others are
-    /// indexed fields (a flat object of strings, as HEC requires).
+    /// indexed fields (a flat object of strings, as HEC requires). A blank line makes no event:
+    /// HEC refuses `"event":""` (code 13, "Event field cannot be blank").
     private static func splunk(host: String, path: String?, fields: [(name: String, value: String)]) throws(StreamUpError) -> RecordLayout {
         let metadata: Set<String> = ["host", "source", "sourcetype", "index"]
         var members: [(label: String, name: String, value: Value)] = [("time", "time", .time(.epochSeconds)), ("host", "host", .json(jsonString(host)))]
@@ -88,7 +89,9 @@ extension RecordLayout {
             }
         }
         if !indexed.isEmpty { extra.append(("fields", .json(jsonObject(indexed)))) }
-        return object(try flatFields(builtIn: members, extra: extra), mergeable: false)
+        var layout = object(try flatFields(builtIn: members, extra: extra), mergeable: false)
+        layout.skipsBlankLines = true
+        return layout
     }
 
     /// `["<ns>","<line>"]`, with `{"filename":<path>,<fields>}` as structured metadata when there

@@ -44,6 +44,9 @@ struct RecordLayout: Sendable {
     /// The members merged into a line that is a JSON object (the message left out); nil when the
     /// shape is not a flat object that can take the line's own.
     let mergeFields: [Field]?
+    /// Lines that are empty or only ASCII white space make no record (Splunk refuses a blank
+    /// event, and with it the events after it in the request).
+    var skipsBlankLines = false
 
     /// A flat JSON object of `fields`, in order.
     static func object(_ fields: [Field], mergeable: Bool) -> RecordLayout {

@@ -36,7 +36,8 @@ public enum RecordShape: String, Sendable, CaseIterable {
     case otlpLogRecord
     /// A Splunk HEC event: epoch seconds with milliseconds, `host`, `source` (the path), the line
     /// as `event`; extra fields named `host`, `source`, `sourcetype` or `index` set those keys,
-    /// the others are indexed `fields`.
+    /// the others are indexed `fields`. A line that is empty or only white space makes no
+    /// event: HEC refuses a blank one (code 13) and stops the request there.
     case splunkEvent
     /// A Datadog log: `date`, `hostname`, `ddsource` (default `streamup`), `service`, `ddtags`
     /// and the line as `message`; extra fields named `ddsource`, `service` or `hostname` set
