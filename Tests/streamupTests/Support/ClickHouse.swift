@@ -29,13 +29,11 @@ final class ClickHouse: Sendable {
         self.directory = directory
     }
 
-    /// Runs `body` with a fresh server whose table `t (n UInt64)` and `logs (message String)` exist.
-    static func with<T>(_ body: (ClickHouse) async throws -> T) async throws -> T {
+    /// Runs `body` with a fresh server whose tables are `tables` (`NAME (COLUMNS) ENGINE = …`
+    /// definitions), by default `t (n UInt64)` and `logs (message String)`.
+    static func with<T>(tables: [String] = [], _ body: (ClickHouse) async throws -> T) async throws -> T {
         let directory = try temporaryDirectory()
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Receivers/clickhouse.py").path
-        let harness = try StreamupProcess(
-            executable: URL(fileURLWithPath: "/usr/bin/env"), ["python3", script, "start", "--dir", directory.path])
+        let harness = try PythonScript.start("clickhouse.py", ["start", "--dir", directory.path] + tables.flatMap { ["--table", $0] })
         guard let line = await harness.firstLine(), let url = URL(string: line) else {
             harness.signal(SIGTERM)
             _ = await harness.waitForExit()

@@ -1,0 +1,124 @@
+import Foundation
+import StreamUpTestSupport
+import Testing
+
+/// A validating stand-in for a log receiver (`Tests/Receivers/receiver.py KIND`, written from
+/// each receiver's published API documentation) for one test: started on a free loopback port,
+/// read back through `GET /_validator/records`, stopped by the test.
+///
+/// Thread safety: used from one test's task.
+final class ReceiverValidator: Sendable {
+    /// What the receiver stored, refused and found wrong.
+    struct Snapshot {
+        /// Ingestion requests it got.
+        var requests: Int
+        /// Each stored record's line, as bytes (Python's surrogateescape undoes `\udcXX`).
+        var lines: [[UInt8]]
+        /// The stored records (strings that held such escapes are shown with U+FFFD).
+        var records: [[String: Any]]
+        /// The lines of the records it refused (test-chosen rejections).
+        var rejectedLines: [[UInt8]]
+        /// Every way the client broke the receiver's documented contract: empty for a correct one.
+        var errors: [String]
+
+        var text: [String] { lines.map { String(decoding: $0, as: UTF8.self) } }
+    }
+
+    let url: URL
+    private let process: StreamupProcess
+
+    private init(url: URL, process: StreamupProcess) {
+        self.url = url
+        self.process = process
+    }
+
+    /// Runs `body` with a fresh validator of `kind` started with `options`.
+    static func with<T>(_ kind: String, _ options: [String] = [], _ body: (ReceiverValidator) async throws -> T) async throws -> T {
+        let process = try PythonScript.start("receiver.py", [kind, "--port", "0"] + options)
+        // Signal only after the first line: `python3` may be a shim that is not the server yet.
+        guard let line = await process.firstLine(), line.hasPrefix("listening on "), let url = URL(string: String(line.dropFirst(13))) else {
+            process.signal(SIGTERM)
+            _ = await process.waitForExit()
+            throw ValidatorError(message: "the \(kind) validator did not start: \(process.stderr)")
+        }
+        let validator = ReceiverValidator(url: url, process: process)
+        let result: Result<T, Error>
+        do {
+            result = .success(try await body(validator))
+        } catch {
+            result = .failure(error)
+        }
+        process.signal(SIGTERM)
+        _ = await process.waitForExit()
+        return try result.get()
+    }
+
+    /// What it holds now, read by Python (so lines come back byte for byte).
+    func snapshot() async throws -> Snapshot {
+        let program = #"""
+            import json, sys, urllib.request
+            data = json.load(urllib.request.urlopen(sys.argv[1] + "/_validator/records"))
+            def raw(s):
+                return s.encode("utf-8", "surrogateescape").hex() if isinstance(s, str) else ""
+            def clean(v):
+                if isinstance(v, str):
+                    return v.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+                if isinstance(v, list):
+                    return [clean(x) for x in v]
+                if isinstance(v, dict):
+                    return {clean(k): clean(x) for k, x in v.items()}
+                return v
+            json.dump({"requests": data["requests"],
+                       "lines": [raw(r.get("line")) for r in data["records"]],
+                       "records": clean(data["records"]),
+                       "rejected": [raw(r.get("line")) for r in data["rejected"]],
+                       "errors": ["request %s: %s %s" % (e["request"], e["status"], clean(e["reason"])) for e in data["errors"]]},
+                      sys.stdout)
+            """#
+        let (status, data, problem) = try await Self.run(["python3", "-c", program, url.absoluteString])
+        guard status == 0, let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw ValidatorError(message: "cannot read the validator: \(String(decoding: problem, as: UTF8.self))")
+        }
+        func bytes(_ hex: String) -> [UInt8] {
+            let digits = Array(hex.utf8)
+            return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(decoding: digits[$0...$0 + 1], as: UTF8.self), radix: 16)! }
+        }
+        return Snapshot(
+            requests: object["requests"] as? Int ?? -1, lines: (object["lines"] as? [String] ?? []).map(bytes),
+            records: object["records"] as? [[String: Any]] ?? [], rejectedLines: (object["rejected"] as? [String] ?? []).map(bytes),
+            errors: object["errors"] as? [String] ?? ["no errors list"])
+    }
+
+    /// Runs a program to its end on a thread of its own (never blocking one of the few threads
+    /// the tests running in parallel share); returns its status, stdout and stderr.
+    private static func run(_ arguments: [String]) async throws -> (Int32, Data, Data) {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                let process = Process()
+                let output = Pipe()
+                let errors = Pipe()
+                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+                process.arguments = arguments
+                process.standardOutput = output
+                process.standardError = errors
+                do {
+                    try process.run()
+                    let data = output.fileHandleForReading.readDataToEndOfFile()
+                    let problem = errors.fileHandleForReading.readDataToEndOfFile()
+                    process.waitUntilExit()
+                    continuation.resume(returning: (process.terminationStatus, data, problem))
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+}
+
+/// A validator could not be started or read.
+///
+/// Thread safety: a value type.
+struct ValidatorError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}
