@@ -163,7 +163,7 @@ struct UploadOptions: Sendable, Equatable {
         .value("--spool-size", valueName: "SIZE", help: "most unacknowledged bytes the spool holds (default 1GiB or half the free space of its file system, whichever is smaller); the input waits beyond it") { options, value throws(UsageError) in
             options.delivery(\.spoolBytes, try parseByteSize(value, option: "--spool-size"), "--spool-size")
         },
-        .value("--dead-letter", valueName: "DIR", help: "keep segments the server refuses for good (4xx other than 408/429, TLS certificate errors) or that run out of retries in DIR, and go on (default: stop)") { options, value in
+        .value("--dead-letter", valueName: "DIR", help: "keep segments the server refuses for good (4xx other than 408/429, TLS certificate errors) or that run out of retries in DIR, and go on (default: stop); with --to, also the single records a receiver refuses") { options, value in
             options.delivery(\.deadLetterDirectory, value, "--dead-letter")
         },
         .value("--shutdown-timeout", valueName: "DURATION", help: "after SIGINT/SIGTERM, wait at most this long for the rest to be sent and answered (default 30s), then exit 2") { options, value throws(UsageError) in
@@ -268,10 +268,16 @@ struct UploadOptions: Sendable, Equatable {
               printed on stdout (or -o FILE)
           1   the server answered another status (one line on stderr: the status and the
               start of the body, or a redirect's Location), or refused segments were kept
-              with --dead-letter
+              with --dead-letter, or a receiver (--to) refused records
           2   no answer: refused or lost connection, timeout, cancelled
           64  usage error (also a bad URL, a closed stdin, an -o FILE that cannot be written)
           74  the result could not be written: stdout closed or its reader gone, -o FILE failing
+
+        --to RECEIVER speaks a log receiver's own API (README: Receivers), e.g.
+            tail -F app.log | streamup --to loki --label job=app http://loki:3100
+        Records a receiver refuses while it stores the others (Elasticsearch items, Splunk's
+        invalid event, OTLP partial success, Loki's ignored entries) get one line on stderr
+        each answer, are kept with --dead-letter DIR, and are not sent again.
 
         See `streamup tail --help` (file follower), `streamup heartbeat --help` (heartbeat
         monitor) and `streamup sink --help` (the local sink).

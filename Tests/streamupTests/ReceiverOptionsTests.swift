@@ -77,6 +77,19 @@ import Testing
         #expect(throws: StreamUpError.self) { try options.configuration(url: options.url!) }
     }
 
+    /// README's "Receivers" section gives a command for every preset.
+    @Test func readmeHasACommandForEveryPreset() throws {
+        let readme = try String(
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("README.md"), encoding: .utf8)
+        let start = try #require(readme.range(of: "### Receivers\n"))
+        let section = readme[start.upperBound...].prefix { _ in true }.components(separatedBy: "\n### ").first ?? ""
+        for receiver in Receiver.allCases {
+            #expect(section.contains("streamup --to \(receiver.rawValue) ") || section.contains("streamup tail --to \(receiver.rawValue) "),
+                    "README's Receivers section has no command for \(receiver.rawValue)")
+        }
+    }
+
     /// `--help` lists the presets.
     @Test func helpListsThePresets() throws {
         guard case .help(let text) = try CommandLineParser.parse(["--help"]) else { Issue.record("no help"); return }
