@@ -18,9 +18,9 @@ import Testing
     }
 
     /// The one record `shape` makes of `line`, as Python re-serializes it (sorted keys).
-    private func canonical(_ shape: RecordShape, path: String? = "/var/log/app.log", fields: [(name: String, value: String)] = [], _ line: String = "hello") throws -> String {
+    private func canonical(_ shape: RecordShape, path: String? = "/var/log/app.log", fields: [(name: String, value: String)] = [], _ line: String = "hello") async throws -> String {
         var formatter = try RecordFormatter(format: .ndjson, shape: shape, host: "web-1", path: path, fields: fields)
-        let checked = try ShapeCheck.check(records(&formatter, [Array(line.utf8)]), shape: shape)
+        let checked = try await ShapeCheck.check(records(&formatter, [Array(line.utf8)]), shape: shape)
         let record = try #require(checked.first)
         #expect(record.problems.isEmpty, "\(record.problems)")
         return record.canonical
@@ -30,11 +30,11 @@ import Testing
     /// quotes) gives a record of the receiver's schema whose line decodes back to exactly its
     /// bytes; with a path and fields too.
     @Test(arguments: RecordShape.allCases)
-    func everyRecordFitsTheSchemaAndTheLineRoundTrips(shape: RecordShape) throws {
+    func everyRecordFitsTheSchemaAndTheLineRoundTrips(shape: RecordShape) async throws {
         var formatter = try RecordFormatter(format: .ndjson, shape: shape, host: "h", path: "/p", fields: [("env", "prod"), ("t\u{1}", "v\"\\")])
         let blank = { (line: [UInt8]) in line.allSatisfy { $0 == 0x20 || (0x09...0x0D).contains($0) } }
         let lines = RecordFormatterTests.trickyLines().filter { shape != .splunkEvent || !blank($0) }
-        let checked = try ShapeCheck.check(records(&formatter, lines), shape: shape)
+        let checked = try await ShapeCheck.check(records(&formatter, lines), shape: shape)
         try #require(checked.count == lines.count)
         for (line, record) in zip(lines, checked) {
             #expect(record.problems.isEmpty, "line \(line): \(record.problems)")
@@ -43,52 +43,52 @@ import Testing
     }
 
     /// Loki: `[ns, line]` with the path and fields as structured metadata (none: two elements).
-    @Test func lokiEntries() throws {
-        #expect(try canonical(.lokiEntry) == #"["1700000000123000000", "hello", {"filename": "/var/log/app.log"}]"#)
-        #expect(try canonical(.lokiEntry, path: nil) == #"["1700000000123000000", "hello"]"#)
-        #expect(try canonical(.lokiEntry, path: nil, fields: [("env", "prod")]) == #"["1700000000123000000", "hello", {"env": "prod"}]"#)
+    @Test func lokiEntries() async throws {
+        #expect(try await canonical(.lokiEntry) == #"["1700000000123000000", "hello", {"filename": "/var/log/app.log"}]"#)
+        #expect(try await canonical(.lokiEntry, path: nil) == #"["1700000000123000000", "hello"]"#)
+        #expect(try await canonical(.lokiEntry, path: nil, fields: [("env", "prod")]) == #"["1700000000123000000", "hello", {"env": "prod"}]"#)
     }
 
     /// OTLP: both times in nanoseconds (int64 as strings), the body a string, the path and the
     /// fields as string attributes.
-    @Test func otlpLogRecords() throws {
-        #expect(try canonical(.otlpLogRecord, fields: [("env", "prod")]) == #"{"attributes": [{"key": "log.file.path", "value": {"stringValue": "/var/log/app.log"}}, {"key": "env", "value": {"stringValue": "prod"}}], "body": {"stringValue": "hello"}, "observedTimeUnixNano": "1700000000123000000", "timeUnixNano": "1700000000123000000"}"#)
-        #expect(try canonical(.otlpLogRecord, path: nil) == #"{"body": {"stringValue": "hello"}, "observedTimeUnixNano": "1700000000123000000", "timeUnixNano": "1700000000123000000"}"#)
+    @Test func otlpLogRecords() async throws {
+        #expect(try await canonical(.otlpLogRecord, fields: [("env", "prod")]) == #"{"attributes": [{"key": "log.file.path", "value": {"stringValue": "/var/log/app.log"}}, {"key": "env", "value": {"stringValue": "prod"}}], "body": {"stringValue": "hello"}, "observedTimeUnixNano": "1700000000123000000", "timeUnixNano": "1700000000123000000"}"#)
+        #expect(try await canonical(.otlpLogRecord, path: nil) == #"{"body": {"stringValue": "hello"}, "observedTimeUnixNano": "1700000000123000000", "timeUnixNano": "1700000000123000000"}"#)
     }
 
     /// Splunk: epoch seconds with milliseconds, host, the path as source, the line as event;
     /// fields named like HEC metadata set it, the rest are indexed fields.
-    @Test func splunkEvents() throws {
-        #expect(try canonical(.splunkEvent, fields: [("sourcetype", "app"), ("index", "main"), ("env", "prod"), ("host", "set")])
+    @Test func splunkEvents() async throws {
+        #expect(try await canonical(.splunkEvent, fields: [("sourcetype", "app"), ("index", "main"), ("env", "prod"), ("host", "set")])
             == #"{"event": "hello", "fields": {"env": "prod"}, "host": "set", "index": "main", "source": "/var/log/app.log", "sourcetype": "app", "time": 1700000000.123}"#)
-        #expect(try canonical(.splunkEvent, path: nil) == #"{"event": "hello", "host": "web-1", "time": 1700000000.123}"#)
+        #expect(try await canonical(.splunkEvent, path: nil) == #"{"event": "hello", "host": "web-1", "time": 1700000000.123}"#)
     }
 
     /// Splunk refuses a blank event (and stops the request there), so a line that is empty
     /// or only white space makes no Splunk event; other shapes keep such lines.
-    @Test func blankLinesMakeNoSplunkEvent() throws {
+    @Test func blankLinesMakeNoSplunkEvent() async throws {
         var splunk = try RecordFormatter(format: .ndjson, shape: .splunkEvent, host: "h")
         let lines: [[UInt8]] = [[], Array(" \t\r".utf8), Array("x".utf8), [0x0B, 0x0C], Array(" y ".utf8)]
-        let checked = try ShapeCheck.check(records(&splunk, lines), shape: .splunkEvent)
+        let checked = try await ShapeCheck.check(records(&splunk, lines), shape: .splunkEvent)
         #expect(checked.map(\.message) == [Array("x".utf8), Array(" y ".utf8)])
         var loki = try RecordFormatter(format: .ndjson, shape: .lokiEntry, host: "h")
-        #expect(try ShapeCheck.check(records(&loki, lines), shape: .lokiEntry).count == lines.count)
+        #expect(try await ShapeCheck.check(records(&loki, lines), shape: .lokiEntry).count == lines.count)
     }
 
     /// Datadog: `date`, `hostname`, `ddsource` (streamup unless set), `service` when given, the
     /// other fields as tags after a given `ddtags`.
-    @Test func datadogLogs() throws {
-        #expect(try canonical(.datadogLog, fields: [("env", "prod"), ("service", "billing"), ("ddtags", "team:a"), ("zone", "x")])
+    @Test func datadogLogs() async throws {
+        #expect(try await canonical(.datadogLog, fields: [("env", "prod"), ("service", "billing"), ("ddtags", "team:a"), ("zone", "x")])
             == #"{"date": "2023-11-14T22:13:20.123Z", "ddsource": "streamup", "ddtags": "team:a,env:prod,zone:x", "hostname": "web-1", "message": "hello", "path": "/var/log/app.log", "service": "billing"}"#)
-        #expect(try canonical(.datadogLog, path: nil, fields: [("ddsource", "nginx")]) == #"{"date": "2023-11-14T22:13:20.123Z", "ddsource": "nginx", "hostname": "web-1", "message": "hello"}"#)
+        #expect(try await canonical(.datadogLog, path: nil, fields: [("ddsource", "nginx")]) == #"{"date": "2023-11-14T22:13:20.123Z", "ddsource": "nginx", "hostname": "web-1", "message": "hello"}"#)
     }
 
     /// Fluent Bit, Elasticsearch (ECS names) and ClickHouse: flat objects with their receivers'
     /// names and time forms.
-    @Test func flatShapes() throws {
-        #expect(try canonical(.fluentBitRecord) == #"{"date": 1700000000.123, "host": "web-1", "log": "hello", "path": "/var/log/app.log"}"#)
-        #expect(try canonical(.elasticsearchDocument, fields: [("env", "prod")]) == #"{"@timestamp": "2023-11-14T22:13:20.123Z", "env": "prod", "host.name": "web-1", "log.file.path": "/var/log/app.log", "message": "hello"}"#)
-        #expect(try canonical(.clickHouseRow, path: nil) == #"{"host": "web-1", "message": "hello", "time": 1700000000}"#)
+    @Test func flatShapes() async throws {
+        #expect(try await canonical(.fluentBitRecord) == #"{"date": 1700000000.123, "host": "web-1", "log": "hello", "path": "/var/log/app.log"}"#)
+        #expect(try await canonical(.elasticsearchDocument, fields: [("env", "prod")]) == #"{"@timestamp": "2023-11-14T22:13:20.123Z", "env": "prod", "host.name": "web-1", "log.file.path": "/var/log/app.log", "message": "hello"}"#)
+        #expect(try await canonical(.clickHouseRow, path: nil) == #"{"host": "web-1", "message": "hello", "time": 1700000000}"#)
     }
 
     /// Nanosecond times are unique and increasing per formatter: lines of one millisecond, and
@@ -115,7 +115,7 @@ import Testing
 
     /// `--format json`: the flat shapes merge a JSON object line's own members (its own keys
     /// win); the others carry such a line as their message string.
-    @Test func jsonObjectsMergeOnlyIntoFlatShapes() throws {
+    @Test func jsonObjectsMergeOnlyIntoFlatShapes() async throws {
         let line = [Array(#"{"level":"info","message":"mine"}"#.utf8)]
         var elasticsearch = try RecordFormatter(format: .json, shape: .elasticsearchDocument, host: "h")
         #expect(String(decoding: records(&elasticsearch, line), as: UTF8.self)
@@ -125,17 +125,17 @@ import Testing
             == #"{"date":1700000000.123,"host":"h","level":"info","message":"mine"}"# + "\n")
         for shape in RecordShape.allCases where !shape.mergesJSONObjects {
             var formatter = try RecordFormatter(format: .json, shape: shape, host: "h")
-            let checked = try ShapeCheck.check(records(&formatter, line), shape: shape)
+            let checked = try await ShapeCheck.check(records(&formatter, line), shape: shape)
             #expect(checked.first?.message == line[0], "\(shape)")
         }
     }
 
     /// A field that takes the message's key is refused in the flat shapes; in Splunk's it is
     /// an indexed field like any other.
-    @Test func aFieldNamedLikeTheMessageIsRefusedWhereItWouldCollide() throws {
+    @Test func aFieldNamedLikeTheMessageIsRefusedWhereItWouldCollide() async throws {
         #expect(throws: StreamUpError.self) { try RecordFormatter(format: .ndjson, shape: .fluentBitRecord, fields: [("log", "x")]) }
         #expect(throws: StreamUpError.self) { try RecordFormatter(format: .ndjson, shape: .elasticsearchDocument, fields: [("message", "x")]) }
-        #expect(try canonical(.splunkEvent, path: nil, fields: [("event", "x")]) == #"{"event": "hello", "fields": {"event": "x"}, "host": "web-1", "time": 1700000000.123}"#)
+        #expect(try await canonical(.splunkEvent, path: nil, fields: [("event", "x")]) == #"{"event": "hello", "fields": {"event": "x"}, "host": "web-1", "time": 1700000000.123}"#)
     }
 
     /// `maxRecordBytes` bounds a record of the longest line even when every byte is escaped,

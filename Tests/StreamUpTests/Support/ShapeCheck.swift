@@ -99,9 +99,15 @@ enum ShapeCheck {
         json.dump(out, sys.stdout)
         """#
 
-    /// Checks each `\n`-terminated record of `records` against `shape`.
-    static func check(_ records: [UInt8], shape: RecordShape) throws -> [Record] {
-        let result = try ExternalTool.python(program, [shape.rawValue], input: records)
+    /// Checks each `\n`-terminated record of `records` against `shape`. Python runs while a
+    /// thread of its own waits, never one of the few threads the tests running in parallel
+    /// share (a test that waits there for seconds starves the others' polls).
+    static func check(_ records: [UInt8], shape: RecordShape) async throws -> [Record] {
+        let result = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ExternalTool.Result, Error>) in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try ExternalTool.python(program, [shape.rawValue], input: records) })
+            }
+        }
         #expect(result.status == 0, "python3 shape check failed: \(result.errorText)")
         guard let list = try JSONSerialization.jsonObject(with: Data(result.output)) as? [[String: Any]] else {
             Issue.record("python3 shape check printed no list")

@@ -35,6 +35,32 @@ enum PythonScript {
         runpy.run_path(sys.argv[0], run_name="__main__")
         """#
 
+    /// Runs a Python program given as text to its end, on a thread of its own (never one of
+    /// the few threads the tests running in parallel share); returns its status, stdout and
+    /// stderr.
+    static func run(_ program: String, _ arguments: [String]) async throws -> (status: Int32, output: Data, errors: Data) {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                let process = Process()
+                let output = Pipe()
+                let errors = Pipe()
+                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+                process.arguments = ["python3", "-c", program] + arguments
+                process.standardOutput = output
+                process.standardError = errors
+                do {
+                    try process.run()
+                    let data = output.fileHandleForReading.readDataToEndOfFile()
+                    let problem = errors.fileHandleForReading.readDataToEndOfFile()
+                    process.waitUntilExit()
+                    continuation.resume(returning: (process.terminationStatus, data, problem))
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+
     /// Starts `python3 Tests/Receivers/NAME arguments…` (wait for its first stdout line before
     /// signalling it: `python3` may be a shim that is not the program yet).
     static func start(_ name: String, _ arguments: [String]) throws -> StreamupProcess {

@@ -14,8 +14,11 @@ final class ReceiverValidator: Sendable {
         var requests: Int
         /// Each stored record's line, as bytes (Python's surrogateescape undoes `\udcXX`).
         var lines: [[UInt8]]
-        /// The stored records (strings that held such escapes are shown with U+FFFD).
+        /// The first stored records (strings that held such escapes are shown with U+FFFD).
         var records: [[String: Any]]
+        /// Per top-level field of the stored records: the JSON types its values had, and its
+        /// distinct values when they are a few strings.
+        var fields: [String: (types: Set<String>, values: Set<String>)]
         /// The lines of the records it refused (test-chosen rejections).
         var rejectedLines: [[UInt8]]
         /// Every way the client broke the receiver's documented contract: empty for a correct one.
@@ -53,13 +56,14 @@ final class ReceiverValidator: Sendable {
         return try result.get()
     }
 
-    /// What it holds now, read by Python (so lines come back byte for byte).
+    /// What it holds now, read by Python (so lines come back byte for byte). Python does the
+    /// heavy part (megabytes of records) on a thread of its own; what comes back is small.
     func snapshot() async throws -> Snapshot {
         let program = #"""
-            import json, sys, urllib.request
+            import base64, json, sys, urllib.request
             data = json.load(urllib.request.urlopen(sys.argv[1] + "/_validator/records"))
             def raw(s):
-                return s.encode("utf-8", "surrogateescape").hex() if isinstance(s, str) else ""
+                return base64.b64encode(s.encode("utf-8", "surrogateescape")).decode() if isinstance(s, str) else ""
             def clean(v):
                 if isinstance(v, str):
                     return v.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
@@ -68,50 +72,38 @@ final class ReceiverValidator: Sendable {
                 if isinstance(v, dict):
                     return {clean(k): clean(x) for k, x in v.items()}
                 return v
+            fields = {}
+            for r in data["records"]:
+                for k, v in r.items():
+                    f = fields.setdefault(k, {"types": set(), "values": set()})
+                    f["types"].add(type(v).__name__)
+                    if isinstance(v, str) and len(f["values"]) <= 10:
+                        f["values"].add(clean(v))
             json.dump({"requests": data["requests"],
-                       "lines": [raw(r.get("line")) for r in data["records"]],
-                       "records": clean(data["records"]),
-                       "rejected": [raw(r.get("line")) for r in data["rejected"]],
+                       "lines": "\n".join(raw(r.get("line")) for r in data["records"]),
+                       "records": clean(data["records"][:20]),
+                       "fields": {k: {"types": sorted(f["types"]), "values": sorted(f["values"]) if len(f["values"]) <= 10 else []}
+                                  for k, f in fields.items()},
+                       "rejected": "\n".join(raw(r.get("line")) for r in data["rejected"]),
                        "errors": ["request %s: %s %s" % (e["request"], e["status"], clean(e["reason"])) for e in data["errors"]]},
                       sys.stdout)
             """#
-        let (status, data, problem) = try await Self.run(["python3", "-c", program, url.absoluteString])
+        let (status, data, problem) = try await PythonScript.run(program, [url.absoluteString])
         guard status == 0, let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw ValidatorError(message: "cannot read the validator: \(String(decoding: problem, as: UTF8.self))")
         }
-        func bytes(_ hex: String) -> [UInt8] {
-            let digits = Array(hex.utf8)
-            return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(decoding: digits[$0...$0 + 1], as: UTF8.self), radix: 16)! }
+        func lines(_ key: String) -> [[UInt8]] {
+            let text = object[key] as? String ?? ""
+            guard !text.isEmpty else { return [] }
+            return text.split(separator: "\n", omittingEmptySubsequences: false).map { Array(Data(base64Encoded: String($0)) ?? Data()) }
+        }
+        var fields: [String: (types: Set<String>, values: Set<String>)] = [:]
+        for (name, value) in object["fields"] as? [String: [String: [String]]] ?? [:] {
+            fields[name] = (Set(value["types"] ?? []), Set(value["values"] ?? []))
         }
         return Snapshot(
-            requests: object["requests"] as? Int ?? -1, lines: (object["lines"] as? [String] ?? []).map(bytes),
-            records: object["records"] as? [[String: Any]] ?? [], rejectedLines: (object["rejected"] as? [String] ?? []).map(bytes),
-            errors: object["errors"] as? [String] ?? ["no errors list"])
-    }
-
-    /// Runs a program to its end on a thread of its own (never blocking one of the few threads
-    /// the tests running in parallel share); returns its status, stdout and stderr.
-    private static func run(_ arguments: [String]) async throws -> (Int32, Data, Data) {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                let process = Process()
-                let output = Pipe()
-                let errors = Pipe()
-                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-                process.arguments = arguments
-                process.standardOutput = output
-                process.standardError = errors
-                do {
-                    try process.run()
-                    let data = output.fileHandleForReading.readDataToEndOfFile()
-                    let problem = errors.fileHandleForReading.readDataToEndOfFile()
-                    process.waitUntilExit()
-                    continuation.resume(returning: (process.terminationStatus, data, problem))
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }
-        }
+            requests: object["requests"] as? Int ?? -1, lines: lines("lines"), records: object["records"] as? [[String: Any]] ?? [],
+            fields: fields, rejectedLines: lines("rejected"), errors: object["errors"] as? [String] ?? ["no errors list"])
     }
 }
 
