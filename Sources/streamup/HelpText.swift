@@ -17,7 +17,7 @@ enum HelpText {
           0   \(first)
           1   the server answered another status (one line on stderr: the status and the
               start of the body, or a redirect's Location), or segments were kept with
-              --dead-letter
+              --dead-letter, or a receiver (--to) refused records
           2   no answer: refused or lost connection, timeout, retries run out, cancelled,
               or the shutdown timeout passed
           64  usage error (also a bad URL, a closed stdin, an -o FILE that cannot be written,

@@ -37,7 +37,8 @@ extension ReliableUploader: Upload {
         let progress = self.progress
         let recovered = recoveredBytes > 0 ? ", \(recoveredBytes) from the spool" : ""
         let paused = progress.pauses > 0 ? String(format: ", paused %d times (%.1f s)", progress.pauses, progress.pausedSeconds) : ""
-        let refused = progress.deadLetters > 0 ? ", \(progress.deadLetters) segments (\(progress.deadLetterBytes) bytes) kept as dead letters" : ""
+        var refused = progress.deadLetters > 0 ? ", \(progress.deadLetters) segments (\(progress.deadLetterBytes) bytes) kept as dead letters" : ""
+        if progress.rejectedRecords > 0 { refused += ", \(progress.rejectedRecords) records refused" }
         return "read \(progress.produced) bytes\(recovered), acknowledged \(progress.acknowledged), held \(progress.held), resent \(progress.resent), retries \(progress.retries)\(paused)\(refused)"
     }
 
@@ -49,9 +50,17 @@ extension ReliableUploader: Upload {
 
     var refusedLine: String? {
         let progress = self.progress
-        guard progress.deadLetters > 0, let directory = options.deadLetterDirectory else { return nil }
-        let segments = progress.deadLetters == 1 ? "1 segment was" : "\(progress.deadLetters) segments were"
-        return "\(segments) not delivered (\(progress.deadLetterBytes) bytes) and kept in \(directory) (--dead-letter)"
+        var lines: [String] = []
+        if progress.deadLetters > 0, let directory = options.deadLetterDirectory {
+            let segments = progress.deadLetters == 1 ? "1 segment was" : "\(progress.deadLetters) segments were"
+            lines.append("\(segments) not delivered (\(progress.deadLetterBytes) bytes) and kept in \(directory) (--dead-letter)")
+        }
+        if progress.rejectedRecords > 0 {
+            let records = progress.rejectedRecords == 1 ? "1 record" : "\(progress.rejectedRecords) records"
+            let kept = options.deadLetterDirectory.map { "kept in \($0)" } ?? "not kept (--dead-letter DIR keeps them)"
+            lines.append("the server refused \(records), \(kept)")
+        }
+        return lines.isEmpty ? nil : lines.joined(separator: "; ")
     }
 
     var unacknowledgedLine: String? {

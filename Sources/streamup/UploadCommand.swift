@@ -8,14 +8,25 @@ struct RecordOptions: Sendable, Equatable {
     var format: RecordFormat = .raw
     var fields: [(String, String)] = []
     var keys = RecordFormatter.Keys()
+    /// `--to NAME` and `--label`s (ReceiverOptions.swift).
+    var receiver: Receiver?
+    var labels: [(String, String)] = []
+    /// The record options given on the command line (a preset's values give way to them).
+    var given: Set<String> = []
 
     static func == (lhs: RecordOptions, rhs: RecordOptions) -> Bool {
         lhs.format == rhs.format && lhs.keys == rhs.keys && lhs.fields.elementsEqual(rhs.fields) { $0 == $1 }
+            && lhs.receiver == rhs.receiver && lhs.labels.elementsEqual(rhs.labels) { $0 == $1 } && lhs.given == rhs.given
     }
 
     /// The formatter for records read at `path` (nil for stdin), or nil for raw lines.
     func formatter(path: String? = nil) throws -> RecordFormatter? {
-        guard format != .raw else { return nil }
+        guard effectiveFormat != .raw else { return nil }
+        if let receiver {
+            return try receiver.formatter(
+                format: effectiveFormat, keys: effectiveKeys, path: path, fields: fields.map { (name: $0.0, value: $0.1) },
+                labels: labels.map { (name: $0.0, value: $0.1) })
+        }
         return try RecordFormatter(format: format, keys: keys, path: path, fields: fields.map { (name: $0.0, value: $0.1) })
     }
 }
@@ -48,6 +59,8 @@ struct UploadOptions: Sendable, Equatable {
     /// `--multipart`, `--form` (MultipartOptions.swift).
     var multipart = MultipartOptions()
     var delivery = DeliveryOptions()
+    /// The request options given on the command line (a preset's values give way to them).
+    var given: Set<String> = []
 
     /// How the stream is delivered: acknowledged segments (the default) or one request.
     struct DeliveryOptions: Sendable, Equatable {
@@ -67,7 +80,7 @@ struct UploadOptions: Sendable, Equatable {
         var segmentOptions: [String] = []
     }
 
-    static let table: [OptionSpec<UploadOptions>] = [
+    static let table: [OptionSpec<UploadOptions>] = receiverTable + [
         .value("-H", "--header", valueName: "'NAME: VALUE'|@FILE", help: "add a request header (repeatable); @FILE: the fields in FILE, one 'Name: value' per line, read for every request (keeps secrets out of argv and ps)") { options, value throws(UsageError) in
             guard !value.hasPrefix("@") else {
                 guard value.count > 1 else { throw UsageError("-H @FILE: the file name is empty") }
@@ -79,6 +92,7 @@ struct UploadOptions: Sendable, Equatable {
     ] + AuthOptions.table.map { $0.lifted(\UploadOptions.auth) } + [
         .value("--content-type", valueName: "TYPE", help: "Content-Type of the body (default application/octet-stream)") { options, value in
             options.contentType = value
+            options.given.insert("--content-type")
         },
         .value("-X", "--method", valueName: "METHOD", help: "POST (default), PUT or PATCH") { options, value throws(UsageError) in
             let method = value.uppercased()
@@ -86,6 +100,7 @@ struct UploadOptions: Sendable, Equatable {
                 throw UsageError("--method: '\(value)' is not supported; a streamed body goes with POST, PUT or PATCH")
             }
             options.method = method
+            options.given.insert("--method")
         },
         .value("--buffer-size", valueName: "SIZE", help: "the buffer between the input and the upload, holding what is not yet acknowledged (default 8MiB; 1MiB with --single-request); the input waits when it is full") { options, value throws(UsageError) in
             let size = try parseByteSize(value, option: "--buffer-size")
@@ -98,6 +113,7 @@ struct UploadOptions: Sendable, Equatable {
         .value("--format", valueName: "raw|ndjson|json", help: "raw: lines as they are (default); ndjson: each line becomes a JSON object with the line as a string (message), the time it was read, the host and, for tail, the file path; json: lines that are JSON objects get those fields merged in, others are wrapped as with ndjson") { options, value throws(UsageError) in
             guard let format = RecordFormat(rawValue: value) else { throw UsageError("--format: '\(value)' is not raw, ndjson or json") }
             options.records.format = format
+            options.records.given.insert("--format")
         },
         .value("--field", valueName: "KEY=VALUE", help: "add a string field to every record (repeatable; with --format ndjson or json)") { options, value throws(UsageError) in
             guard let equals = value.firstIndex(of: "="), equals != value.startIndex else { throw UsageError("--field: '\(value)' is not KEY=VALUE") }
@@ -106,10 +122,12 @@ struct UploadOptions: Sendable, Equatable {
         .value("--message-key", valueName: "KEY", help: "the key of the line in a record (default message; e.g. _msg, log)") { options, value throws(UsageError) in
             guard !value.isEmpty else { throw UsageError("--message-key: the key cannot be empty") }
             options.records.keys.message = value
+            options.records.given.insert("--message-key")
         },
         .value("--time-key", valueName: "KEY|none", help: "the key of the time the line was read, RFC 3339 UTC with milliseconds (default time; e.g. _time, @timestamp, date); none leaves it out") { options, value throws(UsageError) in
             guard !value.isEmpty else { throw UsageError("--time-key: the key cannot be empty (none leaves the time out)") }
             options.records.keys.time = value == "none" ? nil : value
+            options.records.given.insert("--time-key")
         },
         .value("--compress", valueName: "gzip", help: "compress each request with gzip (Content-Encoding: gzip): one gzip member per request; a single request is flushed whenever it would wait for input") { options, value throws(UsageError) in
             guard value == "gzip" else { throw UsageError("--compress: '\(value)' is not supported (gzip is)") }
@@ -158,7 +176,7 @@ struct UploadOptions: Sendable, Equatable {
         .value("--spool-size", valueName: "SIZE", help: "most unacknowledged bytes the spool holds (default 1GiB or half the free space of its file system, whichever is smaller); the input waits beyond it") { options, value throws(UsageError) in
             options.delivery(\.spoolBytes, try parseByteSize(value, option: "--spool-size"), "--spool-size")
         },
-        .value("--dead-letter", valueName: "DIR", help: "keep segments the server refuses for good (4xx other than 408/429, TLS certificate errors) or that run out of retries in DIR, and go on (default: stop)") { options, value in
+        .value("--dead-letter", valueName: "DIR", help: "keep segments the server refuses for good (4xx other than 408/429, TLS certificate errors) or that run out of retries in DIR, and go on (default: stop); with --to, also the single records a receiver refuses") { options, value in
             options.delivery(\.deadLetterDirectory, value, "--dead-letter")
         },
         .value("--shutdown-timeout", valueName: "DURATION", help: "after SIGINT/SIGTERM, wait at most this long for the rest to be sent and answered (default 30s), then exit 2") { options, value throws(UsageError) in
@@ -183,11 +201,12 @@ struct UploadOptions: Sendable, Equatable {
 
     /// Checks the options together, after parsing.
     func validate() throws(UsageError) {
-        if records.format == .raw && (!records.fields.isEmpty || records.keys != RecordFormatter.Keys()) {
+        try validateReceiver()
+        if records.effectiveFormat == .raw && (!records.fields.isEmpty || records.keys != RecordFormatter.Keys()) {
             throw UsageError("--field, --message-key and --time-key shape records: add --format ndjson or --format json")
         }
-        if records.format != .raw && delivery.records == .rawBytes {
-            throw UsageError("--format \(records.format.rawValue) makes records of lines: it cannot go with --records none")
+        if records.effectiveFormat != .raw && delivery.records == .rawBytes {
+            throw UsageError("--format \(records.effectiveFormat.rawValue) makes records of lines: it cannot go with --records none")
         }
         if delivery.singleRequest, let first = delivery.segmentOptions.first {
             throw UsageError("--single-request cannot go with \(first): it sends one request, without segments or retries")
@@ -274,6 +293,12 @@ struct UploadOptions: Sendable, Equatable {
         \(HelpText.units)
 
         \(HelpText.uploadExitStatuses(success: "every byte was acknowledged with a 2xx; the last answer's body, if any, is\n      printed on stdout (or -o FILE)"))
+
+        --to RECEIVER speaks a log receiver's own API (README: Receivers), e.g.
+            tail -F app.log | streamup --to loki --label job=app http://loki:3100
+        Records a receiver refuses while it stores the others (Elasticsearch items, Splunk's
+        invalid event, OTLP partial success, Loki's ignored entries) get one line on stderr
+        each answer, are kept with --dead-letter DIR, and are not sent again.
 
         See `streamup tail --help` (file follower), `streamup heartbeat --help` (heartbeat
         monitor) and `streamup sink --help` (the local sink).

@@ -41,17 +41,14 @@ enum UploadRunner {
     ) async -> (status: Int32, response: UploadResponse?) {
         let uploader: any Upload
         do {
-            var configuration = UploadConfiguration(url: try UploadConfiguration.url(from: urlText))
-            configuration.method = options.method
-            configuration.contentType = options.contentType
+            // Method, content type and a receiver's request (ReceiverOptions.swift).
+            var configuration = try options.configuration(url: urlText)
             configuration.headers = options.headers
             configuration.responseTimeout = options.responseTimeout.seconds
             configuration.body.gzip = options.gzip
-            if options.records.format != .raw && options.contentType == UploadOptions().contentType {
-                configuration.contentType = "application/x-ndjson"
-            }
-            // Credentials (read from their files now, and again for every request), then the form.
-            configuration.headerProvider = try options.auth.headerProvider(
+            // Credentials (read from their files now, and again for every request) in the
+            // receiver's token header, then the form (after the receiver's envelope).
+            configuration.headerProvider = try options.effectiveAuth.headerProvider(
                 environment: ProcessInfo.processInfo.environment, literalHeaders: options.headers)
             try options.multipart.apply(to: &configuration)
             let verbose = options.verbose
@@ -60,7 +57,7 @@ enum UploadRunner {
                 configuration.bufferSize = options.bufferSize ?? configuration.bufferSize
                 uploader = try StreamUploader(configuration, onEvent: onEvent)
             } else {
-                var library = options.delivery.libraryOptions
+                var library = options.libraryOptions
                 if let bufferSize = options.bufferSize { library.replayCapacity = bufferSize }
                 library.stateFile = stateFile
                 library.forgetSourcesAfter = forgetSourcesAfter
@@ -90,6 +87,12 @@ enum UploadRunner {
                 Terminal.info("* \(uploader.progressLine); server answered \(response.statusCode)")
             }
             guard response.isSuccess else {
+                // A last request the receiver answered with a partial failure (Splunk and Loki
+                // say 400) ended a stream that is all processed: say what it refused.
+                if uploader.unacknowledgedLine == nil, let refused = uploader.refusedLine {
+                    Terminal.error(refused)
+                    return (ExitStatus.httpFailure, response)
+                }
                 // One line; where the refused bytes are is news only when a spool keeps them.
                 let kept = options.delivery.spoolDirectory == nil ? nil : uploader.unacknowledgedLine
                 Terminal.error(AnswerReport.failureLine(response, requestURL: URL(string: urlText)) + (kept.map { "; \($0)" } ?? ""))
@@ -155,6 +158,8 @@ enum UploadRunner {
             Terminal.error(line)
         case .deadLettered(let bytes, let file, let reason):
             Terminal.error("\(reason): kept the segment (\(bytes) bytes) in \(file) and went on")
+        case .recordsRejected(_, let reason, let file):
+            Terminal.error(reason + (file.map { "; kept in \($0)" } ?? "; not kept (--dead-letter DIR keeps refused records)"))
         case .notice(let text):
             Terminal.error(text)
         case .source(let event):
@@ -166,8 +171,11 @@ enum UploadRunner {
 
 extension UploadOptions.DeliveryOptions {
     /// The library's options with these overrides.
-    var libraryOptions: ReliableUploader.Options {
-        var options = ReliableUploader.Options()
+    var libraryOptions: ReliableUploader.Options { libraryOptions(base: ReliableUploader.Options()) }
+
+    /// The library's options `base` (the defaults, or a receiver's) with these overrides.
+    func libraryOptions(base: ReliableUploader.Options) -> ReliableUploader.Options {
+        var options = base
         options.records = records
         if let maxRecordBytes { options.maxRecordBytes = maxRecordBytes }
         if let retries { options.retry.maxRetries = retries }

@@ -17,7 +17,7 @@ import Testing
     /// Lines of every kind of byte: each byte value alone and between ASCII, all 256 in one line,
     /// ill-formed UTF-8 of each kind, well-formed multi-byte UTF-8, control characters, quotes
     /// and backslashes, and random bytes.
-    private static func trickyLines() -> [[UInt8]] {
+    static func trickyLines() -> [[UInt8]] {
         var lines: [[UInt8]] = (0...255).map { [UInt8($0)] }
         lines += (0...255).map { [UInt8(ascii: "a"), UInt8($0), UInt8(ascii: "z")] }
         lines.append((0...255).map { UInt8($0) })

@@ -11,7 +11,8 @@
 /// What is a result and not an error: every HTTP status. 2xx acknowledges; 408, 429 and 5xx
 /// (by default) are retried after a backoff with full jitter, or `Retry-After`; 413 makes the
 /// segment smaller; other 4xx (and TLS certificate failures) are final: with dead letters the
-/// segment is set aside and the stream goes on, without them the upload stops.
+/// segment is set aside and the stream goes on, without them the upload stops. An answer that
+/// refuses some records and stores the others is a partial failure (DeliveryMachine+Partial).
 ///
 /// Thread safety: a value type, confined to the uploader's delivery task.
 struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Duration {
@@ -67,6 +68,8 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         var uploadComplete: Bool? = nil
         /// `Location`, resolved against the request (resumable creation).
         var location: String? = nil
+        /// Records the receiver refused while it stored the others (DeliveryMachine+Partial).
+        var partial: Partial? = nil
         var isSuccess: Bool { (200..<300).contains(status) }
     }
 
@@ -117,6 +120,9 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         case acknowledge(upTo: Int)
         /// Remember (nil: forget) the resumable upload, in the spool for the next run.
         case saveUpload(Upload?)
+        /// The receiver refused these records for good: report them (and keep them as dead
+        /// letters) before the acknowledgement that follows frees their bytes.
+        case rejectRecords(RecordRejection)
         case notice(Notice)
     }
 
@@ -127,6 +133,8 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         case recovered(failedAttempts: Int, resentBytes: Int, after: Duration)
         case segmentShrunk(toBytes: Int, reason: String)
         case completionAnswerLost
+        /// The receiver warned about records it stored anyway.
+        case receiverWarning(String)
     }
 
     let configuration: Configuration
@@ -185,8 +193,11 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     /// Takes the outcome of `exchange` (which `next` asked for) and returns what to do about it.
     mutating func handle(_ result: Result, of exchange: Exchange, now: Instant) -> [Effect] {
         switch (exchange, result) {
-        case (.segment, .answered(let answer, let carried)):
+        case (.segment(_, let limits), .answered(let answer, let carried)):
             noteSent(carried)
+            if let partial = answer.partial {
+                return handlePartial(partial, answer: answer, limits: limits, carried: carried, now: now)
+            }
             if answer.isSuccess {
                 return succeeded(acknowledging: carried.upperBound, now: now)
             }

@@ -38,7 +38,7 @@ extension ReliableUploader {
                 }
                 if let error { lastError = error }
                 for effect in machine.handle(result, of: exchange, now: .now) {
-                    try apply(effect)
+                    try apply(effect, answer: response)
                 }
                 state.withLock { state in
                     state.resent = machine.resentBytes
@@ -78,10 +78,13 @@ extension ReliableUploader {
         }
     }
 
-    private func apply(_ effect: Machine.Effect) throws {
+    /// Carries out `effect` of `answer` (the response the machine just handled, if any).
+    private func apply(_ effect: Machine.Effect, answer: UploadResponse? = nil) throws {
         switch effect {
         case .acknowledge(let offset):
             acknowledge(upTo: offset)
+        case .rejectRecords(let rejection):
+            try reject(rejection, answer: answer)
         case .saveUpload(let upload):
             var kept = upload
             kept?.target = configuration.url.absoluteString
@@ -96,6 +99,8 @@ extension ReliableUploader {
                 onEvent(.notice("\(reason): segments of at most \(bytes) bytes from now on"))
             case .completionAnswerLost:
                 onEvent(.notice("the answer to the completing request was lost; the server had acknowledged every byte and has completed the upload"))
+            case .receiverWarning(let text):
+                onEvent(.notice(text))
             }
         }
     }
@@ -130,7 +135,16 @@ extension ReliableUploader {
         do {
             let response = try await (own ?? session).send(request, body: body, onEvent: onEvent)
             let carried = body?.outcome.carried ?? start..<start
-            return (.answered(answer(response, to: request), carried: carried), response, nil)
+            var answer = answer(response, to: request)
+            if case .segment = exchange, let partial = partial(in: response, carried: carried) {
+                answer.partial = partial
+                if partial.backoff {
+                    // What was not processed is retried as the overload it was: a give-up
+                    // reports it as such, not as the 2xx the request got.
+                    return (.answered(answer, carried: carried), response.withStatus(429), nil)
+                }
+            }
+            return (.answered(answer, carried: carried), response, nil)
         } catch {
             let failure = error as? StreamUpError ?? StreamUpError(.transport, "\(error)")
             let carried = body?.outcome.carried ?? start..<start

@@ -50,8 +50,14 @@ public final class ReliableUploader: Sendable {
         /// Which failures are retried, and how often.
         public var retry = RetryPolicy()
         /// Set aside segments the server refuses for good (or that run out of retries) in this
-        /// directory and go on, instead of stopping.
+        /// directory and go on, instead of stopping; and the single records a receiver refuses
+        /// while it stores the others (see `answerReader`).
         public var deadLetterDirectory: String?
+        /// Reads each segment's answer for records the receiver refused while it stored the
+        /// others (Elasticsearch items, Splunk's invalid event, OTLP partial success, Loki's
+        /// ignored entries): those are reported, kept in `deadLetterDirectory`, never sent
+        /// again, and what the receiver did not process is. nil: the status alone decides.
+        public var answerReader: AnswerReader?
         /// Save where a ``PositionedProducer``'s sources stand in this file, and continue from
         /// there on the next start.
         public var stateFile: String?
@@ -84,6 +90,8 @@ public final class ReliableUploader: Sendable {
         public var deadLetterBytes: Int
         /// Records longer than `maxRecordBytes` that were split.
         public var splitRecords: Int
+        /// Records the receiver refused while it stored the others (``Options/answerReader``).
+        public var rejectedRecords: Int
     }
 
     struct State {
@@ -96,6 +104,7 @@ public final class ReliableUploader: Sendable {
         var retries = 0
         var deadLetters = 0
         var deadLetterBytes = 0
+        var rejectedRecords = 0
         /// Bytes set aside as dead letters: `Streamup-Offset` counts the stream without them, so
         /// the receiver's stream stays contiguous.
         var skipped = 0
@@ -190,7 +199,7 @@ public final class ReliableUploader: Sendable {
         return state.withLock { state in
             Progress(produced: produced, acknowledged: acknowledged, held: held, resent: state.resent, retries: state.retries,
                      pauses: pauses.count, pausedSeconds: pauses.time.timeInterval, deadLetters: state.deadLetters,
-                     deadLetterBytes: state.deadLetterBytes, splitRecords: splits)
+                     deadLetterBytes: state.deadLetterBytes, splitRecords: splits, rejectedRecords: state.rejectedRecords)
         }
     }
 

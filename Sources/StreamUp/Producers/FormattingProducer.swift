@@ -16,10 +16,12 @@ public struct FormattingProducer<Inner: Producer>: Producer {
     /// The longest line kept whole; longer ones are cut.
     public let maxLine: Int
 
-    public init(_ inner: Inner, formatter: RecordFormatter, maxLine: Int = 1 << 20) {
+    /// - Parameter maxLine: where longer lines are cut (nil: the formatter's
+    ///   ``RecordFormatter/maxLineBytes``).
+    public init(_ inner: Inner, formatter: RecordFormatter, maxLine: Int? = nil) {
         self.inner = inner
         self.formatter = formatter
-        self.maxLine = maxLine
+        self.maxLine = maxLine ?? formatter.maxLineBytes
     }
 
     public func produce(into writer: StreamWriter) async throws {

@@ -24,7 +24,10 @@ struct LineRecords {
     /// Lines cut at `maxLine`.
     private(set) var cutLines = 0
 
-    init(formatter: RecordFormatter?, maxLine: Int = 1 << 20) {
+    /// - Parameter maxLine: where longer lines are cut (nil: the formatter's
+    ///   ``RecordFormatter/maxLineBytes``, or 1 MiB without one).
+    init(formatter: RecordFormatter?, maxLine: Int? = nil) {
+        let maxLine = maxLine ?? formatter?.maxLineBytes ?? 1 << 20
         precondition(maxLine > 0, "lines need room")
         self.formatter = formatter
         self.maxLine = maxLine

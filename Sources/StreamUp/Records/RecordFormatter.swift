@@ -3,15 +3,18 @@ import Foundation
 /// Turns one input line (its bytes, without the `\n`) into one record: a line ending in `\n`.
 ///
 /// - ``RecordFormat/raw``: the line itself.
-/// - ``RecordFormat/ndjson``: a JSON object, its members in this fixed order: the time the line
-///   was read (RFC 3339 UTC with milliseconds), the host, the path (only when one is given), the
-///   extra fields in the order given, and last the line itself as a string. Each key is
-///   configurable; time, host and path can be left out (a nil key).
+/// - ``RecordFormat/ndjson``: the line in a record of the formatter's ``RecordShape``. The
+///   default, ``RecordShape/object``, is a JSON object, its members in this fixed order: the
+///   time the line was read (RFC 3339 UTC with milliseconds), the host, the path (only when one
+///   is given), the extra fields in the order given, and last the line itself as a string. Each
+///   key is configurable; time, host and path can be left out (a nil key). The other shapes are
+///   the entries receivers take (Loki, OTLP, Splunk HEC, …).
 /// - ``RecordFormat/json``: a line that is exactly one JSON object (checked against the JSON
 ///   grammar by `JSONObjectScanner`, not re-serialized: its bytes, key order and number
 ///   spellings are kept) gets the same fields inserted right after its `{`, minus any key the
 ///   object already has: **the line's own key wins** and no key is written twice. Any other line
-///   is wrapped as in `ndjson`.
+///   is wrapped as in `ndjson`, and so is every line in a shape that cannot take an object of
+///   its own (``RecordShape/mergesJSONObjects``).
 ///
 /// An extra field whose key is the time, host or path key replaces that value in place (for
 /// example `host` set by hand); of two extra fields with one key, the last wins.
@@ -44,83 +47,46 @@ public struct RecordFormatter: Sendable {
         }
     }
 
-    /// What a field's value is.
-    private enum Value: Sendable {
-        /// A string, already written as a JSON string literal.
-        case constant([UInt8])
-        case time
-        case message
-    }
-
-    /// One field: its key as UTF-8 (to compare with keys a line has) and `"key":` as written.
-    private struct Field: Sendable {
-        var name: [UInt8]
-        var keyPrefix: [UInt8]
-        var value: Value
-    }
-
-    /// A wrapped record, precomputed: literal bytes, then the value that follows them.
-    private struct Part: Sendable {
-        enum Slot: Sendable { case time, message, end }
-        var literal: [UInt8]
-        var slot: Slot
-    }
-
     /// The format this formatter writes.
     public let format: RecordFormat
-    /// Every field in output order, the message last.
-    private let fields: [Field]
-    /// A wrapped record: `{"time":"` time `","host":…,"message":"` message `"}\n`.
-    private let wrapParts: [Part]
-    private var timestamps = TimestampWriter()
+    /// How each record is laid out (a flat object, or a receiver's entry).
+    public let shape: RecordShape
+    /// The longest line made into one record: a producer cuts longer lines here (``LineRecords``).
+    public let maxLineBytes: Int
+    private let layout: RecordLayout
+    private var time = RecordTime()
     private var scanner = JSONObjectScanner()
 
     /// Sets up a formatter.
     /// - Parameters:
+    ///   - shape: how records are laid out (``RecordShape``; a flat object by default).
+    ///   - keys: the key names, for the shapes that have settable ones (nil: the shape's
+    ///     ``RecordShape/defaultKeys``).
     ///   - host: the value of the host field (this machine's name by default).
     ///   - path: the value of the path field (the file a follower reads); nil writes no path.
     ///   - fields: extra string fields (`--field name=value`), in order.
+    ///   - maxLineBytes: the longest line made into one record (see ``maxRecordBytes``).
     /// - Throws: `StreamUpError` `.invalidConfiguration` when two of the keys (message, time,
     ///   host, path) are the same, or an extra field uses the message key.
     public init(
-        format: RecordFormat, keys: Keys = Keys(), host: String = RecordFormatter.localHostName(), path: String? = nil,
-        fields extra: [(name: String, value: String)] = []
+        format: RecordFormat, shape: RecordShape = .object, keys: Keys? = nil, host: String = RecordFormatter.localHostName(),
+        path: String? = nil, fields extra: [(name: String, value: String)] = [], maxLineBytes: Int = 1 << 20
     ) throws(StreamUpError) {
+        guard maxLineBytes > 0 else { throw StreamUpError(.invalidConfiguration, "records need a positive line length") }
         self.format = format
-        var builtIn: [(label: String, name: String, value: Value)] = []
-        if let key = keys.time { builtIn.append(("time", key, .time)) }
-        if let key = keys.host { builtIn.append(("host", key, .constant(Self.jsonString(host)))) }
-        if let key = keys.path, let path { builtIn.append(("path", key, .constant(Self.jsonString(path)))) }
-        builtIn.append(("message", keys.message, .message))
-        for (index, field) in builtIn.enumerated() {
-            if let other = builtIn[..<index].first(where: { Array($0.name.utf8) == Array(field.name.utf8) }) {
-                throw StreamUpError(
-                    .invalidConfiguration, "the \(other.label) and \(field.label) fields both use the key \"\(field.name)\"")
-            }
-        }
-        var ordered = builtIn.dropLast().map { (name: Array($0.name.utf8), value: $0.value) }
-        for field in extra {
-            let name = Array(field.name.utf8)
-            guard name != Array(keys.message.utf8) else {
-                throw StreamUpError(
-                    .invalidConfiguration,
-                    "the field \"\(field.name)\" uses the message key; pick another field name or message key")
-            }
-            if let index = ordered.firstIndex(where: { $0.name == name }) {
-                ordered[index].value = .constant(Self.jsonString(field.value))
-            } else {
-                ordered.append((name, .constant(Self.jsonString(field.value))))
-            }
-        }
-        ordered.append((Array(keys.message.utf8), .message))
-        let fields = ordered.map { field in
-            var keyPrefix: [UInt8] = []
-            field.name.withUnsafeBytes { JSONString.append($0, to: &keyPrefix) }
-            keyPrefix.append(UInt8(ascii: ":"))
-            return Field(name: field.name, keyPrefix: keyPrefix, value: field.value)
-        }
-        self.fields = fields
-        wrapParts = Self.wrapTemplate(fields)
+        self.shape = shape
+        self.maxLineBytes = maxLineBytes
+        layout = try RecordLayout.make(shape, keys: keys ?? shape.defaultKeys, host: host, path: path, fields: extra)
+    }
+
+    /// The most bytes one record can take: a line of ``maxLineBytes`` whose every byte needs a
+    /// six-byte escape (`\u001b`, `\udcff`), plus the rest of the record. A buffer that splits
+    /// records longer than its limit must allow this much, or it splits a record's JSON.
+    public var maxRecordBytes: Int {
+        let literals = layout.parts.reduce(0) { $0 + $1.literal.count }
+        let times = layout.parts.filter { if case .time = $0.slot { true } else { false } }.count
+        let merged = layout.mergeFields.map { $0.reduce(0) { $0 + $1.keyPrefix.count + 32 } } ?? 0
+        return literals + times * 32 + merged + 6 * maxLineBytes
     }
 
     /// Appends the record for `line` (without its `\n`), read at `time`, to `output`.
@@ -144,20 +110,23 @@ public struct RecordFormatter: Sendable {
         case .ndjson:
             wrap(line, milliseconds: milliseconds, to: &output)
         case .json:
-            if let object = scanner.scan(line) {
-                merge(line, object, milliseconds: milliseconds, to: &output)
+            if let fields = layout.mergeFields, let object = scanner.scan(line) {
+                merge(line, object, fields: fields, milliseconds: milliseconds, to: &output)
             } else {
                 wrap(line, milliseconds: milliseconds, to: &output)
             }
         }
     }
 
-    /// Writes `{` fields `}` with the line as the message.
+    /// Writes the record with the line as the message (nothing for a blank line, in a shape
+    /// whose receiver refuses those).
     private mutating func wrap(_ line: UnsafeRawBufferPointer, milliseconds: Int64, to output: inout [UInt8]) {
-        for part in wrapParts {
+        if layout.skipsBlankLines && line.allSatisfy({ $0 == 0x20 || (0x09...0x0D).contains($0) }) { return }
+        time.begin(milliseconds: milliseconds)
+        for part in layout.parts {
             output.append(contentsOf: part.literal)
             switch part.slot {
-            case .time: appendTime(milliseconds, to: &output)
+            case .time(let style): time.append(style, to: &output)
             case .message: JSONString.appendContent(line, to: &output)
             case .end: break
             }
@@ -166,19 +135,21 @@ public struct RecordFormatter: Sendable {
 
     /// Writes the object with the fields it lacks inserted after its `{`.
     private mutating func merge(
-        _ line: UnsafeRawBufferPointer, _ object: JSONObjectScanner.Object, milliseconds: Int64, to output: inout [UInt8]
+        _ line: UnsafeRawBufferPointer, _ object: JSONObjectScanner.Object, fields: [RecordLayout.Field], milliseconds: Int64,
+        to output: inout [UInt8]
     ) {
+        time.begin(milliseconds: milliseconds)
         output.append(contentsOf: UnsafeRawBufferPointer(rebasing: line[...object.openBrace]))
         var inserted = 0
-        for field in fields.dropLast() where !scanner.keys.contains(where: { scanner.key($0, in: line, equals: field.name) }) {
+        for field in fields where !scanner.keys.contains(where: { scanner.key($0, in: line, equals: field.name) }) {
             if inserted > 0 { output.append(UInt8(ascii: ",")) }
             output.append(contentsOf: field.keyPrefix)
             switch field.value {
-            case .constant(let bytes): output.append(contentsOf: bytes)
-            case .time:
-                output.append(UInt8(ascii: "\""))
-                appendTime(milliseconds, to: &output)
-                output.append(UInt8(ascii: "\""))
+            case .json(let bytes): output.append(contentsOf: bytes)
+            case .time(let style):
+                if style.isQuoted { output.append(UInt8(ascii: "\"")) }
+                time.append(style, to: &output)
+                if style.isQuoted { output.append(UInt8(ascii: "\"")) }
             case .message: preconditionFailure("the message field is never merged into an object")
             }
             inserted += 1
@@ -186,38 +157,6 @@ public struct RecordFormatter: Sendable {
         if inserted > 0 && object.memberCount > 0 { output.append(UInt8(ascii: ",")) }
         output.append(contentsOf: UnsafeRawBufferPointer(rebasing: line[(object.openBrace + 1)...]))
         output.append(0x0A)
-    }
-
-    private mutating func appendTime(_ milliseconds: Int64, to output: inout [UInt8]) {
-        timestamps.append(milliseconds: milliseconds, to: &output)
-    }
-
-    /// The wrapped record as parts: all bytes but the time and the message are written once here.
-    private static func wrapTemplate(_ fields: [Field]) -> [Part] {
-        var parts: [Part] = []
-        var literal: [UInt8] = [UInt8(ascii: "{")]
-        for (index, field) in fields.enumerated() {
-            if index > 0 { literal.append(UInt8(ascii: ",")) }
-            literal += field.keyPrefix
-            switch field.value {
-            case .constant(let bytes):
-                literal += bytes
-            case .time:
-                parts.append(Part(literal: literal + [UInt8(ascii: "\"")], slot: .time))
-                literal = [UInt8(ascii: "\"")]
-            case .message:
-                parts.append(Part(literal: literal + [UInt8(ascii: "\"")], slot: .message))
-                literal = [UInt8(ascii: "\"")]
-            }
-        }
-        parts.append(Part(literal: literal + [UInt8(ascii: "}"), 0x0A], slot: .end))
-        return parts
-    }
-
-    private static func jsonString(_ string: String) -> [UInt8] {
-        var bytes: [UInt8] = []
-        JSONString.append(string, to: &bytes)
-        return bytes
     }
 
     /// This machine's name from `gethostname` (no DNS lookup), or `localhost` if it has none.

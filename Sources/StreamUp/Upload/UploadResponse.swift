@@ -25,6 +25,11 @@ public struct UploadResponse: Sendable {
 
     /// The body as text (UTF-8, invalid bytes replaced).
     public var bodyText: String { String(decoding: body, as: UTF8.self) }
+
+    /// The same answer with another status (a partial failure that asks for a retry).
+    func withStatus(_ status: Int) -> UploadResponse {
+        UploadResponse(statusCode: status, headers: headers, body: body, bytesSent: bytesSent)
+    }
 }
 
 /// How far an upload has got. Counters only grow.
@@ -59,6 +64,10 @@ public enum UploadEvent: Sendable {
     /// A segment the server refused for good (or that ran out of retries) was set aside in
     /// `file` (`--dead-letter`), and the stream went on.
     case deadLettered(bytes: Int, file: String, reason: String)
+    /// The receiver refused `count` records while it stored the others (a partial failure,
+    /// ``ReliableUploader/Options/answerReader``): `reason` is one line on what it said, and
+    /// `file` where they were kept (nil without a dead-letter directory). They are not sent again.
+    case recordsRejected(count: Int, reason: String, file: String?)
     /// Something a person should know that is not a failure (reliable delivery).
     case notice(String)
     /// What a producer that follows files says about them (``FileTailer``).

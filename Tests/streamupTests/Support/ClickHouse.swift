@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import StreamUpTestSupport
 import Testing
 
@@ -29,13 +26,11 @@ final class ClickHouse: Sendable {
         self.directory = directory
     }
 
-    /// Runs `body` with a fresh server whose table `t (n UInt64)` and `logs (message String)` exist.
-    static func with<T>(_ body: (ClickHouse) async throws -> T) async throws -> T {
+    /// Runs `body` with a fresh server whose tables are `tables` (`NAME (COLUMNS) ENGINE = …`
+    /// definitions), by default `t (n UInt64)` and `logs (message String)`.
+    static func with<T>(tables: [String] = [], _ body: (ClickHouse) async throws -> T) async throws -> T {
         let directory = try temporaryDirectory()
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Receivers/clickhouse.py").path
-        let harness = try StreamupProcess(
-            executable: URL(fileURLWithPath: "/usr/bin/env"), ["python3", script, "start", "--dir", directory.path])
+        let harness = try PythonScript.start("clickhouse.py", ["start", "--dir", directory.path] + tables.flatMap { ["--table", $0] })
         guard let line = await harness.firstLine(), let url = URL(string: line) else {
             harness.signal(SIGTERM)
             _ = await harness.waitForExit()
@@ -61,15 +56,17 @@ final class ClickHouse: Sendable {
         url.absoluteString + "/?query=" + "INSERT INTO \(table) FORMAT JSONEachRow".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
     }
 
-    /// The answer to `sql`, trimmed.
+    /// The answer to `sql`, trimmed. Asked by a Python program on a thread of its own: an
+    /// `async` URLSession call blocks the calling thread while URLSession's shared queue is
+    /// busy, and a live body of an in-process upload in another test keeps it busy (DESIGN.md
+    /// fact 3); two such calls held both of the test runner's threads and every test stopped.
     func query(_ sql: String) async throws -> String {
-        var components = URLComponents(url: url, resolvingAgainstBaseURL: false)!
-        components.queryItems = [URLQueryItem(name: "query", value: sql)]
-        let (data, response) = try await URLSession.shared.data(from: components.url!)
-        guard (response as? HTTPURLResponse)?.statusCode == 200 else {
-            throw ClickHouseError(message: "query failed: \(String(decoding: data, as: UTF8.self))")
+        let program = "import sys, urllib.parse, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1] + '/?' + urllib.parse.urlencode({'query': sys.argv[2]}), timeout=60).read().decode('utf-8', 'replace'))"
+        let (status, output, errors) = try await PythonScript.run(program, [url.absoluteString, sql])
+        guard status == 0 else {
+            throw ClickHouseError(message: "query failed: \(String(decoding: errors, as: UTF8.self).suffix(500))")
         }
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }
 

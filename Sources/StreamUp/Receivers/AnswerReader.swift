@@ -1,0 +1,41 @@
+/// Reads a receiver's answer for records it refused while it stored the others: the seam
+/// between a receiver's own way of saying so and the uploader's delivery decisions.
+///
+/// ``ReliableUploader`` hands every answer to a segment to its reader (``ReliableUploader/Options/answerReader``),
+/// with a way to get the records the request carried (each without its `\n`, read from the
+/// replay buffer only when the reader asks). A nil result means the answer says nothing about
+/// single records: its status decides, as without a reader. A ``PartialFailure`` overrides the
+/// status: the refused records are reported and kept (`deadLetterDirectory`), never sent
+/// again, and what the receiver did not process is sent again.
+///
+/// The built-in readers follow each receiver's documented answers (cited in their files);
+/// ``Receiver`` presets set them. Write your own for another receiver.
+///
+/// Thread safety: immutable; the closure is `@Sendable` and called from the delivery task.
+public struct AnswerReader: Sendable {
+    /// Reads one answer; `records` returns the request's records in order.
+    public typealias Read = @Sendable (_ answer: UploadResponse, _ records: () -> [[UInt8]]) -> PartialFailure?
+
+    /// Names the receiver in messages.
+    public let name: String
+    private let read: Read
+
+    public init(name: String, _ read: @escaping Read) {
+        self.name = name
+        self.read = read
+    }
+
+    /// What `answer` says about the records `records` returns.
+    public func partialFailure(in answer: UploadResponse, records: () -> [[UInt8]]) -> PartialFailure? {
+        read(answer, records)
+    }
+
+    /// Elasticsearch and OpenSearch `_bulk`: `errors:true` items (``ElasticsearchBulkAnswer``).
+    public static let elasticsearchBulk = AnswerReader(name: "Elasticsearch") { ElasticsearchBulkAnswer.read($0, records: $1) }
+    /// Splunk HEC: `invalid-event-number` (``SplunkHECAnswer``).
+    public static let splunkHEC = AnswerReader(name: "Splunk HEC") { SplunkHECAnswer.read($0, records: $1) }
+    /// OTLP/HTTP: `partialSuccess` (``OTLPAnswer``).
+    public static let otlp = AnswerReader(name: "OTLP") { OTLPAnswer.read($0, records: $1) }
+    /// Loki push: a 400 listing the ignored entries (``LokiAnswer``).
+    public static let loki = AnswerReader(name: "Loki") { LokiAnswer.read($0, records: $1) }
+}

@@ -1,0 +1,132 @@
+import Foundation
+
+/// What each request to the receiver looks like: endpoint, method, content type, the document
+/// around its records, and the header its token goes in.
+extension Receiver {
+    /// The request method (every receiver here takes POST).
+    public var method: String { "POST" }
+
+    /// The `Content-Type` the receiver reads its body as.
+    public var contentType: String {
+        switch self {
+        case .victorialogs: "application/stream+json"
+        case .loki, .splunkHEC, .otlp, .datadog, .fluentBit: "application/json"
+        case .elasticsearch, .clickhouse: "application/x-ndjson"
+        case .vector: "text/plain"
+        }
+    }
+
+    /// The header a token goes in, and the word before it: Splunk's `Authorization: Splunk
+    /// <token>`, Datadog's `DD-API-KEY: <key>`, Elasticsearch's `Authorization: ApiKey <key>`;
+    /// the others take `Authorization: Bearer <token>`.
+    public var tokenHeader: TokenHeaderStyle {
+        switch self {
+        case .splunkHEC: .splunk
+        case .datadog: .datadog
+        case .elasticsearch: TokenHeaderStyle(name: "Authorization", scheme: "ApiKey")
+        case .victorialogs, .loki, .clickhouse, .otlp, .vector, .fluentBit: .bearer
+        }
+    }
+
+    /// The path added to a URL that has none (nil: the receiver has no usual path).
+    public var defaultPath: String? {
+        switch self {
+        case .victorialogs: "/insert/jsonline"
+        case .loki: "/loki/api/v1/push"
+        case .elasticsearch: "/logs-streamup-default/_bulk"
+        case .splunkHEC: "/services/collector/event"
+        case .otlp: "/v1/logs"
+        case .datadog: "/api/v2/logs"
+        case .clickhouse, .vector, .fluentBit: nil
+        }
+    }
+
+    /// `url` completed for this receiver: its usual path when `url` has none (Elasticsearch:
+    /// `/_bulk` after an index path such as `/logs-app`); ClickHouse: an `INSERT INTO logs
+    /// FORMAT JSONEachRow` query when there is none; VictoriaLogs: `_msg_field`, `_time_field`
+    /// and `_stream_fields` (host, path, the labels) unless the URL sets them. A URL that says
+    /// what it wants is left as it is.
+    public func url(for url: URL, keys: RecordFormatter.Keys? = nil, labels: [(name: String, value: String)] = []) -> URL {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url }
+        let path = components.percentEncodedPath
+        if path.isEmpty || path == "/" {
+            if let defaultPath { components.percentEncodedPath = defaultPath }
+        } else if self == .elasticsearch, !path.hasSuffix("/_bulk") {
+            components.percentEncodedPath = (path.hasSuffix("/") ? String(path.dropLast()) : path) + "/_bulk"
+        }
+        var items = components.queryItems ?? []
+        func add(_ name: String, _ value: String?) {
+            guard let value, !value.isEmpty, !items.contains(where: { $0.name == name }) else { return }
+            items.append(URLQueryItem(name: name, value: value))
+        }
+        switch self {
+        case .clickhouse:
+            add("query", "INSERT INTO logs FORMAT JSONEachRow")
+        case .victorialogs:
+            let keys = keys ?? self.keys
+            add("_msg_field", keys.message)
+            add("_time_field", keys.time)
+            add("_stream_fields", ([keys.host, keys.path].compactMap { $0 } + labels.map(\.name)).joined(separator: ","))
+        case .loki, .elasticsearch, .splunkHEC, .otlp, .datadog, .vector, .fluentBit:
+            break
+        }
+        if !items.isEmpty { components.queryItems = items }
+        return components.url ?? url
+    }
+
+    /// The document around each request's records (nil: the records as they are).
+    /// - Loki: one stream, `labels` (default `job=streamup`) plus `host` unless a label sets it.
+    /// - OTLP: one resource (`host.name` and `labels` as its attributes) and one scope,
+    ///   `streamup`.
+    /// - Elasticsearch: a `create` action line per document (what data streams require).
+    /// - Datadog, Fluent Bit: a JSON array.
+    /// - Throws: ``StreamUpError`` `.invalidConfiguration` for a Loki label name Loki refuses.
+    public func envelope(labels: [(name: String, value: String)] = [], host: String = RecordFormatter.localHostName()) throws(StreamUpError) -> Envelope? {
+        switch self {
+        case .loki:
+            for label in labels where !Self.isLokiLabelName(label.name) {
+                throw StreamUpError(
+                    .invalidConfiguration,
+                    "'\(label.name)' is not a Loki label name (letters, digits and _, not starting with a digit or __)")
+            }
+            var all = labels.isEmpty ? [(name: "job", value: "streamup")] : labels
+            if !all.contains(where: { $0.name == "host" }) { all.append(("host", host)) }
+            let head = Array(#"{"streams":[{"stream":"#.utf8) + RecordLayout.jsonObject(all) + Array(#","values":["#.utf8)
+            return Envelope(head: head, separator: Array(",".utf8), tail: Array("]}]}".utf8))
+        case .otlp:
+            let attributes = RecordLayout.otlpAttributes([(name: "host.name", value: host)] + labels)
+            let head = Array(#"{"resourceLogs":[{"resource":{"attributes":"#.utf8) + attributes
+                + Array(#"},"scopeLogs":[{"scope":{"name":"streamup"},"logRecords":["#.utf8)
+            return Envelope(head: head, separator: Array(",".utf8), tail: Array("]}]}]}".utf8))
+        case .elasticsearch:
+            return .elasticsearchBulk()
+        case .datadog, .fluentBit:
+            return .jsonArray
+        case .victorialogs, .clickhouse, .splunkHEC, .vector:
+            return nil
+        }
+    }
+
+    /// A request configuration for this receiver at `url` (completed by ``url(for:keys:labels:)``):
+    /// method, content type, the envelope, and room for the answers it reads.
+    /// - Throws: ``StreamUpError`` for a URL that cannot work or a label the receiver refuses.
+    public func configuration(
+        url: URL, keys: RecordFormatter.Keys? = nil, labels: [(name: String, value: String)] = [],
+        host: String = RecordFormatter.localHostName()
+    ) throws -> UploadConfiguration {
+        var configuration = UploadConfiguration(url: try UploadConfiguration.url(from: self.url(for: url, keys: keys, labels: labels).absoluteString))
+        configuration.method = method
+        configuration.contentType = contentType
+        configuration.body.envelope = try envelope(labels: labels, host: host)
+        configuration.maxResponseBodyBytes = max(configuration.maxResponseBodyBytes, limits.maxResponseBodyBytes)
+        return configuration
+    }
+
+    /// `[a-zA-Z_][a-zA-Z0-9_]*`, not starting with `__` (reserved for Loki's own labels).
+    static func isLokiLabelName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard let first = bytes.first, !name.hasPrefix("__") else { return false }
+        func letter(_ byte: UInt8) -> Bool { (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x5F }
+        return letter(first) && bytes.dropFirst().allSatisfy { letter($0) || (0x30...0x39).contains($0) }
+    }
+}

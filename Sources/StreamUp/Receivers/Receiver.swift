@@ -1,0 +1,134 @@
+import Foundation
+
+/// A log receiver streamup speaks to (`streamup --to NAME`): what its requests look like, where
+/// its ingestion endpoint usually is, how it authenticates, how big one request may be, and how
+/// it reports records it refused. A preset gives everything a ``ReliableUploader`` needs; any
+/// of it can be changed afterwards (the CLI's explicit options override a preset's).
+///
+/// ```swift
+/// let receiver = Receiver.loki
+/// let configuration = try receiver.configuration(url: URL(string: "http://loki:3100")!, labels: [("job", "app")])
+/// let uploader = try ReliableUploader(configuration, options: receiver.deliveryOptions())
+/// let follower = FileFollower(path: "/var/log/app.log", format: try receiver.formatter(path: "/var/log/app.log"))
+/// let answer = try await uploader.run(follower)
+/// ```
+///
+/// | receiver | endpoint added to a URL without a path | request |
+/// |---|---|---|
+/// | `victorialogs` | `/insert/jsonline` | NDJSON `_msg`/`_time`; `_stream_fields` in the query |
+/// | `loki` | `/loki/api/v1/push` | `{"streams":[{"stream":{labels},"values":[…]}]}` |
+/// | `elasticsearch` (`opensearch`) | `/logs-streamup-default/_bulk` | `_bulk`: `{"create":{}}` + ECS document per record |
+/// | `clickhouse` | `/?query=INSERT INTO logs FORMAT JSONEachRow` | JSONEachRow rows |
+/// | `splunk-hec` | `/services/collector/event` | concatenated HEC events |
+/// | `otlp` | `/v1/logs` | `ExportLogsServiceRequest` JSON |
+/// | `datadog` | `/api/v2/logs` | JSON array of logs |
+/// | `vector` | — | the lines as they are (`http_server`'s default `bytes` codec) |
+/// | `fluent-bit` | — (the path is the tag) | JSON array of records |
+///
+/// Each preset's documentation page is ``documentation``; the request shapes are
+/// ``RecordShape``; the limits are in ``deliveryOptions()``.
+///
+/// Thread safety: a value type.
+public enum Receiver: String, Sendable, CaseIterable {
+    case victorialogs
+    case loki
+    case elasticsearch
+    case clickhouse
+    case splunkHEC = "splunk-hec"
+    case otlp
+    case datadog
+    case vector
+    case fluentBit = "fluent-bit"
+
+    /// The preset called `name` (its raw value; `opensearch` is `elasticsearch`).
+    public init?(named name: String) {
+        if name == "opensearch" {
+            self = .elasticsearch
+        } else {
+            self.init(rawValue: name)
+        }
+    }
+
+    /// The names `init(named:)` takes, for help texts.
+    public static var names: [String] { allCases.map(\.rawValue) + ["opensearch"] }
+
+    /// The receiver's ingestion API documentation, which the preset follows.
+    public var documentation: String {
+        switch self {
+        case .victorialogs: "https://docs.victoriametrics.com/victorialogs/data-ingestion/#json-stream-api"
+        case .loki: "https://grafana.com/docs/loki/latest/reference/loki-http-api/#ingest-logs"
+        case .elasticsearch: "https://www.elastic.co/guide/en/elasticsearch/reference/8.17/docs-bulk.html"
+        case .clickhouse: "https://clickhouse.com/docs/en/interfaces/formats#jsoneachrow"
+        case .splunkHEC: "https://docs.splunk.com/Documentation/Splunk/9.1.1/Data/FormateventsforHTTPEventCollector"
+        case .otlp: "https://opentelemetry.io/docs/specs/otlp/#otlphttp"
+        case .datadog: "https://docs.datadoghq.com/api/latest/logs/#send-logs"
+        case .vector: "https://vector.dev/docs/reference/configuration/sources/http_server/"
+        case .fluentBit: "https://docs.fluentbit.io/manual/pipeline/inputs/http"
+        }
+    }
+
+    /// How lines become records: JSON records of ``shape`` (`ndjson`), or the lines as they are
+    /// (`raw`, Vector's `bytes` codec).
+    public var format: RecordFormat {
+        switch self {
+        case .vector: .raw
+        case .victorialogs, .loki, .elasticsearch, .clickhouse, .splunkHEC, .otlp, .datadog, .fluentBit: .ndjson
+        }
+    }
+
+    /// The receiver's record shape.
+    public var shape: RecordShape {
+        switch self {
+        case .victorialogs, .vector: .object
+        case .loki: .lokiEntry
+        case .elasticsearch: .elasticsearchDocument
+        case .clickhouse: .clickHouseRow
+        case .splunkHEC: .splunkEvent
+        case .otlp: .otlpLogRecord
+        case .datadog: .datadogLog
+        case .fluentBit: .fluentBitRecord
+        }
+    }
+
+    /// The key names of its records (VictoriaLogs: `_msg` and `_time`, its special fields).
+    public var keys: RecordFormatter.Keys {
+        switch self {
+        case .victorialogs: RecordFormatter.Keys(message: "_msg", time: "_time")
+        case .loki, .elasticsearch, .clickhouse, .splunkHEC, .otlp, .datadog, .vector, .fluentBit: shape.defaultKeys
+        }
+    }
+
+    /// What `--label k=v` means here: Loki stream labels, VictoriaLogs stream fields, OTLP
+    /// resource attributes; nil where a receiver has no such thing.
+    public var labelMeaning: String? {
+        switch self {
+        case .loki: "stream labels"
+        case .victorialogs: "stream fields (added to every record and listed in _stream_fields)"
+        case .otlp: "resource attributes"
+        case .elasticsearch, .clickhouse, .splunkHEC, .datadog, .vector, .fluentBit: nil
+        }
+    }
+
+    /// Whether one never-ending request works: the receiver stores records while the body is
+    /// still open (VictoriaLogs flushes about every second; ClickHouse per block). The others
+    /// read the whole body first.
+    public var takesSingleRequest: Bool {
+        switch self {
+        case .victorialogs, .clickhouse: true
+        case .loki, .elasticsearch, .splunkHEC, .otlp, .datadog, .vector, .fluentBit: false
+        }
+    }
+
+    /// The formatter of its records from `path` (nil: stdin), with `fields` on every record;
+    /// for VictoriaLogs, `labels` are fields too (its stream fields).
+    /// - Throws: ``StreamUpError`` `.invalidConfiguration` when a field collides with a key.
+    public func formatter(
+        format: RecordFormat? = nil, keys: RecordFormatter.Keys? = nil, host: String = RecordFormatter.localHostName(), path: String? = nil,
+        fields: [(name: String, value: String)] = [], labels: [(name: String, value: String)] = []
+    ) throws(StreamUpError) -> RecordFormatter {
+        let all = self == .victorialogs ? labels + fields : fields
+        return try RecordFormatter(
+            format: format ?? self.format, shape: shape, keys: keys ?? self.keys, host: host, path: path, fields: all,
+            maxLineBytes: limits.maxLineBytes)
+    }
+}

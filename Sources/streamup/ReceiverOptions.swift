@@ -1,0 +1,96 @@
+import Foundation
+import StreamUp
+
+/// `--to NAME` and `--label KEY=VALUE`: a ``Receiver`` preset sets the request (path hint,
+/// method, content type, envelope, token header), the records (format, shape, keys) and the
+/// delivery limits; every option given explicitly wins over the preset's value.
+extension UploadOptions {
+    static let receiverTable: [OptionSpec<UploadOptions>] = [
+        .value("--to", valueName: "RECEIVER", help: "speak a receiver's ingestion API: \(Receiver.names.joined(separator: ", ")); sets its usual path (when the URL has none), content type, record shape, per-request document, token header and request limits, and reads the records it refuses; options given explicitly win (README: Receivers)") { options, value throws(UsageError) in
+            guard let receiver = Receiver(named: value) else {
+                throw UsageError("--to: '\(value)' is not a receiver streamup knows (\(Receiver.names.joined(separator: ", ")))")
+            }
+            options.records.receiver = receiver
+        },
+        .value("--label", valueName: "KEY=VALUE", help: "with --to loki: a stream label (default job=streamup; host is added); victorialogs: a stream field; otlp: a resource attribute (repeatable)") { options, value throws(UsageError) in
+            guard let equals = value.firstIndex(of: "="), equals != value.startIndex else { throw UsageError("--label: '\(value)' is not KEY=VALUE") }
+            options.records.labels.append((String(value[..<equals]), String(value[value.index(after: equals)...])))
+        },
+    ]
+
+    /// What cannot go with the receiver (or with its absence).
+    func validateReceiver() throws(UsageError) {
+        guard let receiver = records.receiver else {
+            if !records.labels.isEmpty { throw UsageError("--label needs --to loki, victorialogs or otlp (their labels, stream fields, resource attributes)") }
+            return
+        }
+        let name = receiver.rawValue
+        if !records.labels.isEmpty, receiver.labelMeaning == nil {
+            throw UsageError("--label: \(name) has no labels (--to loki, victorialogs or otlp do); use --field for fields on every record")
+        }
+        if !receiver.shape.usesKeys, let key = records.given.intersection(["--message-key", "--time-key"]).sorted().first {
+            throw UsageError("\(key) cannot go with --to \(name): its records use the receiver's own names")
+        }
+        if delivery.singleRequest, !receiver.takesSingleRequest {
+            throw UsageError("--single-request cannot go with --to \(name): it reads each request whole before storing any of it, so it needs segments (the default)")
+        }
+        if delivery.resumable {
+            throw UsageError("--resumable cannot go with --to \(name): it does not speak the IETF resumable-upload protocol")
+        }
+    }
+
+    /// The request configuration for `urlText`: the receiver's (path hint, method, content
+    /// type, envelope), then the options given explicitly.
+    /// - Throws: ``StreamUpError`` for a URL that cannot work or a label the receiver refuses.
+    func configuration(url urlText: String) throws -> UploadConfiguration {
+        let url = try UploadConfiguration.url(from: urlText)
+        guard let receiver = records.receiver else {
+            var configuration = UploadConfiguration(url: url)
+            configuration.method = method
+            configuration.contentType = contentType
+            if records.format != .raw && !given.contains("--content-type") && contentType == UploadOptions().contentType {
+                configuration.contentType = "application/x-ndjson"
+            }
+            return configuration
+        }
+        var configuration = try receiver.configuration(url: url, keys: records.effectiveKeys, labels: records.labels.map { (name: $0.0, value: $0.1) })
+        if given.contains("--method") { configuration.method = method }
+        if given.contains("--content-type") { configuration.contentType = contentType }
+        return configuration
+    }
+
+    /// The library's delivery options: the receiver's limits and answer reader, then the
+    /// options given explicitly.
+    var libraryOptions: ReliableUploader.Options {
+        delivery.libraryOptions(base: records.receiver.map { $0.deliveryOptions() } ?? ReliableUploader.Options())
+    }
+
+    /// The header a token goes in (`Authorization: Bearer`, or the receiver's: Splunk's
+    /// `Authorization: Splunk`, Datadog's `DD-API-KEY`), for options that supply a token.
+    var tokenHeader: TokenHeaderStyle { records.receiver?.tokenHeader ?? .bearer }
+
+    /// The credential options with the receiver's token header as the default for
+    /// `--token-file` (`--token-header` and `--bearer-token-file` still win).
+    var effectiveAuth: AuthOptions {
+        var effective = auth
+        effective.defaultTokenHeader = tokenHeader
+        return effective
+    }
+}
+
+extension RecordOptions {
+    /// The format records get: the one given, else the receiver's, else raw.
+    var effectiveFormat: RecordFormat {
+        if given.contains("--format") { return format }
+        return receiver?.format ?? format
+    }
+
+    /// The record keys: the receiver's, with the message and time keys given explicitly.
+    var effectiveKeys: RecordFormatter.Keys {
+        guard let receiver else { return keys }
+        var effective = receiver.keys
+        if given.contains("--message-key") { effective.message = keys.message }
+        if given.contains("--time-key") { effective.time = keys.time }
+        return effective
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import Testing
+@testable import StreamUp
+
+/// The receivers' partial-failure answers, read as their documentation writes them (the pages
+/// are cited in each reader's file): which records were refused, where processing stopped, and
+/// when the answer cannot say which.
+@Suite struct AnswerReaderTests {
+    private func response(_ status: Int, _ body: String) -> UploadResponse {
+        UploadResponse(statusCode: status, headers: [:], body: Data(body.utf8), bytesSent: 0)
+    }
+
+    private func records(_ count: Int) -> () -> [[UInt8]] {
+        { (0..<count).map { Array(#"{"n":\#($0)}"#.utf8) } }
+    }
+
+    // MARK: Elasticsearch
+
+    private func bulk(_ statuses: [Int]) -> String {
+        let items = statuses.map { status in
+            status < 300
+                ? #"{"create":{"_index":"logs","_id":"x","status":\#(status)}}"#
+                : #"{"create":{"_index":"logs","status":\#(status),"error":{"type":"document_parsing_exception","reason":"failed to parse field [n]"}}}"#
+        }
+        let errors = statuses.contains { $0 >= 300 }
+        return #"{"took":3,"errors":\#(errors),"items":[\#(items.joined(separator: ","))]}"#
+    }
+
+    /// `errors:false` says nothing; items that failed with a 4xx are refused, by position.
+    @Test func elasticsearchItemsThatFailedAreRefusedByPosition() {
+        #expect(AnswerReader.elasticsearchBulk.partialFailure(in: response(200, bulk([201, 201])), records: records(2)) == nil)
+        let failure = AnswerReader.elasticsearchBulk.partialFailure(in: response(200, bulk([201, 400, 201, 409])), records: records(4))
+        #expect(failure?.rejected.map(\.index) == [1, 3])
+        #expect(failure?.rejected.first?.reason == "400 document_parsing_exception: failed to parse field [n]")
+        #expect(failure?.unprocessedFrom == nil && failure?.backoff == false)
+        #expect(failure?.summary.hasPrefix("Elasticsearch refused 2 of 4 documents") == true)
+    }
+
+    /// An item answered 429 (a full write queue) was not indexed for now: from it on the
+    /// documents go again after a backoff; refusals after it are left to that resend.
+    @Test func elasticsearchOverloadedItemsAreSentAgain() {
+        let failure = AnswerReader.elasticsearchBulk.partialFailure(in: response(200, bulk([201, 400, 429, 201, 400])), records: records(5))
+        #expect(failure?.rejected.map(\.index) == [1])
+        #expect(failure?.unprocessedFrom == 2 && failure?.backoff == true)
+    }
+
+    /// Items that do not line up with the documents, or an answer cut short, cannot be placed.
+    @Test func elasticsearchItemsThatCannotBePlacedKeepTheWholeRequest() {
+        let mismatch = AnswerReader.elasticsearchBulk.partialFailure(in: response(200, bulk([201, 400])), records: records(3))
+        #expect(mismatch?.rejected.isEmpty == true && mismatch?.unidentified == 1)
+        let cut = String(bulk([201, 400, 201]).dropLast(30))
+        let unreadable = AnswerReader.elasticsearchBulk.partialFailure(in: response(200, cut), records: records(3))
+        #expect(unreadable?.unidentified == 1 && unreadable?.summary.contains("too long to read") == true)
+        #expect(AnswerReader.elasticsearchBulk.partialFailure(in: response(400, bulk([400])), records: records(1)) == nil)
+    }
+
+    // MARK: Splunk
+
+    /// Code 6 for event N: N refused, the events after it not processed (sent again at once).
+    @Test func splunkInvalidEventNumber() {
+        let body = #"{"text":"Invalid data format","code":6,"invalid-event-number":2}"#
+        let failure = AnswerReader.splunkHEC.partialFailure(in: response(400, body), records: records(5))
+        #expect(failure?.rejected == [PartialFailure.Rejection(index: 2, reason: "code 6: Invalid data format")])
+        #expect(failure?.unprocessedFrom == 3 && failure?.backoff == false)
+        let last = AnswerReader.splunkHEC.partialFailure(in: response(400, #"{"text":"Event field cannot be blank","code":13,"invalid-event-number":"4"}"#), records: records(5))
+        #expect(last?.rejected.map(\.index) == [4] && last?.unprocessedFrom == nil)
+        let outside = AnswerReader.splunkHEC.partialFailure(in: response(400, #"{"code":6,"invalid-event-number":9}"#), records: records(5))
+        #expect(outside?.unidentified == 1)
+        #expect(AnswerReader.splunkHEC.partialFailure(in: response(401, #"{"text":"Token is required","code":2}"#), records: records(5)) == nil)
+        #expect(AnswerReader.splunkHEC.partialFailure(in: response(200, #"{"text":"Success","code":0}"#), records: records(5)) == nil)
+    }
+
+    // MARK: OTLP
+
+    /// `rejectedLogRecords` as a string (proto3 JSON's int64) or a number: unidentified; 0 with
+    /// a message is a warning; `{}` says nothing.
+    @Test func otlpPartialSuccess() {
+        for count in [#""3""#, "3"] {
+            let body = #"{"partialSuccess":{"rejectedLogRecords":\#(count),"errorMessage":"too old"}}"#
+            let failure = AnswerReader.otlp.partialFailure(in: response(200, body), records: records(10))
+            #expect(failure?.unidentified == 3 && failure?.rejected.isEmpty == true)
+            #expect(failure?.summary.contains("rejected 3 of 10 log records (too old)") == true)
+        }
+        let warning = AnswerReader.otlp.partialFailure(in: response(200, #"{"partialSuccess":{"errorMessage":"deprecated field"}}"#), records: records(1))
+        #expect(warning?.rejectedCount == 0 && warning?.summary == "the OTLP receiver warned: deprecated field")
+        #expect(AnswerReader.otlp.partialFailure(in: response(200, "{}"), records: records(1)) == nil)
+    }
+
+    // MARK: Loki
+
+    private func lokiRecords(_ times: [Int64]) -> () -> [[UInt8]] {
+        { times.map { Array(#"["\#($0)","line"]"#.utf8) } }
+    }
+
+    /// Loki's 400 names ignored entries by time, in Go's form or RFC 3339: found by their
+    /// unique times; valid entries were stored.
+    @Test func lokiIgnoredEntriesAreFoundByTime() {
+        let times: [Int64] = [1_700_000_000_123_000_000, 1_700_000_000_123_000_001, 1_700_000_000_124_000_000, 1_700_000_001_000_000_000]
+        let body = """
+            entry with timestamp 2023-11-14 22:13:20.123000001 +0000 UTC ignored, reason: 'entry too far behind, oldest acceptable timestamp is: 2023-11-14T22:00:00Z' for stream: {job="x"},
+            entry with timestamp 2023-11-14T23:13:21+01:00 ignored, reason: 'line too long' for stream: {job="x"},
+            user 'fake', total ignored: 2 out of 4
+
+            """
+        let failure = AnswerReader.loki.partialFailure(in: response(400, body), records: lokiRecords(times))
+        #expect(failure?.rejected == [
+            PartialFailure.Rejection(index: 1, reason: "entry too far behind, oldest acceptable timestamp is: 2023-11-14T22:00:00Z"),
+            PartialFailure.Rejection(index: 3, reason: "line too long"),
+        ])
+        #expect(failure?.unprocessedFrom == nil && failure?.unidentified == 0)
+    }
+
+    /// An answer that names fewer entries than it ignored (a label problem, a cut answer), or a
+    /// time that matches no single record, keeps the whole request.
+    @Test func lokiAnswersThatCannotBePlacedKeepTheWholeRequest() {
+        let times: [Int64] = [1_700_000_000_123_000_000, 1_700_000_000_124_000_000]
+        let labels = "error at least one label pair is required per stream\nuser 'fake', total ignored: 2 out of 2\n"
+        #expect(AnswerReader.loki.partialFailure(in: response(400, labels), records: lokiRecords(times))?.unidentified == 2)
+        let unknown = "entry with timestamp 2023-11-14T22:13:20.5Z ignored, reason: 'x' for stream: {a=\"b\"},\nuser 'fake', total ignored: 1 out of 2\n"
+        #expect(AnswerReader.loki.partialFailure(in: response(400, unknown), records: lokiRecords(times))?.unidentified == 1)
+        #expect(AnswerReader.loki.partialFailure(in: response(400, "invalid JSON\n"), records: lokiRecords(times)) == nil)
+        #expect(AnswerReader.loki.partialFailure(in: response(204, ""), records: lokiRecords(times)) == nil)
+    }
+
+    /// Loki's timestamps in both forms, any zone offset and fraction length; nonsense is nil.
+    @Test func lokiTimestamps() {
+        #expect(LokiTimestamp.nanoseconds("2023-11-14T22:13:20.123Z") == 1_700_000_000_123_000_000)
+        #expect(LokiTimestamp.nanoseconds("2023-11-14 22:13:20.123456789 +0000 UTC") == 1_700_000_000_123_456_789)
+        #expect(LokiTimestamp.nanoseconds("2023-11-14 23:13:20 +0100 CET") == 1_700_000_000_000_000_000)
+        #expect(LokiTimestamp.nanoseconds("2023-11-14T17:13:20.1-05:00") == 1_700_000_000_100_000_000)
+        #expect(LokiTimestamp.nanoseconds("1970-01-01T00:00:00Z") == 0)
+        #expect(LokiTimestamp.nanoseconds("2000-02-29T00:00:00Z") == 951_782_400_000_000_000)
+        for bad in ["2023-11-14", "2023-13-14T00:00:00Z", "2023-11-14T22:13:20.Z", "2023-11-14T22:13:20", "2023-11-14T22:13:20.1234567890Z"] {
+            #expect(LokiTimestamp.nanoseconds(bad) == nil, "\(bad)")
+        }
+    }
+
+    // MARK: Offsets
+
+    /// Record numbers become the records' byte ranges; a number outside the request keeps the
+    /// whole request.
+    @Test func recordNumbersBecomeStreamOffsets() {
+        let records = [100..<110, 110..<125, 125..<140]
+        let splunk = PartialFailure(rejected: [.init(index: 1, reason: "bad")], unprocessedFrom: 2, summary: "s")
+        let partial = ReliableUploader.offsets(of: splunk, records: records, carried: 100..<140)
+        #expect(partial.rejection?.records == [.init(range: 110..<125, reason: "bad")])
+        #expect(partial.rejection?.whole == false && partial.unprocessedFrom == 125)
+        let outside = ReliableUploader.offsets(of: PartialFailure(rejected: [.init(index: 3, reason: "bad")], summary: "s"), records: records, carried: 100..<140)
+        #expect(outside.rejection?.whole == true && outside.rejection?.records.map(\.range) == [100..<140])
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+@testable import StreamUp
+
+/// The presets: where they send, and limits that respect each receiver's documented ones (the
+/// pages are cited in `Receiver+Limits.swift` and the validators).
+@Suite struct ReceiverTests {
+    private func url(_ receiver: Receiver, _ text: String, labels: [(name: String, value: String)] = []) -> String {
+        receiver.url(for: URL(string: text)!, labels: labels).absoluteString
+    }
+
+    /// A URL without a path gets the receiver's usual one; a URL with one is left alone
+    /// (Elasticsearch: an index path gets `/_bulk`).
+    @Test func urlsGetTheUsualPathOnlyWhenTheyHaveNone() {
+        #expect(url(.loki, "http://h:3100") == "http://h:3100/loki/api/v1/push")
+        #expect(url(.loki, "http://h:3100/") == "http://h:3100/loki/api/v1/push")
+        #expect(url(.loki, "http://h/custom/push") == "http://h/custom/push")
+        #expect(url(.otlp, "https://collector:4318") == "https://collector:4318/v1/logs")
+        #expect(url(.splunkHEC, "https://splunk:8088") == "https://splunk:8088/services/collector/event")
+        #expect(url(.datadog, "https://http-intake.logs.datadoghq.eu") == "https://http-intake.logs.datadoghq.eu/api/v2/logs")
+        #expect(url(.elasticsearch, "http://es:9200") == "http://es:9200/logs-streamup-default/_bulk")
+        #expect(url(.elasticsearch, "http://es:9200/app-logs/") == "http://es:9200/app-logs/_bulk")
+        #expect(url(.elasticsearch, "http://es:9200/app-logs/_bulk?pipeline=p") == "http://es:9200/app-logs/_bulk?pipeline=p")
+        #expect(url(.fluentBit, "http://fb:9880/app.logs") == "http://fb:9880/app.logs")
+        #expect(url(.vector, "http://vector:8080") == "http://vector:8080")
+    }
+
+    /// ClickHouse gets an INSERT unless the URL has a query; VictoriaLogs gets its field
+    /// parameters (host, path and the labels as stream fields) unless the URL sets them.
+    @Test func queryHints() {
+        #expect(url(.clickhouse, "http://ch:8123") == "http://ch:8123?query=INSERT%20INTO%20logs%20FORMAT%20JSONEachRow")
+        #expect(url(.clickhouse, "http://ch:8123/?query=INSERT%20INTO%20t%20FORMAT%20JSONEachRow") == "http://ch:8123/?query=INSERT%20INTO%20t%20FORMAT%20JSONEachRow")
+        #expect(url(.victorialogs, "http://vl:9428", labels: [("app", "web")])
+            == "http://vl:9428/insert/jsonline?_msg_field=_msg&_time_field=_time&_stream_fields=host,path,app")
+        #expect(url(.victorialogs, "http://vl:9428/insert/jsonline?_stream_fields=app")
+            == "http://vl:9428/insert/jsonline?_stream_fields=app&_msg_field=_msg&_time_field=_time")
+    }
+
+    /// Every preset's requests and records stay within its receiver's limits, even for a line
+    /// of the longest length whose every byte needs escaping, with realistic host, path and
+    /// fields: Splunk Cloud 1 MB; Datadog 5 MB, 1,000 entries, 1 MB a log; Fluent Bit's 4 MiB
+    /// buffer; OTLP 20 MiB; Loki's 256 KiB line (decoded) and a request far inside its 30 s;
+    /// VictoriaLogs' 256 KiB JSON line.
+    @Test(arguments: Receiver.allCases)
+    func limitsRespectTheReceiver(receiver: Receiver) throws {
+        let options = receiver.deliveryOptions()
+        let formatter = try receiver.formatter(
+            host: "web-\(String(repeating: "h", count: 60))", path: "/var/log/\(String(repeating: "p", count: 200)).log",
+            fields: [("env", "production"), ("team", "payments")])
+        let record = formatter.maxRecordBytes
+        // (Vector's raw lines have no JSON a split could break.)
+        #expect(receiver.format == .raw || options.maxRecordBytes >= record, "a record may be split")
+        switch receiver {
+        case .splunkHEC:
+            #expect(options.segmentBytes <= 1_000_000 && record <= 1_000_000)
+        case .datadog:
+            #expect(options.segmentBytes + 2 <= 5_000_000 && options.maxRecordsPerSegment == 1000 && record <= 1_000_000)
+        case .fluentBit:
+            #expect(max(options.segmentBytes, record) + 2 < 4 << 20)
+        case .otlp:
+            #expect(max(options.segmentBytes, record) + 4096 < 20 << 20)
+        case .loki:
+            #expect(3 * formatter.maxLineBytes <= 256 << 10 && options.segmentBytes <= 1 << 20)
+        case .victorialogs:
+            #expect(record <= 256 << 10)
+        case .elasticsearch:
+            #expect(options.segmentBytes <= 15_000_000 && options.maxRecordsPerSegment != nil)
+        case .clickhouse, .vector:
+            break
+        }
+        #expect((receiver.answerReader != nil) == [.elasticsearch, .splunkHEC, .otlp, .loki].contains(receiver))
+    }
+
+    /// The requests are whole documents: an empty request too (the envelope alone).
+    @Test func envelopesMakeDocumentsOfTheirOwn() throws {
+        let loki = try #require(try Receiver.loki.envelope(labels: [], host: "h"))
+        #expect(String(decoding: loki.head + loki.tail, as: UTF8.self) == #"{"streams":[{"stream":{"job":"streamup","host":"h"},"values":[]}]}"#)
+        let otlp = try #require(try Receiver.otlp.envelope(labels: [("service.name", "api")], host: "h"))
+        #expect(String(decoding: otlp.head + otlp.tail, as: UTF8.self)
+            == #"{"resourceLogs":[{"resource":{"attributes":[{"key":"host.name","value":{"stringValue":"h"}},{"key":"service.name","value":{"stringValue":"api"}}]},"scopeLogs":[{"scope":{"name":"streamup"},"logRecords":[]}]}]}"#)
+        #expect(throws: StreamUpError.self) { try Receiver.loki.envelope(labels: [("__name__", "x")]) }
+        #expect(try Receiver.splunkHEC.envelope() == nil && Receiver(named: "opensearch") == .elasticsearch)
+    }
+}
