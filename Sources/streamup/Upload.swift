@@ -4,9 +4,7 @@ import StreamUp
 /// The two ways the CLI uploads: one request, or acknowledged segments with retries.
 ///
 /// Thread safety: both uploaders are callable from any thread.
-protocol Upload: Sendable {
-    func run(_ producer: some Producer) async throws -> UploadResponse
-    func finish()
+protocol Upload: UploadRunning {
     /// Progress in words, for `-v`.
     var progressLine: String { get }
     /// Progress in numbers, for the meter.
@@ -36,7 +34,7 @@ extension ReliableUploader: Upload {
     var progressLine: String {
         let progress = self.progress
         let recovered = recoveredBytes > 0 ? ", \(recoveredBytes) from the spool" : ""
-        let paused = progress.pauses > 0 ? String(format: ", paused %d times (%.1f s)", progress.pauses, progress.pausedSeconds) : ""
+        let paused = progress.pauses > 0 ? String(format: ", paused %d times (%.1f s)", progress.pauses, progress.pausedTime.seconds) : ""
         var refused = progress.deadLetters > 0 ? ", \(progress.deadLetters) segments (\(progress.deadLetterBytes) bytes) kept as dead letters" : ""
         if progress.rejectedRecords > 0 { refused += ", \(progress.rejectedRecords) records refused" }
         return "read \(progress.produced) bytes\(recovered), acknowledged \(progress.acknowledged), held \(progress.held), resent \(progress.resent), retries \(progress.retries)\(paused)\(refused)"

@@ -44,7 +44,7 @@ enum UploadRunner {
             // Method, content type and a receiver's request (ReceiverOptions.swift).
             var configuration = try options.configuration(url: urlText)
             configuration.headers = options.headers
-            configuration.responseTimeout = options.responseTimeout.seconds
+            configuration.responseTimeout = options.responseTimeout
             configuration.body.gzip = options.gzip
             // Credentials (read from their files now, and again for every request) in the
             // receiver's token header, then the form (after the receiver's envelope).
@@ -58,7 +58,7 @@ enum UploadRunner {
                 uploader = try StreamUploader(configuration, onEvent: onEvent)
             } else {
                 var library = options.libraryOptions
-                if let bufferSize = options.bufferSize { library.replayCapacity = bufferSize }
+                if let bufferSize = options.bufferSize, case .memory = library.storage { library.storage = .memory(capacity: bufferSize) }
                 library.stateFile = stateFile
                 library.forgetSourcesAfter = forgetSourcesAfter
                 uploader = try ReliableUploader(configuration, options: library, onEvent: onEvent)
@@ -182,9 +182,8 @@ extension UploadOptions.DeliveryOptions {
         options.retry.maxRetryTime = retryMaxTime
         if let segmentBytes { options.segmentBytes = segmentBytes }
         if let segmentDuration { options.segmentDuration = segmentDuration }
-        options.spoolDirectory = spoolDirectory
-        options.spoolCapacity = spoolBytes
-        options.resumable = resumable
+        if let spoolDirectory { options.storage = .spool(directory: spoolDirectory, capacity: spoolBytes) }
+        options.delivery = resumable ? .resumableUpload : .requests
         if let retryStatuses { options.retry.retryableStatuses = retryStatuses }
         options.deadLetterDirectory = deadLetterDirectory
         return options

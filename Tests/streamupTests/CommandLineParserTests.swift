@@ -70,8 +70,8 @@ import Testing
             "--records", "none", "--max-record", "64k", "--dead-letter", "/tmp/dead", "http://h",
         ])
         let library = options.delivery.libraryOptions
-        #expect(library.resumable)
-        #expect(library.spoolDirectory == "/var/spool/s" && library.spoolCapacity == 2 << 30)
+        #expect(library.delivery == .resumableUpload)
+        #expect(library.storage == .spool(directory: "/var/spool/s", capacity: 2 << 30))
         #expect(library.retry.retryableStatuses == [429, 502, 503, 504])
         #expect(library.records == .rawBytes && library.maxRecordBytes == 64 << 10)
         #expect(library.deadLetterDirectory == "/tmp/dead")

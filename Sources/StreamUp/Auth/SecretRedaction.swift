@@ -13,9 +13,9 @@ import Foundation
 /// debugging; showing one that was costs the secret, so the rule errs on the side of hiding.
 ///
 /// Thread safety: stateless; callable from any thread.
-public enum SecretRedaction {
+package enum SecretRedaction {
     /// What stands in for a hidden value.
-    public static let placeholder = "<redacted>"
+    package static let placeholder = "<redacted>"
 
     private static let secretNames: Set<String> = [
         "authorization", "proxy-authorization", "cookie", "set-cookie", "x-honeycomb-team",
@@ -27,7 +27,7 @@ public enum SecretRedaction {
     private static let secretParameters: Set<String> = ["sig"]
 
     /// Whether a header field (or query parameter) with this name carries a secret.
-    public static func isSecret(fieldName: String) -> Bool {
+    package static func isSecret(fieldName: String) -> Bool {
         let name = fieldName.lowercased()
         return secretNames.contains(name) || name.hasPrefix("x-splunk-") || secretWords.contains { name.contains($0) }
     }
@@ -35,7 +35,7 @@ public enum SecretRedaction {
     /// The value to show for a header field: unchanged, or ``placeholder`` when the field is
     /// secret. For `Authorization` and `Proxy-Authorization` the scheme word stays:
     /// `Bearer <redacted>`, `Splunk <redacted>`, `Basic <redacted>`. An empty value stays empty.
-    public static func value(ofField name: String, _ value: String) -> String {
+    package static func value(ofField name: String, _ value: String) -> String {
         guard isSecret(fieldName: name), !value.isEmpty else { return value }
         let lowered = name.lowercased()
         if lowered == "authorization" || lowered == "proxy-authorization" {
@@ -54,7 +54,7 @@ public enum SecretRedaction {
     /// (`https://alice:pw@host/` → `https://<redacted>@host/`) and the values of query
     /// parameters with secret names (`?dd-api-key=…`, `?token=…`, `?sig=…`) are replaced by
     /// ``placeholder``. A URL ends at white space, a quote, `<` or `>`, or the end of the text.
-    public static func redactingURLs(in text: String) -> String {
+    package static func redactingURLs(in text: String) -> String {
         guard text.contains("://") else { return text }
         let scalars = Array(text.unicodeScalars)
         var output = String.UnicodeScalarView()

@@ -12,7 +12,7 @@ extension ReliableUploader {
         var machine = Machine(
             Machine.Configuration(
                 limits: SegmentLimits(maxBytes: options.segmentBytes, maxDuration: options.segmentDuration, maxRecords: options.maxRecordsPerSegment),
-                retry: options.retry, resumable: options.resumable, keepsDeadLetters: deadLetters != nil),
+                retry: options.retry, resumable: options.delivery == .resumableUpload, keepsDeadLetters: deadLetters != nil),
             acknowledged: buffer.acknowledgedOffset, alreadySent: buffer.producerStart, upload: recoveredUpload)
         var lastAnswer: UploadResponse?
         var lastSuccess: UploadResponse?
@@ -94,7 +94,7 @@ extension ReliableUploader {
             case .retrying(let reason, let attempt, let delay, let first):
                 onEvent(.retrying(reason: reason, attempt: attempt, delay: delay, first: first))
             case .recovered(let failedAttempts, let resentBytes, let after):
-                onEvent(.recovered(failedAttempts: failedAttempts, resentBytes: resentBytes, after: after, duplicatesPossible: !options.resumable))
+                onEvent(.recovered(failedAttempts: failedAttempts, resentBytes: resentBytes, after: after, duplicatesPossible: options.delivery == .requests))
             case .segmentShrunk(let bytes, let reason):
                 onEvent(.notice("\(reason): segments of at most \(bytes) bytes from now on"))
             case .completionAnswerLost:

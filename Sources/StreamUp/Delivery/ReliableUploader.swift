@@ -35,18 +35,10 @@ public final class ReliableUploader: Sendable {
         public var maxRecordBytes = 1 << 20
         /// The most records in one segment (nil: no limit; Datadog takes at most 1,000).
         public var maxRecordsPerSegment: Int?
-        /// The memory buffer: most unacknowledged bytes held (default 8 MiB, at least one
-        /// segment and one record); the producer waits beyond it. Not used with a spool.
-        public var replayCapacity = 8 << 20
-        /// Keep unacknowledged bytes in this directory instead of memory (see ``SpoolStorage``):
-        /// they survive a crash, and the next run with the same spool sends them first.
-        public var spoolDirectory: String?
-        /// The most unacknowledged bytes the spool holds; nil: 1 GiB or half the free space of
-        /// its file system when the spool is opened, whichever is smaller.
-        public var spoolCapacity: Int?
-        /// Append to an IETF resumable upload (interop version 6) instead of sending each
-        /// segment as a request of its own.
-        public var resumable = false
+        /// Where unacknowledged bytes are held (default: 8 MiB of memory).
+        public var storage: Storage = .memory(capacity: 8 << 20)
+        /// How segments reach the server (default: a request each).
+        public var delivery: SegmentDelivery = .requests
         /// Which failures are retried, and how often.
         public var retry = RetryPolicy()
         /// Set aside segments the server refuses for good (or that run out of retries) in this
@@ -67,6 +59,38 @@ public final class ReliableUploader: Sendable {
         /// Names the stream in `Streamup-Stream-Id` (a spool with pending bytes keeps its own).
         public var streamID = UUID().uuidString.lowercased()
         public init() {}
+
+        /// The spool directory, if the bytes are held there.
+        package var spoolDirectory: String? {
+            guard case .spool(let directory, _) = storage else { return nil }
+            return directory
+        }
+    }
+
+    /// Where the bytes the server has not acknowledged yet are held. The producer waits while
+    /// the storage is full: nothing is dropped.
+    ///
+    /// Thread safety: a value type.
+    public enum Storage: Sendable, Hashable {
+        /// In memory, at most `capacity` bytes (raised to one segment or one record if
+        /// smaller); lost if the process ends.
+        case memory(capacity: Int)
+        /// In files in `directory` (see ``SpoolStorage``): they survive a crash, and the next
+        /// run with the same spool sends them first. `capacity` nil: 1 GiB or half the free
+        /// space of the file system when the spool is opened, whichever is smaller.
+        case spool(directory: String, capacity: Int? = nil)
+    }
+
+    /// How the segments of a stream reach the server.
+    ///
+    /// Thread safety: a value type.
+    public enum SegmentDelivery: Sendable, Hashable {
+        /// Each segment is a request of its own (the configuration's method), naming its place
+        /// in the stream with `Streamup-Stream-Id` and `Streamup-Offset`: any HTTP receiver.
+        case requests
+        /// Segments are PATCHes appending to one IETF resumable upload (draft interop version
+        /// 6); after a failure the server is asked how much it holds, so nothing is sent twice.
+        case resumableUpload
     }
 
     /// Counters of a reliable upload.
@@ -83,8 +107,8 @@ public final class ReliableUploader: Sendable {
         public var retries: Int
         /// How often the producer was paused because the buffer was full.
         public var pauses: Int
-        /// Seconds the producer spent paused.
-        public var pausedSeconds: Double
+        /// How long the producer spent paused.
+        public var pausedTime: Duration
         /// Segments set aside in the dead-letter directory, and their bytes.
         public var deadLetters: Int
         public var deadLetterBytes: Int
@@ -141,8 +165,9 @@ public final class ReliableUploader: Sendable {
         let fit = max(options.segmentBytes, options.maxRecordBytes)
         let tracksSources = options.stateFile != nil
         var sourceState = try options.stateFile.flatMap { try SourceState.load(from: $0) } ?? SourceState(sources: [])
-        if let directory = options.spoolDirectory {
-            let capacity = max(options.spoolCapacity ?? SpoolStorage.defaultCapacity(for: directory), fit)
+        switch options.storage {
+        case .spool(let directory, let spoolCapacity):
+            let capacity = max(spoolCapacity ?? SpoolStorage.defaultCapacity(for: directory), fit)
             let spool = try SpoolStorage.open(directory: directory, capacity: capacity, streamID: options.streamID)
             let recovered = spool.recovered
             buffer = ReplayBuffer(
@@ -156,9 +181,9 @@ public final class ReliableUploader: Sendable {
             sourceState = Self.fold(recovered.sources, onto: sourceState, streamID: recovered.streamID)
             self.spool = spool
             state.withLock { $0.skipped = recovered.skipped }
-        } else {
+        case .memory(let memoryCapacity):
             buffer = ReplayBuffer(
-                storage: MemoryReplayStorage(capacity: max(options.replayCapacity, fit)), records: options.records,
+                storage: MemoryReplayStorage(capacity: max(memoryCapacity, fit)), records: options.records,
                 maxRecord: options.maxRecordBytes, tracksSources: tracksSources, keepsSourceEntries: true)
             streamID = options.streamID
             recoveredUpload = nil
@@ -198,20 +223,17 @@ public final class ReliableUploader: Sendable {
         let splits = buffer.splitRecords
         return state.withLock { state in
             Progress(produced: produced, acknowledged: acknowledged, held: held, resent: state.resent, retries: state.retries,
-                     pauses: pauses.count, pausedSeconds: pauses.time.timeInterval, deadLetters: state.deadLetters,
+                     pauses: pauses.count, pausedTime: pauses.time, deadLetters: state.deadLetters,
                      deadLetterBytes: state.deadLetterBytes, splitRecords: splits, rejectedRecords: state.rejectedRecords)
         }
     }
 
-    /// Whether `run` has returned.
-    var hasEnded: Bool { state.withLock { $0.ended } }
-
     /// The stream offset of the producer's first byte: 0, or after what a spool still held.
-    public var producerStart: Int { buffer.producerStart }
+    package var producerStart: Int { buffer.producerStart }
 
     /// Bytes an earlier run left in the spool that are not acknowledged yet (they go out before
     /// anything the producer writes).
-    public var recoveredBytes: Int { max(0, producerStart - buffer.acknowledgedOffset) }
+    package var recoveredBytes: Int { max(0, producerStart - buffer.acknowledgedOffset) }
 
     /// Where each source stands in the saved state (empty without a state file).
     public var sourcePositions: [SourcePosition] { stateStore?.positions ?? [] }

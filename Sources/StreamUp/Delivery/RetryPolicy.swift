@@ -28,12 +28,12 @@ public struct RetryPolicy: Sendable, Equatable {
     public static let none = RetryPolicy(maxRetries: 0)
 
     /// Whether an answer with `status` is worth another try.
-    public func isRetryable(status: Int) -> Bool {
+    package func isRetryable(status: Int) -> Bool {
         retryableStatuses.contains(status)
     }
 
     /// Whether a failure without an answer is worth another try.
-    public func isRetryable(_ error: StreamUpError) -> Bool {
+    package func isRetryable(_ error: StreamUpError) -> Bool {
         error.code == .transport
     }
 

@@ -5,7 +5,8 @@ import Synchronization
 /// exactly once, until the producing task is cancelled.
 ///
 /// - Start: at the end of the file by default (what is there is not sent), or at its beginning
-///   with `.beginning`, or where a saved ``FollowState`` says. A file that does not exist yet is
+///   with `.beginning`, or where the saved positions given to ``resume(from:)`` say (a
+///   ``ReliableUploader`` with a state file does that). A file that does not exist yet is
 ///   waited for and read from its start.
 /// - Rotation by rename (logrotate `create`): the old file is kept open and read on, even while
 ///   the new one is empty, since the writing program may not have reopened yet. Once the file at
@@ -22,9 +23,10 @@ import Synchronization
 /// milliseconds); where inotify is unavailable the follower polls every 250 ms. See
 /// ``FileWatcher``.
 ///
-/// ``position`` and ``state`` report where the follower is, from any thread; save ``state``
-/// after the server has acknowledged the upload and pass it back on the next start. `produce`
-/// is called once per follower.
+/// To continue across restarts exactly where the server's acknowledgements stand, give a
+/// ``ReliableUploader`` a state file (``ReliableUploader/Options/stateFile``): it saves the
+/// follower's positions once their bytes are safe and hands them back on the next start.
+/// `produce` is called once per follower.
 ///
 /// Thread safety: configuration is immutable; the position is guarded by the `progress` mutex
 /// and readable from any thread; the following loop runs on one dedicated thread, which
@@ -46,7 +48,7 @@ public final class FileFollower: PositionedProducer {
     public let startAt: StartPosition
     /// The saved state to resume from; ignored when its path is not ``path`` (then ``startAt``
     /// applies). A ``ReliableUploader`` with a state file sets it through ``resume(from:)``.
-    public var initialState: FollowState? { progress.withLock { $0.initialState } }
+    package var initialState: FollowState? { progress.withLock { $0.initialState } }
     /// The most bytes asked for per `pread(2)`.
     public let readSize: Int
     /// Turns each line into a record (nil: the file's bytes go as they are, read in place).
@@ -64,11 +66,15 @@ public final class FileFollower: PositionedProducer {
     }
     private let progress: Mutex<Progress>
 
-    /// Creates a follower of `path`, starting at `startAt`, or where `state` says (see
-    /// ``FollowState`` for how a saved state is applied; one saved for another path is ignored).
+    /// Creates a follower of `path`, starting at `startAt` (or where ``resume(from:)`` says).
     /// With `format`, each line becomes a record (a line is sent once its `\n` is there; a last
     /// line without one goes when its file is left behind for a rotated one).
-    public init(path: String, startAt: StartPosition = .end, state: FollowState? = nil, readSize: Int = 64 * 1024, format: RecordFormatter? = nil) {
+    public convenience init(path: String, startAt: StartPosition = .end, readSize: Int = 64 * 1024, format: RecordFormatter? = nil) {
+        self.init(path: path, startAt: startAt, state: nil, readSize: readSize, format: format)
+    }
+
+    /// A follower that starts where `state` says (one saved for another path is ignored).
+    package init(path: String, startAt: StartPosition = .end, state: FollowState?, readSize: Int = 64 * 1024, format: RecordFormatter? = nil) {
         precondition(readSize > 0, "readSize must be positive")
         self.path = path
         self.format = format
@@ -79,12 +85,12 @@ public final class FileFollower: PositionedProducer {
 
     /// The file being read and the offset delivered into the writer so far; nil until a file
     /// has been opened.
-    public var position: FollowPosition? {
+    package var position: FollowPosition? {
         progress.withLock { $0.position }
     }
 
     /// ``position`` as a state to save; nil until a file has been opened.
-    public var state: FollowState? {
+    package var state: FollowState? {
         position.map { FollowState(path: path, position: $0) }
     }
 

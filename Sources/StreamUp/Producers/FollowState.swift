@@ -4,15 +4,15 @@ import Foundation
 /// offset in that file up to which bytes have gone into the writer.
 ///
 /// Thread safety: a value type; safe to pass anywhere.
-public struct FollowPosition: Sendable, Hashable, Codable {
+package struct FollowPosition: Sendable, Hashable, Codable {
     /// The device of the file being read (`st_dev`).
-    public var device: UInt64
+    package var device: UInt64
     /// The inode of the file being read (`st_ino`).
-    public var inode: UInt64
+    package var inode: UInt64
     /// The offset in that file up to which bytes have been written into the writer.
-    public var offset: Int64
+    package var offset: Int64
 
-    public init(device: UInt64, inode: UInt64, offset: Int64) {
+    package init(device: UInt64, inode: UInt64, offset: Int64) {
         self.device = device
         self.inode = inode
         self.offset = offset
@@ -36,22 +36,22 @@ public struct FollowPosition: Sendable, Hashable, Codable {
 /// past `offset`, while nobody followed, cannot be told from the saved one.
 ///
 /// Thread safety: a value type; safe to pass anywhere.
-public struct FollowState: Sendable, Hashable, Codable {
+package struct FollowState: Sendable, Hashable, Codable {
     /// The followed path, as given to the follower.
-    public var path: String
+    package var path: String
     /// The device of the file that was being read.
-    public var device: UInt64
+    package var device: UInt64
     /// The inode of the file that was being read.
-    public var inode: UInt64
+    package var inode: UInt64
     /// The offset in that file up to which bytes were delivered.
-    public var offset: Int64
+    package var offset: Int64
     /// The stream those bytes went into (`Streamup-Stream-Id`) and the stream offset that
     /// corresponds to ``offset``, when a ``ReliableUploader`` carried them: a restart whose
     /// spool already holds bytes past that offset skips them instead of reading them twice.
-    public var streamID: String?
-    public var streamOffset: Int?
+    package var streamID: String?
+    package var streamOffset: Int?
 
-    public init(path: String, device: UInt64, inode: UInt64, offset: Int64, streamID: String? = nil, streamOffset: Int? = nil) {
+    package init(path: String, device: UInt64, inode: UInt64, offset: Int64, streamID: String? = nil, streamOffset: Int? = nil) {
         self.path = path
         self.device = device
         self.inode = inode
@@ -61,19 +61,19 @@ public struct FollowState: Sendable, Hashable, Codable {
     }
 
     /// The state for `path` at `position`.
-    public init(path: String, position: FollowPosition) {
+    package init(path: String, position: FollowPosition) {
         self.init(path: path, device: position.device, inode: position.inode, offset: position.offset)
     }
 
     /// The saved position.
-    public var position: FollowPosition {
+    package var position: FollowPosition {
         FollowPosition(device: device, inode: inode, offset: offset)
     }
 
     /// Reads the state saved at `file`; nil when there is no such file (a first run).
     /// - Throws: ``StreamUpError`` `.io` when it cannot be read, `.invalidConfiguration` when it
     ///   is not a state file.
-    public static func load(from file: String) throws -> FollowState? {
+    package static func load(from file: String) throws -> FollowState? {
         guard let bytes = try AtomicFile.contents(at: file) else { return nil }
         do {
             return try JSONDecoder().decode(FollowState.self, from: Data(bytes))
@@ -85,7 +85,7 @@ public struct FollowState: Sendable, Hashable, Codable {
     /// Saves the state at `file` atomically: a temporary file in the same directory, `fsync`,
     /// then `rename` over `file`. Readers see the old state or the new one, never a mix.
     /// - Throws: ``StreamUpError`` `.io` when the file cannot be written.
-    public func save(to file: String) throws {
+    package func save(to file: String) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let json: Data

@@ -4,11 +4,11 @@ import Foundation
 /// order the fields are added, without going through `JSONEncoder` for the common scalar case.
 ///
 /// Thread safety: a value type; never shared.
-public struct JSONLine: Sendable {
+package struct JSONLine: Sendable {
     private var text = "{"
     private var empty = true
 
-    public init() {}
+    package init() {}
 
     private mutating func key(_ name: String) {
         if !empty { text += "," }
@@ -18,31 +18,31 @@ public struct JSONLine: Sendable {
     }
 
     /// Adds a string field.
-    public mutating func add(_ name: String, _ value: String) {
+    package mutating func add(_ name: String, _ value: String) {
         key(name)
         Self.appendQuoted(value, to: &text)
     }
 
     /// Adds an integer field.
-    public mutating func add(_ name: String, _ value: Int) {
+    package mutating func add(_ name: String, _ value: Int) {
         key(name)
         text += String(value)
     }
 
     /// Adds a number field with `decimals` digits after the point.
-    public mutating func add(_ name: String, _ value: Double, decimals: Int) {
+    package mutating func add(_ name: String, _ value: Double, decimals: Int) {
         key(name)
         text += value.isFinite ? String(format: "%.\(decimals)f", value) : "null"
     }
 
     /// Adds a boolean field.
-    public mutating func add(_ name: String, _ value: Bool) {
+    package mutating func add(_ name: String, _ value: Bool) {
         key(name)
         text += value ? "true" : "false"
     }
 
     /// The finished line, with its trailing newline, as UTF-8 bytes.
-    public var bytes: [UInt8] { Array((text + "}\n").utf8) }
+    package var bytes: [UInt8] { Array((text + "}\n").utf8) }
 
     /// Appends `string` as a JSON string literal, escaping what RFC 8259 requires.
     static func appendQuoted(_ string: String, to text: inout String) {

@@ -48,18 +48,19 @@ public final class TelemetryEmitter: Sendable {
         var run: Task<UploadResponse, Error>?
     }
 
-    private let uploader: any EmitterUpload
+    private let uploader: any UploadRunning
     private let channel = PushChannel()
     private let lock = WriterLock()
     private let state = Mutex(State())
     private let encoder: JSONEncoder
 
-    /// Creates an emitter for `url`; nothing is sent until ``start()``.
+    /// Creates an emitter for `url` that sends NDJSON (`application/x-ndjson`); nothing is sent
+    /// until ``start()``.
     /// - Parameters:
     ///   - headers: extra request header fields.
     ///   - bufferSize: bytes of records held while the server is slower than the app.
     ///   - delivery: send in acknowledged segments with these options (nil: one request).
-    public init(
+    public convenience init(
         url: URL, headers: [UploadConfiguration.Header] = [], bufferSize: Int = 256 * 1024,
         delivery: ReliableUploader.Options? = nil,
         onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in }
@@ -68,6 +69,17 @@ public final class TelemetryEmitter: Sendable {
         configuration.contentType = "application/x-ndjson"
         configuration.headers = headers
         configuration.bufferSize = bufferSize
+        try self.init(configuration, delivery: delivery, onEvent: onEvent)
+    }
+
+    /// Creates an emitter with the request `configuration` (method, content type, headers,
+    /// response timeout, gzip, buffer size), as ``StreamUploader`` and ``ReliableUploader``
+    /// take it; nothing is sent until ``start()``.
+    /// - Parameter delivery: send in acknowledged segments with these options (nil: one request).
+    public init(
+        _ configuration: UploadConfiguration, delivery: ReliableUploader.Options? = nil,
+        onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in }
+    ) throws {
         if let delivery {
             uploader = try ReliableUploader(configuration, options: delivery, onEvent: onEvent)
         } else {
@@ -86,7 +98,7 @@ public final class TelemetryEmitter: Sendable {
             state.run = Task { [uploader, channel] in
                 // However the upload ends, callers still waiting for the writer must not hang.
                 defer { channel.close() }
-                return try await uploader.upload(channel)
+                return try await uploader.run(channel)
             }
         }
     }
@@ -133,9 +145,9 @@ public final class TelemetryEmitter: Sendable {
     /// With reliable delivery: once the server has acknowledged them.
     /// - Throws: ``StreamUpError`` when the upload ended (or failed) before that.
     public func flush() async throws {
-        let target = uploader.produced
+        let target = uploader.bytesProduced
         await uploader.waitUntilDelivered(target)
-        if uploader.delivered < target {
+        if uploader.bytesDelivered < target {
             throw StreamUpError(.bodyStreamClosed, "the upload ended before the flush completed")
         }
     }
@@ -159,7 +171,7 @@ public final class TelemetryEmitter: Sendable {
 
     /// Counters so far.
     public var metrics: Metrics {
-        let (produced, delivered) = (uploader.produced, uploader.delivered)
+        let (produced, delivered) = (uploader.bytesProduced, uploader.bytesDelivered)
         return state.withLock { state in
             Metrics(accepted: state.accepted, dropped: state.dropped, bytesProduced: produced, bytesSent: delivered)
         }
@@ -170,37 +182,4 @@ public final class TelemetryEmitter: Sendable {
         bytes.append(UInt8(ascii: "\n"))
         return bytes
     }
-}
-
-/// What an emitter needs of its uploader: one request (``StreamUploader``) or acknowledged
-/// segments (``ReliableUploader``).
-///
-/// Thread safety: both uploaders are thread-safe.
-protocol EmitterUpload: Sendable {
-    /// Runs the upload with the emitter's channel as its producer.
-    func upload(_ channel: PushChannel) async throws -> UploadResponse
-    func cancel()
-    /// Bytes written by the emitter.
-    var produced: Int { get }
-    /// Bytes handed to the connection (one request) or acknowledged (segments).
-    var delivered: Int { get }
-    /// Whether the upload has ended.
-    var hasEnded: Bool { get }
-    /// Suspends until `produced` bytes are delivered, or the upload can deliver no more.
-    func waitUntilDelivered(_ produced: Int) async
-}
-
-extension StreamUploader: EmitterUpload {
-    func upload(_ channel: PushChannel) async throws -> UploadResponse { try await run(channel) }
-    var produced: Int { progress.bytesProduced }
-    var delivered: Int { progress.bytesSent }
-    var hasEnded: Bool { phase == .finished }
-    func waitUntilDelivered(_ produced: Int) async { await waitUntilSent(produced) }
-}
-
-extension ReliableUploader: EmitterUpload {
-    func upload(_ channel: PushChannel) async throws -> UploadResponse { try await run(channel) }
-    var produced: Int { progress.produced }
-    var delivered: Int { max(0, progress.acknowledged - producerStart) }
-    func waitUntilDelivered(_ produced: Int) async { await waitUntilAcknowledged(producerStart + produced) }
 }

@@ -151,7 +151,7 @@ public final class StreamUploader: Sendable {
 
     static func makeSession(_ configuration: UploadConfiguration, delegate: URLSessionDelegate) -> URLSession {
         let sessionConfiguration = URLSessionConfiguration.ephemeral
-        sessionConfiguration.timeoutIntervalForRequest = configuration.responseTimeout
+        sessionConfiguration.timeoutIntervalForRequest = configuration.responseTimeout.timeInterval
         // A stream may run for days: no overall limit.
         sessionConfiguration.timeoutIntervalForResource = 365 * 24 * 3600
         sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -166,7 +166,7 @@ public final class StreamUploader: Sendable {
     static func makeRequest(_ configuration: UploadConfiguration) -> URLRequest {
         var request = URLRequest(url: SessionURL.forURLSession(configuration.url) ?? configuration.url)
         request.httpMethod = configuration.method
-        request.timeoutInterval = configuration.responseTimeout
+        request.timeoutInterval = configuration.responseTimeout.timeInterval
         for header in headerFields(configuration) {
             request.setValue(header.value, forHTTPHeaderField: header.name)
         }
@@ -188,11 +188,4 @@ public final class StreamUploader: Sendable {
         }
         return fields + configuration.headers
     }
-}
-
-/// The library's version, sent in `User-Agent` and printed by `streamup --version`.
-///
-/// Thread safety: a constant.
-public enum StreamUpVersion {
-    public static let current = "0.1.0"
 }

@@ -35,7 +35,7 @@ public struct UploadConfiguration: Sendable {
     public var maxResponseBodyBytes: Int = 64 * 1024
     /// How long to wait for the server to accept the connection and, after the body has ended,
     /// for its answer. A producer that is idle for a long time never trips it (see DESIGN.md).
-    public var responseTimeout: TimeInterval = 60
+    public var responseTimeout: Duration = .seconds(60)
 
     /// Creates a configuration for `url`.
     public init(url: URL) {
@@ -70,7 +70,7 @@ public struct UploadConfiguration: Sendable {
     }
 
     /// Checks every field; throws ``StreamUpError`` naming the first bad one.
-    public func validate() throws {
+    package func validate() throws {
         _ = try Self.url(from: url.absoluteString)
         // URLSession on Linux refuses a body with GET and drops it with HEAD; these three carry one.
         guard ["POST", "PUT", "PATCH"].contains(method) else {

@@ -1,0 +1,61 @@
+import Foundation
+
+extension StreamUploader {
+    /// Streams what `body` writes as one request and returns the server's answer: the
+    /// uploader lives exactly as long as the call. The body ends when `body` returns; if it
+    /// throws, the upload fails and this throws ``StreamUpError`` (`.producerFailed`).
+    ///
+    /// ```swift
+    /// let answer = try await StreamUploader.withUploader(UploadConfiguration(url: url)) { writer in
+    ///     try await writer.write(Array("hello\n".utf8))
+    /// }
+    /// ```
+    public static func withUploader(
+        _ configuration: UploadConfiguration, onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in },
+        _ body: @escaping @Sendable (StreamWriter) async throws -> Void
+    ) async throws -> UploadResponse {
+        try await StreamUploader(configuration, onEvent: onEvent).run(ClosureProducer(body: body))
+    }
+}
+
+extension ReliableUploader {
+    /// Streams what `body` writes as acknowledged segments with `options` and returns the
+    /// last answer once every byte is acknowledged: the uploader lives exactly as long as the
+    /// call. If `body` throws, the upload fails and this throws ``StreamUpError``
+    /// (`.producerFailed`); a spool keeps what was not acknowledged.
+    public static func withUploader(
+        _ configuration: UploadConfiguration, options: Options = Options(),
+        onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in },
+        _ body: @escaping @Sendable (StreamWriter) async throws -> Void
+    ) async throws -> UploadResponse {
+        try await ReliableUploader(configuration, options: options, onEvent: onEvent).run(ClosureProducer(body: body))
+    }
+}
+
+extension TelemetryEmitter {
+    /// Runs `body` with a started emitter, then finishes the upload and returns the server's
+    /// answer: the emitter lives exactly as long as the call. If `body` throws, the upload is
+    /// cancelled and the error is thrown.
+    ///
+    /// ```swift
+    /// let answer = try await TelemetryEmitter.withEmitter(UploadConfiguration(url: url)) { emitter in
+    ///     try await emitter.emit(["event": "started"])
+    /// }
+    /// ```
+    public static func withEmitter(
+        _ configuration: UploadConfiguration, delivery: ReliableUploader.Options? = nil,
+        onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in },
+        _ body: (TelemetryEmitter) async throws -> Void
+    ) async throws -> UploadResponse {
+        let emitter = try TelemetryEmitter(configuration, delivery: delivery, onEvent: onEvent)
+        emitter.start()
+        do {
+            try await body(emitter)
+        } catch {
+            emitter.cancel()
+            _ = try? await emitter.finish()
+            throw error
+        }
+        return try await emitter.finish()
+    }
+}
