@@ -1,14 +1,3 @@
-/// What the command line asks for.
-///
-/// Thread safety: a value type.
-enum Command: Equatable {
-    case help(String)
-    case version
-    case upload(UploadOptions)
-    case sink(SinkOptions)
-    case heartbeat(HeartbeatOptions)
-    case tail(TailOptions)
-}
 
 /// Turns argv (without the program name) into a ``Command``; a pure function.
 ///

@@ -1,14 +1,5 @@
 import Foundation
 
-/// A usage mistake on the command line, naming the offending argument.
-///
-/// Thread safety: a value type.
-struct UsageError: Error, Equatable, CustomStringConvertible {
-    let message: String
-    var description: String { message }
-    init(_ message: String) { self.message = message }
-}
-
 /// One command-line option: its spellings, the value it takes, its help line, and what it does
 /// to the options being built. One table of these drives both parsing and `--help`.
 ///

@@ -96,26 +96,3 @@ struct SegmentPlan<Instant: InstantProtocol> where Instant.Duration == Duration 
         return .wait(until: deadline)
     }
 }
-
-/// Where records end in the bytes a buffer holds, for ``SegmentPlan``.
-///
-/// Thread safety: called by the plan's owner, under the buffer's lock.
-protocol RecordBoundaryFinder {
-    /// The last boundary `b` with `offset < b <= limit`, if there is one among the bytes written.
-    func lastBoundary(after offset: Int, atOrBefore limit: Int) -> Int?
-    /// The first boundary after `offset`; called only when one has been written.
-    func firstBoundary(after offset: Int) -> Int
-    /// The boundary that ends the `records`-th record after `offset`, or, when fewer records
-    /// end by `limit` (a boundary), `limit`; with how many records that is.
-    func boundary(after offset: Int, records: Int, atOrBefore limit: Int) -> (boundary: Int, records: Int)
-}
-
-/// How big and how long one segment may be.
-///
-/// Thread safety: a value type.
-struct SegmentLimits: Equatable, Sendable {
-    var maxBytes: Int
-    var maxDuration: Duration
-    /// The most records in one segment (nil: no limit).
-    var maxRecords: Int? = nil
-}

@@ -1,0 +1,74 @@
+import Foundation
+import StreamUp
+
+/// Runs the tail command.
+///
+/// Thread safety: runs on the main task.
+enum TailRunner {
+    static func run(_ options: TailOptions) async -> Int32 {
+        if let problem = startProblem(options) {
+            Terminal.error("tail: \(problem)")
+            return ExitStatus.usage
+        }
+        let verbose = options.upload.verbose
+        let tailer: FileTailer
+        do {
+            let records = options.upload.records
+            _ = try records.formatter(path: "")  // a bad key set is a usage error now, not per file
+            var format: (@Sendable (String) -> RecordFormatter?)?
+            if records.format != .raw {
+                format = { path in try? records.formatter(path: path) }
+            }
+            tailer = try FileTailer(
+                patterns: options.patterns, options: options.tailerOptions,
+                onEvent: { event in UploadRunner.logEvent(event, verbose: verbose) }, format: format)
+        } catch {
+            Terminal.error("tail: \(error)")
+            return ExitStatus.usage
+        }
+        return await UploadRunner.withTarget(options.upload) { url in
+            guard options.upload.delivery.singleRequest else {
+                // Acknowledged segments: the uploader keeps the state file (exactly once).
+                return await UploadRunner.upload(
+                    options.upload, to: url, producer: tailer, stateFile: options.stateFile, forgetSourcesAfter: options.forgetAfter
+                ).status
+            }
+            // One request: the state moves only when its 2xx acknowledges the whole body.
+            if let stateFile = options.stateFile {
+                do {
+                    tailer.resume(from: try SourceState.load(from: stateFile)?.sources ?? [])
+                } catch {
+                    Terminal.error("tail: \(error)")
+                    return ExitStatus.usage
+                }
+            }
+            let (status, response) = await UploadRunner.upload(options.upload, to: url, producer: tailer)
+            if let stateFile = options.stateFile, response?.isSuccess == true {
+                do {
+                    try SourceState(sources: tailer.positions).save(to: stateFile)
+                } catch {
+                    Terminal.error("tail: cannot save the state file: \(error)")
+                    return ExitStatus.ioFailure
+                }
+            }
+            return status
+        }
+    }
+
+    /// What makes the command unable to work, said at start rather than at the first save.
+    static func startProblem(_ options: TailOptions) -> String? {
+        if let stateFile = options.stateFile {
+            let directory = (stateFile as NSString).deletingLastPathComponent
+            var isDirectory: ObjCBool = false
+            if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) || !isDirectory.boolValue {
+                return "the directory of the state file \(stateFile) does not exist"
+            }
+            do {
+                _ = try SourceState.load(from: stateFile)
+            } catch {
+                return "\(error)"
+            }
+        }
+        return nil
+    }
+}
