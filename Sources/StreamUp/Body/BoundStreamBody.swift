@@ -8,7 +8,7 @@ import Foundation
 final class BoundStreamBody: RequestBody, @unchecked Sendable {
     private let input: StreamReference<BoundInputStream>
     /// The stream URLSession reads: the pair's input itself, or encoding stages over it. Set
-    /// once in `init`; `BodyInputStream` is thread-safe (see ``StreamReference``).
+    /// once in `init`; `BodyInputStream` is thread-safe (see `StreamReference`).
     private let encoded: StreamReference<BodyInputStream>?
 
     init(_ input: BoundInputStream, encoding: BodyEncoding = BodyEncoding()) {

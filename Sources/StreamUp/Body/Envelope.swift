@@ -1,4 +1,4 @@
-/// The bytes an ``EnvelopeStage`` puts around a body of records:
+/// The bytes an `EnvelopeStage` puts around a body of records:
 /// `head + prefix + record + suffix + (separator + prefix + record + suffix)… + tail`.
 ///
 /// Thread safety: a value type; safe to pass anywhere.

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// The delivery loop: asks the ``DeliveryMachine`` what to do, does it, and tells it what came
+/// The delivery loop: asks the `DeliveryMachine` what to do, does it, and tells it what came
 /// of it. Runs in one task; requests go out one at a time.
 extension ReliableUploader {
     typealias Machine = DeliveryMachine<ContinuousClock.Instant>

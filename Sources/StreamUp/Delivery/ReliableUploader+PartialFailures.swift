@@ -1,7 +1,7 @@
 import Foundation
 
 /// Partial failures: the options' ``AnswerReader`` reads each segment's answer, its record
-/// numbers become stream offsets for the ``DeliveryMachine``, and the records it refused are
+/// numbers become stream offsets for the `DeliveryMachine`, and the records it refused are
 /// reported and kept (DeliveryMachine+Partial).
 extension ReliableUploader {
     /// What `response` says about the records of the request that carried `carried`, in stream

@@ -5,14 +5,14 @@ import Synchronization
 /// server, and sends again whatever a failed segment carried, so a network blink or a server
 /// restart loses nothing.
 ///
-/// Producers write into one ``ReplayBuffer`` (in memory, or a spool on disk that survives a
+/// Producers write into one `ReplayBuffer` (in memory, or a spool on disk that survives a
 /// restart) exactly as they write for a ``StreamUploader``; the bytes stay there until the
 /// server acknowledges them. Each request reads a window of the buffer from the acknowledged
 /// offset, and ends only at a record boundary (``RecordMode``), after `segmentBytes` or
 /// `segmentDuration`, so every request holds whole records. How segments are sent is plain
 /// requests (any HTTP server) or PATCHes to one IETF resumable upload; the decisions (retries,
 /// backoff, smaller segments after failures, dead letters, the resumable sequence) are a pure
-/// ``DeliveryMachine``. When the buffer is full, the producer waits: nothing is dropped.
+/// `DeliveryMachine`. When the buffer is full, the producer waits: nothing is dropped.
 ///
 /// With a state file and a ``PositionedProducer`` (a ``FileFollower``), the uploader saves
 /// where the producer's sources stand once their bytes are safe and hands the positions back
@@ -75,7 +75,7 @@ public final class ReliableUploader: Sendable {
         /// In memory, at most `capacity` bytes (raised to one segment or one record if
         /// smaller); lost if the process ends.
         case memory(capacity: Int)
-        /// In files in `directory` (see ``SpoolStorage``): they survive a crash, and the next
+        /// In files in `directory` (see `SpoolStorage`): they survive a crash, and the next
         /// run with the same spool sends them first. `capacity` nil: 1 GiB or half the free
         /// space of the file system when the spool is opened, whichever is smaller.
         case spool(directory: String, capacity: Int? = nil)

@@ -1,5 +1,5 @@
-/// Where a ``ReplayBuffer`` keeps its bytes, addressed by absolute stream offset: a ring in
-/// memory (``MemoryReplayStorage``) or files on disk (``SpoolStorage``).
+/// Where a `ReplayBuffer` keeps its bytes, addressed by absolute stream offset: a ring in
+/// memory (``MemoryReplayStorage``) or files on disk (`SpoolStorage`).
 ///
 /// The buffer decides what is held (from its acknowledged offset to its written offset, never
 /// more than ``capacity``); a storage only stores and returns bytes. Writes happen in two steps

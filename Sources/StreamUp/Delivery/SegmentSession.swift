@@ -10,7 +10,7 @@ import Synchronization
 /// up with a single request (README, Performance).
 ///
 /// swift-corelibs-foundation hands most of a task's callbacks to the session's delegate, not to
-/// a per-task delegate; this session delegate passes each one on to the ``UploadTaskDelegate``
+/// a per-task delegate; this session delegate passes each one on to the `UploadTaskDelegate`
 /// of its task, which works exactly as with a session of its own.
 ///
 /// Thread safety: the table is guarded by a `Mutex`; callbacks arrive on the session's

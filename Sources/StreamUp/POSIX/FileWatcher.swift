@@ -19,12 +19,12 @@ import Darwin
 /// ``wait()`` returns after a relevant event, or after a timeout so the caller re-checks anyway:
 /// 1 s while everything is watched (a safety net, for file systems that miss events), 250 ms
 /// while something could not be watched (a directory that does not exist yet). It throws
-/// `CancellationError` when the ``WakeSignal`` fires. Without inotify (other systems, or
+/// `CancellationError` when the `WakeSignal` fires. Without inotify (other systems, or
 /// `inotify_init1` failing) it polls every 250 ms.
 ///
 /// The inotify instance and its buffers are an ``Inotify``, shared in form with ``TailWatcher``.
 ///
-/// Thread safety: not `Sendable`; confined to the follower's thread. Only its ``WakeSignal`` is
+/// Thread safety: not `Sendable`; confined to the follower's thread. Only its `WakeSignal` is
 /// shared (with the task's cancellation handler).
 final class FileWatcher {
     /// Timeout of a wait while everything is watched, in milliseconds.

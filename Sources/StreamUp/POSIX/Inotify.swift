@@ -6,17 +6,17 @@ import Darwin
 
 /// One inotify instance (`inotify_init1(2)`, non-blocking and close-on-exec) and the waiting
 /// around it that the file followers share: block in `poll(2)` until an event is queued, a
-/// timeout passes, or a ``WakeSignal`` fires; then read every queued event into a buffer
+/// timeout passes, or a `WakeSignal` fires; then read every queued event into a buffer
 /// allocated once.
 ///
 /// Watches are added and removed by the owner, which keeps its own map from watch descriptors
-/// to what they watch (``FileWatcher`` for one followed name, ``TailWatcher`` for many). Where
+/// to what they watch (`FileWatcher` for one followed name, ``TailWatcher`` for many). Where
 /// inotify is unavailable (other systems, or `inotify_init1` failing) ``isAvailable`` is false,
 /// every watch fails, and ``wait(timeout:wake:)`` only sleeps: the owner then polls.
 ///
 /// Owns the inotify descriptor and its buffers, released in `deinit`; no allocation per event.
 ///
-/// Thread safety: not `Sendable`; confined to the following thread. Only the ``WakeSignal``
+/// Thread safety: not `Sendable`; confined to the following thread. Only the `WakeSignal`
 /// is shared (with the task's cancellation handler).
 final class Inotify {
     /// The inotify descriptor, -1 when inotify is not available.

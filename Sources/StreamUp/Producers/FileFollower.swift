@@ -21,7 +21,7 @@ import Synchronization
 /// allocation per read), so a slow server stalls the follower instead of growing memory.
 /// Changes are seen through inotify on Linux (an appended line reaches the writer within
 /// milliseconds); where inotify is unavailable the follower polls every 250 ms. See
-/// ``FileWatcher``.
+/// `FileWatcher`.
 ///
 /// To continue across restarts exactly where the server's acknowledgements stand, give a
 /// ``ReliableUploader`` a state file (``ReliableUploader/Options/stateFile``): it saves the
@@ -30,7 +30,7 @@ import Synchronization
 ///
 /// Thread safety: configuration is immutable; the position is guarded by the `progress` mutex
 /// and readable from any thread; the following loop runs on one dedicated thread, which
-/// cancellation wakes through a ``WakeSignal``.
+/// cancellation wakes through a `WakeSignal`.
 public final class FileFollower: PositionedProducer {
     /// Where to start in a file that exists when following starts.
     ///

@@ -4,7 +4,7 @@ import Foundation
 /// producers that write lines but know nothing of formats, such as stdin or a heartbeat.
 ///
 /// The inner producer writes into a small bound pair of its own (64 KiB); a thread reads it,
-/// cuts lines (``LineRecords``) and writes the records into the upload's writer, waiting while
+/// cuts lines (`LineRecords`) and writes the records into the upload's writer, waiting while
 /// that is full, so backpressure reaches the inner producer. A line still open when the inner
 /// producer ends becomes a record; one still open when the upload is cancelled is dropped.
 ///
@@ -16,8 +16,11 @@ public struct FormattingProducer<Inner: Producer>: Producer {
     /// The longest line kept whole; longer ones are cut.
     public let maxLine: Int
 
-    /// - Parameter maxLine: where longer lines are cut (nil: the formatter's
-    ///   ``RecordFormatter/maxLineBytes``).
+    /// - Parameters:
+    ///   - inner: the producer whose lines become records.
+    ///   - formatter: how each line becomes a record.
+    ///   - maxLine: where longer lines are cut (nil: the formatter's
+    ///     ``RecordFormatter/maxLineBytes``).
     public init(_ inner: Inner, formatter: RecordFormatter, maxLine: Int? = nil) {
         self.inner = inner
         self.formatter = formatter

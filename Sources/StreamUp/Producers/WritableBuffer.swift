@@ -1,5 +1,5 @@
 /// The buffer a ``StreamWriter`` writes into: the core of a bound stream pair (one request) or a
-/// ``ReplayBuffer`` (acknowledged segments). Both take bytes only into free space, in place,
+/// `ReplayBuffer` (acknowledged segments). Both take bytes only into free space, in place,
 /// and never block the writer.
 ///
 /// Thread safety: one writing thread or task at a time; the counters, `finishWriting` and

@@ -30,12 +30,12 @@ public struct AnswerReader: Sendable {
         read(answer, records)
     }
 
-    /// Elasticsearch and OpenSearch `_bulk`: `errors:true` items (``ElasticsearchBulkAnswer``).
+    /// Elasticsearch and OpenSearch `_bulk`: `errors:true` items (`ElasticsearchBulkAnswer`).
     public static let elasticsearchBulk = AnswerReader(name: "Elasticsearch") { ElasticsearchBulkAnswer.read($0, records: $1) }
-    /// Splunk HEC: `invalid-event-number` (``SplunkHECAnswer``).
+    /// Splunk HEC: `invalid-event-number` (`SplunkHECAnswer`).
     public static let splunkHEC = AnswerReader(name: "Splunk HEC") { SplunkHECAnswer.read($0, records: $1) }
-    /// OTLP/HTTP: `partialSuccess` (``OTLPAnswer``).
+    /// OTLP/HTTP: `partialSuccess` (`OTLPAnswer`).
     public static let otlp = AnswerReader(name: "OTLP") { OTLPAnswer.read($0, records: $1) }
-    /// Loki push: a 400 listing the ignored entries (``LokiAnswer``).
+    /// Loki push: a 400 listing the ignored entries (`LokiAnswer`).
     public static let loki = AnswerReader(name: "Loki") { LokiAnswer.read($0, records: $1) }
 }

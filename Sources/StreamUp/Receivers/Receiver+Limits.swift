@@ -1,6 +1,6 @@
 /// How big one request to the receiver may be, and how its answers are read.
 extension Receiver {
-    /// A receiver's limits, as ``deliveryOptions()`` applies them.
+    /// A receiver's limits, as ``deliveryOptions(_:)`` applies them.
     ///
     /// Thread safety: a value type.
     public struct Limits: Sendable, Equatable {

@@ -25,8 +25,8 @@ import Foundation
 /// | `vector` | — | the lines as they are (`http_server`'s default `bytes` codec) |
 /// | `fluent-bit` | — (the path is the tag) | JSON array of records |
 ///
-/// Each preset's documentation page is ``documentation``; the request shapes are
-/// ``RecordShape``; the limits are in ``deliveryOptions()``.
+/// Each preset's documentation page is ``Receiver/documentation``; the request shapes are
+/// ``RecordShape``; the limits are in ``deliveryOptions(_:)``.
 ///
 /// Thread safety: a value type.
 public enum Receiver: String, Sendable, CaseIterable {

@@ -51,7 +51,7 @@ public struct RecordFormatter: Sendable {
     public let format: RecordFormat
     /// How each record is laid out (a flat object, or a receiver's entry).
     public let shape: RecordShape
-    /// The longest line made into one record: a producer cuts longer lines here (``LineRecords``).
+    /// The longest line made into one record: a producer cuts longer lines here (`LineRecords`).
     public let maxLineBytes: Int
     private let layout: RecordLayout
     private var time = RecordTime()
@@ -59,12 +59,13 @@ public struct RecordFormatter: Sendable {
 
     /// Sets up a formatter.
     /// - Parameters:
+    ///   - format: NDJSON records from lines, or JSON lines with the fields merged in.
     ///   - shape: how records are laid out (``RecordShape``; a flat object by default).
     ///   - keys: the key names, for the shapes that have settable ones (nil: the shape's
     ///     ``RecordShape/defaultKeys``).
     ///   - host: the value of the host field (this machine's name by default).
     ///   - path: the value of the path field (the file a follower reads); nil writes no path.
-    ///   - fields: extra string fields (`--field name=value`), in order.
+    ///   - extra: extra string fields (`--field name=value`), in order.
     ///   - maxLineBytes: the longest line made into one record (see ``maxRecordBytes``).
     /// - Throws: `StreamUpError` `.invalidConfiguration` when two of the keys (message, time,
     ///   host, path) are the same, or an extra field uses the message key.

@@ -4,7 +4,7 @@
 /// once they are in the spool), and hands those positions back on the next start.
 ///
 /// Implementation requirements:
-/// - Write source bytes with their ``SourceMark`` (``StreamWriter`` and the blocking writer take
+/// - Write source bytes with their `SourceMark` (``StreamWriter`` and the blocking writer take
 ///   one), so the uploader can map stream offsets back to source positions.
 /// - In ``resume(from:)``, continue each source at its position instead of the usual start.
 /// - Optionally, in ``reportSources(to:)``, keep the closure and report each source you begin

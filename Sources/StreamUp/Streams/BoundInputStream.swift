@@ -8,7 +8,7 @@ import Foundation
 /// `streamError`), so a cancelled upload is woken rather than left waiting.
 ///
 /// Thread safety: all state lives in the shared core behind its lock (Foundation's `Stream`
-/// opts out of `Sendable`, so the library passes it across threads in a ``StreamReference``); one reading thread at a
+/// opts out of `Sendable`, so the library passes it across threads in a `StreamReference`); one reading thread at a
 /// time, any thread for the rest.
 public final class BoundInputStream: InputStream {
     let core: BoundStreamCore

@@ -7,7 +7,7 @@ import Foundation
 /// has closed (see `streamError`). `close()` ends the body after the buffered bytes are read.
 ///
 /// Thread safety: all state lives in the shared core behind its lock (Foundation's `Stream`
-/// opts out of `Sendable`, so the library passes it across threads in a ``StreamReference``); one writing thread at a
+/// opts out of `Sendable`, so the library passes it across threads in a `StreamReference`); one writing thread at a
 /// time, any thread for the rest.
 public final class BoundOutputStream: OutputStream {
     let core: BoundStreamCore

@@ -57,9 +57,11 @@ public final class TelemetryEmitter: Sendable {
     /// Creates an emitter for `url` that sends NDJSON (`application/x-ndjson`); nothing is sent
     /// until ``start()``.
     /// - Parameters:
+    ///   - url: where the records go.
     ///   - headers: extra request header fields.
     ///   - bufferSize: bytes of records held while the server is slower than the app.
     ///   - delivery: send in acknowledged segments with these options (nil: one request).
+    ///   - onEvent: what happens to the upload, for logging (``UploadEvent``).
     public convenience init(
         url: URL, headers: [UploadConfiguration.Header] = [], bufferSize: Int = 256 * 1024,
         delivery: ReliableUploader.Options? = nil,
@@ -75,7 +77,10 @@ public final class TelemetryEmitter: Sendable {
     /// Creates an emitter with the request `configuration` (method, content type, headers,
     /// response timeout, gzip, buffer size), as ``StreamUploader`` and ``ReliableUploader``
     /// take it; nothing is sent until ``start()``.
-    /// - Parameter delivery: send in acknowledged segments with these options (nil: one request).
+    /// - Parameters:
+    ///   - configuration: the request: URL, method, content type, headers, timeout, gzip.
+    ///   - delivery: send in acknowledged segments with these options (nil: one request).
+    ///   - onEvent: what happens to the upload, for logging (``UploadEvent``).
     public init(
         _ configuration: UploadConfiguration, delivery: ReliableUploader.Options? = nil,
         onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in }

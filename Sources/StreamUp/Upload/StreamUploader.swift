@@ -17,7 +17,7 @@ import Synchronization
 /// ```
 ///
 /// Thread safety: `state` is guarded by a `Mutex`; every method may be called from any thread.
-/// URLSession callbacks run on the session's own delegate queue (in ``UploadTaskDelegate``).
+/// URLSession callbacks run on the session's own delegate queue (in `UploadTaskDelegate`).
 public final class StreamUploader: Sendable {
     /// Where an uploader is in its life.
     public enum Phase: Sendable, Equatable {

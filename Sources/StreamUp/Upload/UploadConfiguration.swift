@@ -44,7 +44,7 @@ public struct UploadConfiguration: Sendable {
 
     /// Parses `string` as an upload URL, with a clear error when it is not one: the scheme
     /// (`http` or `https`, any case) is lowercased, the port must be 1-65535, and the host must
-    /// be one URLSession can send to on this system (see ``SessionURL``). The URL keeps the
+    /// be one URLSession can send to on this system (see `SessionURL`). The URL keeps the
     /// spelling people read: `http://[::1]:8080/`.
     public static func url(from string: String) throws -> URL {
         guard var components = URLComponents(string: string),

@@ -26,7 +26,7 @@ import Darwin
 ///
 /// Thread safety: `files` is guarded by a `Mutex`; system calls run outside it. The writer
 /// (one thread) appends to the newest file only; readers read unacknowledged bytes, which are
-/// never deleted; `acknowledge` (one caller at a time, see ``ReplayBuffer``) deletes files
+/// never deleted; `acknowledge` (one caller at a time, see `ReplayBuffer`) deletes files
 /// wholly below the acknowledged offset and never the newest.
 final class SpoolStorage: ReplayStorage, @unchecked Sendable {
     /// One `OFFSET.spool` file and its index.

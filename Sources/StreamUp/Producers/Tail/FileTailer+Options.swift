@@ -3,7 +3,7 @@ extension FileTailer {
     ///
     /// Thread safety: a value type.
     public struct Options: Sendable, Equatable {
-        /// Paths or patterns to leave out (``PathSelection``: with a `/`, matched against the
+        /// Paths or patterns to leave out (`PathSelection`: with a `/`, matched against the
         /// whole path; without, against the file name).
         public var excludes: [String] = []
         /// Where to start in a file that exists when following starts, on a first run (no

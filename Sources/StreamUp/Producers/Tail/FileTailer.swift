@@ -4,23 +4,23 @@ import Synchronization
 /// until the producing task is cancelled. What `streamup tail PATTERN…` runs.
 ///
 /// - Which files: paths, globs (`*`, `?`, `[…]`, `**`; ``GlobPattern``) and directories,
-///   less `excludes` (``PathSelection``). The directories the patterns reach are watched with
+///   less `excludes` (`PathSelection`). The directories the patterns reach are watched with
 ///   inotify, so a file that starts to match is picked up at once (no polling where inotify
 ///   works); a pattern that matches nothing yet, or whose directory does not exist, is waited
 ///   for and said once (``SourceEvent``).
 /// - Where each file starts: on a first run at its end (or its beginning with
 ///   ``Options/startAt``); a file that appears later, or that the saved positions do not
 ///   know, from its beginning (as Fluent Bit and Vector do); a known one where its saved
-///   position says (matched by device, inode and ``FileFingerprint``).
+///   position says (matched by device, inode and `FileFingerprint`).
 /// - Each file keeps ``FileFollower``'s rules: renamed away or deleted, it is read to its end
 ///   (and for ``Options/rotateWait`` after its last growth, for lines its program writes
 ///   before reopening) before a new file at its name is read; a new file at the name that has
 ///   data ends that wait at once. Truncated (copytruncate), it is read again from its start.
-/// - Interleaving: every write holds whole lines of one file (``LineReader``), marked with the
+/// - Interleaving: every write holds whole lines of one file (`LineReader`), marked with the
 ///   file and offset, so lines never mix and positions are exact. A partial last line waits for
 ///   its newline; when its file is finished (rotated away or deleted, and drained) it goes out
 ///   with a newline added, and a ``SourceEvent/unterminatedLine(path:bytes:)`` says so. Files
-///   take turns of at most ``Options/readChunk`` bytes (``TailScheduler``): a busy file
+///   take turns of at most ``Options/readChunk`` bytes (`TailScheduler`): a busy file
 ///   cannot starve a quiet one.
 /// - Limits: at most ``Options/maxOpenFiles`` descriptors; beyond it the least recently
 ///   written files are closed and wait (their inotify watch stays, so a write wakes them).
@@ -31,7 +31,7 @@ import Synchronization
 ///
 /// Thread safety: configuration is immutable; what is shared with other threads (saved
 /// positions, the report closure, paths and positions) is guarded by the `shared` mutex; the
-/// following loop runs on one dedicated thread, which cancellation wakes via a ``WakeSignal``.
+/// following loop runs on one dedicated thread, which cancellation wakes via a `WakeSignal`.
 public final class FileTailer: PositionedProducer {
     /// The patterns as given.
     public let patterns: [String]
@@ -58,8 +58,12 @@ public final class FileTailer: PositionedProducer {
     /// ``UploadEvent/source(_:)``).
     /// - Throws: ``StreamUpError`` `.invalidConfiguration` for no pattern, an empty one, or
     ///   options that cannot work.
-    /// - Parameter format: makes the formatter for the lines of the file at a path, so each line
-    ///   becomes a record naming its file (nil: lines go as they are).
+    /// - Parameters:
+    ///   - patterns: files, globs (`*`, `?`, `[…]`, `**`) and directories to follow.
+    ///   - options: exclusions, start position and limits.
+    ///   - onEvent: notices about the files (waiting, gone, skipped), from the tailer's thread.
+    ///   - format: makes the formatter for the lines of the file at a path, so each line
+    ///     becomes a record naming its file (nil: lines go as they are).
     public init(
         patterns: [String], options: Options = Options(), onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in },
         format: (@Sendable (_ path: String) -> RecordFormatter?)? = nil

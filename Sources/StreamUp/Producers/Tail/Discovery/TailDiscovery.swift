@@ -1,4 +1,4 @@
-/// Walks the file system for a ``PathSelection``: lists only the directories a pattern can
+/// Walks the file system for a `PathSelection`: lists only the directories a pattern can
 /// reach (a literal component is looked up, not listed), follows `**` into subdirectories
 /// that are not hidden (each directory once, so symbolic-link loops end), and records every
 /// directory it looked into so that a ``TailWatcher`` can watch it for names that appear.

@@ -1,4 +1,4 @@
-/// What one walk of the file system found for a ``PathSelection`` (see ``TailDiscovery``).
+/// What one walk of the file system found for a `PathSelection` (see `TailDiscovery`).
 ///
 /// Thread safety: a value type.
 struct TailScan {

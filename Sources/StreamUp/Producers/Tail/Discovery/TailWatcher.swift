@@ -20,7 +20,7 @@ import Darwin
 /// A watch that cannot be added (the `fs.inotify.max_user_watches` limit, or no inotify) is
 /// remembered; the tailer then polls every 250 ms (``isFullyWatched``).
 ///
-/// Thread safety: not `Sendable`; confined to the tailer's thread. Only its ``WakeSignal`` is
+/// Thread safety: not `Sendable`; confined to the tailer's thread. Only its `WakeSignal` is
 /// shared (with the task's cancellation handler).
 final class TailWatcher {
     /// What woke the tailer.

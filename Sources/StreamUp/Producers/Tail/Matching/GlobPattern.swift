@@ -8,7 +8,7 @@
 ///   hidden file or directory is matched only by a pattern that spells the dot.
 /// - A `[` without its `]` is an ordinary character. Empty components (`a//b`) are ignored.
 ///
-/// Matching compares Unicode scalars; it is pure (no file system access): ``TailDiscovery``
+/// Matching compares Unicode scalars; it is pure (no file system access): `TailDiscovery`
 /// walks the directories, this type only says what matches.
 ///
 /// Thread safety: a value type.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Turns the lines a ``LineReader`` writes (whole lines of one file per write, with the file's
+/// Turns the lines a `LineReader` writes (whole lines of one file per write, with the file's
 /// verbatim mark) into records (``RecordFormatter``, made per file so each record names its
 /// file), each marked with the file range of its line, so positions stay exact.
 ///

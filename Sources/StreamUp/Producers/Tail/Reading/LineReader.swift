@@ -84,7 +84,7 @@ struct LineReader: ~Copyable {
         return tailed.offset - start
     }
 
-    /// The fingerprint of `file`'s first bytes now (``FileFingerprint``).
+    /// The fingerprint of `file`'s first bytes now (`FileFingerprint`).
     func fingerprint(of file: ReadOnlyFile) throws(StreamUpError) -> UInt64 {
         try FileFingerprint.of(file, scratch: scratch)
     }

@@ -1,4 +1,4 @@
-/// Where a ``LineReader`` puts what it reads: the upload's writer, or an array in a test.
+/// Where a `LineReader` puts what it reads: the upload's writer, or an array in a test.
 ///
 /// Thread safety: used from one thread (the tailer's).
 protocol LineSink {

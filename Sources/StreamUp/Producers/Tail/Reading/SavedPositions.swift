@@ -1,5 +1,5 @@
 /// The positions a ``FileTailer`` was handed to resume from, matched to the files it finds at
-/// start: by device and inode, and by fingerprint (``FileFingerprint``) when one was saved, so
+/// start: by device and inode, and by fingerprint (`FileFingerprint`) when one was saved, so
 /// that a new file that got an old file's inode number starts afresh.
 ///
 /// Several saved positions can name one device and inode (an older file whose inode was

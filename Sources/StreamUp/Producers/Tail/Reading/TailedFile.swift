@@ -20,7 +20,7 @@ struct TailedFile {
     var offset: Int64
     /// How far a long line is known to run without a newline (≥ `offset`).
     var scanned: Int64
-    /// The fingerprint of its first bytes (``FileFingerprint``); 0 while it has none.
+    /// The fingerprint of its first bytes (`FileFingerprint`); 0 while it has none.
     var fingerprint: UInt64 = 0
     /// When no pattern matched it any more (renamed away or deleted); nil while it matches.
     var vanishedAt: ContinuousClock.Instant?

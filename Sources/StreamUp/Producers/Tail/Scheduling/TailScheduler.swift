@@ -2,7 +2,7 @@
 /// clock (a counter orders the writes).
 ///
 /// - Turns: files with something to read wait in one round-robin queue. A turn reads at most
-///   one chunk of one file (``LineReader``); a file that has more goes to the back. So while
+///   one chunk of one file (`LineReader`); a file that has more goes to the back. So while
 ///   any file keeps writing, every other file with lines waiting gets its turn within one
 ///   round: a busy file cannot starve a quiet one.
 /// - Open files: at most `maxOpen`. A file that needs a descriptor gets a free one, or the one
