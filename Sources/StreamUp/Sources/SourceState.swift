@@ -8,16 +8,16 @@ import Foundation
 /// A state saved by earlier versions of `streamup tail` (one followed file) is read too.
 ///
 /// Thread safety: a value type.
-public struct SourceState: Codable, Sendable, Equatable {
-    public var version = 2
+package struct SourceState: Codable, Sendable, Equatable {
+    package var version = 2
     /// The stream the positions belong to (`Streamup-Stream-Id`).
-    public var streamID: String?
+    package var streamID: String?
     /// The stream offset the positions stand for.
-    public var streamOffset: Int?
+    package var streamOffset: Int?
     /// Each source's position, the most recently read last.
-    public var sources: [SourcePosition]
+    package var sources: [SourcePosition]
 
-    public init(streamID: String? = nil, streamOffset: Int? = nil, sources: [SourcePosition]) {
+    package init(streamID: String? = nil, streamOffset: Int? = nil, sources: [SourcePosition]) {
         self.streamID = streamID
         self.streamOffset = streamOffset
         self.sources = sources
@@ -26,7 +26,7 @@ public struct SourceState: Codable, Sendable, Equatable {
     /// Reads the state saved at `file`; nil when there is none (a first run).
     /// - Throws: ``StreamUpError`` `.io` when it cannot be read, `.invalidConfiguration` when it
     ///   is not a state file.
-    public static func load(from file: String) throws -> SourceState? {
+    package static func load(from file: String) throws -> SourceState? {
         guard let bytes = try AtomicFile.contents(at: file) else { return nil }
         let data = Data(bytes)
         if let state = try? JSONDecoder().decode(SourceState.self, from: data), state.version == 2 { return state }
@@ -40,7 +40,7 @@ public struct SourceState: Codable, Sendable, Equatable {
 
     /// Saves the state at `file` atomically (a temporary file, `fsync`, `rename`).
     /// - Throws: ``StreamUpError`` `.io` when the file cannot be written.
-    public func save(to file: String) throws {
+    package func save(to file: String) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         guard let json = try? encoder.encode(self) else { return }

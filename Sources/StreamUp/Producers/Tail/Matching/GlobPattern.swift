@@ -12,7 +12,7 @@
 /// walks the directories, this type only says what matches.
 ///
 /// Thread safety: a value type.
-public struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
+package struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
     /// One path component of a pattern.
     ///
     /// Thread safety: a value type.
@@ -39,21 +39,21 @@ public struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The pattern as given.
-    public let text: String
+    package let text: String
     /// Whether the pattern starts at `/`.
     let isAbsolute: Bool
     let components: [Component]
 
     /// Parses `text`.
     /// - Throws: ``StreamUpError`` `.invalidConfiguration` for an empty pattern.
-    public init(_ text: String) throws(StreamUpError) {
+    package init(_ text: String) throws(StreamUpError) {
         guard !text.isEmpty else { throw StreamUpError(.invalidConfiguration, "an empty file pattern matches nothing") }
         self.text = text
         isAbsolute = text.hasPrefix("/")
         components = text.split(separator: "/", omittingEmptySubsequences: true).map { Self.parse(Substring($0)) }
     }
 
-    public var description: String { text }
+    package var description: String { text }
 
     /// Whether the pattern has any wildcard (a plain path otherwise).
     var hasWildcards: Bool {
@@ -62,7 +62,7 @@ public struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether `path` (spelled as the pattern is: absolute or relative to the same directory)
     /// matches the whole pattern.
-    public func matches(_ path: String) -> Bool {
+    package func matches(_ path: String) -> Bool {
         guard path.hasPrefix("/") == isAbsolute else { return false }
         let names = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         return Self.match(components[...], names[...])
