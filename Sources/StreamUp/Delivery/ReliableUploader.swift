@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import StreamUpHTTP
 
 /// Streams a producer's bytes as a series of requests ("segments"), each acknowledged by the
 /// server, and sends again whatever a failed segment carried, so a network blink or a server
@@ -198,7 +199,7 @@ public final class ReliableUploader: Sendable {
         let splits = buffer.splitRecords
         return state.withLock { state in
             Progress(produced: produced, acknowledged: acknowledged, held: held, resent: state.resent, retries: state.retries,
-                     pauses: pauses.count, pausedSeconds: pauses.time.timeInterval, deadLetters: state.deadLetters,
+                     pauses: pauses.count, pausedSeconds: pauses.time.seconds, deadLetters: state.deadLetters,
                      deadLetterBytes: state.deadLetterBytes, splitRecords: splits, rejectedRecords: state.rejectedRecords)
         }
     }

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import StreamUpHTTP
 
 // A request's head has arrived: refuse it, prepare its answer, or open where its body goes.
 extension SinkConnection {

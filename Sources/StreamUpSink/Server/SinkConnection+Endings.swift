@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import StreamUpHTTP
 
 // How a connection's requests end when they do not end well: rejected with a status, timed
 // out, shed, aborted, reported.
@@ -81,12 +82,13 @@ extension SinkConnection {
 
     @discardableResult
     func report(
-        _ request: InFlight, _ summary: RequestBody.Summary, trailers: [SinkHeaderField], status: Int, failure: String?,
+        _ request: InFlight, _ summary: RequestBody.Summary, trailers: [HTTPField], status: Int, failure: String?,
         uploadOffset: Int? = nil, complete: Bool? = nil
     ) -> SinkRequestEvent {
         let event = SinkRequestEvent(
             sequence: request.sequence, method: request.head.method, path: request.head.target,
-            version: request.head.version, headers: request.head.headers, trailers: trailers,
+            version: request.head.version, headers: request.head.headers.map(SinkHeaderField.init),
+            trailers: trailers.map(SinkHeaderField.init),
             bodyByteCount: summary.byteCount, sha256: summary.sha256, body: summary.body,
             storedFile: summary.storedFile, duration: .now - request.start, status: status,
             isComplete: complete ?? (failure == nil), peer: peer, failure: failure, uploadOffset: uploadOffset)

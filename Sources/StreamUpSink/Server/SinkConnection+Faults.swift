@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import StreamUpHTTP
 
 // Injected faults (``SinkFaults``) and the stream headers.
 extension SinkConnection {
@@ -13,7 +14,7 @@ extension SinkConnection {
         let status = faults.failStatus
         let reason = "injected fault: answering \(status)"
         var headers = faults.retryAfterValue.map { [SinkHeaderField(name: "Retry-After", value: String($0))] } ?? []
-        if head.headers.first(named: ResumableRequest.versionField) != nil {
+        if head.headers.first(named: ResumableUploadFields.version) != nil {
             headers.append(ResumableResponses.versionField(ResumableRequest.defaultVersion))
         }
         return PreparedResponse(
@@ -22,7 +23,7 @@ extension SinkConnection {
 
     /// Injected fault: the request was stored, but its answer is lost (the connection is reset).
     func loseAnswer(
-        _ finished: InFlight, _ summary: RequestBody.Summary, trailers: [SinkHeaderField], _ socket: borrowing Socket
+        _ finished: InFlight, _ summary: RequestBody.Summary, trailers: [HTTPField], _ socket: borrowing Socket
     ) -> Next {
         report(finished, summary, trailers: trailers, status: 0, failure: "injected fault: stored, answer lost", complete: true)
         try? socket.setOption(SOL_SOCKET, SO_LINGER, linger(l_onoff: 1, l_linger: 0), name: "setsockopt(SO_LINGER)")
@@ -84,7 +85,7 @@ extension SinkConnection {
         while !context.isStopping {
             let left = deadline - .now
             guard left > .zero else { return }
-            Thread.sleep(forTimeInterval: min(left, .milliseconds(20)).timeInterval)
+            Thread.sleep(forTimeInterval: min(left, .milliseconds(20)).seconds)
         }
     }
 
@@ -105,12 +106,5 @@ extension SinkConnection {
             throw .badRequest("Streamup-Offset is not a non-negative integer")
         }
         return (id, offset)
-    }
-}
-
-private extension Duration {
-    var timeInterval: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

@@ -4,11 +4,12 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import StreamUpHTTP
 
 // A request's body has ended: store it, merge its stream or complete its upload, report, answer.
 extension SinkConnection {
     /// The request ended: store, report, answer.
-    mutating func finish(trailers: [SinkHeaderField], _ socket: borrowing Socket) -> Next {
+    mutating func finish(trailers: [HTTPField], _ socket: borrowing Socket) -> Next {
         guard let finished = request.take() else {
             preconditionFailure("parser ended a request that never began")
         }
@@ -66,7 +67,7 @@ extension SinkConnection {
     /// whole upload) or answer `201` with the bytes held.
     mutating func finishUpload(
         _ upload: ResumableRequestHandler.Attached, _ finished: InFlight, _ summary: RequestBody.Summary,
-        trailers: [SinkHeaderField], keepAlive: Bool, _ socket: borrowing Socket
+        trailers: [HTTPField], keepAlive: Bool, _ socket: borrowing Socket
     ) -> Next {
         let handler = ResumableRequestHandler(
             uploads: context.uploads, bindsStreams: context.streams != nil, origin: context.origin)

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import StreamUpHTTP
 
 /// Serves one client connection on its own thread: blocking `recv` into one fixed buffer, the
 /// bytes fed to an ``HTTPRequestParser``, body ranges handed to a ``RequestBody`` without
