@@ -54,14 +54,6 @@ extension SinkConnection {
         reportUnfinished(status: 0, failure: failure)
     }
 
-    /// Detaches the request in flight from its resumable upload (keeping every byte it stored);
-    /// returns the bytes the upload holds, `nil` when there was none or it has ended.
-    @discardableResult
-    mutating func releaseUpload() -> Int? {
-        guard let current = attached.take() else { return nil }
-        return current.upload.release(current.attachment)
-    }
-
     /// Reports the request in flight (or the partial head) as incomplete, after detaching it
     /// from its resumable upload.
     mutating func reportUnfinished(status: Int, failure: String) {

@@ -6,7 +6,8 @@ import Darwin
 import Foundation
 import StreamUpHTTP
 
-// Injected faults (``SinkFaults``) and the stream headers.
+// Injected faults (``SinkFaults``): failures, lost answers, drops, stalls, forgotten uploads,
+// and the read throttle.
 extension SinkConnection {
     /// The answer to a request chosen by ``SinkFaults/failNextRequests``.
     func injectedFailure(_ head: HTTPRequestHead) -> PreparedResponse {
@@ -87,24 +88,5 @@ extension SinkConnection {
             guard left > .zero else { return }
             Thread.sleep(forTimeInterval: min(left, .milliseconds(20)).seconds)
         }
-    }
-
-    /// The `Streamup-Stream-Id` and `Streamup-Offset` of a request, or `nil` when it has neither.
-    static func streamHeaders(_ head: HTTPRequestHead) throws(HTTPParseError) -> (id: String, offset: Int)? {
-        let ids = head.headers.values(named: "streamup-stream-id")
-        let offsets = head.headers.values(named: "streamup-offset")
-        if ids.isEmpty && offsets.isEmpty { return nil }
-        guard ids.count == 1, offsets.count == 1 else {
-            throw .badRequest("a stream request needs exactly one Streamup-Stream-Id and one Streamup-Offset")
-        }
-        let id = ids[0].trimmingWhitespace()
-        guard StreamStore.fileName(forStreamID: id) != nil else {
-            throw .badRequest("empty Streamup-Stream-Id")
-        }
-        let text = offsets[0].trimmingWhitespace()
-        guard !text.isEmpty, text.allSatisfy({ $0.isASCII && $0.isNumber }), let offset = Int(text) else {
-            throw .badRequest("Streamup-Offset is not a non-negative integer")
-        }
-        return (id, offset)
     }
 }
