@@ -28,7 +28,7 @@ extension SinkConnection {
         if storageError == nil {
             do {
                 switch try mergeStream(finished, &summary, trailers: trailers, keepAlive: keepAlive, socket) {
-                case .none:
+                case .notAStream:
                     break
                 case .appended(let length):
                     streamOffset = length

@@ -12,7 +12,7 @@ extension SinkConnection {
     /// What merging a finished body into its stream came to.
     enum StreamMerge {
         /// The request belongs to no stream, or its body was not stored.
-        case none
+        case notAStream
         /// The body was merged; the stream file is this long now.
         case appended(length: Int)
         /// The body starts past the stream's end: it was answered `409`; go on with this.
@@ -28,7 +28,7 @@ extension SinkConnection {
         _ socket: borrowing Socket
     ) throws(SinkError) -> StreamMerge {
         guard let stream = finished.stream, let streams = context.streams, let bodyPath = summary.storedFile else {
-            return .none
+            return .notAStream
         }
         let outcome = try streams.merge(
             streamID: stream.id, offset: stream.offset, bodyPath: bodyPath, bodyLength: summary.byteCount)
