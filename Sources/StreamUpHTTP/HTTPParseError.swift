@@ -9,11 +9,6 @@ package struct HTTPParseError: Error, Hashable, CustomStringConvertible {
     /// A short reason, sent in the error response and reported in the event.
     package let reason: String
 
-    package init(status: Int, reason: String) {
-        self.status = status
-        self.reason = reason
-    }
-
     package static func badRequest(_ reason: String) -> HTTPParseError {
         HTTPParseError(status: 400, reason: reason)
     }
