@@ -12,22 +12,27 @@ let package = Package(
     targets: [
         // The system zlib (gzip bodies, spool checksums), from Debian's zlib1g-dev.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // The HTTP/1.1 wire pieces, one home each (package-internal, not a product): request
+        // parser and chunked decoding, RFC 9651 items, resumable-upload field names, JSON
+        // string escaping, Duration as seconds. No Foundation.
+        .target(name: "StreamUpHTTP"),
         // Bound stream pair, uploader, producers, telemetry emitter. Foundation and zlib only.
-        .target(name: "StreamUp", dependencies: ["CZlib"]),
+        .target(name: "StreamUp", dependencies: ["CZlib", "StreamUpHTTP"]),
         // The local HTTP/1.1 sink: POSIX sockets, no URLSession.
-        .target(name: "StreamUpSink"),
+        .target(name: "StreamUpSink", dependencies: ["StreamUpHTTP"]),
         // The command-line tool: argv -> options -> calls into the two libraries.
-        .executableTarget(name: "streamup", dependencies: ["StreamUp", "StreamUpSink"]),
-        .executableTarget(name: "streamup-bench", dependencies: ["StreamUpSink"]),
+        .executableTarget(name: "streamup", dependencies: ["StreamUp", "StreamUpSink", "StreamUpHTTP"]),
+        .executableTarget(name: "streamup-bench", dependencies: ["StreamUpSink", "StreamUpHTTP"]),
         // Examples/, built by CI and shown in README.md.
         .executableTarget(name: "example-log-shipper", dependencies: ["StreamUp", "StreamUpSink"], path: "Examples/LogShipper"),
         .executableTarget(name: "example-telemetry-emitter", dependencies: ["StreamUp", "StreamUpSink"], path: "Examples/TelemetryEmitter"),
         .executableTarget(name: "example-heartbeat-monitor", dependencies: ["StreamUp", "StreamUpSink"], path: "Examples/HeartbeatMonitor"),
         .executableTarget(name: "example-custom-producer", dependencies: ["StreamUp", "StreamUpSink"], path: "Examples/CustomProducer"),
         // Test helpers shared by the test targets: a scripted HTTP server, the built binary as a child process.
-        .target(name: "StreamUpTestSupport", path: "Tests/StreamUpTestSupport"),
+        .target(name: "StreamUpTestSupport", dependencies: ["StreamUpHTTP"], path: "Tests/StreamUpTestSupport"),
+        .testTarget(name: "StreamUpHTTPTests", dependencies: ["StreamUpHTTP"]),
         .testTarget(name: "StreamUpTests", dependencies: ["StreamUp", "StreamUpSink", "StreamUpTestSupport"]),
-        .testTarget(name: "StreamUpSinkTests", dependencies: ["StreamUpSink"]),
+        .testTarget(name: "StreamUpSinkTests", dependencies: ["StreamUpSink", "StreamUpHTTP"]),
         .testTarget(name: "streamupTests", dependencies: ["StreamUp", "StreamUpSink", "StreamUpTestSupport", "streamup"]),
     ],
     swiftLanguageModes: [.v6]

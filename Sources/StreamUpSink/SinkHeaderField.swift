@@ -1,3 +1,5 @@
+import StreamUpHTTP
+
 /// One header (or trailer) field as it arrived: the name keeps its case, the value has its
 /// surrounding whitespace removed.
 ///
@@ -12,18 +14,21 @@ public struct SinkHeaderField: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "\(name): \(value)" }
+
+    /// The field as the parser found it.
+    init(_ field: HTTPField) {
+        self.init(name: field.name, value: field.value)
+    }
 }
 
 extension [SinkHeaderField] {
     /// The values of every field called `name` (compared case-insensitively), in order.
     public func values(named name: String) -> [String] {
-        let wanted = name.lowercased()
-        return filter { $0.name.lowercased() == wanted }.map(\.value)
+        map { HTTPField(name: $0.name, value: $0.value) }.values(named: name)
     }
 
     /// The first value of a field called `name` (case-insensitive), if any.
     public func first(named name: String) -> String? {
-        let wanted = name.lowercased()
-        return first { $0.name.lowercased() == wanted }?.value
+        map { HTTPField(name: $0.name, value: $0.value) }.first(named: name)
     }
 }

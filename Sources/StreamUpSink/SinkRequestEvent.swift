@@ -1,3 +1,5 @@
+import StreamUpHTTP
+
 /// What happened to one request: reported once per finished, rejected or aborted request.
 ///
 /// A request the sink could not even read the head of (a malformed head, a client that went
@@ -73,7 +75,6 @@ public struct SinkRequestEvent: Sendable, Hashable {
 
     /// ``duration`` in seconds.
     public var seconds: Double {
-        let (whole, fraction) = duration.components
-        return Double(whole) + Double(fraction) / 1e18
+        duration.seconds
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import StreamUpHTTP
 
 /// The receiver of the log-shipping runs: a ``ProbeServer`` (keep-alive, chunked or
 /// `Content-Length` bodies, `100 Continue` when asked) that counts the ``LogWriter`` lines in
@@ -44,7 +45,7 @@ final class LineCountingSink: Sendable {
     private static func serve(_ fd: CInt, current: LockedValue<LineTally?>) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 64)
         defer { buffer.deallocate() }
-        var decoder = RequestDecoder()
+        var parser = HTTPRequestParser(limits: .init(maxHeaderBytes: 64 * 1024, maxChunkLineBytes: 64 * 1024))
         var scanner = SequenceScanner()
         var numbers: [Int] = []
         numbers.reserveCapacity(1 << 12)
@@ -59,12 +60,12 @@ final class LineCountingSink: Sendable {
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { break }
             do {
-                try decoder.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) { expectsContinue in
-                    if expectsContinue { _ = Descriptors.sendAll(fd, "HTTP/1.1 100 Continue\r\n\r\n") }
+                try parser.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) { head in
+                    if head.expectsContinue { _ = Descriptors.sendAll(fd, "HTTP/1.1 100 Continue\r\n\r\n") }
                 } onBody: { body in
                     scanner.feed(body, into: &numbers)
                     bodyBytes += body.count
-                } onEnd: {
+                } onEnd: { _ in
                     scanner.finish(into: &numbers)
                     flush()
                     current.get()?.requestEnded()
@@ -77,6 +78,6 @@ final class LineCountingSink: Sendable {
             flush()
         }
         flush()
-        if decoder.inRequest { current.get()?.requestAborted() }
+        if !parser.isAtMessageStart { current.get()?.requestAborted() }
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import StreamUpHTTP
 
 /// What a ``LineReceiver`` saw over a run.
 ///
@@ -77,32 +78,36 @@ final class LineReceiver: Sendable {
     private static func serve(_ fd: CInt, into lines: inout ReceivedLines, onFirstByte: (UInt64) -> Void) throws(BenchError) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 64)
         defer { buffer.deallocate() }
-        var decoder = RequestDecoder()
+        var parser = HTTPRequestParser(limits: .init(maxHeaderBytes: 64 * 1024, maxChunkLineBytes: 64 * 1024))
         var splitter = StampedLineSplitter()
         var sawBody = false
-        defer { if decoder.inRequest { lines.abortedRequests += 1 } }
+        defer { if !parser.isAtMessageStart { lines.abortedRequests += 1 } }
         while true {
             let count = recv(fd, buffer.baseAddress, buffer.count, 0)
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { return }  // closed or reset
             let now = MonotonicClock.now()
             var sendError: BenchError?
-            try decoder.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) { expectsContinue in
-                if expectsContinue && !Descriptors.sendAll(fd, "HTTP/1.1 100 Continue\r\n\r\n") {
-                    sendError = BenchError("could not send 100 Continue")
+            do {
+                try parser.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) { head in
+                    if head.expectsContinue && !Descriptors.sendAll(fd, "HTTP/1.1 100 Continue\r\n\r\n") {
+                        sendError = BenchError("could not send 100 Continue")
+                    }
+                } onBody: { body in
+                    if !sawBody && !body.isEmpty {
+                        sawBody = true
+                        onFirstByte(now)
+                    }
+                    splitter.feed(body, arrivedAt: now, into: &lines.latencies)
+                } onEnd: { _ in
+                    // The splitter goes on: the next request on this connection continues the stream.
+                    lines.requests += 1
+                    if !Descriptors.sendAll(fd, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n") {
+                        sendError = BenchError("could not answer a request")
+                    }
                 }
-            } onBody: { body in
-                if !sawBody && !body.isEmpty {
-                    sawBody = true
-                    onFirstByte(now)
-                }
-                splitter.feed(body, arrivedAt: now, into: &lines.latencies)
-            } onEnd: {
-                // The splitter goes on: the next request on this connection continues the stream.
-                lines.requests += 1
-                if !Descriptors.sendAll(fd, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n") {
-                    sendError = BenchError("could not answer a request")
-                }
+            } catch {
+                throw BenchError("bad request from the client: \(error)")
             }
             if let sendError { throw sendError }
         }

@@ -1,5 +1,6 @@
 import Foundation
 import StreamUp
+import StreamUpHTTP
 
 /// `streamup heartbeat [options] [URL] [-- COMMAND ...]`: one NDJSON record per interval.
 ///

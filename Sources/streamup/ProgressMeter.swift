@@ -4,6 +4,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import StreamUpHTTP
 
 /// Shows how an upload goes, once a second on stderr: on a terminal, one line redrawn in place
 /// the way curl's meter is (read, delivered and its rate, waiting, retries, time); with `-v`,

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import StreamUpHTTP
 
 /// Turns SIGINT and SIGTERM into a graceful stop: the first one calls `onFirst`, a second one
 /// exits at once with status 130. Also ignores SIGPIPE for the whole process (the one place

@@ -1,5 +1,6 @@
 import Foundation
 import StreamUpSink
+import StreamUpHTTP
 
 /// `streamup sink [options]`: run the local HTTP sink until SIGINT/SIGTERM.
 ///

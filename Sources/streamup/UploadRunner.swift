@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import StreamUp
+import StreamUpHTTP
 
 /// Runs `streamup [options] [URL]`: stdin → one chunked request → exit status from the answer.
 ///
@@ -187,13 +188,5 @@ extension UploadOptions.DeliveryOptions {
         if let retryStatuses { options.retry.retryableStatuses = retryStatuses }
         options.deadLetterDirectory = deadLetterDirectory
         return options
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, as `TimeInterval`.
-    var seconds: TimeInterval {
-        let (seconds, attoseconds) = components
-        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
     }
 }

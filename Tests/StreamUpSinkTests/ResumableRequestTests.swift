@@ -1,11 +1,12 @@
 import Testing
 @testable import StreamUpSink
+import StreamUpHTTP
 
-/// Recognising resumable-upload requests from their heads, and the structured-field items
-/// they use.
+/// Recognising resumable-upload requests from their heads (the structured-field items they
+/// use are tested with `StructuredFieldItem` in StreamUpHTTPTests).
 @Suite struct ResumableRequestTests {
-    private static func fields(_ pairs: [(String, String)]) -> [SinkHeaderField] {
-        pairs.map { SinkHeaderField(name: $0.0, value: $0.1) }
+    private static func fields(_ pairs: [(String, String)]) -> [HTTPField] {
+        pairs.map { HTTPField(name: $0.0, value: $0.1) }
     }
 
     private static func head(_ method: String, _ target: String, _ pairs: [(String, String)]) -> HTTPRequestHead {
@@ -16,27 +17,6 @@ import Testing
 
     private static let version = ("Upload-Draft-Interop-Version", "6")
     private static let token = "0123456789abcdef0123456789abcdef"
-
-    /// Booleans and integers per RFC 9651, parameters ignored; anything else is no value.
-    @Test func structuredFieldItems() {
-        let booleans: [(String, Bool?)] = [
-            ("?1", true), ("?0", false), ("?1;a=1;b", true), ("?1; x=\"y\"", true),
-            ("?2", nil), ("1", nil), ("true", nil), ("?1,?0", nil), ("?1;A=1", nil), ("", nil),
-        ]
-        for (text, expected) in booleans {
-            #expect(StructuredFieldItem.boolean("f", in: Self.fields([("F", text)])) == expected, "\(text)")
-        }
-        let integers: [(String, Int?)] = [
-            ("0", 0), ("42", 42), ("-7", -7), ("999999999999999", 999_999_999_999_999), ("5;unit=bytes", 5),
-            ("1234567890123456", nil), ("1.5", nil), ("0x10", nil), ("?1", nil), ("12 13", nil),
-        ]
-        for (text, expected) in integers {
-            #expect(StructuredFieldItem.integer("f", in: Self.fields([("f", text)])) == expected, "\(text)")
-        }
-        // Two lines make a list, not an item.
-        #expect(StructuredFieldItem.integer("f", in: Self.fields([("f", "1"), ("f", "1")])) == nil)
-        #expect(StructuredFieldItem.boolean("f", in: []) == nil)
-    }
 
     /// Each kind of protocol request, and the ones that are ordinary requests.
     @Test func requestsAreRecognised() throws {

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import StreamUpHTTP
 
 /// A scripted HTTP server on 127.0.0.1 for failure tests: it answers every request the same
 /// chosen way (a status before or after the body, or hanging up mid-body without an answer),
@@ -133,10 +134,29 @@ public final class StubHTTPServer: @unchecked Sendable {
     private func serve(_ fd: Int32) {
         var received = [UInt8]()
         var buffer = [UInt8](repeating: 0, count: 65536)
+        // The request is decoded as it arrives; only `.stallUntilResumed` keeps the body.
+        var parser = HTTPRequestParser(limits: Self.parserLimits)
+        let keepsBody = if case .stallUntilResumed = behaviour { true } else { false }
+        var body: [UInt8] = []
+        var requestEnded = false
         func readMore() -> Bool {
             let count = recv(fd, &buffer, buffer.count, 0)
             guard count > 0 else { return false }
             received.append(contentsOf: buffer[0..<count])
+            guard !requestEnded else { return true }
+            do {
+                try buffer.withUnsafeBytes { raw in
+                    try parser.feed(UnsafeRawBufferPointer(rebasing: raw[0..<count])) { _ in
+                    } onBody: { piece in
+                        if keepsBody && !requestEnded { body.append(contentsOf: piece) }
+                    } onEnd: { _ in
+                        requestEnded = true
+                    }
+                }
+            } catch {
+                // Not HTTP/1.1 our clients send: end the connection.
+                return false
+            }
             return true
         }
         func find(_ pattern: String, from start: Int = 0) -> Int? {
@@ -158,7 +178,7 @@ public final class StubHTTPServer: @unchecked Sendable {
         case .answerEarly(let status, let headers, let body):
             respond(fd, status: status, headers: headers, body: body)
         case .answerAfterBody(let status, let headers, let body):
-            while !chunkedBodyEnded(received, bodyStart: bodyStart) {
+            while !requestEnded {
                 if !readMore() { return }
             }
             respond(fd, status: status, headers: headers, body: body)
@@ -168,17 +188,16 @@ public final class StubHTTPServer: @unchecked Sendable {
                 while !resumed { lock.wait() }
                 stalled = false
             }
-            while !chunkedBodyEnded(received, bodyStart: bodyStart) {
+            while !requestEnded {
                 if !readMore() { return }
             }
-            let body = Self.decodeChunked(Array(received[bodyStart...]))
             lock.withLock { bodies.append(body) }
             respond(fd, status: 200, headers: [], body: "{\"bytes\":\(body.count)}")
         case .closeAfterHead:
             // Take what already arrived, so the close is a FIN rather than a reset.
             while recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT)) > 0 {}
         case .closeWithoutAnswer:
-            while !chunkedBodyEnded(received, bodyStart: bodyStart) {
+            while !requestEnded {
                 if !readMore() { return }
             }
         case .hangUpAfter(let bytes):
@@ -191,29 +210,8 @@ public final class StubHTTPServer: @unchecked Sendable {
         }
     }
 
-    /// Whether the bytes end with the last chunk of a chunked body (our clients send no
-    /// trailers and nothing after the body until they have the answer). Looks at the end only,
-    /// so large bodies cost nothing extra per read.
-    private func chunkedBodyEnded(_ received: [UInt8], bodyStart: Int) -> Bool {
-        let last = Array("0\r\n\r\n".utf8)
-        guard received.count - bodyStart >= last.count, received.suffix(last.count).elementsEqual(last) else { return false }
-        let zeroAt = received.count - last.count
-        return zeroAt == bodyStart || (zeroAt >= 2 && received[zeroAt - 2] == 13 && received[zeroAt - 1] == 10)
-    }
-
-    /// Decodes a complete chunked body (no extensions or trailers expected from our client).
-    static func decodeChunked(_ bytes: [UInt8]) -> [UInt8] {
-        var body: [UInt8] = []
-        var index = 0
-        while index < bytes.count {
-            guard let lineEnd = (index..<bytes.count - 1).first(where: { bytes[$0] == 13 && bytes[$0 + 1] == 10 }) else { break }
-            let sizeText = String(decoding: bytes[index..<lineEnd], as: UTF8.self).split(separator: ";").first ?? ""
-            guard let size = Int(sizeText, radix: 16), size > 0 else { break }
-            body += bytes[(lineEnd + 2)..<min(lineEnd + 2 + size, bytes.count)]
-            index = lineEnd + 2 + size + 2
-        }
-        return body
-    }
+    /// Generous bounds: the stub reads what streamup and URLSession send, not hostile input.
+    private static let parserLimits = HTTPRequestParser.Limits(maxHeaderBytes: 64 * 1024, maxChunkLineBytes: 1024)
 
     private func respond(_ fd: Int32, status: Int, headers: [String], body: String) {
         var text = "HTTP/1.1 \(status) Status \(status)\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n"

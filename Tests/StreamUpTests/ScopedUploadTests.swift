@@ -95,6 +95,7 @@ extension InProcessUploads {
             await #expect(throws: Refused.self) {
                 _ = try await TelemetryEmitter.withEmitter(UploadConfiguration(url: sink.url)) { emitter in
                     try await emitter.emit(["event": "started"])
+                    try await emitter.flush()  // the record is on the connection
                     throw Refused()
                 }
             }

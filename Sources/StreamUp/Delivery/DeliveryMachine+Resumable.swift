@@ -1,3 +1,5 @@
+import StreamUpHTTP
+
 /// Resumable delivery: the stream is one upload of the IETF resumable-upload protocol (interop
 /// version 6), created once and appended to with one PATCH per segment from the acknowledged
 /// offset. After any failure a HEAD asks how much the server holds, and the next PATCH starts
@@ -58,7 +60,7 @@ extension DeliveryMachine {
         case (.create(let base), .answered(let answer, let carried)):
             guard answer.isSuccess else { return failed(.answer(answer), exchange: exchange, carried: carried, now: now) }
             guard let location = answer.location else {
-                stop(.protocolViolation("the server answered \(answer.status) without an upload Location: it does not speak resumable uploads (Upload-Draft-Interop-Version \(ResumableFields.interopVersion))"))
+                stop(.protocolViolation("the server answered \(answer.status) without an upload Location: it does not speak resumable uploads (\(ResumableUploadFields.version) \(ResumableUploadFields.interopVersion))"))
                 return []
             }
             let upload = Upload(url: location, base: base, target: nil)

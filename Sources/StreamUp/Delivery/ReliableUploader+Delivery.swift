@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import StreamUpHTTP
 
 /// The delivery loop: asks the `DeliveryMachine` what to do, does it, and tells it what came
 /// of it. Runs in one task; requests go out one at a time.
@@ -171,7 +172,7 @@ extension ReliableUploader {
             var creation = configuration
             creation.method = configuration.method == "PATCH" ? "POST" : configuration.method
             creation.headers += resumableFields([
-                (ResumableFields.complete, "?0"),
+                (ResumableUploadFields.complete, "?0"),
                 ("Streamup-Stream-Id", streamID),
                 ("Streamup-Offset", String(base - skippedBytes)),
             ])
@@ -182,15 +183,15 @@ extension ReliableUploader {
             return (control.request, control.fields, nil, upload.base)
         case .append(let upload, let from, let limits):
             let append = uploadConfiguration(upload, configuration: configuration, [
-                (ResumableFields.offset, String(from - upload.base)),
-                (ResumableFields.complete, "?0"),
+                (ResumableUploadFields.offset, String(from - upload.base)),
+                (ResumableUploadFields.complete, "?0"),
             ])
             return (StreamUploader.makeRequest(append), StreamUploader.headerFields(append),
                     window(from: from, limits: limits, allowsResend: false), from)
         case .complete(let upload, let end):
             let control = ControlRequest("PATCH", uploadConfiguration(upload, configuration: configuration, [
-                (ResumableFields.offset, String(end - upload.base)),
-                (ResumableFields.complete, "?1"),
+                (ResumableUploadFields.offset, String(end - upload.base)),
+                (ResumableUploadFields.complete, "?1"),
             ]))
             return (control.request, control.fields, nil, end)
         }
@@ -217,14 +218,15 @@ extension ReliableUploader {
         var request = configuration
         request.url = URL(string: upload.url) ?? configuration.url
         request.method = "PATCH"
-        request.contentType = ResumableFields.patchContentType
+        request.contentType = ResumableUploadFields.partialUploadType
         request.headers.removeAll { $0.name.caseInsensitiveCompare("Content-Type") == .orderedSame }
         request.headers += resumableFields(fields)
         return request
     }
 
     private func resumableFields(_ fields: [(String, String)]) -> [UploadConfiguration.Header] {
-        [UploadConfiguration.Header(name: ResumableFields.version, value: ResumableFields.interopVersion)]
+        [UploadConfiguration.Header(
+            name: ResumableUploadFields.version, value: String(ResumableUploadFields.interopVersion))]
             + fields.map { UploadConfiguration.Header(name: $0.0, value: $0.1) }
     }
 
@@ -237,8 +239,8 @@ extension ReliableUploader {
         }
         return Machine.Answer(
             status: response.statusCode, retryAfter: response.value(forHeader: "Retry-After"),
-            uploadOffset: ResumableFields.offset(of: response),
-            uploadComplete: ResumableFields.boolean(response.value(forHeader: ResumableFields.complete)),
+            uploadOffset: response.uploadOffset,
+            uploadComplete: response.uploadComplete,
             location: location)
     }
 

@@ -4,6 +4,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import StreamUpHTTP
 
 /// The one buffer of an acknowledged upload: producers write into it, each segment request
 /// reads a window of it, and bytes stay until the server acknowledges them.
@@ -448,7 +449,7 @@ final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
                 guard blocking else { return .wouldBlock }
                 state.readerWaiting = true
                 if let deadline {
-                    _ = condition.wait(until: Date(timeIntervalSinceNow: max(0, (deadline - .now).timeInterval)))
+                    _ = condition.wait(until: Date(timeIntervalSinceNow: max(0, (deadline - .now).seconds)))
                 } else {
                     condition.wait()
                 }

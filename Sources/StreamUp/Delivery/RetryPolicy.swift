@@ -1,4 +1,5 @@
 import Foundation
+import StreamUpHTTP
 
 /// Which failures are worth another try, and how long to wait before it.
 ///
@@ -44,6 +45,6 @@ public struct RetryPolicy: Sendable, Equatable {
             return min(.seconds(seconds), .seconds(3600))
         }
         let bound = min(baseDelay * (1 << min(attempt - 1, 20)), maxDelay)
-        return .milliseconds(Int64(random(bound.timeInterval) * 1000))
+        return .milliseconds(Int64(random(bound.seconds) * 1000))
     }
 }

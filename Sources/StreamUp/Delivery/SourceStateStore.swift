@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import StreamUpHTTP
 
 /// Keeps a producer's source positions and saves them to the state file, for a
 /// ``ReliableUploader``: after each acknowledgement (bytes in memory) or every 100 ms while
@@ -137,7 +138,7 @@ final class SourceStateStore: Sendable {
     /// went. Every save does it first.
     func forgetGone() {
         guard let forgetAfter else { return }
-        let limit = now().timeIntervalSince1970 - forgetAfter.timeInterval
+        let limit = now().timeIntervalSince1970 - forgetAfter.seconds
         state.withLock { state in
             let gone = state.order.filter { source in
                 guard let since = state.positions[source]?.goneSince else { return false }

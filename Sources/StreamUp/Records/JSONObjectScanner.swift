@@ -1,3 +1,5 @@
+import StreamUpHTTP
+
 /// Checks that a line is exactly one JSON object (RFC 8259: the grammar of §2–§7, UTF-8 text per
 /// §8.1, JSON whitespace around it) and finds its top-level keys, without building any values.
 /// A line feed is not taken as whitespace: a line has none, and a record must stay one line.

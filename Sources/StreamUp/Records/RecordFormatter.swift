@@ -1,4 +1,5 @@
 import Foundation
+import StreamUpHTTP
 
 /// Turns one input line (its bytes, without the `\n`) into one record: a line ending in `\n`.
 ///

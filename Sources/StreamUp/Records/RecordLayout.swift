@@ -1,3 +1,5 @@
+import StreamUpHTTP
+
 /// One record's bytes as a template, made once per formatter: literal bytes, each followed by a
 /// value written per line (the time or the escaped line), so a record costs a few copies.
 ///

@@ -151,7 +151,7 @@ public final class StreamUploader: Sendable {
 
     static func makeSession(_ configuration: UploadConfiguration, delegate: URLSessionDelegate) -> URLSession {
         let sessionConfiguration = URLSessionConfiguration.ephemeral
-        sessionConfiguration.timeoutIntervalForRequest = configuration.responseTimeout.timeInterval
+        sessionConfiguration.timeoutIntervalForRequest = configuration.responseTimeout.seconds
         // A stream may run for days: no overall limit.
         sessionConfiguration.timeoutIntervalForResource = 365 * 24 * 3600
         sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -166,7 +166,7 @@ public final class StreamUploader: Sendable {
     static func makeRequest(_ configuration: UploadConfiguration) -> URLRequest {
         var request = URLRequest(url: SessionURL.forURLSession(configuration.url) ?? configuration.url)
         request.httpMethod = configuration.method
-        request.timeoutInterval = configuration.responseTimeout.timeInterval
+        request.timeoutInterval = configuration.responseTimeout.seconds
         for header in headerFields(configuration) {
             request.setValue(header.value, forHTTPHeaderField: header.name)
         }

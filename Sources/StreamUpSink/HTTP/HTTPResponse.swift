@@ -1,3 +1,5 @@
+import StreamUpHTTP
+
 /// Builds the few responses the sink sends, as bytes ready for one `send`.
 ///
 /// Every final response carries `Content-Type: application/json`, an exact `Content-Length`, and
@@ -52,13 +54,13 @@ enum HTTPResponse {
     static func summary(of event: SinkRequestEvent, streamOffset: Int? = nil) -> String {
         var fields = [
             "\"seq\":\(event.sequence)",
-            "\"method\":\(JSONText.quoted(event.method))",
-            "\"path\":\(JSONText.quoted(event.path))",
+            "\"method\":\(JSONString.quoted(event.method))",
+            "\"path\":\(JSONString.quoted(event.path))",
             "\"bytes\":\(event.bodyByteCount)",
-            "\"sha256\":\(event.sha256.map(JSONText.quoted) ?? "null")",
+            "\"sha256\":\(event.sha256.map(JSONString.quoted) ?? "null")",
         ]
         if let file = event.storedFile {
-            fields.append("\"file\":\(JSONText.quoted(file))")
+            fields.append("\"file\":\(JSONString.quoted(file))")
         }
         if let streamOffset {
             fields.append("\"stream_offset\":\(streamOffset)")
@@ -68,7 +70,7 @@ enum HTTPResponse {
 
     /// `{"status":400,"error":"…"}`.
     static func error(status: Int, reason: String) -> String {
-        "{\"status\":\(status),\"error\":\(JSONText.quoted(reason))}\n"
+        "{\"status\":\(status),\"error\":\(JSONString.quoted(reason))}\n"
     }
 
     /// `{"status":409,"error":"…","expected_offset":N}`: a stream body that starts past the end.
@@ -97,30 +99,5 @@ enum HTTPResponse {
         case 505: "HTTP Version Not Supported"
         default: "Status \(status)"
         }
-    }
-}
-
-/// JSON string literals.
-///
-/// Thread safety: stateless; callable from any thread.
-enum JSONText {
-    /// `text` as a quoted JSON string, escaping quotes, backslashes and control characters.
-    static func quoted(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default:
-                result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
     }
 }

@@ -1,3 +1,5 @@
+import StreamUpHTTP
+
 /// A request of the IETF resumable-upload protocol (draft-ietf-httpbis-resumable-upload,
 /// interop versions 6 and 8), recognised from its head alone.
 ///
@@ -31,14 +33,10 @@ struct ResumableRequest: Hashable {
     /// The interop versions accepted; responses echo the request's.
     static let supportedVersions: Set<Int> = [6, 8]
     /// The version sent when the request's is unusable.
-    static let defaultVersion = 6
+    static let defaultVersion = ResumableUploadFields.interopVersion
     /// Upload URLs are `/uploads/TOKEN`.
     static let pathPrefix = "/uploads/"
-
-    static let versionField = "Upload-Draft-Interop-Version"
-    static let completeField = "Upload-Complete"
-    static let offsetField = "Upload-Offset"
-    static let partialUploadType = "application/partial-upload"
+    private typealias Fields = ResumableUploadFields
 
     var kind: Kind
     var version: Int
@@ -50,33 +48,35 @@ struct ResumableRequest: Hashable {
     ///   creation whose `Upload-Offset` is not 0, and a `HEAD`/`DELETE` carrying upload fields.
     static func identify(_ head: HTTPRequestHead) throws(Invalid) -> ResumableRequest? {
         let fields = head.headers
-        guard StructuredFieldItem.isPresent(versionField, in: fields) else { return nil }
-        guard let version = StructuredFieldItem.integer(versionField, in: fields), supportedVersions.contains(version) else {
-            throw Invalid(reason: "unsupported \(versionField) (this sink speaks \(supportedVersions.sorted()))")
+        guard fields.first(named: Fields.version) != nil else { return nil }
+        guard let version = fields.single(named: Fields.version).flatMap(StructuredFieldItem.integer),
+              supportedVersions.contains(version)
+        else {
+            throw Invalid(reason: "unsupported \(Fields.version) (this sink speaks \(supportedVersions.sorted()))")
         }
-        let complete = StructuredFieldItem.boolean(completeField, in: fields)
-        let offset = StructuredFieldItem.integer(offsetField, in: fields)
-        let hasUploadFields = StructuredFieldItem.isPresent(completeField, in: fields)
-            || StructuredFieldItem.isPresent(offsetField, in: fields)
+        let complete = fields.single(named: Fields.complete).flatMap(StructuredFieldItem.boolean)
+        let offset = fields.single(named: Fields.offset).flatMap(StructuredFieldItem.integer)
+        let hasOffsetField = fields.first(named: Fields.offset) != nil
+        let hasUploadFields = fields.first(named: Fields.complete) != nil || hasOffsetField
         guard let token = uploadToken(inTarget: head.target) else {
             guard head.method == "POST", let complete else { return nil }
-            if StructuredFieldItem.isPresent(offsetField, in: fields) && offset != 0 {
-                throw Invalid(reason: "\(offsetField) of an upload creation must be 0")
+            if hasOffsetField && offset != 0 {
+                throw Invalid(reason: "\(Fields.offset) of an upload creation must be 0")
             }
             return ResumableRequest(kind: .create(complete: complete), version: version)
         }
         switch head.method {
         case "PATCH":
             guard let offset, offset >= 0 else {
-                throw Invalid(reason: "PATCH needs \(offsetField): a non-negative integer")
+                throw Invalid(reason: "PATCH needs \(Fields.offset): a non-negative integer")
             }
-            guard mediaType(fields.first(named: "content-type")) == partialUploadType else {
-                throw Invalid(reason: "PATCH needs Content-Type: \(partialUploadType)")
+            guard mediaType(fields.first(named: "content-type")) == Fields.partialUploadType else {
+                throw Invalid(reason: "PATCH needs Content-Type: \(Fields.partialUploadType)")
             }
             return ResumableRequest(kind: .append(token: token, offset: offset, complete: complete ?? true), version: version)
         case "HEAD", "DELETE":
             guard !hasUploadFields else {
-                throw Invalid(reason: "\(head.method) must not carry \(completeField) or \(offsetField)")
+                throw Invalid(reason: "\(head.method) must not carry \(Fields.complete) or \(Fields.offset)")
             }
             let kind: Kind = head.method == "HEAD" ? .retrieveOffset(token: token) : .cancel(token: token)
             return ResumableRequest(kind: kind, version: version)

@@ -1,3 +1,5 @@
+import StreamUpHTTP
+
 /// What a resumable-upload request does to the uploads, at its head and at its end, without
 /// touching the connection: ``SinkConnection`` sends what this decides.
 ///

@@ -1,3 +1,5 @@
+import StreamUpHTTP
+
 /// A response decided when a request's head arrived (a refusal, an injected failure, an offset
 /// retrieval, a cancellation). The request's body, if any, is read and discarded, then the
 /// response is sent and the connection kept alive.
@@ -28,7 +30,7 @@ struct PreparedResponse: Equatable {
 enum ResumableResponses {
     /// `Upload-Draft-Interop-Version: V`.
     static func versionField(_ version: Int) -> SinkHeaderField {
-        SinkHeaderField(name: ResumableRequest.versionField, value: String(version))
+        SinkHeaderField(name: ResumableUploadFields.version, value: String(version))
     }
 
     /// `104 Upload Resumption Supported` with the upload's `Location`, sent before the body.
@@ -41,8 +43,8 @@ enum ResumableResponses {
     /// `Upload-Complete` and `Upload-Offset`.
     static func progressFields(complete: Bool, offset: Int) -> [SinkHeaderField] {
         [
-            SinkHeaderField(name: ResumableRequest.completeField, value: complete ? "?1" : "?0"),
-            SinkHeaderField(name: ResumableRequest.offsetField, value: String(offset)),
+            SinkHeaderField(name: ResumableUploadFields.complete, value: complete ? "?1" : "?0"),
+            SinkHeaderField(name: ResumableUploadFields.offset, value: String(offset)),
         ]
     }
 
@@ -67,7 +69,7 @@ enum ResumableResponses {
     static func conflict(_ reason: String, held: Int, version: Int) -> PreparedResponse {
         var response = refusal(409, reason, version: version)
         response.headers += progressFields(complete: false, offset: held)
-        response.json = "{\"status\":409,\"error\":\(JSONText.quoted(reason)),\"upload_offset\":\(held)}\n"
+        response.json = "{\"status\":409,\"error\":\(JSONString.quoted(reason)),\"upload_offset\":\(held)}\n"
         return response
     }
 

@@ -1,4 +1,5 @@
 import Synchronization
+import StreamUpHTTP
 
 /// The server's resumable uploads by token, in memory only: a restarted sink (or the
 /// ``SinkFaults/forgetUploadsAfterBytes`` fault) knows none of them, and every request for one
@@ -121,9 +122,9 @@ final class ResumableUploads: Sendable {
     @discardableResult
     func sweepExpired(every interval: Duration? = nil) -> Bool {
         let now = ContinuousClock.now
-        let started = ResumableUploads.nanoseconds(now - epoch)
+        let started = (now - epoch).nanoseconds
         let last = lastSweep.load(ordering: .acquiring)
-        guard started - last >= ResumableUploads.nanoseconds(interval ?? sweepInterval),
+        guard started - last >= (interval ?? sweepInterval).nanoseconds,
               lastSweep.compareExchange(expected: last, desired: started, ordering: .acquiringAndReleasing).exchanged
         else { return false }
         let candidates = table.withLock { Array($0.values) }
@@ -180,11 +181,6 @@ final class ResumableUploads: Sendable {
     var count: Int {
         sweepExpired(every: .zero)
         return table.withLock { $0.count }
-    }
-
-    private static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 
     /// 32 lower-case hex digits from the system's random generator.

@@ -1,3 +1,5 @@
+import StreamUpHTTP
+
 /// The three clocks of one connection, as a pure value the connection feeds with what happened
 /// and asks how long it may wait for the next byte:
 ///

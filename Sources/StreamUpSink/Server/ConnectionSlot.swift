@@ -1,4 +1,5 @@
 import Synchronization
+import StreamUpHTTP
 
 /// One connection's place in the ``ConnectionRegistry``: whether it waits for a request head
 /// (and since when), is inside a request, or was shed. Shared by the connection's thread, which
@@ -25,7 +26,7 @@ final class ConnectionSlot: Sendable {
     init(descriptor: CInt, epoch: ContinuousClock.Instant, now: ContinuousClock.Instant) {
         self.descriptor = descriptor
         self.epoch = epoch
-        phase = Atomic(ConnectionSlot.nanoseconds(now - epoch))
+        phase = Atomic(max(0, (now - epoch).nanoseconds))
     }
 
     /// Since when the connection has waited for a head, as nanoseconds after the epoch; `nil`
@@ -54,7 +55,7 @@ final class ConnectionSlot: Sendable {
 
     /// The request ended at `now`; the connection waits for the next head. A shed slot stays shed.
     func awaitingHead(since now: ContinuousClock.Instant) {
-        let since = ConnectionSlot.nanoseconds(now - epoch)
+        let since = max(0, (now - epoch).nanoseconds)
         var current = phase.load(ordering: .acquiring)
         while current != ConnectionSlot.shed {
             let (exchanged, original) = phase.compareExchange(
@@ -68,10 +69,5 @@ final class ConnectionSlot: Sendable {
     /// when the connection moved on meanwhile.
     func shed(ifWaitingSince since: Int64) -> Bool {
         phase.compareExchange(expected: since, desired: ConnectionSlot.shed, ordering: .acquiringAndReleasing).exchanged
-    }
-
-    private static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 }

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import StreamUpHTTP
 
 // A request's head has arrived: refuse it, prepare its answer, or open where its body goes.
 extension SinkConnection {
@@ -81,43 +82,6 @@ extension SinkConnection {
         request = InFlight(sequence: sequence, head: head, body: makeBody(file: file), start: messageStart ?? .now)
         request?.stream = stream
         return sendContinueIfAsked(head, socket)
-    }
-
-    /// A resumable-upload head arrived: create, attach, or prepare the answer.
-    mutating func beginResumable(
-        _ resumable: ResumableRequest, head: HTTPRequestHead, sequence: Int, _ socket: borrowing Socket
-    ) -> Next {
-        var handler = ResumableRequestHandler(
-            uploads: context.uploads, bindsStreams: context.streams != nil, origin: context.origin)
-        handler.conflictForgets = context.configuration.faults.conflictForgetsUpload
-        let attachment = ResumableUpload.Attachment(request: sequence, descriptor: socket.descriptor)
-        let start: ResumableRequestHandler.Start
-        do {
-            start = try handler.start(resumable, head: head, attachment: attachment)
-        } catch {
-            request = InFlight(sequence: sequence, head: head, body: makeBody(file: nil), start: messageStart ?? .now)
-            reject(status: 500, reason: "storing the upload failed: \(error.details)", socket)
-            return .close
-        }
-        switch start {
-        case .respond(let response):
-            return prepare(response, head: head, sequence: sequence, socket)
-        case .attached(let upload):
-            attached = upload
-            request = InFlight(
-                sequence: sequence, head: head, body: makeBody(file: nil, uploading: true), start: messageStart ?? .now)
-            // No 1xx to an HTTP/1.0 client (RFC 9110 §15.2).
-            if let location = upload.location, context.configuration.sendsUploadResumptionSupported,
-               head.minorVersion >= 1 {
-                do {
-                    try socket.send(ResumableResponses.resumptionSupported(location: location, version: upload.version))
-                } catch {
-                    abort(failure: "sending 104 Upload Resumption Supported failed: \(error.details)")
-                    return .close
-                }
-            }
-            return sendContinueIfAsked(head, socket)
-        }
     }
 
     /// Starts a request that is answered `response` once its body has been read and discarded.

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import StreamUpHTTP
 
 // How a connection's requests end when they do not end well: rejected with a status, timed
 // out, shed, aborted, reported.
@@ -53,14 +54,6 @@ extension SinkConnection {
         reportUnfinished(status: 0, failure: failure)
     }
 
-    /// Detaches the request in flight from its resumable upload (keeping every byte it stored);
-    /// returns the bytes the upload holds, `nil` when there was none or it has ended.
-    @discardableResult
-    mutating func releaseUpload() -> Int? {
-        guard let current = attached.take() else { return nil }
-        return current.upload.release(current.attachment)
-    }
-
     /// Reports the request in flight (or the partial head) as incomplete, after detaching it
     /// from its resumable upload.
     mutating func reportUnfinished(status: Int, failure: String) {
@@ -81,12 +74,13 @@ extension SinkConnection {
 
     @discardableResult
     func report(
-        _ request: InFlight, _ summary: RequestBody.Summary, trailers: [SinkHeaderField], status: Int, failure: String?,
+        _ request: InFlight, _ summary: RequestBody.Summary, trailers: [HTTPField], status: Int, failure: String?,
         uploadOffset: Int? = nil, complete: Bool? = nil
     ) -> SinkRequestEvent {
         let event = SinkRequestEvent(
             sequence: request.sequence, method: request.head.method, path: request.head.target,
-            version: request.head.version, headers: request.head.headers, trailers: trailers,
+            version: request.head.version, headers: request.head.headers.map(SinkHeaderField.init),
+            trailers: trailers.map(SinkHeaderField.init),
             bodyByteCount: summary.byteCount, sha256: summary.sha256, body: summary.body,
             storedFile: summary.storedFile, duration: .now - request.start, status: status,
             isComplete: complete ?? (failure == nil), peer: peer, failure: failure, uploadOffset: uploadOffset)

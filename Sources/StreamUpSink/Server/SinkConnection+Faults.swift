@@ -4,8 +4,10 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import StreamUpHTTP
 
-// Injected faults (``SinkFaults``) and the stream headers.
+// Injected faults (``SinkFaults``): failures, lost answers, drops, stalls, forgotten uploads,
+// and the read throttle.
 extension SinkConnection {
     /// The answer to a request chosen by ``SinkFaults/failNextRequests``.
     func injectedFailure(_ head: HTTPRequestHead) -> PreparedResponse {
@@ -13,7 +15,7 @@ extension SinkConnection {
         let status = faults.failStatus
         let reason = "injected fault: answering \(status)"
         var headers = faults.retryAfterValue.map { [SinkHeaderField(name: "Retry-After", value: String($0))] } ?? []
-        if head.headers.first(named: ResumableRequest.versionField) != nil {
+        if head.headers.first(named: ResumableUploadFields.version) != nil {
             headers.append(ResumableResponses.versionField(ResumableRequest.defaultVersion))
         }
         return PreparedResponse(
@@ -22,7 +24,7 @@ extension SinkConnection {
 
     /// Injected fault: the request was stored, but its answer is lost (the connection is reset).
     func loseAnswer(
-        _ finished: InFlight, _ summary: RequestBody.Summary, trailers: [SinkHeaderField], _ socket: borrowing Socket
+        _ finished: InFlight, _ summary: RequestBody.Summary, trailers: [HTTPField], _ socket: borrowing Socket
     ) -> Next {
         report(finished, summary, trailers: trailers, status: 0, failure: "injected fault: stored, answer lost", complete: true)
         try? socket.setOption(SOL_SOCKET, SO_LINGER, linger(l_onoff: 1, l_linger: 0), name: "setsockopt(SO_LINGER)")
@@ -84,33 +86,7 @@ extension SinkConnection {
         while !context.isStopping {
             let left = deadline - .now
             guard left > .zero else { return }
-            Thread.sleep(forTimeInterval: min(left, .milliseconds(20)).timeInterval)
+            Thread.sleep(forTimeInterval: min(left, .milliseconds(20)).seconds)
         }
-    }
-
-    /// The `Streamup-Stream-Id` and `Streamup-Offset` of a request, or `nil` when it has neither.
-    static func streamHeaders(_ head: HTTPRequestHead) throws(HTTPParseError) -> (id: String, offset: Int)? {
-        let ids = head.headers.values(named: "streamup-stream-id")
-        let offsets = head.headers.values(named: "streamup-offset")
-        if ids.isEmpty && offsets.isEmpty { return nil }
-        guard ids.count == 1, offsets.count == 1 else {
-            throw .badRequest("a stream request needs exactly one Streamup-Stream-Id and one Streamup-Offset")
-        }
-        let id = ids[0].trimmingWhitespace()
-        guard StreamStore.fileName(forStreamID: id) != nil else {
-            throw .badRequest("empty Streamup-Stream-Id")
-        }
-        let text = offsets[0].trimmingWhitespace()
-        guard !text.isEmpty, text.allSatisfy({ $0.isASCII && $0.isNumber }), let offset = Int(text) else {
-            throw .badRequest("Streamup-Offset is not a non-negative integer")
-        }
-        return (id, offset)
-    }
-}
-
-private extension Duration {
-    var timeInterval: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import StreamUpHTTP
 
 /// Serves one client connection on its own thread: blocking `recv` into one fixed buffer, the
 /// bytes fed to an ``HTTPRequestParser``, body ranges handed to a ``RequestBody`` without
@@ -35,7 +36,8 @@ import Foundation
 ///
 /// Files, by concern: this one (the read loop, parsing, body bytes), `+Begin` (a head arrived),
 /// `+Finish` (a body ended), `+Endings` (rejections, timeouts, shedding, reports), `+Faults`
-/// (injected faults, stream headers).
+/// (injected faults), `+Streams` (stream headers and merging), `+Resumable` (the glue to
+/// resumable uploads: attach, append, finish, release).
 ///
 /// Thread safety: confined to its connection thread; never shared.
 struct SinkConnection {
@@ -245,28 +247,8 @@ struct SinkConnection {
         context.faultState.countBody(bytes.count)
         var bytes = bytes
         var forgetting = false
-        if let attached {
-            if let upTo = context.faultState.claimForget(adding: bytes.count) {
-                bytes = UnsafeRawBufferPointer(rebasing: bytes[..<upTo])
-                forgetting = true
-            }
-            let outcome: ResumableUpload.AppendOutcome
-            do {
-                outcome = try attached.upload.append(bytes, by: attached.attachment)
-            } catch {
-                reject(status: 500, reason: "storing the upload failed: \(error.details)", socket)
-                return .close
-            }
-            switch outcome {
-            case .appended:
-                break
-            case .detached:
-                reportUnfinished(status: 0, failure: "upload taken over by another request")
-                return .close
-            case .ended:
-                reportUnfinished(status: 0, failure: "upload cancelled or forgotten meanwhile")
-                return .close
-            }
+        if let attached, appendToUpload(attached, &bytes, forgetting: &forgetting, socket) == .close {
+            return .close
         }
         do {
             try request?.body.append(bytes)

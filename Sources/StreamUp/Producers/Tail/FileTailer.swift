@@ -3,7 +3,7 @@ import Synchronization
 /// Follows many files, `tail -F` style, and streams their lines interleaved, each line whole,
 /// until the producing task is cancelled. What `streamup tail PATTERN…` runs.
 ///
-/// - Which files: paths, globs (`*`, `?`, `[…]`, `**`; ``GlobPattern``) and directories,
+/// - Which files: paths, globs (`*`, `?`, `[…]`, `**`; `GlobPattern`) and directories,
 ///   less `excludes` (`PathSelection`). The directories the patterns reach are watched with
 ///   inotify, so a file that starts to match is picked up at once (no polling where inotify
 ///   works); a pattern that matches nothing yet, or whose directory does not exist, is waited

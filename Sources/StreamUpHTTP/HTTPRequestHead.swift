@@ -2,9 +2,9 @@
 /// parser derived from them.
 ///
 /// Thread safety: a value type that is never shared.
-struct HTTPRequestHead: Hashable {
+package struct HTTPRequestHead: Hashable, Sendable {
     /// How the body is delimited.
-    enum Framing: Hashable {
+    package enum Framing: Hashable, Sendable {
         /// Neither `Content-Length` nor `Transfer-Encoding`: the body is empty.
         case none
         /// `Content-Length: n`.
@@ -13,27 +13,41 @@ struct HTTPRequestHead: Hashable {
         case chunked
     }
 
-    var method: String
-    var target: String
-    var majorVersion: Int
-    var minorVersion: Int
-    var headers: [SinkHeaderField]
-    var framing: Framing
+    package var method: String
+    package var target: String
+    package var majorVersion: Int
+    package var minorVersion: Int
+    package var headers: [HTTPField]
+    package var framing: Framing
     /// True for HTTP/1.1 unless the client sent `Connection: close`. HTTP/1.0 connections are
     /// always closed after one request (the sink does not implement 1.0 keep-alive).
-    var keepAlive: Bool
+    package var keepAlive: Bool
     /// True when the client sent `Expect: 100-continue`.
-    var expectsContinue: Bool
+    package var expectsContinue: Bool
 
-    var version: String { "HTTP/\(majorVersion).\(minorVersion)" }
+    package var version: String { "HTTP/\(majorVersion).\(minorVersion)" }
 
     /// True when a body follows the head (chunked, or a non-zero length).
-    var hasBody: Bool {
+    package var hasBody: Bool {
         switch framing {
         case .none: false
         case .length(let count): count > 0
         case .chunked: true
         }
+    }
+
+    package init(
+        method: String, target: String, majorVersion: Int, minorVersion: Int, headers: [HTTPField],
+        framing: Framing, keepAlive: Bool, expectsContinue: Bool
+    ) {
+        self.method = method
+        self.target = target
+        self.majorVersion = majorVersion
+        self.minorVersion = minorVersion
+        self.headers = headers
+        self.framing = framing
+        self.keepAlive = keepAlive
+        self.expectsContinue = expectsContinue
     }
 }
 
@@ -48,7 +62,7 @@ extension HTTPRequestHead {
     ///   501 when a coding other than `chunked` is applied too (`gzip, chunked`): the sink
     ///   decodes none, and storing the bytes still encoded would pass them off as the body
     ///   (RFC 9112 §6.1: 501 for a transfer coding the server does not understand).
-    init(requestLine: RequestLineParts, fields: [SinkHeaderField]) throws(HTTPParseError) {
+    init(requestLine: RequestLineParts, fields: [HTTPField]) throws(HTTPParseError) {
         let transferEncodings = fields.values(named: "transfer-encoding")
         let contentLengths = fields.values(named: "content-length")
         let framing: Framing
@@ -108,7 +122,7 @@ extension HTTPRequestHead {
 
 extension StringProtocol {
     /// The text without leading and trailing spaces and tabs.
-    func trimmingWhitespace() -> String {
+    package func trimmingWhitespace() -> String {
         let isWhitespace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
         guard let start = firstIndex(where: { !isWhitespace($0) }),
               let end = lastIndex(where: { !isWhitespace($0) })

@@ -12,23 +12,34 @@
 ///   that refuse lone surrogates (some strict ones) reject such a string; others turn it into
 ///   U+FFFD, which loses only the invalid bytes.
 ///
-/// Thread safety: stateless.
-enum JSONString {
+/// One home for JSON escaping: the record formatter (hot: it runs per line), the telemetry
+/// line builder and the sink's answers all write strings through it.
+///
+/// Thread safety: stateless; callable from any thread.
+package enum JSONString {
     /// Appends `bytes` as a quoted JSON string.
-    static func append(_ bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+    package static func append(_ bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
         output.append(0x22)
         appendContent(bytes, to: &output)
         output.append(0x22)
     }
 
     /// Appends a Swift string (always valid Unicode) as a quoted JSON string.
-    static func append(_ string: String, to output: inout [UInt8]) {
+    package static func append(_ string: String, to output: inout [UInt8]) {
         var string = string
         string.withUTF8 { append(UnsafeRawBufferPointer($0), to: &output) }
     }
 
+    /// `string` as a quoted JSON string, for text built as a `String`.
+    package static func quoted(_ string: String) -> String {
+        var output: [UInt8] = []
+        output.reserveCapacity(string.utf8.count + 2)
+        append(string, to: &output)
+        return String(decoding: output, as: UTF8.self)
+    }
+
     /// Appends the escaped content of the string, without quotes.
-    static func appendContent(_ bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+    package static func appendContent(_ bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
         var index = 0
         var runStart = 0
         let count = bytes.count

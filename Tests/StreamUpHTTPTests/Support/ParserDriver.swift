@@ -1,4 +1,4 @@
-@testable import StreamUpSink
+@testable import StreamUpHTTP
 
 /// Feeds bytes to an ``HTTPRequestParser`` in pieces and collects whole messages, the way a
 /// connection does (body ranges are copied out of each piece).
@@ -8,7 +8,7 @@ struct ParserDriver {
     struct Message: Equatable {
         var head: HTTPRequestHead
         var body: [UInt8]
-        var trailers: [SinkHeaderField]
+        var trailers: [HTTPField]
     }
 
     struct Outcome: Equatable {

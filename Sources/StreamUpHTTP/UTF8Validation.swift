@@ -1,13 +1,15 @@
 /// Well-formed UTF-8 (Unicode 15, table 3-7 "Well-Formed UTF-8 Byte Sequences"): shortest
 /// forms only, no surrogates (U+D800–U+DFFF), nothing above U+10FFFF.
 ///
-/// Thread safety: stateless.
-enum UTF8Validation {
+/// Thread safety: stateless; callable from any thread.
+package enum UTF8Validation {
     /// The length of the well-formed sequence starting at `bytes[index]` (a byte ≥ 0x80), or 0
     /// when none starts there (a continuation byte, a lead byte that cannot start a sequence, or
     /// a sequence that is cut short, overlong, a surrogate or too large).
-    @inline(__always)
-    static func sequenceLength(_ bytes: UnsafeRawBufferPointer, at index: Int) -> Int {
+    ///
+    /// Inlinable: the JSON scanner in another module calls it per non-ASCII byte.
+    @inlinable @inline(__always)
+    package static func sequenceLength(_ bytes: UnsafeRawBufferPointer, at index: Int) -> Int {
         let lead = bytes[index]
         let remaining = bytes.count - index
         @inline(__always) func continuation(_ offset: Int, _ range: ClosedRange<UInt8> = 0x80...0xBF) -> Bool {

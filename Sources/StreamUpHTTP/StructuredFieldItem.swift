@@ -1,29 +1,22 @@
 /// The two RFC 9651 structured-field items the resumable-upload fields use: Boolean (`?1`, `?0`)
-/// and Integer (`-`? 1–15 digits). Parameters after the item (`;key=value`) are checked for
-/// form and ignored. A field sent on more than one line is a list, not an item, so it does not
-/// parse.
+/// and Integer (`-`? 1–15 digits), parsed from one field value. Parameters after the item
+/// (`;key=value`, RFC 9651 §3.1.2) are checked for form and ignored; spaces before and after
+/// the item are discarded (§4.2). A value that holds anything else (another item type, a list,
+/// a trailing comma) is not the item asked for: the functions answer `nil`. A field sent on
+/// more than one line is a list, not an item: look it up with ``Swift/Array/single(named:)``.
 ///
 /// Thread safety: stateless; callable from any thread.
-enum StructuredFieldItem {
-    /// The Boolean item in the one value of `name`, or `nil` when absent or not a Boolean.
-    static func boolean(_ name: String, in fields: [SinkHeaderField]) -> Bool? {
-        guard let text = singleValue(name, in: fields), let (item, rest) = bareItem(Array(text.utf8)[...]),
-              case .boolean(let value) = item, parameters(rest)
-        else { return nil }
-        return value
+package enum StructuredFieldItem {
+    /// The Boolean item `value` holds, or `nil` when it holds anything else.
+    package static func boolean(_ value: String) -> Bool? {
+        guard case .boolean(let result) = item(value) else { return nil }
+        return result
     }
 
-    /// The Integer item in the one value of `name`, or `nil` when absent or not an Integer.
-    static func integer(_ name: String, in fields: [SinkHeaderField]) -> Int? {
-        guard let text = singleValue(name, in: fields), let (item, rest) = bareItem(Array(text.utf8)[...]),
-              case .integer(let value) = item, parameters(rest)
-        else { return nil }
-        return value
-    }
-
-    /// True when a field called `name` is present at all (parsable or not).
-    static func isPresent(_ name: String, in fields: [SinkHeaderField]) -> Bool {
-        fields.first(named: name) != nil
+    /// The Integer item `value` holds, or `nil` when it holds anything else.
+    package static func integer(_ value: String) -> Int? {
+        guard case .integer(let result) = item(value) else { return nil }
+        return result
     }
 
     // MARK: Grammar (RFC 9651 §4.2)
@@ -31,13 +24,18 @@ enum StructuredFieldItem {
     private enum BareItem {
         case boolean(Bool)
         case integer(Int)
-        /// A decimal, token or string: valid, but never what the upload fields want.
+        /// A decimal, string, token, byte sequence or date: valid, but never what the upload
+        /// fields want.
         case other
     }
 
-    private static func singleValue(_ name: String, in fields: [SinkHeaderField]) -> String? {
-        let values = fields.values(named: name)
-        return values.count == 1 ? values[0] : nil
+    /// `sf-item` (§4.2.3) with the surrounding spaces §4.2 discards; `nil` when `value` is not
+    /// exactly one item with well-formed parameters.
+    private static func item(_ value: String) -> BareItem? {
+        let bytes = Array(value.utf8)[...].drop { $0 == ASCII.space }
+        guard let (item, rest) = bareItem(bytes) else { return nil }
+        guard let end = parameters(rest), end.allSatisfy({ $0 == ASCII.space }) else { return nil }
+        return item
     }
 
     /// One bare item at the start of `bytes`, and what follows it.
@@ -54,6 +52,16 @@ enum StructuredFieldItem {
             return string(bytes)
         case UInt8(ascii: "*"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"):
             let rest = bytes.dropFirst().drop { ASCII.isTokenByte($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: "/") }
+            return (.other, rest)
+        case UInt8(ascii: ":"):
+            // `sf-binary` (§3.3.5): base64 between colons.
+            let body = bytes.dropFirst()
+            let content = body.prefix { isBase64Byte($0) }
+            guard body.dropFirst(content.count).first == UInt8(ascii: ":") else { return nil }
+            return (.other, body.dropFirst(content.count + 1))
+        case UInt8(ascii: "@"):
+            // `sf-date` (§3.3.7): `@` and an Integer.
+            guard let (date, rest) = number(bytes.dropFirst()), case .integer = date else { return nil }
             return (.other, rest)
         default:
             return nil
@@ -98,25 +106,35 @@ enum StructuredFieldItem {
         return nil
     }
 
-    /// True when `bytes` is empty or a well-formed run of `;key[=bare-item]` parameters.
-    private static func parameters(_ bytes: ArraySlice<UInt8>) -> Bool {
+    /// Skips a run of `;key[=bare-item]` parameters (§4.2.3.2) at the start of `bytes` and
+    /// returns what follows; `nil` when a parameter is malformed.
+    private static func parameters(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
         var rest = bytes
-        while let first = rest.first {
-            guard first == ASCII.semicolon else { return false }
+        while let first = rest.first, first == ASCII.semicolon {
             rest = rest.dropFirst().drop { $0 == ASCII.space }
             guard let start = rest.first,
                   start == UInt8(ascii: "*") || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(start)
-            else { return false }
+            else { return nil }
             rest = rest.drop { byte in
                 (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || ASCII.decimalDigit(byte) != nil
                     || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
                     || byte == UInt8(ascii: "*")
             }
             if rest.first == UInt8(ascii: "=") {
-                guard let (_, after) = bareItem(rest.dropFirst()) else { return false }
+                guard let (_, after) = bareItem(rest.dropFirst()) else { return nil }
                 rest = after
             }
         }
-        return true
+        return rest
+    }
+
+    private static func isBase64Byte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "/"), UInt8(ascii: "="):
+            true
+        default:
+            false
+        }
     }
 }

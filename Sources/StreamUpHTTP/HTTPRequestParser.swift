@@ -26,19 +26,24 @@ import Darwin
 /// due without further bytes. After a thrown error the parser stays failed.
 ///
 /// Thread safety: a value type that is never shared; owned by one connection.
-struct HTTPRequestParser {
+package struct HTTPRequestParser {
     /// Bounds on the parts the parser has to accumulate.
-    struct Limits: Hashable {
+    package struct Limits: Hashable, Sendable {
         /// Most bytes in the request line plus header section (and, separately, the trailer
         /// section), terminators included. Exceeding it answers 431.
-        var maxHeaderBytes: Int
+        package var maxHeaderBytes: Int
         /// Most bytes in one chunk-size line, extensions included, terminator excluded.
         /// Exceeding it answers 400.
-        var maxChunkLineBytes: Int
+        package var maxChunkLineBytes: Int
+
+        package init(maxHeaderBytes: Int, maxChunkLineBytes: Int) {
+            self.maxHeaderBytes = maxHeaderBytes
+            self.maxChunkLineBytes = maxChunkLineBytes
+        }
     }
 
     /// What the bytes consumed by one ``parse(_:)`` call amounted to.
-    enum Event: Hashable {
+    package enum Event: Hashable {
         /// Everything given was consumed; nothing complete yet.
         case needMoreData
         /// The request line and headers are complete.
@@ -46,7 +51,7 @@ struct HTTPRequestParser {
         /// Body bytes at this range of the input given to this call.
         case body(Range<Int>)
         /// The request is complete (for chunked bodies, with the trailer fields).
-        case end(trailers: [SinkHeaderField])
+        case end(trailers: [HTTPField])
     }
 
     private enum State: Hashable {
@@ -59,7 +64,7 @@ struct HTTPRequestParser {
         case failed(HTTPParseError)
     }
 
-    let limits: Limits
+    package let limits: Limits
     private var state = State.head
     /// The line being accumulated, without its terminator once complete.
     private var line: [UInt8] = []
@@ -68,14 +73,15 @@ struct HTTPRequestParser {
     /// Raw bytes of the head (or trailer) section before `line`.
     private var sectionBytes = 0
     private var requestLine: RequestLineParts?
-    private var fields: [SinkHeaderField] = []
+    private var fields: [HTTPField] = []
 
-    init(limits: Limits) {
+    package init(limits: Limits) {
         self.limits = limits
     }
 
-    /// Where a connection stands between two reads, for its deadlines (see ``ConnectionDeadlines``).
-    enum Progress: Hashable {
+    /// Where a connection stands between two reads, for its deadlines (the sink's
+    /// `ConnectionDeadlines`).
+    package enum Progress: Hashable {
         /// No byte of the next request has been consumed.
         case betweenMessages
         /// Part of a request head has been consumed.
@@ -89,12 +95,12 @@ struct HTTPRequestParser {
     }
 
     /// True when no byte of the next request has been consumed.
-    var isAtMessageStart: Bool {
+    package var isAtMessageStart: Bool {
         state == .head && sectionBytes == 0 && lineRawCount == 0
     }
 
     /// Where the parser stands; see ``Progress``.
-    var progress: Progress {
+    package var progress: Progress {
         switch state {
         case .head:
             isAtMessageStart ? .betweenMessages : .inHead
@@ -109,7 +115,7 @@ struct HTTPRequestParser {
     }
 
     /// Consumes a prefix of `input` and reports what it completed; see the type's calling convention.
-    mutating func parse(_ input: UnsafeRawBufferPointer) throws(HTTPParseError) -> (event: Event, consumed: Int) {
+    package mutating func parse(_ input: UnsafeRawBufferPointer) throws(HTTPParseError) -> (event: Event, consumed: Int) {
         var index = 0
         do throws(HTTPParseError) {
             while true {

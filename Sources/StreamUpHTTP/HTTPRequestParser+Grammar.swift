@@ -1,35 +1,3 @@
-/// The byte values the HTTP grammar names, and byte classes.
-///
-/// Thread safety: stateless; callable from any thread.
-enum ASCII {
-    static let tab: UInt8 = 0x09
-    static let lineFeed: UInt8 = 0x0A
-    static let carriageReturn: UInt8 = 0x0D
-    static let space: UInt8 = 0x20
-    static let colon: UInt8 = 0x3A
-    static let semicolon: UInt8 = 0x3B
-
-    /// `tchar` from RFC 9110 §5.6.2.
-    static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-             UInt8(ascii: "A")...UInt8(ascii: "Z"):
-            return true
-        default:
-            return Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
-        }
-    }
-
-    static func hexValue(_ byte: UInt8) -> Int? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): Int(byte - UInt8(ascii: "0"))
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): Int(byte - UInt8(ascii: "a") + 10)
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): Int(byte - UInt8(ascii: "A") + 10)
-        default: nil
-        }
-    }
-}
-
 // The pieces of RFC 9112 grammar the parser needs, as pure functions over one line.
 extension HTTPRequestParser {
     /// `method SP request-target SP HTTP-version`.
@@ -65,7 +33,7 @@ extension HTTPRequestParser {
     }
 
     /// `field-name ":" OWS field-value OWS`.
-    static func field(_ line: [UInt8]) throws(HTTPParseError) -> SinkHeaderField {
+    static func field(_ line: [UInt8]) throws(HTTPParseError) -> HTTPField {
         guard let colon = line.firstIndex(of: ASCII.colon), colon > 0 else {
             throw HTTPParseError.badRequest("malformed header field")
         }
@@ -81,7 +49,7 @@ extension HTTPRequestParser {
         guard !value.contains(0), !value.contains(ASCII.carriageReturn) else {
             throw HTTPParseError.badRequest("invalid character in header field value")
         }
-        return SinkHeaderField(name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self))
+        return HTTPField(name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self))
     }
 
     /// `chunk-size [ BWS chunk-ext ]`: hexadecimal, no sign, no prefix, must fit in `Int`.
@@ -117,15 +85,9 @@ extension HTTPRequestParser {
 /// functions stay pure.
 ///
 /// Thread safety: a value type that is never shared.
-struct RequestLineParts: Hashable {
-    var method: String
-    var target: String
-    var major: Int
-    var minor: Int
-}
-
-extension ASCII {
-    static func decimalDigit(_ byte: UInt8) -> Int? {
-        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) ? Int(byte - UInt8(ascii: "0")) : nil
-    }
+package struct RequestLineParts: Hashable, Sendable {
+    package var method: String
+    package var target: String
+    package var major: Int
+    package var minor: Int
 }

@@ -1,5 +1,5 @@
 import Testing
-@testable import StreamUpSink
+@testable import StreamUpHTTP
 
 /// The parser on byte arrays: framing, limits and malformed input, in every kind of split.
 struct HTTPRequestParserTests {
@@ -28,7 +28,7 @@ struct HTTPRequestParserTests {
         #expect(message.head.keepAlive)
         #expect(message.head.headers.first(named: "x-multi") == "spaced value")
         #expect(message.body == Array("hello world!".utf8))
-        #expect(message.trailers == [SinkHeaderField(name: "Digest", value: "sha-256=abc")])
+        #expect(message.trailers == [HTTPField(name: "Digest", value: "sha-256=abc")])
 
         #expect(ParserDriver.parseByteByByte(Self.chunkedRequest) == whole)
         for seed in UInt64(1)...40 {

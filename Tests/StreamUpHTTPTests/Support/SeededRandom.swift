@@ -1,0 +1,29 @@
+/// A small deterministic generator (SplitMix64) so random splits and payloads are reproducible.
+///
+/// Thread safety: a value type that is never shared.
+struct SeededRandom: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// `count` pseudo-random bytes.
+    mutating func bytes(_ count: Int) -> [UInt8] {
+        var result = [UInt8]()
+        result.reserveCapacity(count + 8)
+        while result.count < count {
+            withUnsafeBytes(of: next()) { result.append(contentsOf: $0) }
+        }
+        result.removeLast(result.count - count)
+        return result
+    }
+}
