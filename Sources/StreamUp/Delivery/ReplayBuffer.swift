@@ -303,8 +303,11 @@ final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
         tellStorage(acknowledged: acknowledged, releasable: min(offset, acknowledged))
     }
 
-    /// Storage calls happen outside the lock (a spool writes and deletes files); only the
-    /// delivery task and the checkpoint timer make them, one at a time.
+    /// Storage calls happen outside the state lock (a spool writes and deletes files); only the
+    /// delivery task and the checkpoint timer make them, one at a time: `releasing` serializes
+    /// them and is held across the spool's file calls on purpose. No callback runs under it, no
+    /// other lock is taken inside it, and neither the producer nor a request's reader ever waits
+    /// for it.
     private func tellStorage(acknowledged: Int, releasable: Int) {
         releasing.lock()
         defer { releasing.unlock() }
