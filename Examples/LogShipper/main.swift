@@ -26,8 +26,8 @@ var configuration = UploadConfiguration(url: url)
 configuration.contentType = "text/plain; charset=utf-8"
 configuration.headers = [.init(name: "X-Log-Source", value: ProcessInfo.processInfo.hostName)]
 var options = ReliableUploader.Options()
-options.storage = .spool(directory: logPath + ".streamup-spool")  // survives a crash; sent first on the next start
-options.stateFile = logPath + ".streamup-state"       // where the file stands: each line once, even after kill -9
+options.storage = .spool(directory: URL(fileURLWithPath: logPath + ".streamup-spool"))  // survives a crash; sent first on the next start
+options.stateFile = URL(fileURLWithPath: logPath + ".streamup-state")       // where the file stands: each line once, even after kill -9
 options.retry = RetryPolicy(maxRetries: nil)            // a daemon: never give up
 let uploader = try ReliableUploader(configuration, options: options)
 

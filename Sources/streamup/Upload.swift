@@ -49,13 +49,13 @@ extension ReliableUploader: Upload {
     var refusedLine: String? {
         let progress = self.progress
         var lines: [String] = []
-        if progress.deadLetters > 0, let directory = options.deadLetterDirectory {
+        if progress.deadLetters > 0, let directory = options.deadLetterDirectory?.path {
             let segments = progress.deadLetters == 1 ? "1 segment was" : "\(progress.deadLetters) segments were"
             lines.append("\(segments) not delivered (\(progress.deadLetterBytes) bytes) and kept in \(directory) (--dead-letter)")
         }
         if progress.rejectedRecords > 0 {
             let records = progress.rejectedRecords == 1 ? "1 record" : "\(progress.rejectedRecords) records"
-            let kept = options.deadLetterDirectory.map { "kept in \($0)" } ?? "not kept (--dead-letter DIR keeps them)"
+            let kept = options.deadLetterDirectory.map { "kept in \($0.path)" } ?? "not kept (--dead-letter DIR keeps them)"
             lines.append("the server refused \(records), \(kept)")
         }
         return lines.isEmpty ? nil : lines.joined(separator: "; ")

@@ -60,7 +60,7 @@ enum UploadRunner {
             } else {
                 var library = options.libraryOptions
                 if let bufferSize = options.bufferSize, case .memory = library.storage { library.storage = .memory(capacity: bufferSize) }
-                library.stateFile = stateFile
+                library.stateFile = stateFile.map { URL(fileURLWithPath: $0) }
                 library.forgetSourcesAfter = forgetSourcesAfter
                 uploader = try ReliableUploader(configuration, options: library, onEvent: onEvent)
             }
@@ -183,10 +183,10 @@ extension UploadOptions.DeliveryOptions {
         options.retry.maxRetryTime = retryMaxTime
         if let segmentBytes { options.segmentBytes = segmentBytes }
         if let segmentDuration { options.segmentDuration = segmentDuration }
-        if let spoolDirectory { options.storage = .spool(directory: spoolDirectory, capacity: spoolBytes) }
+        if let spoolDirectory { options.storage = .spool(directory: URL(fileURLWithPath: spoolDirectory), capacity: spoolBytes) }
         options.delivery = resumable ? .resumableUpload : .requests
         if let retryStatuses { options.retry.retryableStatuses = retryStatuses }
-        options.deadLetterDirectory = deadLetterDirectory
+        options.deadLetterDirectory = deadLetterDirectory.map { URL(fileURLWithPath: $0) }
         return options
     }
 }

@@ -39,7 +39,7 @@ extension InProcessUploads {
                 configuration.body.envelope = form.envelope()
                 configuration.contentType = form.contentType
                 var options = ReliableUploader.Options()
-                options.deadLetterDirectory = directory.path
+                options.deadLetterDirectory = directory
                 let uploader = try ReliableUploader(configuration, options: options)
                 let (lines, continuation) = AsyncStream<[UInt8]>.makeStream()
                 continuation.yield(Array("fine\n--streamup-fixed--\n".utf8))

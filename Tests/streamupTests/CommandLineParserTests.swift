@@ -1,3 +1,4 @@
+import Foundation
 import StreamUp
 import Testing
 @testable import streamup
@@ -71,10 +72,10 @@ import Testing
         ])
         let library = options.delivery.libraryOptions
         #expect(library.delivery == .resumableUpload)
-        #expect(library.storage == .spool(directory: "/var/spool/s", capacity: 2 << 30))
+        #expect(library.storage == .spool(directory: URL(fileURLWithPath: "/var/spool/s"), capacity: 2 << 30))
         #expect(library.retry.retryableStatuses == [429, 502, 503, 504])
         #expect(library.records == .rawBytes && library.maxRecordBytes == 64 << 10)
-        #expect(library.deadLetterDirectory == "/tmp/dead")
+        #expect(library.deadLetterDirectory?.path == "/tmp/dead")
         let defaults = try upload(["http://h"])
         #expect(!defaults.delivery.singleRequest && defaults.delivery.libraryOptions.records == .lines)
         #expect(defaults.delivery.libraryOptions.segmentDuration == .seconds(1))

@@ -45,7 +45,7 @@ public final class ReliableUploader: Sendable {
         /// Set aside segments the server refuses for good (or that run out of retries) in this
         /// directory and go on, instead of stopping; and the single records a receiver refuses
         /// while it stores the others (see `answerReader`).
-        public var deadLetterDirectory: String?
+        public var deadLetterDirectory: URL?
         /// Reads each segment's answer for records the receiver refused while it stored the
         /// others (Elasticsearch items, Splunk's invalid event, OTLP partial success, Loki's
         /// ignored entries): those are reported, kept in `deadLetterDirectory`, never sent
@@ -53,7 +53,7 @@ public final class ReliableUploader: Sendable {
         public var answerReader: AnswerReader?
         /// Save where a ``PositionedProducer``'s sources stand in this file, and continue from
         /// there on the next start.
-        public var stateFile: String?
+        public var stateFile: URL?
         /// Forget the saved position of a source once the producer has not followed it for
         /// this long (``SourceChange/stopped(_:)``); nil: keep every position.
         public var forgetSourcesAfter: Duration?
@@ -61,10 +61,10 @@ public final class ReliableUploader: Sendable {
         public var streamID = UUID().uuidString.lowercased()
         public init() {}
 
-        /// The spool directory, if the bytes are held there.
+        /// The spool directory's path, if the bytes are held there.
         package var spoolDirectory: String? {
             guard case .spool(let directory, _) = storage else { return nil }
-            return directory
+            return directory.path
         }
     }
 
@@ -79,7 +79,7 @@ public final class ReliableUploader: Sendable {
         /// In files in `directory` (see `SpoolStorage`): they survive a crash, and the next
         /// run with the same spool sends them first. `capacity` nil: 1 GiB or half the free
         /// space of the file system when the spool is opened, whichever is smaller.
-        case spool(directory: String, capacity: Int? = nil)
+        case spool(directory: URL, capacity: Int? = nil)
     }
 
     /// How the segments of a stream reach the server.
@@ -164,10 +164,12 @@ public final class ReliableUploader: Sendable {
         self.options = options
         self.onEvent = onEvent
         let fit = max(options.segmentBytes, options.maxRecordBytes)
-        let tracksSources = options.stateFile != nil
-        var sourceState = try options.stateFile.flatMap { try SourceState.load(from: $0) } ?? SourceState(sources: [])
+        let stateFile = options.stateFile?.path
+        let tracksSources = stateFile != nil
+        var sourceState = try stateFile.flatMap { try SourceState.load(from: $0) } ?? SourceState(sources: [])
         switch options.storage {
-        case .spool(let directory, let spoolCapacity):
+        case .spool(let directoryURL, let spoolCapacity):
+            let directory = directoryURL.path
             let capacity = max(spoolCapacity ?? SpoolStorage.defaultCapacity(for: directory), fit)
             let spool = try SpoolStorage.open(directory: directory, capacity: capacity, streamID: options.streamID)
             let recovered = spool.recovered
@@ -192,10 +194,10 @@ public final class ReliableUploader: Sendable {
         }
         writer = StreamWriter(buffer: buffer)
         let (id, written) = (streamID, buffer.writtenOffset)
-        stateStore = options.stateFile.map {
+        stateStore = stateFile.map {
             SourceStateStore(file: $0, initial: sourceState, streamID: id, streamOffset: written, forgetAfter: options.forgetSourcesAfter)
         }
-        deadLetters = options.deadLetterDirectory.map { DeadLetterStore(directory: $0) }
+        deadLetters = options.deadLetterDirectory.map { DeadLetterStore(directory: $0.path) }
     }
 
     /// The positions `entries` (a spool's index past its acknowledged offset) put the sources
