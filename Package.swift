@@ -12,13 +12,16 @@ let package = Package(
     targets: [
         // The system zlib (gzip bodies, spool checksums), from Debian's zlib1g-dev.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // The POSIX pieces the library, the sink and the tools share: the system-call funnel,
+        // the wake pipe, pipe capacity. Package-internal: not a product.
+        .target(name: "StreamUpSystem"),
         // Bound stream pair, uploader, producers, telemetry emitter. Foundation and zlib only.
-        .target(name: "StreamUp", dependencies: ["CZlib"]),
+        .target(name: "StreamUp", dependencies: ["CZlib", "StreamUpSystem"]),
         // The local HTTP/1.1 sink: POSIX sockets, no URLSession.
-        .target(name: "StreamUpSink"),
+        .target(name: "StreamUpSink", dependencies: ["StreamUpSystem"]),
         // The command-line tool: argv -> options -> calls into the two libraries.
         .executableTarget(name: "streamup", dependencies: ["StreamUp", "StreamUpSink"]),
-        .executableTarget(name: "streamup-bench", dependencies: ["StreamUpSink"]),
+        .executableTarget(name: "streamup-bench", dependencies: ["StreamUpSink", "StreamUpSystem"]),
         // Examples/, built by CI and shown in README.md.
         .executableTarget(name: "example-log-shipper", dependencies: ["StreamUp", "StreamUpSink"], path: "Examples/LogShipper"),
         .executableTarget(name: "example-telemetry-emitter", dependencies: ["StreamUp", "StreamUpSink"], path: "Examples/TelemetryEmitter"),
@@ -28,6 +31,7 @@ let package = Package(
         .target(name: "StreamUpTestSupport", path: "Tests/StreamUpTestSupport"),
         .testTarget(name: "StreamUpTests", dependencies: ["StreamUp", "StreamUpSink", "StreamUpTestSupport"]),
         .testTarget(name: "StreamUpSinkTests", dependencies: ["StreamUpSink"]),
+        .testTarget(name: "StreamUpSystemTests", dependencies: ["StreamUpSystem"]),
         .testTarget(name: "streamupTests", dependencies: ["StreamUp", "StreamUpSink", "StreamUpTestSupport", "streamup"]),
     ],
     swiftLanguageModes: [.v6]

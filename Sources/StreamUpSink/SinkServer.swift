@@ -1,4 +1,5 @@
 import Foundation
+import StreamUpSystem
 import Synchronization
 
 /// A local HTTP/1.1 server that receives long uploads (chunked or with `Content-Length`),
@@ -90,7 +91,7 @@ public final class SinkServer: Sendable {
         let wake: WakePipe
         do {
             local = try listener.localAddress()
-            wake = try WakePipe()
+            wake = try WakePipe(throwing: SinkError.self)
         } catch {
             listener.close()
             throw error.happened(while: "cannot start the sink")

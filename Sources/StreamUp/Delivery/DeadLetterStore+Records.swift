@@ -50,13 +50,13 @@ extension DeadLetterStore {
             try buffer.copy(record.range) { piece in
                 var offset = 0
                 while offset < piece.count {
-                    offset += try SystemCall.retrying("cannot write \(bodyFile)") {
+                    offset += try SystemCall.runBlocking("cannot write \(bodyFile)") {
                         write(descriptor, piece.baseAddress! + offset, piece.count - offset)
                     }
                 }
             }
         }
-        try SystemCall.retrying("cannot sync \(bodyFile)") { fsync(descriptor) }
+        try SystemCall.runBlocking("cannot sync \(bodyFile)") { fsync(descriptor) }
         let file = RecordsFile(
             stream: streamID, offset: String(first.range.lowerBound), bytes: String(records.reduce(0) { $0 + $1.range.count }),
             url: url.absoluteString, reason: reason, time: RFC3339.string(from: Date()),

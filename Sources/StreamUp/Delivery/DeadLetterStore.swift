@@ -30,12 +30,12 @@ struct DeadLetterStore: Sendable {
         try buffer.copy(range) { piece in
             var offset = 0
             while offset < piece.count {
-                offset += try SystemCall.retrying("cannot write \(bodyFile)") {
+                offset += try SystemCall.runBlocking("cannot write \(bodyFile)") {
                     write(descriptor, piece.baseAddress! + offset, piece.count - offset)
                 }
             }
         }
-        try SystemCall.retrying("cannot sync \(bodyFile)") { fsync(descriptor) }
+        try SystemCall.runBlocking("cannot sync \(bodyFile)") { fsync(descriptor) }
         var record: [String: String] = [
             "stream": streamID, "offset": String(range.lowerBound), "bytes": String(range.count),
             "url": url.absoluteString, "reason": reason, "time": RFC3339.string(from: Date()),

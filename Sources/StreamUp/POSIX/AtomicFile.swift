@@ -30,13 +30,13 @@ enum AtomicFile {
             try bytes.withUnsafeBytes { buffer in
                 var offset = 0
                 while offset < buffer.count {
-                    let written = try SystemCall.retrying("write \(temporary) failed") {
+                    let written = try SystemCall.runBlocking("write \(temporary) failed") {
                         write(fd, buffer.baseAddress! + offset, buffer.count - offset)
                     }
                     offset += written
                 }
             }
-            try SystemCall.retrying("fsync \(temporary) failed") { fsync(fd) }
+            try SystemCall.runBlocking("fsync \(temporary) failed") { fsync(fd) }
         } catch {
             unlink(temporary)
             throw error
@@ -62,7 +62,7 @@ enum AtomicFile {
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
             let count = try chunk.withUnsafeMutableBytes { buffer in
-                try SystemCall.retrying("read \(path) failed") { read(fd, buffer.baseAddress, buffer.count) }
+                try SystemCall.runBlocking("read \(path) failed") { read(fd, buffer.baseAddress, buffer.count) }
             }
             if count == 0 { return contents }
             contents += chunk[..<count]

@@ -45,7 +45,7 @@ struct FileStatus: Sendable, Equatable {
     /// `fstat(2)` of an open descriptor.
     static func of(descriptor: CInt) throws(StreamUpError) -> FileStatus {
         var info = stat()
-        try SystemCall.retrying("fstat of descriptor \(descriptor) failed") { fstat(descriptor, &info) }
+        try SystemCall.runBlocking("fstat of descriptor \(descriptor) failed") { fstat(descriptor, &info) }
         return FileStatus(info)
     }
 }

@@ -3,10 +3,11 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import StreamUpSystem
 
 /// One inotify instance (`inotify_init1(2)`, non-blocking and close-on-exec) and the waiting
 /// around it that the file followers share: block in `poll(2)` until an event is queued, a
-/// timeout passes, or a ``WakeSignal`` fires; then read every queued event into a buffer
+/// timeout passes, or a ``WakePipe`` fires; then read every queued event into a buffer
 /// allocated once.
 ///
 /// Watches are added and removed by the owner, which keeps its own map from watch descriptors
@@ -16,7 +17,7 @@ import Darwin
 ///
 /// Owns the inotify descriptor and its buffers, released in `deinit`; no allocation per event.
 ///
-/// Thread safety: not `Sendable`; confined to the following thread. Only the ``WakeSignal``
+/// Thread safety: not `Sendable`; confined to the following thread. Only the ``WakePipe``
 /// is shared (with the task's cancellation handler).
 final class Inotify {
     /// The inotify descriptor, -1 when inotify is not available.
@@ -67,7 +68,7 @@ final class Inotify {
 
     /// Blocks until an event is queued (returns true), `timeout` milliseconds pass (false; a
     /// negative timeout waits for ever), or `wake` fires (throws `CancellationError`).
-    func wait(timeout: CInt, wake: WakeSignal) throws(CancellationError) -> Bool {
+    func wait(timeout: CInt, wake: WakePipe) throws(CancellationError) -> Bool {
         while true {
             try wake.checkCancelled()
             pollSet[0] = pollfd(fd: wake.readEnd, events: Int16(POLLIN), revents: 0)

@@ -64,7 +64,7 @@ final class ReadOnlyFile {
     /// the end of the file.
     func read(into space: UnsafeMutableRawBufferPointer, at offset: Int64) throws(StreamUpError) -> Int {
         let fd = descriptor
-        return try SystemCall.retrying("read from \(openedPath) failed") {
+        return try SystemCall.runBlocking("read from \(openedPath) failed") {
             pread(fd, space.baseAddress, space.count, off_t(offset))
         }
     }

@@ -22,7 +22,7 @@ extension SpoolStorage {
         if mkdir(directory, 0o755) != 0 && errno != EEXIST {
             throw StreamUpError(.io, "cannot create spool directory \(directory)", errno: errno)
         }
-        let lock = try SystemCall.retrying("cannot open \(directory)/lock") {
+        let lock = try SystemCall.runBlocking("cannot open \(directory)/lock") {
             SystemCall.open("\(directory)/lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW)
         }
         if flock(lock, LOCK_EX | LOCK_NB) != 0 {
@@ -83,7 +83,7 @@ extension SpoolStorage {
     /// The `marks` file, opened for in-place updates (and written first when `initial` is given).
     private static func openMarks(in directory: String, writing initial: SpoolMarks?) throws(StreamUpError) -> CInt {
         let path = "\(directory)/marks"
-        let descriptor = try SystemCall.retrying("cannot open \(path)") {
+        let descriptor = try SystemCall.runBlocking("cannot open \(path)") {
             SystemCall.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW)
         }
         if let initial {
@@ -171,10 +171,10 @@ extension SpoolStorage {
         /// writing bytes and recording them) is cut off, anything else amiss is damage.
         private mutating func open(_ start: Int, isNewest: Bool) throws(StreamUpError) {
             let dataPath = path(of: start, in: directory, suffix: "spool"), indexPath = path(of: start, in: directory, suffix: "index")
-            let data = try SystemCall.retrying("cannot open \(dataPath)") { SystemCall.open(dataPath, O_RDWR | O_CLOEXEC | O_NOFOLLOW) }
+            let data = try SystemCall.runBlocking("cannot open \(dataPath)") { SystemCall.open(dataPath, O_RDWR | O_CLOEXEC | O_NOFOLLOW) }
             let index: CInt
             do {
-                index = try SystemCall.retrying("cannot open \(indexPath)") { SystemCall.open(indexPath, O_RDWR | O_CLOEXEC | O_NOFOLLOW) }
+                index = try SystemCall.runBlocking("cannot open \(indexPath)") { SystemCall.open(indexPath, O_RDWR | O_CLOEXEC | O_NOFOLLOW) }
             } catch {
                 SystemCall.close(data)
                 throw error
@@ -295,7 +295,7 @@ extension SpoolStorage {
         var buffer = [UInt8](repeating: 0, count: SpoolIndexEntry.maxLength)
         for start in starts {
             let dataPath = path(of: start, in: directory, suffix: "spool")
-            let data = try SystemCall.retrying("cannot open \(dataPath)") { SystemCall.open(dataPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
+            let data = try SystemCall.runBlocking("cannot open \(dataPath)") { SystemCall.open(dataPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
             defer { SystemCall.close(data) }
             let index = try create(path(of: start, in: directory, suffix: "index"))
             defer { SystemCall.close(index) }

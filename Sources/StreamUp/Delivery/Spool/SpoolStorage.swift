@@ -148,7 +148,7 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
             let bytes = UnsafeRawBufferPointer(rebasing: space[done..<done + piece])
             var written = 0
             while written < piece {
-                written += try SystemCall.retrying("spool write to \(Self.path(of: file.start, in: directory, suffix: "spool")) failed") {
+                written += try SystemCall.runBlocking("spool write to \(Self.path(of: file.start, in: directory, suffix: "spool")) failed") {
                     pwrite(file.data, bytes.baseAddress! + written, piece - written, off_t(file.size + written))
                 }
             }
@@ -202,7 +202,7 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
             throw StreamUpError(.io, "spool \(directory) has no byte at offset \(offset)")
         }
         let count = min(destination.count, file.end - offset)
-        let read = try SystemCall.retrying("spool read from \(Self.path(of: file.start, in: directory, suffix: "spool")) failed") {
+        let read = try SystemCall.runBlocking("spool read from \(Self.path(of: file.start, in: directory, suffix: "spool")) failed") {
             pread(file.data, destination.baseAddress!, count, off_t(offset - file.start))
         }
         guard read > 0 else {
@@ -266,7 +266,7 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
 
     /// Creates (or empties) a spool file, refusing to follow a symbolic link.
     static func create(_ path: String) throws(StreamUpError) -> CInt {
-        try SystemCall.retrying("cannot create \(path)") {
+        try SystemCall.runBlocking("cannot create \(path)") {
             SystemCall.open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW)
         }
     }

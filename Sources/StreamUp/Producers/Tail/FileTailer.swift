@@ -1,4 +1,5 @@
 import Synchronization
+import StreamUpSystem
 
 /// Follows many files, `tail -F` style, and streams their lines interleaved, each line whole,
 /// until the producing task is cancelled. What `streamup tail PATTERN…` runs.
@@ -31,7 +32,7 @@ import Synchronization
 ///
 /// Thread safety: configuration is immutable; what is shared with other threads (saved
 /// positions, the report closure, paths and positions) is guarded by the `shared` mutex; the
-/// following loop runs on one dedicated thread, which cancellation wakes via a ``WakeSignal``.
+/// following loop runs on one dedicated thread, which cancellation wakes via a ``WakePipe``.
 public final class FileTailer: PositionedProducer {
     /// The patterns as given.
     public let patterns: [String]
@@ -109,7 +110,7 @@ public final class FileTailer: PositionedProducer {
             state.isRunning = true
             return state.saved
         }
-        let wake = try WakeSignal()
+        let wake = try WakePipe("cannot create the follower's wake-up pipe", throwing: StreamUpError.self)
         // The loop's thread has finished when runBlocking returns: nobody polls the pipe then.
         defer { wake.close() }
         try await withTaskCancellationHandler {
@@ -122,7 +123,7 @@ public final class FileTailer: PositionedProducer {
                 try loop.run(formatting)
             }
         } onCancel: {
-            wake.cancel()
+            wake.signal()
         }
     }
 
