@@ -15,7 +15,7 @@ let package = Package(
         // The POSIX pieces the library, the sink and the tools share: the system-call funnel,
         // the wake pipe, pipe capacity. Package-internal: not a product.
         .target(name: "StreamUpSystem"),
-        // Bound stream pair, uploader, producers, telemetry emitter. Foundation and zlib only.
+        // Bound stream pair, uploader, producers, telemetry emitter. Foundation, zlib and StreamUpSystem only.
         .target(name: "StreamUp", dependencies: ["CZlib", "StreamUpSystem"]),
         // The local HTTP/1.1 sink: POSIX sockets, no URLSession.
         .target(name: "StreamUpSink", dependencies: ["StreamUpSystem"]),
@@ -29,7 +29,7 @@ let package = Package(
         .executableTarget(name: "example-custom-producer", dependencies: ["StreamUp", "StreamUpSink"], path: "Examples/CustomProducer"),
         // Test helpers shared by the test targets: a scripted HTTP server, the built binary as a child process.
         .target(name: "StreamUpTestSupport", path: "Tests/StreamUpTestSupport"),
-        .testTarget(name: "StreamUpTests", dependencies: ["StreamUp", "StreamUpSink", "StreamUpTestSupport"]),
+        .testTarget(name: "StreamUpTests", dependencies: ["StreamUp", "StreamUpSink", "StreamUpSystem", "StreamUpTestSupport"]),
         .testTarget(name: "StreamUpSinkTests", dependencies: ["StreamUpSink"]),
         .testTarget(name: "StreamUpSystemTests", dependencies: ["StreamUpSystem"]),
         .testTarget(name: "streamupTests", dependencies: ["StreamUp", "StreamUpSink", "StreamUpTestSupport", "streamup"]),

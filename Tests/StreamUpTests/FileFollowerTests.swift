@@ -6,6 +6,7 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
+import StreamUpSystem
 
 /// Every test follows files in a temporary directory of its own, drives the follower into a
 /// bound stream pair, reads the pair on a thread of its own, and checks the exact bytes that

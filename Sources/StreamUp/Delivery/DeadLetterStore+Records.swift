@@ -4,6 +4,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import StreamUpSystem
 
 /// Single records a receiver refused while it stored the others (a partial failure): one pair
 /// of files per answer, named by stream and the first record's offset, like a refused segment's:
@@ -64,7 +65,7 @@ extension DeadLetterStore {
             records: records.map { RecordsFile.Record(offset: $0.range.lowerBound, bytes: $0.range.count, reason: $0.reason) })
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        try AtomicFile.replace(at: name + ".json", with: Array(try encoder.encode(file)) + [0x0A])
+        try AtomicFile.replace(at: name + ".json", with: Array(try encoder.encode(file)) + [0x0A], throwing: StreamUpError.self)
         return bodyFile
     }
 }

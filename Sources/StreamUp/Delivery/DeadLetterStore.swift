@@ -4,6 +4,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import StreamUpSystem
 
 /// Where segments go that the server refused for good, or that ran out of retries
 /// (`--dead-letter DIR`), so the stream can go on without losing them. Each gets two files,
@@ -46,7 +47,7 @@ struct DeadLetterStore: Sendable {
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        try AtomicFile.replace(at: name + ".json", with: Array(try encoder.encode(record)) + [0x0A])
+        try AtomicFile.replace(at: name + ".json", with: Array(try encoder.encode(record)) + [0x0A], throwing: StreamUpError.self)
         return bodyFile
     }
 }

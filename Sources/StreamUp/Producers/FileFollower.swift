@@ -226,7 +226,7 @@ private struct FollowLoop: ~Copyable {
             publish()
             return true
         }
-        guard let named = try FileStatus.of(path: follower.path), named.isRegularFile,
+        guard let named = try FileStatus.of(path: follower.path, throwing: StreamUpError.self), named.isRegularFile,
             named.identity != current.identity
         else {
             forgetPending()

@@ -4,6 +4,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import StreamUpSystem
 
 /// Opening a spool: taking its lock, checking every pending byte against the index, and
 /// refusing any damage with a message instead of sending what cannot be trusted.
@@ -143,13 +144,13 @@ extension SpoolStorage {
                 throw damaged(directory, "\(hasMarks ? "stream.json" : "marks") is missing")
             }
             if hasMarks {
-                guard let bytes = try? AtomicFile.contents(at: "\(directory)/marks"), let marks = SpoolMarks(decoding: bytes) else {
+                guard let bytes = try? AtomicFile.contents(at: "\(directory)/marks", throwing: StreamUpError.self), let marks = SpoolMarks(decoding: bytes) else {
                     throw damaged(directory, "its marks file is unreadable")
                 }
                 self.marks = marks
             }
             if hasRecord {
-                guard let bytes = try? AtomicFile.contents(at: "\(directory)/stream.json"),
+                guard let bytes = try? AtomicFile.contents(at: "\(directory)/stream.json", throwing: StreamUpError.self),
                       let record = try? JSONDecoder().decode(StreamRecord.self, from: Data(bytes)) else {
                     throw damaged(directory, "stream.json is unreadable")
                 }
@@ -283,7 +284,7 @@ extension SpoolStorage {
             var upload: ResumableUploadReference?
         }
         let legacy = "\(directory)/spool.json"
-        guard let bytes = try? AtomicFile.contents(at: legacy) else { return }
+        guard let bytes = try? AtomicFile.contents(at: legacy, throwing: StreamUpError.self) else { return }
         guard let old = try? JSONDecoder().decode(Version1.self, from: Data(bytes)) else {
             throw damaged(directory, "spool.json is unreadable")
         }

@@ -5,6 +5,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import StreamUpSystem
 
 /// A replay buffer's bytes on disk, so that what the server has not acknowledged survives a
 /// crash or a restart of streamup, and a long outage does not have to fit in memory.
@@ -275,12 +276,6 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         guard let data = try? encoder.encode(record) else { return }
-        do {
-            try AtomicFile.replace(at: "\(directory)/stream.json", with: Array(data) + [0x0A])
-        } catch let error as StreamUpError {
-            throw error
-        } catch {
-            throw StreamUpError(.io, "cannot save \(directory)/stream.json: \(error)")
-        }
+        try AtomicFile.replace(at: "\(directory)/stream.json", with: Array(data) + [0x0A], throwing: StreamUpError.self)
     }
 }

@@ -71,7 +71,7 @@ public final class FileTailer: PositionedProducer {
         self.format = format
         self.onEvent = onEvent
         selection = try PathSelection(includes: patterns, excludes: options.excludes) { path in
-            ((try? FileStatus.of(path: path)) ?? nil)?.isDirectory ?? false
+            ((try? FileStatus.of(path: path, throwing: StreamUpError.self)) ?? nil)?.isDirectory ?? false
         }
     }
 

@@ -198,7 +198,7 @@ struct TailLoop: ~Copyable {
         for (identity, tailed) in files where tailed.heldBy == nil {
             if tailed.file != nil {
                 scheduler.markReady(identity)
-            } else if !watcher.isWatched(identity), let status = (try? FileStatus.of(path: tailed.path)) ?? nil,
+            } else if !watcher.isWatched(identity), let status = (try? FileStatus.of(path: tailed.path, throwing: StreamUpError.self)) ?? nil,
                 status.identity == identity, status.size > tailed.offset + tailed.pending {
                 scheduler.markReady(identity)
             }
