@@ -13,14 +13,15 @@ let package = Package(
         // The system zlib (gzip bodies, spool checksums), from Debian's zlib1g-dev.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // The POSIX pieces the library, the sink and the tools share: the system-call funnel,
-        // the wake pipe, pipe capacity. Package-internal: not a product.
+        // the wake pipe, atomic files, inotify, file status, the package's Mutex.
+        // Package-internal: not a product.
         .target(name: "StreamUpSystem"),
         // Bound stream pair, uploader, producers, telemetry emitter. Foundation, zlib and StreamUpSystem only.
         .target(name: "StreamUp", dependencies: ["CZlib", "StreamUpSystem"]),
         // The local HTTP/1.1 sink: POSIX sockets, no URLSession.
         .target(name: "StreamUpSink", dependencies: ["StreamUpSystem"]),
         // The command-line tool: argv -> options -> calls into the two libraries.
-        .executableTarget(name: "streamup", dependencies: ["StreamUp", "StreamUpSink"]),
+        .executableTarget(name: "streamup", dependencies: ["StreamUp", "StreamUpSink", "StreamUpSystem"]),
         .executableTarget(name: "streamup-bench", dependencies: ["StreamUpSink", "StreamUpSystem"]),
         // Examples/, built by CI and shown in README.md.
         .executableTarget(name: "example-log-shipper", dependencies: ["StreamUp", "StreamUpSink"], path: "Examples/LogShipper"),
@@ -30,9 +31,9 @@ let package = Package(
         // Test helpers shared by the test targets: a scripted HTTP server, the built binary as a child process.
         .target(name: "StreamUpTestSupport", path: "Tests/StreamUpTestSupport"),
         .testTarget(name: "StreamUpTests", dependencies: ["StreamUp", "StreamUpSink", "StreamUpSystem", "StreamUpTestSupport"]),
-        .testTarget(name: "StreamUpSinkTests", dependencies: ["StreamUpSink"]),
+        .testTarget(name: "StreamUpSinkTests", dependencies: ["StreamUpSink", "StreamUpSystem"]),
         .testTarget(name: "StreamUpSystemTests", dependencies: ["StreamUpSystem"]),
-        .testTarget(name: "streamupTests", dependencies: ["StreamUp", "StreamUpSink", "StreamUpTestSupport", "streamup"]),
+        .testTarget(name: "streamupTests", dependencies: ["StreamUp", "StreamUpSink", "StreamUpSystem", "StreamUpTestSupport", "streamup"]),
     ],
     swiftLanguageModes: [.v6]
 )

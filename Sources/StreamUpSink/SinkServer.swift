@@ -1,6 +1,5 @@
 import Foundation
 import StreamUpSystem
-import Synchronization
 
 /// A local HTTP/1.1 server that receives long uploads (chunked or with `Content-Length`),
 /// stores or hashes each body as it streams in, answers with a JSON summary and reports every

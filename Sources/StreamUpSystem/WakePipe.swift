@@ -3,7 +3,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
 
 /// Wakes a thread blocked in `poll(2)`: the sink's accept thread when the server stops, a file
 /// follower's or tailer's thread when its task is cancelled.

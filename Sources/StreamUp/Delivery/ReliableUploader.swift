@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import StreamUpSystem
 
 /// Streams a producer's bytes as a series of requests ("segments"), each acknowledged by the
 /// server, and sends again whatever a failed segment carried, so a network blink or a server

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import StreamUpSystem
 
 /// The body of one segment request: the replay buffer's bytes from `start` on, as far as the
 /// segment's ``SegmentPlan`` allows, read in place of a copy of them. A retry or a re-sent body

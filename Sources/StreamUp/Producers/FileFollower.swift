@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import StreamUpSystem
 
 /// Follows a file by name, `tail -F` style, and streams every byte appended to it, in order and

@@ -1,4 +1,5 @@
-import Synchronization
+import StreamUpSystem
+import struct Synchronization.Atomic
 
 /// The server's resumable uploads by token, in memory only: a restarted sink (or the
 /// ``SinkFaults/forgetUploadsAfterBytes`` fault) knows none of them, and every request for one

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
-import Synchronization
+import StreamUpSystem
+import struct Synchronization.Atomic
 
 /// What every thread of one server shares: configuration, storage, the sequence counter, the
 /// connection registry, the event sink, the group of running threads, the injected faults, the

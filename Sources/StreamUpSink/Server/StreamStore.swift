@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
+import StreamUpSystem
 
 /// De-duplicated streams for at-least-once senders: requests carrying
 /// `Streamup-Stream-Id: ID` and `Streamup-Offset: N` (the absolute offset of the body's first

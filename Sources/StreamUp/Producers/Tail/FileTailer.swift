@@ -1,4 +1,3 @@
-import Synchronization
 import StreamUpSystem
 
 /// Follows many files, `tail -F` style, and streams their lines interleaved, each line whole,
