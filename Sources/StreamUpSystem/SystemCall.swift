@@ -103,6 +103,18 @@ package enum SystemCall<Failure: SystemCallFailure> {
         }
     }
 
+    /// Writes all of `bytes` to `fd` at its file position with `write(2)`, through
+    /// ``runBlocking(_:_:)`` (short writes continue where they stopped).
+    package static func writeAll(
+        _ fd: CInt, _ bytes: UnsafeRawBufferPointer, _ operation: @autoclosure () -> String
+    ) throws(Failure) {
+        guard let base = bytes.baseAddress else { return }
+        var done = 0
+        while done < bytes.count {
+            done += try runBlocking(operation(), { write(fd, base + done, bytes.count - done) })
+        }
+    }
+
     /// Reads `count` bytes at `offset` of `fd` with `pread(2)`, through ``runBlocking(_:_:)``;
     /// fewer at the end of the file.
     package static func readAll(

@@ -44,17 +44,13 @@ extension DeadLetterStore {
         }
         let name = "\(directory)/\(streamID)-\(String(format: "%020d", first.range.lowerBound))"
         let bodyFile = name + ".body"
-        let descriptor = SystemCall.open(bodyFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC)
-        guard descriptor >= 0 else { throw StreamUpError(.io, "cannot create \(bodyFile)", errno: errno) }
+        let descriptor = try SystemCall.runBlocking("cannot create \(bodyFile)") {
+            SystemCall.open(bodyFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC)
+        }
         defer { SystemCall.close(descriptor) }
         for record in records {
             try buffer.copy(record.range) { piece in
-                var offset = 0
-                while offset < piece.count {
-                    offset += try SystemCall.runBlocking("cannot write \(bodyFile)") {
-                        write(descriptor, piece.baseAddress! + offset, piece.count - offset)
-                    }
-                }
+                try SystemCall.writeAll(descriptor, piece, "cannot write \(bodyFile)")
             }
         }
         try SystemCall.runBlocking("cannot sync \(bodyFile)") { fsync(descriptor) }

@@ -25,16 +25,12 @@ struct DeadLetterStore: Sendable {
         }
         let name = "\(directory)/\(streamID)-\(String(format: "%020d", range.lowerBound))"
         let bodyFile = name + ".body"
-        let descriptor = SystemCall.open(bodyFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC)
-        guard descriptor >= 0 else { throw StreamUpError(.io, "cannot create \(bodyFile)", errno: errno) }
+        let descriptor = try SystemCall.runBlocking("cannot create \(bodyFile)") {
+            SystemCall.open(bodyFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC)
+        }
         defer { SystemCall.close(descriptor) }
         try buffer.copy(range) { piece in
-            var offset = 0
-            while offset < piece.count {
-                offset += try SystemCall.runBlocking("cannot write \(bodyFile)") {
-                    write(descriptor, piece.baseAddress! + offset, piece.count - offset)
-                }
-            }
+            try SystemCall.writeAll(descriptor, piece, "cannot write \(bodyFile)")
         }
         try SystemCall.runBlocking("cannot sync \(bodyFile)") { fsync(descriptor) }
         var record: [String: String] = [
