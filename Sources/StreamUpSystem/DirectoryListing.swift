@@ -19,12 +19,6 @@ package enum DirectoryListing {
         package let name: String
         package let inode: UInt64
         package let kind: Kind
-
-        package init(name: String, inode: UInt64, kind: Kind) {
-            self.name = name
-            self.inode = inode
-            self.kind = kind
-        }
     }
 
     /// What `d_type` says an entry is; `.unknown` on file systems that do not fill it in (then
