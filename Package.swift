@@ -12,17 +12,21 @@ let package = Package(
     targets: [
         // The system zlib (gzip bodies, spool checksums), from Debian's zlib1g-dev.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // The POSIX pieces the library, the sink and the tools share: the system-call funnel,
+        // the wake pipe, atomic files, inotify, file status, the package's Mutex.
+        // Package-internal: not a product.
+        .target(name: "StreamUpSystem"),
         // The HTTP/1.1 wire pieces, one home each (package-internal, not a product): request
         // parser and chunked decoding, RFC 9651 items, resumable-upload field names, JSON
         // string escaping, Duration as seconds. No Foundation.
         .target(name: "StreamUpHTTP"),
-        // Bound stream pair, uploader, producers, telemetry emitter. Foundation and zlib only.
-        .target(name: "StreamUp", dependencies: ["CZlib", "StreamUpHTTP"]),
+        // Bound stream pair, uploader, producers, telemetry emitter. Foundation, zlib and the two above only.
+        .target(name: "StreamUp", dependencies: ["CZlib", "StreamUpSystem", "StreamUpHTTP"]),
         // The local HTTP/1.1 sink: POSIX sockets, no URLSession.
-        .target(name: "StreamUpSink", dependencies: ["StreamUpHTTP"]),
+        .target(name: "StreamUpSink", dependencies: ["StreamUpSystem", "StreamUpHTTP"]),
         // The command-line tool: argv -> options -> calls into the two libraries.
-        .executableTarget(name: "streamup", dependencies: ["StreamUp", "StreamUpSink", "StreamUpHTTP"]),
-        .executableTarget(name: "streamup-bench", dependencies: ["StreamUpSink", "StreamUpHTTP"]),
+        .executableTarget(name: "streamup", dependencies: ["StreamUp", "StreamUpSink", "StreamUpSystem", "StreamUpHTTP"]),
+        .executableTarget(name: "streamup-bench", dependencies: ["StreamUpSink", "StreamUpSystem", "StreamUpHTTP"]),
         // Examples/, built by CI and shown in README.md.
         .executableTarget(name: "example-log-shipper", dependencies: ["StreamUp", "StreamUpSink"], path: "Examples/LogShipper"),
         .executableTarget(name: "example-telemetry-emitter", dependencies: ["StreamUp", "StreamUpSink"], path: "Examples/TelemetryEmitter"),
@@ -31,9 +35,10 @@ let package = Package(
         // Test helpers shared by the test targets: a scripted HTTP server, the built binary as a child process.
         .target(name: "StreamUpTestSupport", dependencies: ["StreamUpHTTP"], path: "Tests/StreamUpTestSupport"),
         .testTarget(name: "StreamUpHTTPTests", dependencies: ["StreamUpHTTP"]),
-        .testTarget(name: "StreamUpTests", dependencies: ["StreamUp", "StreamUpSink", "StreamUpTestSupport"]),
-        .testTarget(name: "StreamUpSinkTests", dependencies: ["StreamUpSink", "StreamUpHTTP"]),
-        .testTarget(name: "streamupTests", dependencies: ["StreamUp", "StreamUpSink", "StreamUpTestSupport", "streamup"]),
+        .testTarget(name: "StreamUpSystemTests", dependencies: ["StreamUpSystem"]),
+        .testTarget(name: "StreamUpTests", dependencies: ["StreamUp", "StreamUpSink", "StreamUpSystem", "StreamUpTestSupport"]),
+        .testTarget(name: "StreamUpSinkTests", dependencies: ["StreamUpSink", "StreamUpSystem", "StreamUpHTTP"]),
+        .testTarget(name: "streamupTests", dependencies: ["StreamUp", "StreamUpSink", "StreamUpSystem", "StreamUpTestSupport", "streamup"]),
     ],
     swiftLanguageModes: [.v6]
 )

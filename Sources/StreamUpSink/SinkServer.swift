@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import StreamUpSystem
 
 /// A local HTTP/1.1 server that receives long uploads (chunked or with `Content-Length`),
 /// stores or hashes each body as it streams in, answers with a JSON summary and reports every
@@ -90,7 +90,7 @@ public final class SinkServer: Sendable {
         let wake: WakePipe
         do {
             local = try listener.localAddress()
-            wake = try WakePipe()
+            wake = try WakePipe(throwing: SinkError.self)
         } catch {
             listener.close()
             throw error.happened(while: "cannot start the sink")

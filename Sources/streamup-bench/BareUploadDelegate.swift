@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Synchronization
+import StreamUpSystem
 
 /// The bare uploader's URLSession delegate: hands over one ``MemoryBodyStream``, drains the
 /// answer, and signals completion with the final status.

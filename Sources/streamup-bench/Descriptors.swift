@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import StreamUpSystem
 
 /// Pipes, loopback sockets and whole-buffer I/O on raw descriptors. Every descriptor is
 /// created close-on-exec; sends use `MSG_NOSIGNAL`, so a vanished peer is an error, not SIGPIPE.
@@ -16,8 +17,7 @@ enum Descriptors {
         _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
         _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
         if let capacity {
-            let setPipeSize: CInt = 1031  // F_SETPIPE_SZ
-            _ = fcntl(fds[1], setPipeSize, CInt(capacity))
+            PipeCapacity.enlarge(fds[1], to: capacity)
         }
         return (fds[0], fds[1])
     }

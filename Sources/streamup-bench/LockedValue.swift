@@ -1,4 +1,4 @@
-import Synchronization
+import StreamUpSystem
 
 /// A value behind a mutex, for handing results between threads.
 ///

@@ -1,6 +1,5 @@
 import Foundation
 import StreamUp
-import Synchronization
 
 /// Exit statuses, as `--help` lists them.
 ///

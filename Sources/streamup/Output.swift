@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
+import StreamUpSystem
 
 /// One of the process's standard output streams (stdout or stderr), written with `write(2)`.
 ///

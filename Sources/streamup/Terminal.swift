@@ -1,6 +1,6 @@
 import Foundation
 import StreamUp
-import Synchronization
+import StreamUpSystem
 
 /// Where the CLI's diagnostics go: stderr, one line at a time. stdout carries only what a
 /// command was asked to print (see ``ResultOutput`` for results, ``log(_:)`` for the sink's

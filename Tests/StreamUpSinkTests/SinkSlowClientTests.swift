@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import StreamUpSystem
 import Testing
 @testable import StreamUpSink
 

@@ -1,11 +1,11 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import StreamUp
 
 #if canImport(Glibc)
 import Glibc
 #endif
+import StreamUpSystem
 
 /// Every test follows files in a temporary directory of its own, drives the follower into a
 /// bound stream pair, reads the pair on a thread of its own, and checks the exact bytes that

@@ -1,4 +1,4 @@
-import Synchronization
+import StreamUpSystem
 import Testing
 @testable import streamup
 

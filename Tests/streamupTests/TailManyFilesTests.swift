@@ -2,7 +2,7 @@ import Foundation
 import StreamUp
 import StreamUpSink
 import StreamUpTestSupport
-import Synchronization
+import StreamUpSystem
 import Testing
 
 #if canImport(Glibc)

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import StreamUpSystem
 
 /// The `InputStream` URLSession reads a request body from, pulling from a chain of
 /// ``BodySource`` stages (a replay buffer's window, then optionally an envelope and gzip).

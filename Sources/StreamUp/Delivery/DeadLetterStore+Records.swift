@@ -4,6 +4,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import StreamUpSystem
 
 /// Single records a receiver refused while it stored the others (a partial failure): one pair
 /// of files per answer, named by stream and the first record's offset, like a refused segment's:
@@ -43,20 +44,16 @@ extension DeadLetterStore {
         }
         let name = "\(directory)/\(streamID)-\(String(format: "%020d", first.range.lowerBound))"
         let bodyFile = name + ".body"
-        let descriptor = SystemCall.open(bodyFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC)
-        guard descriptor >= 0 else { throw StreamUpError(.io, "cannot create \(bodyFile)", errno: errno) }
+        let descriptor = try SystemCall.runBlocking("cannot create \(bodyFile)") {
+            SystemCall.open(bodyFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC)
+        }
         defer { SystemCall.close(descriptor) }
         for record in records {
             try buffer.copy(record.range) { piece in
-                var offset = 0
-                while offset < piece.count {
-                    offset += try SystemCall.retrying("cannot write \(bodyFile)") {
-                        write(descriptor, piece.baseAddress! + offset, piece.count - offset)
-                    }
-                }
+                try SystemCall.writeAll(descriptor, piece, "cannot write \(bodyFile)")
             }
         }
-        try SystemCall.retrying("cannot sync \(bodyFile)") { fsync(descriptor) }
+        try SystemCall.runBlocking("cannot sync \(bodyFile)") { fsync(descriptor) }
         let file = RecordsFile(
             stream: streamID, offset: String(first.range.lowerBound), bytes: String(records.reduce(0) { $0 + $1.range.count }),
             url: url.absoluteString, reason: reason, time: RFC3339.string(from: Date()),
@@ -64,7 +61,7 @@ extension DeadLetterStore {
             records: records.map { RecordsFile.Record(offset: $0.range.lowerBound, bytes: $0.range.count, reason: $0.reason) })
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        try AtomicFile.replace(at: name + ".json", with: Array(try encoder.encode(file)) + [0x0A])
+        try AtomicFile.replace(at: name + ".json", with: Array(try encoder.encode(file)) + [0x0A], throwing: StreamUpError.self)
         return bodyFile
     }
 }

@@ -4,6 +4,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import StreamUpSystem
 
 /// Where segments go that the server refused for good, or that ran out of retries
 /// (`--dead-letter DIR`), so the stream can go on without losing them. Each gets two files,
@@ -24,18 +25,14 @@ struct DeadLetterStore: Sendable {
         }
         let name = "\(directory)/\(streamID)-\(String(format: "%020d", range.lowerBound))"
         let bodyFile = name + ".body"
-        let descriptor = SystemCall.open(bodyFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC)
-        guard descriptor >= 0 else { throw StreamUpError(.io, "cannot create \(bodyFile)", errno: errno) }
+        let descriptor = try SystemCall.runBlocking("cannot create \(bodyFile)") {
+            SystemCall.open(bodyFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC)
+        }
         defer { SystemCall.close(descriptor) }
         try buffer.copy(range) { piece in
-            var offset = 0
-            while offset < piece.count {
-                offset += try SystemCall.retrying("cannot write \(bodyFile)") {
-                    write(descriptor, piece.baseAddress! + offset, piece.count - offset)
-                }
-            }
+            try SystemCall.writeAll(descriptor, piece, "cannot write \(bodyFile)")
         }
-        try SystemCall.retrying("cannot sync \(bodyFile)") { fsync(descriptor) }
+        try SystemCall.runBlocking("cannot sync \(bodyFile)") { fsync(descriptor) }
         var record: [String: String] = [
             "stream": streamID, "offset": String(range.lowerBound), "bytes": String(range.count),
             "url": url.absoluteString, "reason": reason, "time": RFC3339.string(from: Date()),
@@ -46,7 +43,7 @@ struct DeadLetterStore: Sendable {
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        try AtomicFile.replace(at: name + ".json", with: Array(try encoder.encode(record)) + [0x0A])
+        try AtomicFile.replace(at: name + ".json", with: Array(try encoder.encode(record)) + [0x0A], throwing: StreamUpError.self)
         return bodyFile
     }
 }

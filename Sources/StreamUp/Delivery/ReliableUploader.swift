@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import StreamUpSystem
 import StreamUpHTTP
 
 /// Streams a producer's bytes as a series of requests ("segments"), each acknowledged by the

@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Synchronization
+import StreamUpSystem
 
 /// One `URLSession` for all the requests of a reliable upload (segments and protocol
 /// requests), so that they reuse a connection: a request costs about 0.7 ms on loopback this

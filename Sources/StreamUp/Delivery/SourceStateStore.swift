@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import StreamUpSystem
 import StreamUpHTTP
 
 /// Keeps a producer's source positions and saves them to the state file, for a

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import StreamUpSystem
 
 /// The body of one segment request: a fresh ``WindowSource`` over the replay buffer for every
 /// stream URLSession asks for, so that a body libcurl must re-send (a reused connection that

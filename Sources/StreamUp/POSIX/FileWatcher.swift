@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import StreamUpSystem
 
 /// Tells the follower's thread when the followed name, or a file it reads, may have changed, so
 /// that it re-checks right then instead of polling in a loop.
@@ -19,12 +20,12 @@ import Darwin
 /// ``wait()`` returns after a relevant event, or after a timeout so the caller re-checks anyway:
 /// 1 s while everything is watched (a safety net, for file systems that miss events), 250 ms
 /// while something could not be watched (a directory that does not exist yet). It throws
-/// `CancellationError` when the `WakeSignal` fires. Without inotify (other systems, or
+/// `CancellationError` when the `WakePipe` fires. Without inotify (other systems, or
 /// `inotify_init1` failing) it polls every 250 ms.
 ///
 /// The inotify instance and its buffers are an ``Inotify``, shared in form with ``TailWatcher``.
 ///
-/// Thread safety: not `Sendable`; confined to the follower's thread. Only its `WakeSignal` is
+/// Thread safety: not `Sendable`; confined to the follower's thread. Only its `WakePipe` is
 /// shared (with the task's cancellation handler).
 final class FileWatcher {
     /// Timeout of a wait while everything is watched, in milliseconds.
@@ -32,7 +33,7 @@ final class FileWatcher {
     /// Timeout of a wait while something is not watched, in milliseconds.
     static let pollInterval: CInt = 250
 
-    private let wake: WakeSignal
+    private let wake: WakePipe
     private let path: String
     private let components: PathComponents
     private let name: [UInt8]
@@ -45,7 +46,7 @@ final class FileWatcher {
     private var pendingMissed = false
 
     /// Creates a watcher for `path`, starting with the watch on its directory (if it exists).
-    init(path: String, wake: WakeSignal) {
+    init(path: String, wake: WakePipe) {
         self.wake = wake
         self.path = path
         components = PathComponents(path)

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import StreamUpSystem
 
 /// A regular file the follower reads: opened read-only and close-on-exec, read with `pread(2)`
 /// at offsets the caller keeps.
@@ -43,7 +44,7 @@ final class ReadOnlyFile {
         }
         let status: FileStatus
         do {
-            status = try FileStatus.of(descriptor: fd)
+            status = try FileStatus.of(descriptor: fd, throwing: StreamUpError.self)
         } catch {
             SystemCall.close(fd)
             throw error
@@ -57,14 +58,14 @@ final class ReadOnlyFile {
 
     /// `fstat(2)` of the open file (its size now, whatever name it has).
     func status() throws(StreamUpError) -> FileStatus {
-        try FileStatus.of(descriptor: descriptor)
+        try FileStatus.of(descriptor: descriptor, throwing: StreamUpError.self)
     }
 
     /// One `pread(2)` into `space` at `offset`, retried on EINTR. Returns the count read, 0 at
     /// the end of the file.
     func read(into space: UnsafeMutableRawBufferPointer, at offset: Int64) throws(StreamUpError) -> Int {
         let fd = descriptor
-        return try SystemCall.retrying("read from \(openedPath) failed") {
+        return try SystemCall.runBlocking("read from \(openedPath) failed") {
             pread(fd, space.baseAddress, space.count, off_t(offset))
         }
     }

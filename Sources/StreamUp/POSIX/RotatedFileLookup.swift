@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import StreamUpSystem
 
 /// Finds where a followed file went when it was rotated while nobody followed it: a file in the
 /// same directory with the saved identity.
@@ -17,13 +18,13 @@ enum RotatedFileLookup {
     /// The path of the file in `path`'s directory whose identity is `identity`, if there is one.
     static func path(of identity: FileIdentity, near path: String) -> String? {
         let firstRotation = path + ".1"
-        if (try? FileStatus.of(path: firstRotation))??.identity == identity { return firstRotation }
+        if (try? FileStatus.of(path: firstRotation, throwing: StreamUpError.self))??.identity == identity { return firstRotation }
 
         let directory = PathComponents(path).directory
-        guard let entries = try? DirectoryListing.entries(of: directory) else { return nil }
+        guard let entries = try? DirectoryListing.entries(of: directory, throwing: StreamUpError.self) else { return nil }
         for entry in entries where entry.inode == identity.inode {
             let candidate = DirectoryListing.path(directory, entry.name)
-            if (try? FileStatus.of(path: candidate))??.identity == identity { return candidate }
+            if (try? FileStatus.of(path: candidate, throwing: StreamUpError.self))??.identity == identity { return candidate }
         }
         return nil
     }

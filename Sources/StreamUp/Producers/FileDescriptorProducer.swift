@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import StreamUpSystem
 
 /// Streams everything read from a file descriptor (stdin, a pipe, a socket, a file) until end
 /// of input.
@@ -28,7 +29,13 @@ public struct FileDescriptorProducer: Producer {
     public func produce(into writer: StreamWriter) async throws {
         let fd = fileDescriptor
         let readSize = readSize
-        Self.enlargePipe(fd)
+        // A descriptor that is not open is the caller's mistake, not a bug in the funnel's sense
+        // (EBADF traps there): say so before reading.
+        guard fcntl(fd, F_GETFD) >= 0 else {
+            throw StreamUpError(.io, "file descriptor \(fd) is not open", errno: errno)
+        }
+        // A 1 MiB pipe buffer: one read(2) takes up to that much instead of 64 KiB.
+        PipeCapacity.enlarge(fd, to: 1 << 20)
         try await writer.runBlocking { blocking in
             while true {
                 let count = try blocking.fill(maxLength: readSize) { space in
@@ -39,35 +46,23 @@ public struct FileDescriptorProducer: Producer {
         }
     }
 
-    /// Asks Linux for a 1 MiB pipe buffer when `fd` is a pipe, so one `read(2)` can take up to
-    /// that much instead of 64 KiB: fewer system calls and wake-ups per byte. A fixed amount of
-    /// kernel memory; refused requests (over `/proc/sys/fs/pipe-max-size`) are fine.
-    static func enlargePipe(_ fd: Int32) {
-        #if os(Linux)
-        var status = stat()
-        guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFIFO else { return }
-        let setPipeSize: Int32 = 1031  // F_SETPIPE_SZ, which Glibc's Swift module does not export
-        _ = fcntl(fd, setPipeSize, 1 << 20)
-        #endif
-    }
-
-    /// One `read(2)`, retried on EINTR; on a non-blocking descriptor it waits with `poll(2)`.
-    static func read(_ fd: Int32, into space: UnsafeMutableRawBufferPointer) throws -> Int {
+    /// One `read(2)` through the system-call funnel; on a non-blocking descriptor it waits
+    /// with `poll(2)` while there is nothing to read.
+    static func read(_ fd: Int32, into space: UnsafeMutableRawBufferPointer) throws(StreamUpError) -> Int {
         while true {
-            #if canImport(Glibc)
-            let count = Glibc.read(fd, space.baseAddress, space.count)
-            #else
-            let count = Darwin.read(fd, space.baseAddress, space.count)
-            #endif
-            if count >= 0 { return count }
-            switch errno {
-            case EINTR:
-                continue
-            case EAGAIN, EWOULDBLOCK:
+            let outcome = try SystemCall.run("read from file descriptor \(fd) failed") {
+                #if canImport(Glibc)
+                return Glibc.read(fd, space.baseAddress, space.count)
+                #else
+                return Darwin.read(fd, space.baseAddress, space.count)
+                #endif
+            }
+            switch outcome {
+            case .done(let count):
+                return count
+            case .wouldBlock:
                 var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
                 _ = poll(&descriptor, 1, -1)
-            default:
-                throw StreamUpError(.io, "read from file descriptor \(fd) failed", errno: errno)
             }
         }
     }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import StreamUpSystem
 
 /// Follows a file by name, `tail -F` style, and streams every byte appended to it, in order and
 /// exactly once, until the producing task is cancelled.
@@ -30,7 +30,7 @@ import Synchronization
 ///
 /// Thread safety: configuration is immutable; the position is guarded by the `progress` mutex
 /// and readable from any thread; the following loop runs on one dedicated thread, which
-/// cancellation wakes through a `WakeSignal`.
+/// cancellation wakes through a `WakePipe`.
 public final class FileFollower: PositionedProducer {
     /// Where to start in a file that exists when following starts.
     ///
@@ -124,7 +124,7 @@ public final class FileFollower: PositionedProducer {
     ///   reading or a file operation failed (`.io`), or the path is not a regular file
     ///   (`.invalidConfiguration`).
     public func produce(into writer: StreamWriter) async throws {
-        let wake = try WakeSignal()
+        let wake = try WakePipe("cannot create the follower's wake-up pipe", throwing: StreamUpError.self)
         // The loop's thread has finished when runBlocking returns: nobody polls the pipe then.
         defer { wake.close() }
         try await withTaskCancellationHandler {
@@ -133,7 +133,7 @@ public final class FileFollower: PositionedProducer {
                 try loop.run(blocking)
             }
         } onCancel: {
-            wake.cancel()
+            wake.signal()
         }
     }
 
@@ -156,7 +156,7 @@ public final class FileFollower: PositionedProducer {
 private struct FollowLoop: ~Copyable {
     let follower: FileFollower
     let watcher: FileWatcher
-    let wake: WakeSignal
+    let wake: WakePipe
     /// The file being read, and the offset up to which it went into the writer.
     var file: ReadOnlyFile?
     var offset: Int64 = 0
@@ -167,7 +167,7 @@ private struct FollowLoop: ~Copyable {
     /// Where formatted following reads a piece of the file.
     var scratch: [UInt8] = []
 
-    init(follower: FileFollower, watcher: FileWatcher, wake: WakeSignal) {
+    init(follower: FileFollower, watcher: FileWatcher, wake: WakePipe) {
         self.follower = follower
         self.watcher = watcher
         self.wake = wake
@@ -231,7 +231,7 @@ private struct FollowLoop: ~Copyable {
             publish()
             return true
         }
-        guard let named = try FileStatus.of(path: follower.path), named.isRegularFile,
+        guard let named = try FileStatus.of(path: follower.path, throwing: StreamUpError.self), named.isRegularFile,
             named.identity != current.identity
         else {
             forgetPending()

@@ -1,4 +1,5 @@
 import Foundation
+import StreamUpSystem
 
 /// What a follower saves to resume after a restart: the followed path and its ``FollowPosition``,
 /// as JSON (`{"device":…,"inode":…,"offset":…,"path":…}`).
@@ -55,7 +56,7 @@ package struct FollowState: Sendable, Hashable, Codable {
     /// - Throws: ``StreamUpError`` `.io` when it cannot be read, `.invalidConfiguration` when it
     ///   is not a state file.
     package static func load(from file: String) throws -> FollowState? {
-        guard let bytes = try AtomicFile.contents(at: file) else { return nil }
+        guard let bytes = try AtomicFile.contents(at: file, throwing: StreamUpError.self) else { return nil }
         do {
             return try JSONDecoder().decode(FollowState.self, from: Data(bytes))
         } catch {
@@ -75,7 +76,7 @@ package struct FollowState: Sendable, Hashable, Codable {
         } catch {
             throw StreamUpError(.invalidConfiguration, "cannot encode the follow state: \(error)")
         }
-        try AtomicFile.replace(at: file, with: Array(json) + [0x0A])
+        try AtomicFile.replace(at: file, with: Array(json) + [0x0A], throwing: StreamUpError.self)
     }
 
     /// Where to resume in a file with `identity` and `size`: `offset` when it is the saved file

@@ -1,4 +1,4 @@
-import Synchronization
+import StreamUpSystem
 
 /// Ends a ``HeartbeatProducer`` from outside: the waiting beat wakes at once, the producer
 /// writes one last record with the given fields and returns.

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import StreamUpSystem
 
 /// Wakes the one writer of a bound pair, suspended (async) or blocked (on a thread of its own),
 /// when the full buffer gets space, or the pair fails or closes.

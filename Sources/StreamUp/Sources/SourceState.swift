@@ -1,4 +1,5 @@
 import Foundation
+import StreamUpSystem
 
 /// What a ``ReliableUploader`` with a state file remembers of its producer's sources, to
 /// continue exactly there after a restart: where each source stands, and which stream offset
@@ -27,7 +28,7 @@ package struct SourceState: Codable, Sendable, Equatable {
     /// - Throws: ``StreamUpError`` `.io` when it cannot be read, `.invalidConfiguration` when it
     ///   is not a state file.
     package static func load(from file: String) throws -> SourceState? {
-        guard let bytes = try AtomicFile.contents(at: file) else { return nil }
+        guard let bytes = try AtomicFile.contents(at: file, throwing: StreamUpError.self) else { return nil }
         let data = Data(bytes)
         if let state = try? JSONDecoder().decode(SourceState.self, from: data), state.version == 2 { return state }
         if let old = try? JSONDecoder().decode(FollowState.self, from: data) {
@@ -44,6 +45,6 @@ package struct SourceState: Codable, Sendable, Equatable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         guard let json = try? encoder.encode(self) else { return }
-        try AtomicFile.replace(at: file, with: Array(json) + [0x0A])
+        try AtomicFile.replace(at: file, with: Array(json) + [0x0A], throwing: StreamUpError.self)
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import StreamUpSystem
 
 /// A weak stream delegate that can be read and replaced from any thread.
 ///

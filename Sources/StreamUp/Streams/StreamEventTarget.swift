@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import StreamUpSystem
 
 /// Where a bound stream delivers its delegate events: a run loop (in chosen modes), as
 /// `Stream.schedule(in:forMode:)` asks, or a dispatch queue.

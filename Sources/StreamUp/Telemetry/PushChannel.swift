@@ -1,4 +1,4 @@
-import Synchronization
+import StreamUpSystem
 
 /// The producer behind a ``TelemetryEmitter``: it hands the upload's ``StreamWriter`` to the
 /// emitter's callers and keeps the body open until `finish()`.

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import StreamUpSystem
 
 /// An embedded telemetry stream: one long NDJSON upload that any task or thread of an app
 /// can emit records into.

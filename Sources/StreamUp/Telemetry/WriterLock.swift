@@ -1,4 +1,4 @@
-import Synchronization
+import StreamUpSystem
 
 /// An async mutual-exclusion lock with FIFO hand-over, so that concurrent `emit` calls write
 /// their lines whole and in turn, even when a writer suspends mid-line waiting for space.

@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Synchronization
+import StreamUpSystem
 
 /// Streams what a ``Producer`` writes to an HTTP endpoint as one chunked request, for as long as
 /// the producer runs, and returns the server's answer.

@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Synchronization
+import StreamUpSystem
 
 /// The URLSession delegate of one ``StreamUploader``: hands over the body stream, collects the
 /// response, and reports completion. The only place in StreamUp that deals in delegate callbacks.

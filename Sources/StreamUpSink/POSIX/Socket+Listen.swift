@@ -10,7 +10,7 @@ extension Socket {
     /// Non-blocking so that `accept` after `poll` can never hang on a connection the client
     /// reset in between.
     static func listening(on address: SocketAddress, backlog: CInt) throws(SinkError) -> Socket {
-        let descriptor = try Syscall.runBlocking("socket") {
+        let descriptor = try SystemCall.runBlocking("socket") {
             systemSocket(address.family, SocketAddress.streamSocketType, 0)
         }
         let socket = Socket(owning: descriptor)
@@ -18,12 +18,12 @@ extension Socket {
             try socket.setOption(SOL_SOCKET, SO_REUSEADDR, 1 as CInt, name: "setsockopt(SO_REUSEADDR)")
             var storage = address.storage
             let length = address.length
-            _ = try Syscall.runBlocking("bind") {
+            _ = try SystemCall.runBlocking("bind") {
                 withUnsafePointer(to: &storage) { pointer in
                     pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { systemBind(descriptor, $0, length) }
                 }
             }
-            _ = try Syscall.runBlocking("listen") { systemListen(descriptor, backlog) }
+            _ = try SystemCall.runBlocking("listen") { systemListen(descriptor, backlog) }
             try socket.setNonBlocking(true)
         } catch {
             socket.close()
@@ -35,7 +35,7 @@ extension Socket {
     /// The address the socket is bound to (`getsockname(2)`).
     func localAddress() throws(SinkError) -> SocketAddress {
         var address = SocketAddress()
-        _ = try Syscall.runBlocking("getsockname") {
+        _ = try SystemCall.runBlocking("getsockname") {
             withUnsafeMutablePointer(to: &address.storage) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                     systemGetSocketName(descriptor, $0, &address.length)
@@ -50,9 +50,9 @@ extension Socket {
     /// before it could be accepted (`ECONNABORTED`).
     func accept(peer: inout SocketAddress) throws(SinkError) -> Socket? {
         peer = SocketAddress()
-        let outcome: Syscall.Outcome<CInt>
+        let outcome: SystemCall.Outcome<CInt>
         do {
-            outcome = try Syscall.run("accept") {
+            outcome = try SystemCall.run("accept") {
                 withUnsafeMutablePointer(to: &peer.storage) { pointer in
                     pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                         systemAccept(descriptor, $0, &peer.length)

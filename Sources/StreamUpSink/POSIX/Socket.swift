@@ -62,7 +62,7 @@ struct Socket: ~Copyable {
 
     /// Reads into `buffer` with `recv(2)`.
     func receive(into buffer: UnsafeMutableRawBufferPointer) throws(SinkError) -> ReceiveResult {
-        let outcome = try Syscall.run("recv") {
+        let outcome = try SystemCall.run("recv") {
             systemReceive(descriptor, buffer.baseAddress, buffer.count, 0)
         }
         switch outcome {
@@ -79,7 +79,7 @@ struct Socket: ~Copyable {
         while offset < bytes.count {
             let remaining = bytes.count - offset
             let base = bytes.baseAddress! + offset
-            let sent = try Syscall.runBlocking("send") {
+            let sent = try SystemCall.runBlocking("send") {
                 systemSend(descriptor, base, remaining, flags | Socket.noSignalFlag)
             }
             offset += sent
@@ -104,7 +104,7 @@ struct Socket: ~Copyable {
     /// `shutdown(2)` on a descriptor owned by someone else; see ``ConnectionRegistry``.
     static func shutdown(descriptor: CInt, _ how: CInt) {
         do {
-            _ = try Syscall.run("shutdown") { systemShutdown(descriptor, how) }
+            _ = try SystemCall.run("shutdown") { systemShutdown(descriptor, how) }
         } catch {
             // ENOTCONN and friends: the connection is already gone, which is what we wanted.
         }
@@ -139,17 +139,17 @@ struct Socket: ~Copyable {
     /// are blocking (set explicitly, because on Darwin they inherit the listener's flag).
     func setNonBlocking(_ enabled: Bool) throws(SinkError) {
         let fd = descriptor
-        let flags = try Syscall.runBlocking("fcntl(F_GETFL)") { fcntl(fd, F_GETFL) }
+        let flags = try SystemCall.runBlocking("fcntl(F_GETFL)") { fcntl(fd, F_GETFL) }
         let wanted = enabled ? flags | O_NONBLOCK : flags & ~O_NONBLOCK
         guard wanted != flags else { return }
-        _ = try Syscall.runBlocking("fcntl(F_SETFL)") { fcntl(fd, F_SETFL, wanted) }
+        _ = try SystemCall.runBlocking("fcntl(F_SETFL)") { fcntl(fd, F_SETFL, wanted) }
     }
 
     /// `setsockopt(2)` with a fixed-size value.
     func setOption<Value: BitwiseCopyable>(
         _ level: CInt, _ option: CInt, _ value: Value, name: StaticString
     ) throws(SinkError) {
-        _ = try Syscall.runBlocking(name) {
+        _ = try SystemCall.runBlocking("\(name)") {
             withUnsafeBytes(of: value) { raw in
                 systemSetOption(descriptor, level, option, raw.baseAddress, socklen_t(raw.count))
             }

@@ -1,4 +1,4 @@
-import Synchronization
+import StreamUpSystem
 
 /// One upload of the resumable-upload protocol: the bytes held so far, where they go, and which
 /// request (if any) is appending to it right now.

@@ -1,4 +1,5 @@
-import Synchronization
+import StreamUpSystem
+import struct Synchronization.Atomic
 import StreamUpHTTP
 
 /// The server's resumable uploads by token, in memory only: a restarted sink (or the

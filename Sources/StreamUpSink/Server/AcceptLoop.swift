@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import StreamUpSystem
 
 /// The accept thread's work: wait in `poll(2)` on the listener and the wake pipe, accept each
 /// connection, admit it to the ``ConnectionRegistry`` (which may shed the connection that has
@@ -54,7 +55,7 @@ struct AcceptLoop: ~Copyable {
         ]
         let count = nfds_t(fds.count)
         do {
-            _ = try Syscall.runBlocking("poll") { poll(&fds, count, 1_000) }
+            _ = try SystemCall.runBlocking("poll") { poll(&fds, count, 1_000) }
         } catch {
             backOff()
             return context.isStopping ? .stop : .quiet
@@ -93,7 +94,7 @@ struct AcceptLoop: ~Copyable {
     /// Waits 50 ms, or less if the server is stopped meanwhile.
     private func backOff() {
         var fds = [pollfd(fd: wake.readEnd, events: Int16(POLLIN), revents: 0)]
-        _ = try? Syscall.run("poll") { poll(&fds, 1, 50) }
+        _ = try? SystemCall.run("poll") { poll(&fds, 1, 50) }
     }
 
     /// Answers `503` without reading the request, reports it, and closes.

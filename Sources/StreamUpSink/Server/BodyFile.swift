@@ -26,7 +26,7 @@ final class BodyFile {
         completePath = "\(directory)/\(baseName).body"
         let path = partialPath
         do {
-            descriptor = try Syscall.runBlocking("open") {
+            descriptor = try SystemCall.runBlocking("open") {
                 open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
             }
         } catch {
@@ -54,13 +54,13 @@ final class BodyFile {
         let path = partialPath
         let fd: CInt
         do {
-            fd = try Syscall.runBlocking("open") { open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC) }
+            fd = try SystemCall.runBlocking("open") { open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC) }
         } catch {
             throw SinkError(.storage, operation: "open", errno: error.errno, detail: path)
         }
         let length: Int
         do {
-            length = Int(try Syscall.runBlocking("lseek") { lseek(fd, 0, SEEK_END) })
+            length = Int(try SystemCall.runBlocking("lseek") { lseek(fd, 0, SEEK_END) })
         } catch {
             _ = close(fd)
             throw SinkError(.storage, operation: "lseek", errno: error.errno, detail: path)
@@ -83,7 +83,7 @@ final class BodyFile {
             let count = bytes.count - offset
             let fd = descriptor
             do {
-                offset += try Syscall.runBlocking("write") { systemWrite(fd, base, count) }
+                offset += try SystemCall.runBlocking("write") { systemWrite(fd, base, count) }
             } catch {
                 throw SinkError(.storage, operation: "write", errno: error.errno, detail: partialPath)
             }
@@ -96,7 +96,7 @@ final class BodyFile {
         let from = partialPath
         let to = completePath
         do {
-            _ = try Syscall.runBlocking("rename") { rename(from, to) }
+            _ = try SystemCall.runBlocking("rename") { rename(from, to) }
         } catch {
             throw SinkError(.storage, operation: "rename", errno: error.errno, detail: to)
         }

@@ -27,7 +27,7 @@ struct BodyStorage: Sendable {
     init(directory: String) throws(SinkError) {
         do {
             try BodyStorage.makeDirectories(directory)
-            _ = try Syscall.runBlocking("access") { access(directory, W_OK | X_OK) }
+            _ = try SystemCall.runBlocking("access") { access(directory, W_OK | X_OK) }
         } catch {
             let verb = error.operation == "mkdir" ? "create" : "use"
             throw error.happened(while: "cannot \(verb) the output directory \(directory)")
@@ -45,7 +45,7 @@ struct BodyStorage: Sendable {
             prefix += component
             let current = prefix
             do {
-                _ = try Syscall.runBlocking("mkdir") { mkdir(current, 0o755) }
+                _ = try SystemCall.runBlocking("mkdir") { mkdir(current, 0o755) }
             } catch where error.errno == EEXIST {
                 var status = stat()
                 guard stat(current, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else {

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
+import StreamUpSystem
 
 /// The set of open connections: enforces ``SinkConfiguration/maxConnections``, keeps slots
 /// usable when slow clients fill them, and lets ``SinkServer/stop()`` wake every connection thread.

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
-import Synchronization
+import StreamUpSystem
+import struct Synchronization.Atomic
 import StreamUpHTTP
 
 /// What every thread of one server shares: configuration, storage, the sequence counter, the

@@ -97,7 +97,7 @@ final class StreamAppender {
     /// `open(2)` of the stream file for writing, creating it, never through a symbolic link.
     private static func openFile(_ path: String) throws(SinkError) -> CInt {
         do {
-            return try Syscall.runBlocking("open") { systemOpen(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644) }
+            return try SystemCall.runBlocking("open") { systemOpen(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644) }
         } catch {
             throw SinkError(.storage, operation: "open", errno: error.errno, detail: path)
         }
@@ -131,7 +131,7 @@ final class StreamAppender {
         }
         let size: Int
         do {
-            size = Int(try Syscall.runBlocking("lseek") { lseek(fd, 0, SEEK_END) })
+            size = Int(try SystemCall.runBlocking("lseek") { lseek(fd, 0, SEEK_END) })
         } catch {
             throw SinkError(.storage, operation: "lseek", errno: error.errno, detail: path)
         }
@@ -149,7 +149,7 @@ final class StreamAppender {
             let remaining = bytes.count - written
             let at = off_t(position + written)
             do {
-                written += try Syscall.runBlocking("pwrite") { pwrite(fd, chunk, remaining, at) }
+                written += try SystemCall.runBlocking("pwrite") { pwrite(fd, chunk, remaining, at) }
             } catch {
                 throw SinkError(.storage, operation: "pwrite", errno: error.errno, detail: path)
             }

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
+import StreamUpSystem
 
 /// De-duplicated streams for at-least-once senders: requests carrying
 /// `Streamup-Stream-Id: ID` and `Streamup-Offset: N` (the absolute offset of the body's first
@@ -94,7 +94,7 @@ final class StreamStore: Sendable {
     ) throws(SinkError) -> Outcome {
         let output: CInt
         do {
-            output = try Syscall.runBlocking("open") { open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644) }
+            output = try SystemCall.runBlocking("open") { open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644) }
         } catch {
             throw SinkError(.storage, operation: "open", errno: error.errno, detail: path)
         }
@@ -104,7 +104,7 @@ final class StreamStore: Sendable {
             current = length
         } else {
             do {
-                current = Int(try Syscall.runBlocking("lseek") { lseek(output, 0, SEEK_END) })
+                current = Int(try SystemCall.runBlocking("lseek") { lseek(output, 0, SEEK_END) })
             } catch {
                 throw SinkError(.storage, operation: "lseek", errno: error.errno, detail: path)
             }
@@ -129,7 +129,7 @@ final class StreamStore: Sendable {
     ) throws(SinkError) {
         let input: CInt
         do {
-            input = try Syscall.runBlocking("open") { open(source, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
+            input = try SystemCall.runBlocking("open") { open(source, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
         } catch {
             throw SinkError(.storage, operation: "open", errno: error.errno, detail: source)
         }
@@ -142,7 +142,7 @@ final class StreamStore: Sendable {
         while true {
             let count: Int
             do {
-                count = try Syscall.runBlocking("pread") { pread(input, base, buffer.count, off_t(readOffset)) }
+                count = try SystemCall.runBlocking("pread") { pread(input, base, buffer.count, off_t(readOffset)) }
             } catch {
                 throw SinkError(.storage, operation: "pread", errno: error.errno, detail: source)
             }
@@ -154,7 +154,7 @@ final class StreamStore: Sendable {
                 let remaining = count - written
                 let at = off_t(writeOffset)
                 do {
-                    let step = try Syscall.runBlocking("pwrite") { pwrite(output, chunk, remaining, at) }
+                    let step = try SystemCall.runBlocking("pwrite") { pwrite(output, chunk, remaining, at) }
                     written += step
                     writeOffset += step
                 } catch {

@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import StreamUpSystem
 import StreamUpSink
 
 /// Collects a server's events and lets a test wait for them without sleeping: ``wait(for:)``

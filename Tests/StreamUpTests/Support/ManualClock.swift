@@ -1,4 +1,4 @@
-import Synchronization
+import StreamUpSystem
 
 /// A clock that moves only when a test calls `advance(by:)`; sleepers wake when it passes their
 /// deadline.

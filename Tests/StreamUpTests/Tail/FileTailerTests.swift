@@ -1,11 +1,11 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import StreamUp
 
 #if canImport(Glibc)
 import Glibc
 #endif
+import StreamUpSystem
 
 /// The tailer producing into a replay buffer large enough that nothing has to be read out:
 /// each test checks the exact bytes written, the events said and the sources reported. Waits
@@ -84,8 +84,8 @@ import Glibc
             let reused = directory + "/reused.log"
             try write("hello\nworld\n", to: kept)
             try write("other\nlines\n", to: reused)
-            let keptStatus = try #require(try FileStatus.of(path: kept))
-            let reusedStatus = try #require(try FileStatus.of(path: reused))
+            let keptStatus = try #require(try FileStatus.of(path: kept, throwing: StreamUpError.self))
+            let reusedStatus = try #require(try FileStatus.of(path: reused, throwing: StreamUpError.self))
             let keptPrint = Array("hello\nworld\n".utf8).withUnsafeBytes { FileFingerprint.value(of: $0) }
             let otherPrint = Array("former\ncontent\n".utf8).withUnsafeBytes { FileFingerprint.value(of: $0) }
             let saved = [

@@ -4,6 +4,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import StreamUpSystem
 
 /// Opening a spool: taking its lock, checking every pending byte against the index, and
 /// refusing any damage with a message instead of sending what cannot be trusted.
@@ -22,7 +23,7 @@ extension SpoolStorage {
         if mkdir(directory, 0o755) != 0 && errno != EEXIST {
             throw StreamUpError(.io, "cannot create spool directory \(directory)", errno: errno)
         }
-        let lock = try SystemCall.retrying("cannot open \(directory)/lock") {
+        let lock = try SystemCall.runBlocking("cannot open \(directory)/lock") {
             SystemCall.open("\(directory)/lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW)
         }
         if flock(lock, LOCK_EX | LOCK_NB) != 0 {
@@ -83,7 +84,7 @@ extension SpoolStorage {
     /// The `marks` file, opened for in-place updates (and written first when `initial` is given).
     private static func openMarks(in directory: String, writing initial: SpoolMarks?) throws(StreamUpError) -> CInt {
         let path = "\(directory)/marks"
-        let descriptor = try SystemCall.retrying("cannot open \(path)") {
+        let descriptor = try SystemCall.runBlocking("cannot open \(path)") {
             SystemCall.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW)
         }
         if let initial {
@@ -143,13 +144,13 @@ extension SpoolStorage {
                 throw damaged(directory, "\(hasMarks ? "stream.json" : "marks") is missing")
             }
             if hasMarks {
-                guard let bytes = try? AtomicFile.contents(at: "\(directory)/marks"), let marks = SpoolMarks(decoding: bytes) else {
+                guard let bytes = try? AtomicFile.contents(at: "\(directory)/marks", throwing: StreamUpError.self), let marks = SpoolMarks(decoding: bytes) else {
                     throw damaged(directory, "its marks file is unreadable")
                 }
                 self.marks = marks
             }
             if hasRecord {
-                guard let bytes = try? AtomicFile.contents(at: "\(directory)/stream.json"),
+                guard let bytes = try? AtomicFile.contents(at: "\(directory)/stream.json", throwing: StreamUpError.self),
                       let record = try? JSONDecoder().decode(StreamRecord.self, from: Data(bytes)) else {
                     throw damaged(directory, "stream.json is unreadable")
                 }
@@ -171,10 +172,10 @@ extension SpoolStorage {
         /// writing bytes and recording them) is cut off, anything else amiss is damage.
         private mutating func open(_ start: Int, isNewest: Bool) throws(StreamUpError) {
             let dataPath = path(of: start, in: directory, suffix: "spool"), indexPath = path(of: start, in: directory, suffix: "index")
-            let data = try SystemCall.retrying("cannot open \(dataPath)") { SystemCall.open(dataPath, O_RDWR | O_CLOEXEC | O_NOFOLLOW) }
+            let data = try SystemCall.runBlocking("cannot open \(dataPath)") { SystemCall.open(dataPath, O_RDWR | O_CLOEXEC | O_NOFOLLOW) }
             let index: CInt
             do {
-                index = try SystemCall.retrying("cannot open \(indexPath)") { SystemCall.open(indexPath, O_RDWR | O_CLOEXEC | O_NOFOLLOW) }
+                index = try SystemCall.runBlocking("cannot open \(indexPath)") { SystemCall.open(indexPath, O_RDWR | O_CLOEXEC | O_NOFOLLOW) }
             } catch {
                 SystemCall.close(data)
                 throw error
@@ -283,7 +284,7 @@ extension SpoolStorage {
             var upload: ResumableUploadReference?
         }
         let legacy = "\(directory)/spool.json"
-        guard let bytes = try? AtomicFile.contents(at: legacy) else { return }
+        guard let bytes = try? AtomicFile.contents(at: legacy, throwing: StreamUpError.self) else { return }
         guard let old = try? JSONDecoder().decode(Version1.self, from: Data(bytes)) else {
             throw damaged(directory, "spool.json is unreadable")
         }
@@ -295,7 +296,7 @@ extension SpoolStorage {
         var buffer = [UInt8](repeating: 0, count: SpoolIndexEntry.maxLength)
         for start in starts {
             let dataPath = path(of: start, in: directory, suffix: "spool")
-            let data = try SystemCall.retrying("cannot open \(dataPath)") { SystemCall.open(dataPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
+            let data = try SystemCall.runBlocking("cannot open \(dataPath)") { SystemCall.open(dataPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
             defer { SystemCall.close(data) }
             let index = try create(path(of: start, in: directory, suffix: "index"))
             defer { SystemCall.close(index) }

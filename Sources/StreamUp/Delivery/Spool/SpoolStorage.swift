@@ -1,10 +1,10 @@
 import Foundation
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import StreamUpSystem
 
 /// A replay buffer's bytes on disk, so that what the server has not acknowledged survives a
 /// crash or a restart of streamup, and a long outage does not have to fit in memory.
@@ -148,7 +148,7 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
             let bytes = UnsafeRawBufferPointer(rebasing: space[done..<done + piece])
             var written = 0
             while written < piece {
-                written += try SystemCall.retrying("spool write to \(Self.path(of: file.start, in: directory, suffix: "spool")) failed") {
+                written += try SystemCall.runBlocking("spool write to \(Self.path(of: file.start, in: directory, suffix: "spool")) failed") {
                     pwrite(file.data, bytes.baseAddress! + written, piece - written, off_t(file.size + written))
                 }
             }
@@ -202,7 +202,7 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
             throw StreamUpError(.io, "spool \(directory) has no byte at offset \(offset)")
         }
         let count = min(destination.count, file.end - offset)
-        let read = try SystemCall.retrying("spool read from \(Self.path(of: file.start, in: directory, suffix: "spool")) failed") {
+        let read = try SystemCall.runBlocking("spool read from \(Self.path(of: file.start, in: directory, suffix: "spool")) failed") {
             pread(file.data, destination.baseAddress!, count, off_t(offset - file.start))
         }
         guard read > 0 else {
@@ -266,7 +266,7 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
 
     /// Creates (or empties) a spool file, refusing to follow a symbolic link.
     static func create(_ path: String) throws(StreamUpError) -> CInt {
-        try SystemCall.retrying("cannot create \(path)") {
+        try SystemCall.runBlocking("cannot create \(path)") {
             SystemCall.open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW)
         }
     }
@@ -275,12 +275,6 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         guard let data = try? encoder.encode(record) else { return }
-        do {
-            try AtomicFile.replace(at: "\(directory)/stream.json", with: Array(data) + [0x0A])
-        } catch let error as StreamUpError {
-            throw error
-        } catch {
-            throw StreamUpError(.io, "cannot save \(directory)/stream.json: \(error)")
-        }
+        try AtomicFile.replace(at: "\(directory)/stream.json", with: Array(data) + [0x0A], throwing: StreamUpError.self)
     }
 }

@@ -1,4 +1,4 @@
-import Synchronization
+import StreamUpSystem
 
 /// Follows many files, `tail -F` style, and streams their lines interleaved, each line whole,
 /// until the producing task is cancelled. What `streamup tail PATTERN…` runs.
@@ -31,7 +31,7 @@ import Synchronization
 ///
 /// Thread safety: configuration is immutable; what is shared with other threads (saved
 /// positions, the report closure, paths and positions) is guarded by the `shared` mutex; the
-/// following loop runs on one dedicated thread, which cancellation wakes via a `WakeSignal`.
+/// following loop runs on one dedicated thread, which cancellation wakes via a `WakePipe`.
 public final class FileTailer: PositionedProducer {
     /// The patterns as given.
     public let patterns: [String]
@@ -74,7 +74,7 @@ public final class FileTailer: PositionedProducer {
         self.format = format
         self.onEvent = onEvent
         selection = try PathSelection(includes: patterns, excludes: options.excludes) { path in
-            ((try? FileStatus.of(path: path)) ?? nil)?.isDirectory ?? false
+            ((try? FileStatus.of(path: path, throwing: StreamUpError.self)) ?? nil)?.isDirectory ?? false
         }
     }
 
@@ -113,7 +113,7 @@ public final class FileTailer: PositionedProducer {
             state.isRunning = true
             return state.saved
         }
-        let wake = try WakeSignal()
+        let wake = try WakePipe("cannot create the follower's wake-up pipe", throwing: StreamUpError.self)
         // The loop's thread has finished when runBlocking returns: nobody polls the pipe then.
         defer { wake.close() }
         try await withTaskCancellationHandler {
@@ -126,7 +126,7 @@ public final class FileTailer: PositionedProducer {
                 try loop.run(formatting)
             }
         } onCancel: {
-            wake.cancel()
+            wake.signal()
         }
     }
 

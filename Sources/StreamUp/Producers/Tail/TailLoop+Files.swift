@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import StreamUpSystem
 
 /// Which files are followed: walking the patterns, starting, vanishing and dropping files, and
 /// descriptors.
@@ -186,7 +187,7 @@ extension TailLoop {
         let now = clock.now
         for identity in vanished {
             guard var tailed = files[identity], let since = tailed.vanishedAt else { continue }
-            if !tailed.finishing, let successor = (try? FileStatus.of(path: tailed.path)) ?? nil,
+            if !tailed.finishing, let successor = (try? FileStatus.of(path: tailed.path, throwing: StreamUpError.self)) ?? nil,
                 successor.identity != identity, successor.size > 0 {
                 // The program writes to the new file now: whatever reached this one came first.
                 tailed.finishing = true

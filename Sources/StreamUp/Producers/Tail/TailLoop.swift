@@ -1,3 +1,5 @@
+import StreamUpSystem
+
 /// The tailer's loop: walk the patterns when names change, give ready files their turns, finish
 /// files that vanished, and sleep on inotify until something happens.
 ///
@@ -15,7 +17,7 @@ struct TailLoop: ~Copyable {
     let tailer: FileTailer
     let options: FileTailer.Options
     let watcher: TailWatcher
-    let wake: WakeSignal
+    let wake: WakePipe
     let reader: LineReader
     var scheduler: TailScheduler<FileIdentity>
     var files: [FileIdentity: TailedFile] = [:]
@@ -44,7 +46,7 @@ struct TailLoop: ~Copyable {
         var outOfDescriptors = false
     }
 
-    init(tailer: FileTailer, watcher: TailWatcher, wake: WakeSignal, saved: SavedPositions) {
+    init(tailer: FileTailer, watcher: TailWatcher, wake: WakePipe, saved: SavedPositions) {
         self.tailer = tailer
         self.options = tailer.options
         self.watcher = watcher
@@ -196,7 +198,7 @@ struct TailLoop: ~Copyable {
         for (identity, tailed) in files where tailed.heldBy == nil {
             if tailed.file != nil {
                 scheduler.markReady(identity)
-            } else if !watcher.isWatched(identity), let status = (try? FileStatus.of(path: tailed.path)) ?? nil,
+            } else if !watcher.isWatched(identity), let status = (try? FileStatus.of(path: tailed.path, throwing: StreamUpError.self)) ?? nil,
                 status.identity == identity, status.size > tailed.offset + tailed.pending {
                 scheduler.markReady(identity)
             }

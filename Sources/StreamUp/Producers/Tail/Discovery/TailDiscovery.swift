@@ -1,3 +1,5 @@
+import StreamUpSystem
+/// Walks the file system for a ``PathSelection``: lists only the directories a pattern can
 /// Walks the file system for a `PathSelection`: lists only the directories a pattern can
 /// reach (a literal component is looked up, not listed), follows `**` into subdirectories
 /// that are not hidden (each directory once, so symbolic-link loops end), and records every
@@ -90,7 +92,7 @@ enum TailDiscovery {
             case .wildcard, .anyDirectories:
                 guard let entries = list(opened) else { return }
                 if current == .anyDirectories {
-                    guard let status = try? FileStatus.of(path: opened), visited.insert(status.identity).inserted else { return }
+                    guard let status = try? FileStatus.of(path: opened, throwing: StreamUpError.self), visited.insert(status.identity).inserted else { return }
                     // `**` standing for no directory at all, or for one more (then still `**`).
                     if isLast {
                         for entry in entries where !entry.name.hasPrefix(".") { considerOrDescend(directory, entry, component) }
@@ -135,7 +137,7 @@ enum TailDiscovery {
 
         private mutating func list(_ directory: String) -> [DirectoryListing.Entry]? {
             do {
-                return try DirectoryListing.entries(of: directory)
+                return try DirectoryListing.entries(of: directory, throwing: StreamUpError.self)
             } catch {
                 skipped.append((directory, Self.reason(error)))
                 return nil
@@ -146,7 +148,7 @@ enum TailDiscovery {
         private mutating func consider(_ path: String) {
             guard !selection.isExcluded(path) else { return }
             do {
-                guard let status = try FileStatus.of(path: path) else { return }
+                guard let status = try FileStatus.of(path: path, throwing: StreamUpError.self) else { return }
                 if status.isRegularFile {
                     found.append(TailScan.Found(path: path, status: status))
                 } else if !status.isDirectory {
@@ -159,14 +161,14 @@ enum TailDiscovery {
 
         /// `stat(2)` of `path`: nil when it failed for another reason than not being there.
         private static func status(_ path: String) -> FileStatus?? {
-            try? FileStatus.of(path: path)
+            try? FileStatus.of(path: path, throwing: StreamUpError.self)
         }
 
         private static func isDirectory(_ path: String, _ entry: DirectoryListing.Entry) -> Bool {
             switch entry.kind {
             case .directory: return true
             case .regularFile, .other: return false
-            case .symbolicLink, .unknown: return ((try? FileStatus.of(path: path)) ?? nil)?.isDirectory ?? false
+            case .symbolicLink, .unknown: return ((try? FileStatus.of(path: path, throwing: StreamUpError.self)) ?? nil)?.isDirectory ?? false
             }
         }
 

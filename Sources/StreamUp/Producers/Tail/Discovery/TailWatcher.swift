@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import StreamUpSystem
 
 /// Tells a ``FileTailer``'s thread when a followed file was written to, renamed or deleted, or
 /// when a name appeared or went away in a directory its patterns reach, so that it reads or
@@ -20,7 +21,7 @@ import Darwin
 /// A watch that cannot be added (the `fs.inotify.max_user_watches` limit, or no inotify) is
 /// remembered; the tailer then polls every 250 ms (``isFullyWatched``).
 ///
-/// Thread safety: not `Sendable`; confined to the tailer's thread. Only its `WakeSignal` is
+/// Thread safety: not `Sendable`; confined to the tailer's thread. Only its `WakePipe` is
 /// shared (with the task's cancellation handler).
 final class TailWatcher {
     /// What woke the tailer.
@@ -43,7 +44,7 @@ final class TailWatcher {
     private static let directoryMask = Inotify.Mask.directory | Inotify.Mask.attributes
 
     private let inotify = Inotify()
-    private let wake: WakeSignal
+    private let wake: WakePipe
     private var directoryWatches: [String: CInt] = [:]
     private var interests: [String: TailScan.Interest] = [:]
     private var directoriesByWatch: [CInt: Set<String>] = [:]
@@ -53,7 +54,7 @@ final class TailWatcher {
     private var unwatchedDirectories: Set<String> = []
     private var unwatchedFiles: Set<FileIdentity> = []
 
-    init(wake: WakeSignal) {
+    init(wake: WakePipe) {
         self.wake = wake
     }
 

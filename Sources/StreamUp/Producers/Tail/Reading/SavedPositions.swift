@@ -1,3 +1,5 @@
+import StreamUpSystem
+
 /// The positions a ``FileTailer`` was handed to resume from, matched to the files it finds at
 /// start: by device and inode, and by fingerprint (`FileFingerprint`) when one was saved, so
 /// that a new file that got an old file's inode number starts afresh.

@@ -1,3 +1,5 @@
+import StreamUpSystem
+
 /// One file a ``FileTailer`` follows: which file it is, where it is read, and what became of
 /// its name.
 ///

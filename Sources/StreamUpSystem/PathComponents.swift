@@ -5,13 +5,13 @@
 /// `"/app.log"` gives `"/"`. Trailing slashes are not stripped (a followed path names a file).
 ///
 /// Thread safety: a value type that is never shared.
-struct PathComponents: Sendable, Equatable {
+package struct PathComponents: Sendable, Equatable {
     /// The directory holding the name; `"."` for a bare name.
-    let directory: String
+    package let directory: String
     /// The last component.
-    let name: String
+    package let name: String
 
-    init(_ path: String) {
+    package init(_ path: String) {
         guard let slash = path.lastIndex(of: "/") else {
             directory = "."
             name = path

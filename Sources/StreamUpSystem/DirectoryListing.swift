@@ -11,31 +11,33 @@ import Darwin
 /// `String` cannot be opened by it either.
 ///
 /// Thread safety: stateless; callable from any thread.
-enum DirectoryListing {
+package enum DirectoryListing {
     /// One entry of a directory.
     ///
     /// Thread safety: a value type.
-    struct Entry: Equatable {
-        let name: String
-        let inode: UInt64
-        let kind: Kind
+    package struct Entry: Equatable, Sendable {
+        package let name: String
+        package let inode: UInt64
+        package let kind: Kind
     }
 
     /// What `d_type` says an entry is; `.unknown` on file systems that do not fill it in (then
     /// `stat(2)` tells).
     ///
     /// Thread safety: a value type.
-    enum Kind: Equatable {
+    package enum Kind: Equatable, Sendable {
         case directory, regularFile, symbolicLink, other, unknown
     }
 
     /// The entries of `directory`; nil when it does not exist (ENOENT, ENOTDIR).
-    /// - Throws: ``StreamUpError`` (`.io`, with the errno) when it cannot be read (EACCES, …).
-    static func entries(of directory: String) throws(StreamUpError) -> [Entry]? {
+    /// - Throws: `failure` (with the errno) when it cannot be read (EACCES, …).
+    package static func entries<Failure: SystemCallFailure>(
+        of directory: String, throwing failure: Failure.Type
+    ) throws(Failure) -> [Entry]? {
         guard let stream = opendir(directory) else {
-            let failure = errno
-            if failure == ENOENT || failure == ENOTDIR { return nil }
-            throw StreamUpError(.io, "cannot list \(directory)", errno: failure)
+            let code = SystemCall<Failure>.errno
+            if code == ENOENT || code == ENOTDIR { return nil }
+            throw Failure(systemCall: SystemCallError("cannot list \(directory)", errno: code))
         }
         defer { closedir(stream) }
         var entries: [Entry] = []
@@ -50,7 +52,7 @@ enum DirectoryListing {
     }
 
     /// `directory` joined with `name` (no doubled slash after `/`).
-    static func path(_ directory: String, _ name: String) -> String {
+    package static func path(_ directory: String, _ name: String) -> String {
         directory.hasSuffix("/") ? directory + name : directory + "/" + name
     }
 
