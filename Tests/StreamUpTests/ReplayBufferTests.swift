@@ -51,6 +51,19 @@ import Testing
         #expect(buffer.withState { $0.boundary } == 13)
     }
 
+    /// A last record without its newline, longer than a segment, at the start of a segment: the
+    /// input's end is its boundary, so the segment carries it whole (this once stopped the
+    /// process: "no record boundary").
+    @Test func aLastRecordWithoutNewlineLongerThanASegmentGoesWhole() async throws {
+        let buffer = ReplayBuffer(capacity: 4096, records: .lines)
+        let writer = StreamWriter(buffer: buffer)
+        try await writer.write(Array("first\n".utf8) + [UInt8](repeating: UInt8(ascii: "x"), count: 1_500))
+        writer.finish()
+        let limits = SegmentLimits(maxBytes: 1_000, maxDuration: .seconds(1))
+        #expect(buffer.segmentRange(from: 0, limits: limits) == 0..<6)
+        #expect(buffer.segmentRange(from: 6, limits: limits) == 6..<1_506)
+    }
+
     /// Acknowledged offsets map back to source positions: inside a verbatim piece exactly,
     /// inside records made from a source range at their start, and per source.
     @Test func acknowledgementsMapBackToSourcePositions() throws {

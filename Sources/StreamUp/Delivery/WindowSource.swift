@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import StreamUpSystem
 
 /// The body of one segment request: the replay buffer's bytes from `start` on, as far as the
 /// segment's ``SegmentPlan`` allows, read in place of a copy of them. A retry or a re-sent body
@@ -114,8 +114,10 @@ struct BufferBoundaries: RecordBoundaryFinder {
             }
             start += piece.count
         }
-        guard let split else { preconditionFailure("no record boundary after \(offset)") }
-        return split
+        // No newline before `end`: the next boundary is a split, or `end` itself (the last
+        // boundary written: after the input's end, a last record without its newline).
+        precondition(end > offset, "no record boundary after \(offset)")
+        return min(split ?? end, end)
     }
 
     func boundary(after offset: Int, records wanted: Int, atOrBefore limit: Int) -> (boundary: Int, records: Int) {
