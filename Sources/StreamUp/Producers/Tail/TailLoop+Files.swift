@@ -15,7 +15,11 @@ extension TailLoop {
     mutating func rescan() throws {
         rescanNeeded = false
         let scan = TailDiscovery.scan(tailer.selection)
-        for refused in watcher.watchDirectories(scan.directories) { sayUnwatched(refused.path, errno: refused.errno) }
+        let watched = watcher.watchDirectories(scan.directories)
+        for refused in watched.refused { sayUnwatched(refused.path, errno: refused.errno) }
+        // A directory watched only now may have changed after the walk saw it (`mkdir -p a/b`
+        // between the two): walk once more, now that its watch reports every change.
+        if watched.added && watcher.usesInotify { rescanNeeded = true }
         // One word per pattern that matches nothing: its directory is missing, or no file matches.
         for (index, given) in tailer.selection.given.enumerated() where scan.matches[index, default: 0] == 0 {
             guard notices.waiting.insert(index).inserted else { continue }

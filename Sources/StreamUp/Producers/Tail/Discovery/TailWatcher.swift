@@ -70,8 +70,10 @@ final class TailWatcher {
     func isWatched(_ identity: FileIdentity) -> Bool { fileWatches[identity] != nil }
 
     /// Watches exactly `directories` (adding and removing watches); returns the directories
-    /// newly refused, with the errno (ENOENT when one went away meanwhile is not reported).
-    func watchDirectories(_ directories: [String: TailScan.Interest]) -> [(path: String, errno: Int32)] {
+    /// newly refused, with the errno (ENOENT when one went away meanwhile is not reported), and
+    /// whether a watch was added (what changed in that directory between the walk and its watch
+    /// was seen by neither: the caller walks again).
+    func watchDirectories(_ directories: [String: TailScan.Interest]) -> (refused: [(path: String, errno: Int32)], added: Bool) {
         interests = directories
         for (path, watch) in directoryWatches where directories[path] == nil {
             directoryWatches[path] = nil
@@ -83,9 +85,11 @@ final class TailWatcher {
         }
         unwatchedDirectories = unwatchedDirectories.filter { directories[$0] != nil }
         var refused: [(path: String, errno: Int32)] = []
+        var added = false
         for path in directories.keys where directoryWatches[path] == nil {
             switch inotify.addWatch(path, mask: Self.directoryMask) {
             case .success(let watch):
+                added = true
                 directoryWatches[path] = watch
                 directoriesByWatch[watch, default: []].insert(path)
                 unwatchedDirectories.remove(path)
@@ -95,7 +99,7 @@ final class TailWatcher {
                 }
             }
         }
-        return refused
+        return (refused, added)
     }
 
     /// Watches the followed file `identity`, open as `descriptor`; returns the errno when the
