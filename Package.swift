@@ -24,10 +24,12 @@ let package = Package(
         .executableTarget(name: "example-telemetry-emitter", dependencies: ["StreamUp", "StreamUpSink"], path: "Examples/TelemetryEmitter"),
         .executableTarget(name: "example-heartbeat-monitor", dependencies: ["StreamUp", "StreamUpSink"], path: "Examples/HeartbeatMonitor"),
         .executableTarget(name: "example-custom-producer", dependencies: ["StreamUp", "StreamUpSink"], path: "Examples/CustomProducer"),
-        // Test helpers shared by the test targets: a scripted HTTP server, the built binary as a child process.
+        // Test helpers shared by the test targets: one way to wait (a poll with a scaled deadline), a
+        // manual clock, an event recorder, seeded randomness, temporary directories, a scripted HTTP
+        // server, the built binary as a child process.
         .target(name: "StreamUpTestSupport", path: "Tests/StreamUpTestSupport"),
         .testTarget(name: "StreamUpTests", dependencies: ["StreamUp", "StreamUpSink", "StreamUpTestSupport"]),
-        .testTarget(name: "StreamUpSinkTests", dependencies: ["StreamUpSink"]),
+        .testTarget(name: "StreamUpSinkTests", dependencies: ["StreamUpSink", "StreamUpTestSupport"]),
         .testTarget(name: "streamupTests", dependencies: ["StreamUp", "StreamUpSink", "StreamUpTestSupport", "streamup"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StreamUp
+import StreamUpTestSupport
 
 @Suite struct RecordFormatterTests {
     /// 2023-11-14T22:13:20.123Z
