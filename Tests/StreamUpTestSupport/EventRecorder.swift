@@ -1,11 +1,9 @@
-import Synchronization
-
 /// Collects events that arrive on any thread (a server's `onEvent`, a stream delegate's calls)
 /// and lets a test wait, with a deadline, until the ones it expects have arrived.
 ///
-/// Thread safety: guarded by the `events` mutex; callable from any thread.
+/// Thread safety: guarded by the `events` lock (``Locked``); callable from any thread.
 public final class EventRecorder<Event: Sendable>: Sendable {
-    private let events = Mutex<[Event]>([])
+    private let events = Locked<[Event]>([])
 
     public init() {}
 

@@ -1,11 +1,9 @@
-import Synchronization
-
 /// A clock that moves only when a test calls ``advance(by:)``; sleepers wake when it passes
 /// their deadline, and a cancelled sleeper wakes at once with `CancellationError`, as on the
 /// system clocks. ``sleeperCount`` lets a test wait until the code under test has gone to sleep
 /// before moving time.
 ///
-/// Thread safety: guarded by the mutex `state`; callable from any thread.
+/// Thread safety: guarded by the `state` lock (``Locked``); callable from any thread.
 public final class ManualClock: Clock, Sendable {
     /// A point on the manual clock: the time advanced since it was created.
     ///
@@ -36,7 +34,7 @@ public final class ManualClock: Clock, Sendable {
         var cancelled: Set<Int> = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init() {}
 

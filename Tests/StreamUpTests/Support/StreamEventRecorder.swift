@@ -1,12 +1,11 @@
 import Foundation
-import Synchronization
 import StreamUpTestSupport
 
 /// A stream delegate that records each event with the thread it arrived on (in an
 /// ``EventRecorder``), so a test can wait, with a deadline, until a given event has arrived.
 ///
-/// Thread safety: the arrivals are kept by the recorder's mutex and the per-event counts by the
-/// `counts` mutex; `stream(_:handle:)` may be called on any thread.
+/// Thread safety: the arrivals are kept by the recorder's lock and the per-event counts by the
+/// `counts` lock; `stream(_:handle:)` may be called on any thread.
 final class StreamEventRecorder: NSObject, StreamDelegate, Sendable {
     /// One delegate call and where it ran.
     ///
@@ -22,7 +21,7 @@ final class StreamEventRecorder: NSObject, StreamDelegate, Sendable {
     static let queueKey = DispatchSpecificKey<String>()
     private let arrivals = EventRecorder<Arrival>()
     /// Arrivals so far by event, so a wait costs the same after thousands of events.
-    private let counts = Mutex<[UInt: Int]>([:])
+    private let counts = Locked<[UInt: Int]>([:])
 
     func stream(_ aStream: Stream, handle eventCode: Stream.Event) {
         arrivals.record(Arrival(
