@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import StreamUpSink
 import StreamUpTestSupport
@@ -138,11 +137,11 @@ import StreamUpTestSupport
         configuration.maxUploads = 100
         try withSink(configuration) { server throws in
             let port = server.port
-            let statuses = Mutex<[Int]>([])
+            let statuses = Locked<[Int]>([])
             // Samples the descriptors open on upload files until the storm is over.
-            let peak = Mutex(0)
-            let stormOver = Mutex(false)
-            let sampled = Mutex(false)
+            let peak = Locked(0)
+            let stormOver = Locked(false)
+            let sampled = Locked(false)
             let path = directory.path
             Thread.detachNewThread {
                 var last = false

@@ -1,13 +1,13 @@
 import Foundation
 
-/// The one way the tests wait: check a condition (at most 5 ms apart) until it holds or a
-/// deadline passes. The deadline is a limit for a hang, not a speed requirement: it is scaled
-/// by ``TestTime`` (STREAMUP_TEST_TIME_SCALE) and defaults to 20 s.
-///
-/// Each wait has an async form (it sleeps the task between checks, so it never blocks one of
-/// the few cooperative threads) and a blocking form for synchronous tests and threads of their
-/// own. Await the event where one exists; poll what cannot be awaited (a file's contents, a
-/// counter another process moves).
+// The one way the tests wait: check a condition (at most 5 ms apart) until it holds or a
+// deadline passes. The deadline is a limit for a hang, not a speed requirement: it is scaled
+// by ``TestTime`` (STREAMUP_TEST_TIME_SCALE) and defaults to 20 s.
+//
+// Each wait has an async form (it sleeps the task between checks, so it never blocks one of
+// the few cooperative threads) and a blocking form for synchronous tests and threads of their
+// own. Await the event where one exists; poll what cannot be awaited (a file's contents, a
+// counter another process moves). Every function here may be called from any thread.
 
 /// The pause after the first check: it doubles after each miss up to ``longestPause``, so a
 /// condition that holds a moment later is seen at once and a long wait costs little.

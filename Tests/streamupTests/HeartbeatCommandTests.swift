@@ -75,7 +75,7 @@ import Testing
         #expect(await eventually { server.isStalling })
         try await Task.sleep(for: .seconds(3))  // the scenario: the link is stalled this long
         let rssDuringStall = try residentKiB(child.process.processIdentifier)
-        try await Task.sleep(for: .seconds(2))
+        try await Task.sleep(for: .seconds(2))  // the scenario: ~2,000 more beats while still stalled
         let rssLater = try residentKiB(child.process.processIdentifier)
         // Then memory did not grow with the ~2,000 beats of the last two seconds (400+ bytes each).
         #expect(rssLater - rssDuringStall < 512, "RSS grew from \(rssDuringStall) KiB to \(rssLater) KiB")
