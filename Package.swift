@@ -32,12 +32,14 @@ let package = Package(
         .executableTarget(name: "example-telemetry-emitter", dependencies: ["StreamUp", "StreamUpSink"], path: "Examples/TelemetryEmitter"),
         .executableTarget(name: "example-heartbeat-monitor", dependencies: ["StreamUp", "StreamUpSink"], path: "Examples/HeartbeatMonitor"),
         .executableTarget(name: "example-custom-producer", dependencies: ["StreamUp", "StreamUpSink"], path: "Examples/CustomProducer"),
-        // Test helpers shared by the test targets: a scripted HTTP server, the built binary as a child process.
+        // Test helpers shared by the test targets: one way to wait (a poll with a scaled deadline), a
+        // manual clock, an event recorder, seeded randomness, temporary directories, a scripted HTTP
+        // server, the built binary as a child process.
         .target(name: "StreamUpTestSupport", dependencies: ["StreamUpHTTP"], path: "Tests/StreamUpTestSupport"),
-        .testTarget(name: "StreamUpHTTPTests", dependencies: ["StreamUpHTTP"]),
+        .testTarget(name: "StreamUpHTTPTests", dependencies: ["StreamUpHTTP", "StreamUpTestSupport"]),
         .testTarget(name: "StreamUpSystemTests", dependencies: ["StreamUpSystem"]),
         .testTarget(name: "StreamUpTests", dependencies: ["StreamUp", "StreamUpSink", "StreamUpSystem", "StreamUpTestSupport"]),
-        .testTarget(name: "StreamUpSinkTests", dependencies: ["StreamUpSink", "StreamUpSystem", "StreamUpHTTP"]),
+        .testTarget(name: "StreamUpSinkTests", dependencies: ["StreamUpSink", "StreamUpSystem", "StreamUpHTTP", "StreamUpTestSupport"]),
         .testTarget(name: "streamupTests", dependencies: ["StreamUp", "StreamUpSink", "StreamUpSystem", "StreamUpTestSupport", "streamup"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,6 @@
 import Testing
 @testable import StreamUpHTTP
+import StreamUpTestSupport
 
 /// The parser on byte arrays: framing, limits and malformed input, in every kind of split.
 struct HTTPRequestParserTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StreamUpSink
+import StreamUpTestSupport
 
 /// File naming and the `.partial` → `.body` life of a stored body.
 struct BodyStorageTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StreamUpSink
+import StreamUpTestSupport
 
 /// Resumable uploads under injected faults, and uploads merged into de-duplicated streams.
 @Suite struct ResumableUploadFaultTests {
@@ -65,7 +66,7 @@ import Testing
     /// forgotten (`404`), a connection appending to another upload is closed, and uploads
     /// created afterwards work (the fault fires once).
     @Test func forgettingUploadsAnswers404Afterwards() throws {
-        let recorder = EventRecorder()
+        let recorder = EventRecorder<SinkRequestEvent>()
         let configuration = SinkConfiguration(faults: SinkFaults(forgetUploadsAfterBytes: 150))
         try withSink(configuration, recorder: recorder) { server in
             let control = try TestClient(port: server.port)

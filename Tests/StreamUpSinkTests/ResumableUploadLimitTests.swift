@@ -2,6 +2,7 @@ import Foundation
 import StreamUpSystem
 import Testing
 @testable import StreamUpSink
+import StreamUpTestSupport
 
 /// Resumable uploads against a client that creates them by the thousand and never comes back:
 /// a cap on open uploads, expiry of idle ones, and no file descriptor held by an idle upload.
@@ -27,7 +28,7 @@ import Testing
     @Test func creationsOverTheLimitAreRefusedWith503() throws {
         var configuration = SinkConfiguration()
         configuration.maxUploads = 3
-        let recorder = EventRecorder()
+        let recorder = EventRecorder<SinkRequestEvent>()
         try withSink(configuration, recorder: recorder) { server in
             let client = try TestClient(port: server.port)
             var paths: [String] = []
@@ -67,14 +68,7 @@ import Testing
             // Poll (with a deadline) until each upload is gone: it has expired. (Asking for the
             // offset does not count as activity.)
             for path in [empty, holding] {
-                let deadline = ContinuousClock.now + .seconds(10)
-                while try client.retrieveOffset(path).status != 404 {
-                    guard ContinuousClock.now < deadline else {
-                        Issue.record("upload \(path) never expired")
-                        return
-                    }
-                    Thread.sleep(forTimeInterval: 0.02)
-                }
+                try #require(try eventually { try client.retrieveOffset(path).status == 404 }, "upload \(path) never expired")
             }
             #expect(server.openUploadCount == 0)
             let token = holding.dropFirst("/uploads/".count)
@@ -101,7 +95,7 @@ import Testing
             let other = try TestClient(port: server.port)
             for _ in 0..<5 {
                 #expect(try Self.create(other).status == 201)
-                Thread.sleep(forTimeInterval: 0.05)
+                Thread.sleep(forTimeInterval: 0.05)  // the scenario: the append stays open past the expiry
             }
             try client.send("3\r\ndef\r\n0\r\n\r\n")
             let done = try client.readResponse()
@@ -144,18 +138,21 @@ import Testing
         configuration.maxUploads = 100
         try withSink(configuration) { server throws in
             let port = server.port
-            let statuses = Mutex<[Int]>([])
+            let statuses = Locked<[Int]>([])
             // Samples the descriptors open on upload files until the storm is over.
-            let peak = Mutex(0)
-            let stormOver = DispatchSemaphore(value: 0)
-            let sampled = DispatchSemaphore(value: 0)
+            let peak = Locked(0)
+            let stormOver = Locked(false)
+            let sampled = Locked(false)
             let path = directory.path
             Thread.detachNewThread {
+                var last = false
                 repeat {
+                    last = stormOver.withLock { $0 }
                     let open = Self.descriptors(into: path)
                     peak.withLock { $0 = max($0, open) }
-                } while stormOver.wait(timeout: .now() + .milliseconds(5)) == .timedOut
-                sampled.signal()
+                    if !last { Thread.sleep(forTimeInterval: 0.005) }  // the sampling rate, not a wait
+                } while !last
+                sampled.withLock { $0 = true }
             }
             DispatchQueue.concurrentPerform(iterations: 20) { _ in
                 var mine: [Int] = []
@@ -169,8 +166,8 @@ import Testing
                 }
                 statuses.withLock { $0 += mine }
             }
-            stormOver.signal()
-            sampled.wait()
+            stormOver.withLock { $0 = true }
+            try #require(eventually { sampled.withLock { $0 } }, "the sampler never finished")
             #expect(peak.withLock { $0 } <= 20)
             let all = statuses.withLock { $0 }
             #expect(all.count == 2_000)

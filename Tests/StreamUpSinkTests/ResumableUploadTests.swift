@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StreamUpSink
+import StreamUpTestSupport
 
 /// The resumable-upload protocol (interop version 6) against a live server: creation, append,
 /// offset retrieval, cancellation, conflicts, and bytes kept across cut connections.
@@ -59,7 +60,7 @@ import Testing
     /// the whole upload, whose file holds every byte; the upload is then gone.
     @Test func appendsAdvanceTheOffsetAndTheLastCompletesTheUpload() throws {
         let directory = try TemporaryDirectory()
-        let recorder = EventRecorder()
+        let recorder = EventRecorder<SinkRequestEvent>()
         try withSink(SinkConfiguration(outputDirectory: directory.path), recorder: recorder) { server in
             let client = try TestClient(port: server.port)
             let path = try client.createUpload(Self.bytes("abc"))
@@ -180,7 +181,7 @@ import Testing
     /// and a `PATCH` from there completes the upload with the whole input.
     @Test func bytesOfACutPatchAreKeptAndTheUploadResumes() throws {
         let directory = try TemporaryDirectory()
-        let recorder = EventRecorder()
+        let recorder = EventRecorder<SinkRequestEvent>()
         var random = SeededRandom(seed: 7)
         let input = random.bytes(1_000)
         try withSink(SinkConfiguration(outputDirectory: directory.path), recorder: recorder) { server in
@@ -208,7 +209,7 @@ import Testing
     /// (closing its connection, adding none of its later bytes) and the next `PATCH` succeeds.
     @Test func aHeadDetachesAStaleAppend() throws {
         let directory = try TemporaryDirectory()
-        let recorder = EventRecorder()
+        let recorder = EventRecorder<SinkRequestEvent>()
         try withSink(SinkConfiguration(outputDirectory: directory.path), recorder: recorder) { server in
             let client = try TestClient(port: server.port)
             let path = try client.createUpload(Self.bytes("0123"))

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StreamUpSink
+import StreamUpTestSupport
 
 /// ``SinkConfiguration/maxBodyBytes``: a declared length over the limit is refused before any
 /// body byte is read; a chunked body is cut once it passes the limit, with exactly the first
@@ -18,7 +19,7 @@ import Testing
     /// sent no body byte yet, and nothing is stored.
     @Test func aDeclaredLengthOverTheLimitIsRefusedUpFront() throws {
         let directory = try TemporaryDirectory()
-        let recorder = EventRecorder()
+        let recorder = EventRecorder<SinkRequestEvent>()
         try withSink(Self.configuration(directory), recorder: recorder) { server in
             let client = try TestClient(port: server.port)
             try client.send(uploadHead("Content-Length: \(Self.limit + 1)"))
@@ -42,7 +43,7 @@ import Testing
     /// as `.partial`, nothing past them.
     @Test func aChunkedBodyIsCutWhenItPassesTheLimit() throws {
         let directory = try TemporaryDirectory()
-        let recorder = EventRecorder()
+        let recorder = EventRecorder<SinkRequestEvent>()
         try withSink(Self.configuration(directory), recorder: recorder) { server in
             let client = try TestClient(port: server.port)
             try client.send(uploadHead("Transfer-Encoding: chunked"))

@@ -6,6 +6,7 @@ import Darwin
 import Foundation
 import Testing
 @testable import StreamUpSink
+import StreamUpTestSupport
 
 /// Every sink error is one line: what happened, the call and its reason, and what to do.
 @Suite struct SinkErrorTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StreamUpSink
+import StreamUpTestSupport
 
 /// Injected faults (``SinkFaults``) against a live server: what the client sees, and the events.
 @Suite struct SinkFaultTests {
@@ -12,7 +13,7 @@ import Testing
     /// `.partial`; the next request is served normally.
     @Test func dropAfterBytesResetsTheFirstRequestOnly() throws {
         let directory = try TemporaryDirectory()
-        let recorder = EventRecorder()
+        let recorder = EventRecorder<SinkRequestEvent>()
         let configuration = SinkConfiguration(outputDirectory: directory.path, faults: SinkFaults(dropAfterBytes: 100))
         try withSink(configuration, recorder: recorder) { server in
             let client = try TestClient(port: server.port)
@@ -38,7 +39,7 @@ import Testing
     /// the next request is answered as usual.
     @Test func loseAnswersStoresTheRequestThenResets() throws {
         let directory = try TemporaryDirectory()
-        let recorder = EventRecorder()
+        let recorder = EventRecorder<SinkRequestEvent>()
         let configuration = SinkConfiguration(outputDirectory: directory.path, faults: SinkFaults(loseAnswers: 1))
         try withSink(configuration, recorder: recorder) { server in
             let client = try TestClient(port: server.port)
@@ -58,7 +59,7 @@ import Testing
 
     /// With `dropRepeatedly` every request is reset at the same byte count.
     @Test func dropRepeatedlyResetsEachRequest() throws {
-        let recorder = EventRecorder()
+        let recorder = EventRecorder<SinkRequestEvent>()
         let configuration = SinkConfiguration(faults: SinkFaults(dropAfterBytes: 10, dropRepeatedly: true))
         try withSink(configuration, recorder: recorder) { server in
             for _ in 0..<2 {
@@ -76,7 +77,7 @@ import Testing
     /// their bodies were read; the request after them gets 200, on the same connection.
     @Test func failNextAnswersTheStatusThenRecovers() throws {
         let directory = try TemporaryDirectory()
-        let recorder = EventRecorder()
+        let recorder = EventRecorder<SinkRequestEvent>()
         let configuration = SinkConfiguration(
             outputDirectory: directory.path, faults: SinkFaults(failNextRequests: 2, failStatus: 503))
         try withSink(configuration, recorder: recorder) { server in
@@ -137,7 +138,7 @@ import Testing
     /// The first request stops being read after N body bytes until the idle timeout; the client
     /// gets no response, and the event says so.
     @Test func stallAfterBytesStopsReadingUntilTheIdleTimeout() throws {
-        let recorder = EventRecorder()
+        let recorder = EventRecorder<SinkRequestEvent>()
         let configuration = SinkConfiguration(
             idleTimeout: .milliseconds(300), faults: SinkFaults(stallAfterBytes: 1_000))
         try withSink(configuration, recorder: recorder) { server in

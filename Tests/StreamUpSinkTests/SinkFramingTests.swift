@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StreamUpSink
+import StreamUpTestSupport
 
 /// Framing a hostile or confused client may send: transfer codings the sink does not decode,
 /// `Transfer-Encoding` on HTTP/1.0, bodies over the configured size, and symbolic links planted
@@ -12,7 +13,7 @@ import Testing
     private func expectRejection(
         _ bytes: [UInt8], status: Int, configuration: SinkConfiguration = SinkConfiguration()
     ) throws -> SinkRequestEvent {
-        let recorder = EventRecorder()
+        let recorder = EventRecorder<SinkRequestEvent>()
         return try withSink(configuration, recorder: recorder) { server in
             let client = try TestClient(port: server.port)
             try client.send(bytes)
@@ -73,7 +74,7 @@ import Testing
     /// A plain request of a de-duplicated stream whose file is a link: 500, nothing written through it.
     @Test func aStreamFileThatIsALinkIsRefused() throws {
         let (output, elsewhere, victim) = try Self.plantLink()
-        let recorder = EventRecorder()
+        let recorder = EventRecorder<SinkRequestEvent>()
         try withSink(SinkConfiguration(outputDirectory: output.path), recorder: recorder) { server in
             let client = try TestClient(port: server.port)
             // Offset 9 is the victim's length: without the refusal, these bytes would be appended to it.
@@ -90,7 +91,7 @@ import Testing
     /// A resumable upload bound to a stream whose file is a link: 500, nothing written through it.
     @Test func aStreamBoundUploadWhoseFileIsALinkIsRefused() throws {
         let (output, elsewhere, victim) = try Self.plantLink()
-        let recorder = EventRecorder()
+        let recorder = EventRecorder<SinkRequestEvent>()
         try withSink(SinkConfiguration(outputDirectory: output.path), recorder: recorder) { server in
             let client = try TestClient(port: server.port)
             let head = Resumable.create(

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StreamUpSink
+import StreamUpTestSupport
 
 /// The live server against hostile or broken clients: every case ends in a clear status, a
 /// closed connection, an event, and a server that keeps serving.
@@ -9,7 +10,7 @@ import Testing
     private func expectRejection(
         _ bytes: [UInt8], status: Int, configuration: SinkConfiguration = SinkConfiguration()
     ) throws -> SinkRequestEvent? {
-        let recorder = EventRecorder()
+        let recorder = EventRecorder<SinkRequestEvent>()
         return try withSink(configuration, recorder: recorder) { server in
             let client = try TestClient(port: server.port)
             try client.send(bytes)
@@ -72,7 +73,7 @@ import Testing
     /// A client that vanishes mid-body yields an incomplete event and a `.partial` file only.
     @Test func clientVanishingMidBodyIsReportedIncompleteAndNotStoredAsComplete() throws {
         let directory = try TemporaryDirectory()
-        let recorder = EventRecorder()
+        let recorder = EventRecorder<SinkRequestEvent>()
         try withSink(SinkConfiguration(outputDirectory: directory.path), recorder: recorder) { server in
             let client = try TestClient(port: server.port)
             try client.send(uploadHead("Content-Length: 1000") + "only ten b")
@@ -95,7 +96,7 @@ import Testing
 
     /// A silent connection is closed after the idle timeout, without an event.
     @Test func idleTimeoutClosesASilentConnection() throws {
-        let recorder = EventRecorder()
+        let recorder = EventRecorder<SinkRequestEvent>()
         try withSink(SinkConfiguration(idleTimeout: .milliseconds(200)), recorder: recorder) { server in
             let client = try TestClient(port: server.port)
             let started = ContinuousClock.now
@@ -107,7 +108,7 @@ import Testing
 
     /// A connection that goes silent mid-request gets 408 and an incomplete event.
     @Test func idleTimeoutMidRequestAnswers408() throws {
-        let recorder = EventRecorder()
+        let recorder = EventRecorder<SinkRequestEvent>()
         try withSink(SinkConfiguration(idleTimeout: .milliseconds(200)), recorder: recorder) { server in
             let client = try TestClient(port: server.port)
             try client.send(uploadHead("Transfer-Encoding: chunked") + "10\r\nabc")
@@ -123,7 +124,7 @@ import Testing
     /// inside a request (an idle one would be shed instead, see `SinkSlowClientTests`); the
     /// admitted one still works.
     @Test func connectionsBeyondTheLimitAreTurnedAwayWith503() throws {
-        let recorder = EventRecorder()
+        let recorder = EventRecorder<SinkRequestEvent>()
         try withSink(SinkConfiguration(maxConnections: 1), recorder: recorder) { server in
             let admitted = try TestClient(port: server.port)
             try admitted.send(uploadHead("Transfer-Encoding: chunked", "Expect: 100-continue"))

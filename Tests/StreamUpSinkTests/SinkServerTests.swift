@@ -1,13 +1,14 @@
 import Foundation
 import Testing
 @testable import StreamUpSink
+import StreamUpTestSupport
 
 /// The live server on 127.0.0.1 with an ephemeral port: uploads, storage, keep-alive, lifecycle.
 @Suite struct SinkServerTests {
     /// A chunked upload is stored under a `.body` name and its SHA-256 matches the bytes sent.
     @Test func chunkedUploadIsStoredWithTheHashOfTheSentBytes() throws {
         let directory = try TemporaryDirectory()
-        let recorder = EventRecorder()
+        let recorder = EventRecorder<SinkRequestEvent>()
         var random = SeededRandom(seed: 1)
         let payload = random.bytes(1 << 20)
         try withSink(SinkConfiguration(outputDirectory: directory.path), recorder: recorder) { server in
@@ -66,7 +67,7 @@ import Testing
 
     /// A Content-Length body arrives whole, and can be kept in memory for the caller.
     @Test func contentLengthBodyIsReceivedAndKeptInMemory() throws {
-        let recorder = EventRecorder()
+        let recorder = EventRecorder<SinkRequestEvent>()
         let body = Array("hello, sink".utf8)
         try withSink(SinkConfiguration(keepBodiesInMemory: true), recorder: recorder) { server in
             let client = try TestClient(port: server.port)
@@ -250,7 +251,7 @@ import Testing
     /// Stopping ends open connections, reports the request it cut short, and waits for threads.
     @Test func stopEndsOpenConnectionsAndReportsCutRequests() throws {
         let directory = try TemporaryDirectory()
-        let recorder = EventRecorder()
+        let recorder = EventRecorder<SinkRequestEvent>()
         let server = try SinkServer(configuration: SinkConfiguration(outputDirectory: directory.path), onEvent: recorder.handler)
         server.start()
         let idle = try TestClient(port: server.port)

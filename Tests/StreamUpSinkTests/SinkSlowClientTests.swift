@@ -2,6 +2,7 @@ import Foundation
 import StreamUpSystem
 import Testing
 @testable import StreamUpSink
+import StreamUpTestSupport
 
 /// Slow clients against the live server: heads trickled a byte at a time (slowloris), bodies
 /// dripped below the minimum rate, idle kept-alive connections hogging slots, and the live
@@ -10,10 +11,9 @@ import Testing
 @Suite(.timeLimit(.minutes(1))) struct SinkSlowClientTests {
     /// The outcome of an upload run on a thread of its own.
     ///
-    /// Thread safety: guarded by the `value` mutex; the semaphore signals it was set.
+    /// Thread safety: guarded by the `value` mutex.
     private final class UploadResult: Sendable {
         let value = Mutex<Result<TestResponse, TestClientError>?>(nil)
-        let done = DispatchSemaphore(value: 0)
 
         var isSet: Bool { value.withLock { $0 != nil } }
     }
@@ -31,19 +31,8 @@ import Testing
                 outcome = .failure(TestClientError(description: "\(error)"))
             }
             result.value.withLock { $0 = outcome }
-            result.done.signal()
         }
         return result
-    }
-
-    /// Waits, with a deadline, until `condition` holds, checking every 5 ms.
-    private static func eventually(_ condition: () -> Bool) -> Bool {
-        let deadline = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < deadline {
-            if condition() { return true }
-            Thread.sleep(forTimeInterval: 0.005)
-        }
-        return condition()
     }
 
     /// Given every slot held by clients that trickle their heads a byte at a time (each byte
@@ -51,7 +40,7 @@ import Testing
     /// place of the client that has trickled longest, which is answered 503 and closed.
     @Test func aRealUploadSucceedsWhileSlowHeadsHoldEverySlot() throws {
         let slots = 64
-        let recorder = EventRecorder()
+        let recorder = EventRecorder<SinkRequestEvent>()
         // Long idle and head timeouts: only shedding may free a slot here, however slow the machine.
         var configuration = SinkConfiguration(maxConnections: slots, idleTimeout: .seconds(30))
         configuration.headTimeout = .seconds(60)
@@ -63,17 +52,20 @@ import Testing
                 attacker.send(Array("POST /slow HTTP/1.1\r\nX-Slow: ".utf8))
                 attackers.append(attacker)
             }
-            #expect(Self.eventually { server.openConnectionCount == slots })
+            #expect(eventually { server.openConnectionCount == slots })
 
             // When: a real upload starts while every slow client sends one more byte each 100 ms.
             let body = (0..<262_144).map { UInt8(truncatingIfNeeded: $0 &* 31) }
             let upload = Self.uploadInBackground(port: server.port, body: body)
-            let deadline = ContinuousClock.now + .seconds(30)
-            while !upload.isSet && ContinuousClock.now < deadline {
-                for attacker in attackers {
-                    attacker.send([UInt8(ascii: "x")])
+            var lastByte = ContinuousClock.now - .seconds(1)
+            _ = eventually(within: .seconds(30)) {
+                if ContinuousClock.now - lastByte >= .milliseconds(100) {  // the scenario's pace, not a wait
+                    lastByte = ContinuousClock.now
+                    for attacker in attackers {
+                        attacker.send([UInt8(ascii: "x")])
+                    }
                 }
-                _ = upload.done.wait(timeout: .now() + .milliseconds(100))
+                return upload.isSet
             }
 
             // Then: it was answered 200 with the body's digest, and the earliest slow client was shed.
@@ -129,7 +121,7 @@ import Testing
     /// A head trickled steadily (one byte every 10 ms, well inside the idle timeout) is cut
     /// with 408 at the head timeout.
     @Test func aTrickledHeadIsCutAtTheHeadTimeout() throws {
-        let recorder = EventRecorder()
+        let recorder = EventRecorder<SinkRequestEvent>()
         var configuration = SinkConfiguration(idleTimeout: .seconds(30))
         configuration.headTimeout = .milliseconds(300)
         try withSink(configuration, recorder: recorder) { server in
@@ -162,7 +154,7 @@ import Testing
     /// A connection that sends nothing at all is closed, silently, at the head timeout rather
     /// than at the (much longer) idle timeout.
     @Test func aSilentNewConnectionIsClosedAtTheHeadTimeout() throws {
-        let recorder = EventRecorder()
+        let recorder = EventRecorder<SinkRequestEvent>()
         var configuration = SinkConfiguration(idleTimeout: .seconds(30))
         configuration.headTimeout = .milliseconds(300)
         try withSink(configuration, recorder: recorder) { server in
@@ -183,7 +175,7 @@ import Testing
     /// A `Content-Length` body dripped at 250 B/s (under the 1,000 B/s minimum, yet never idle)
     /// is cut with 408 once its credit runs out (after about 0.4 s; the drip would last 4 s).
     @Test func aBodyDrippedBelowTheMinimumRateIsCut() throws {
-        let recorder = EventRecorder()
+        let recorder = EventRecorder<SinkRequestEvent>()
         try withSink(Self.rateConfiguration(), recorder: recorder) { server in
             let client = try SlowClient(port: server.port)
             #expect(client.send(Array(uploadHead("Content-Length: 1000").utf8)))

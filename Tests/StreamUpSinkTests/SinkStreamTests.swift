@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StreamUpSink
+import StreamUpTestSupport
 
 /// Stream de-duplication (`Streamup-Stream-Id` + `Streamup-Offset`) against a live server.
 @Suite struct SinkStreamTests {
@@ -16,7 +17,7 @@ import Testing
     /// carries the stream's length, and the per-request files are gone.
     @Test func overlappingRangesAreMergedIntoOneFile() throws {
         let directory = try TemporaryDirectory()
-        let recorder = EventRecorder()
+        let recorder = EventRecorder<SinkRequestEvent>()
         try withSink(SinkConfiguration(outputDirectory: directory.path), recorder: recorder) { server in
             let client = try TestClient(port: server.port)
             let parts: [(Int, String, Int)] = [(0, "0123456789", 10), (5, "56789ABCDE", 15), (15, "FGHIJ", 20)]
@@ -37,7 +38,7 @@ import Testing
     /// A body starting past the end gets 409 with the expected offset and is not stored.
     @Test func aGapIsRefusedWith409() throws {
         let directory = try TemporaryDirectory()
-        let recorder = EventRecorder()
+        let recorder = EventRecorder<SinkRequestEvent>()
         try withSink(SinkConfiguration(outputDirectory: directory.path), recorder: recorder) { server in
             let client = try TestClient(port: server.port)
             try client.send(Self.streamHead(offset: 0, length: 4) + "abcd")
@@ -56,7 +57,7 @@ import Testing
     /// A body cut off mid-way leaves the stream file unchanged and is kept as `.partial`.
     @Test func anIncompleteBodyLeavesTheStreamUnchanged() throws {
         let directory = try TemporaryDirectory()
-        let recorder = EventRecorder()
+        let recorder = EventRecorder<SinkRequestEvent>()
         try withSink(SinkConfiguration(outputDirectory: directory.path), recorder: recorder) { server in
             let first = try TestClient(port: server.port)
             try first.send(Self.streamHead(offset: 0, length: 4) + "abcd")

@@ -12,9 +12,9 @@ public enum ExternalTool {
     }
 
     public static func run(_ arguments: [String], input: [UInt8] = []) throws -> Result {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("streamup-tool-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let temporary = try TemporaryDirectory()
+        defer { withExtendedLifetime(temporary) {} }
+        let directory = temporary.url
         let inputURL = directory.appendingPathComponent("in")
         let outputURL = directory.appendingPathComponent("out")
         let errorURL = directory.appendingPathComponent("err")

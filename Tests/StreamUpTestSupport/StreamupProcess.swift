@@ -127,7 +127,7 @@ public final class StreamupProcess: @unchecked Sendable {
     }
 
     /// Waits for the child to exit and both its outputs to close; returns its exit status.
-    /// Fails the wait (returns nil) past `timeout`, killing the child.
+    /// Fails the wait (returns nil) past `timeout` (scaled by ``TestTime``), killing the child.
     ///
     /// The wait blocks a thread of its own, never one of Swift concurrency's few cooperative
     /// threads: tests run in parallel on those, and a test blocked there for the length of a
@@ -139,7 +139,7 @@ public final class StreamupProcess: @unchecked Sendable {
     }
 
     private func blockingWaitForExit(timeout: TimeInterval) -> Int32? {
-        let deadline = Date(timeIntervalSinceNow: timeout)
+        let deadline = Date(timeIntervalSinceNow: TestTime.scaled(seconds: timeout))
         lock.lock()
         while !(stdoutClosed && stderrClosed) {
             if !lock.wait(until: deadline) {
@@ -156,11 +156,12 @@ public final class StreamupProcess: @unchecked Sendable {
     public var stdout: String { lock.withLock { String(decoding: stdoutBytes, as: UTF8.self) } }
 
     /// The first line the child writes on stdout (without its newline), waiting for it at most
-    /// `timeout` seconds on a thread of its own; nil if stdout ends or the time passes first.
+    /// `timeout` seconds (scaled by ``TestTime``) on a thread of its own; nil if stdout ends or
+    /// the time passes first.
     public func firstLine(timeout: TimeInterval = 60) async -> String? {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread { [self] in
-                let deadline = Date(timeIntervalSinceNow: timeout)
+                let deadline = Date(timeIntervalSinceNow: TestTime.scaled(seconds: timeout))
                 lock.lock()
                 while stdoutBytes.firstIndex(of: 0x0A) == nil && !stdoutClosed && lock.wait(until: deadline) {}
                 let line = stdoutBytes.firstIndex(of: 0x0A).map { String(decoding: stdoutBytes[..<$0], as: UTF8.self) }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StreamUp
+import StreamUpTestSupport
 
 @Suite struct BoundStreamPairTests {
     /// Opens both ends of a fresh pair.
@@ -16,9 +17,11 @@ import Testing
     @Test func oneGibibyteArrivesIntactThroughRandomSizedWritesAndReads() async throws {
         let total = 1 << 30
         // A pattern block whose length is no multiple of the capacity, so wraps land everywhere.
-        let pattern = (0..<(1 << 20) + 7).map { _ in UInt8.random(in: 0...255) }
+        var random = SeededRandom()  // the pattern; the writer and the reader take seeds after it
+        let seed = random.seed
+        let pattern = random.bytes((1 << 20) + 7)
         let pair = BoundStreamPair(bufferSize: 64 * 1024)
-        let space = EventRecorder()
+        let space = StreamEventRecorder()
         let queue = DispatchQueue(label: "writer-events")
         pair.output.delegate = space
         pair.output.setDispatchQueue(queue)
@@ -28,12 +31,13 @@ import Testing
         let input = StreamReference(pair.input)
 
         let writer = Thread {
+            var sizes = SeededRandom(seed: seed &+ 1)
             var sent = 0
             var spaceEvents = 1
             pattern.withUnsafeBufferPointer { block in
                 while sent < total {
                     let offset = sent % block.count
-                    let size = min(Int.random(in: 1...100_000), block.count - offset, total - sent)
+                    let size = min(Int.random(in: 1...100_000, using: &sizes), block.count - offset, total - sent)
                     let written = output.value.write(block.baseAddress! + offset, maxLength: size)
                     precondition(written >= 0)
                     if written == 0 {
@@ -48,27 +52,35 @@ import Testing
         }
         writer.start()
 
-        var received = 0
-        var mismatches = 0
-        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: 200_000)
-        defer { buffer.deallocate() }
-        pattern.withUnsafeBufferPointer { block in
-            while true {
-                let count = input.value.read(buffer, maxLength: Int.random(in: 1...200_000))
-                precondition(count >= 0)
-                if count == 0 { break }
-                var checked = 0
-                while checked < count {
-                    let offset = (received + checked) % block.count
-                    let run = min(count - checked, block.count - offset)
-                    if memcmp(buffer + checked, block.baseAddress! + offset, run) != 0 { mismatches += 1 }
-                    checked += run
+        // The reader runs on a thread of its own too: its blocking reads must not hold one of the
+        // few cooperative threads that the tests running beside this one need.
+        let (received, mismatches) = await withCheckedContinuation { (done: CheckedContinuation<(Int, Int), Never>) in
+            Thread.detachNewThread {
+                var sizes = SeededRandom(seed: seed &+ 2)
+                var received = 0
+                var mismatches = 0
+                let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: 200_000)
+                defer { buffer.deallocate() }
+                pattern.withUnsafeBufferPointer { block in
+                    while true {
+                        let count = input.value.read(buffer, maxLength: Int.random(in: 1...200_000, using: &sizes))
+                        precondition(count >= 0)
+                        if count == 0 { break }
+                        var checked = 0
+                        while checked < count {
+                            let offset = (received + checked) % block.count
+                            let run = min(count - checked, block.count - offset)
+                            if memcmp(buffer + checked, block.baseAddress! + offset, run) != 0 { mismatches += 1 }
+                            checked += run
+                        }
+                        received += count
+                    }
                 }
-                received += count
+                done.resume(returning: (received, mismatches))
             }
         }
-        #expect(received == total)
-        #expect(mismatches == 0)
+        #expect(received == total, "\(random)")
+        #expect(mismatches == 0, "\(mismatches) reads differed from what was written; \(random)")
         #expect(pair.bytesWritten == total && pair.bytesRead == total)
         #expect(pair.input.streamStatus == .atEnd)
     }
@@ -77,7 +89,7 @@ import Testing
     /// once the reader drains it.
     @Test func writeReturnsZeroWhenFullAndSpaceEventFollowsTheDrain() throws {
         let pair = BoundStreamPair(bufferSize: 16)
-        let recorder = EventRecorder()
+        let recorder = StreamEventRecorder()
         pair.output.delegate = recorder
         pair.output.setDispatchQueue(DispatchQueue(label: "events"))
         pair.input.open()
@@ -99,7 +111,7 @@ import Testing
     /// Closing the output hands the reader the buffered bytes, then the end.
     @Test func closeDeliversTheRestThenTheEnd() {
         let pair = openPair(bufferSize: 64)
-        let recorder = EventRecorder()
+        let recorder = StreamEventRecorder()
         pair.input.delegate = recorder
         pair.input.setDispatchQueue(DispatchQueue(label: "events"))
         #expect(pair.output.write(Array("hello".utf8), maxLength: 5) == 5)
@@ -120,7 +132,7 @@ import Testing
     @Test func readWaitsForTheWriterInsteadOfReportingTheEnd() async {
         let pair = openPair(bufferSize: 64)
         #expect(pair.input.hasBytesAvailable)
-        let recorder = EventRecorder()
+        let recorder = StreamEventRecorder()
         pair.output.delegate = recorder
         pair.output.setDispatchQueue(DispatchQueue(label: "events"))
         let input = StreamReference(pair.input)
@@ -154,7 +166,7 @@ import Testing
     /// When the reader closes, the writer's next write fails and it gets `.errorOccurred`.
     @Test func readerCloseFailsTheWriter() {
         let pair = openPair(bufferSize: 64)
-        let recorder = EventRecorder()
+        let recorder = StreamEventRecorder()
         pair.output.delegate = recorder
         pair.output.setDispatchQueue(DispatchQueue(label: "events"))
         pair.input.close()
@@ -167,8 +179,8 @@ import Testing
     @Test func eventsArriveOnTheScheduledQueue() {
         let pair = BoundStreamPair(bufferSize: 64)
         let queue = DispatchQueue(label: "scheduled")
-        queue.setSpecific(key: EventRecorder.queueKey, value: "scheduled")
-        let recorder = EventRecorder()
+        queue.setSpecific(key: StreamEventRecorder.queueKey, value: "scheduled")
+        let recorder = StreamEventRecorder()
         pair.input.delegate = recorder
         pair.input.setDispatchQueue(queue)
         pair.input.open()
@@ -183,8 +195,8 @@ import Testing
     /// Streams of Data" recipe, waking the loop from another thread.
     @Test func eventsArriveOnTheScheduledRunLoop() {
         let pair = BoundStreamPair(bufferSize: 64)
-        let recorder = EventRecorder()
-        let ready = DispatchSemaphore(value: 0)
+        let recorder = StreamEventRecorder()
+        let ready = OnceBox()
         let done = OnceBox()
         let output = StreamReference(pair.output)
         let loopThreadID = ThreadIDBox()
@@ -193,13 +205,13 @@ import Testing
             output.value.delegate = recorder
             output.value.schedule(in: .current, forMode: .default)
             output.value.open()
-            ready.signal()
+            ready.set()
             // Keep the loop alive with a distant timer, and spin it until the test is done.
             RunLoop.current.add(Timer(timeInterval: 3600, repeats: false) { _ in }, forMode: .default)
             while !done.isSet { _ = RunLoop.current.run(mode: .default, before: Date(timeIntervalSinceNow: 0.2)) }
         }
         loopThread.start()
-        ready.wait()
+        #expect(eventually { ready.isSet })
         pair.input.open()
         #expect(recorder.waitFor(.hasSpaceAvailable)?.thread == loopThreadID.value)
         // Fill, then drain from this thread: the next space event must wake the sleeping loop.

@@ -1,5 +1,6 @@
 import Testing
 @testable import StreamUp
+import StreamUpTestSupport
 
 @Suite struct ByteRingTests {
     /// Capacity is rounded up to a power of two so positions wrap with a mask.
@@ -24,16 +25,16 @@ import Testing
     /// Random writes and reads keep the counters consistent and never overfill.
     @Test func randomStepsKeepTheInvariants() {
         var ring = ByteRing(minimumCapacity: 64)
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededRandom()
         for _ in 0..<10_000 {
             if Bool.random(using: &generator) {
                 ring.commitWrite(Int.random(in: 0...ring.writableCount, using: &generator))
             } else {
                 ring.commitRead(Int.random(in: 0...ring.readableCount, using: &generator))
             }
-            #expect(ring.testOnly_invariantsHold())
+            #expect(ring.testOnly_invariantsHold(), "\(generator)")
             let (first, second) = ring.writableSpans()
-            #expect(first.count + second.count == ring.writableCount)
+            #expect(first.count + second.count == ring.writableCount, "\(generator)")
         }
     }
 }

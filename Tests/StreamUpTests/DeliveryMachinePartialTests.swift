@@ -1,5 +1,6 @@
 import Testing
 @testable import StreamUp
+import StreamUpTestSupport
 
 /// Partial failures on a manual clock: refused records are reported before the acknowledgement
 /// that frees them, never sent again; what the receiver did not process is sent again, at once

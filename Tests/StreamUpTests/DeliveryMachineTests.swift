@@ -1,5 +1,6 @@
 import Testing
 @testable import StreamUp
+import StreamUpTestSupport
 
 /// The delivery decisions on a manual clock: retries and backoff, `Retry-After`, smaller
 /// segments after broken connections and 413, dead letters, the failing/recovered notices, and

@@ -4,12 +4,13 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import StreamUpTestSupport
 #endif
 import StreamUpSystem
 
 /// Every test follows files in a temporary directory of its own, drives the follower into a
 /// bound stream pair, reads the pair on a thread of its own, and checks the exact bytes that
-/// arrived. Waits observe (poll every 2 ms up to a deadline); nothing sleeps in their place.
+/// arrived. Waits observe (`eventually`, a poll with a deadline); nothing sleeps in their place.
 ///
 /// Thread safety: serialized; each test owns its directory, follower and harness.
 @Suite(.serialized, .timeLimit(.minutes(1))) struct FileFollowerTests {
@@ -358,7 +359,7 @@ private final class Harness: Sendable {
     /// Waits until exactly `expected` has arrived; fails if more or other bytes arrive or the
     /// deadline passes.
     func expect(_ expected: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        let arrived = await poll(timeout: .seconds(20)) {
+        let arrived = await poll {
             let bytes = self.bytes
             return bytes.count >= expected.count || !expected.starts(with: bytes) ? bytes : nil
         }
@@ -421,38 +422,6 @@ private func following(
         throw error
     }
     _ = try await harness.stopMeasuring()
-}
-
-/// Polls `check` every 2 ms until it returns a value or `timeout` passes.
-private func poll<T>(timeout: Duration, _ check: () -> T?) async -> T? {
-    let deadline = ContinuousClock.now + timeout
-    while true {
-        if let value = check() { return value }
-        if ContinuousClock.now >= deadline { return nil }
-        try? await Task.sleep(for: .milliseconds(2))
-    }
-}
-
-/// A wait whose condition never held.
-///
-/// Thread safety: a value type; safe to pass anywhere.
-private struct TimedOut: Error, CustomStringConvertible {
-    var description: String { "condition not met before the deadline" }
-}
-
-/// Waits until `condition` holds, for at most 20 s (a deadline for a hang, not a speed limit:
-/// the machine may be busy with the tests running beside these).
-private func waitUntil(_ condition: () -> Bool) async throws {
-    guard await poll(timeout: .seconds(20), { condition() ? true : nil }) != nil else { throw TimedOut() }
-}
-
-/// Runs `body` with a fresh temporary directory, removed afterwards.
-private func withTemporaryDirectory(_ body: (String) async throws -> Void) async throws {
-    let directory = FileManager.default.temporaryDirectory
-        .appendingPathComponent("FileFollowerTests-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: directory) }
-    try await body(directory)
 }
 
 /// A writer that keeps its descriptor (`O_APPEND`) across renames, as a logging program does.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StreamUp
+import StreamUpTestSupport
 
 /// Measurements behind the choices in Body/ and Records/ (gzip level, flush cost, formatter
 /// speed). They print numbers and assert only that what they measured decodes correctly; they

@@ -1,5 +1,6 @@
 import Testing
 @testable import StreamUp
+import StreamUpTestSupport
 
 @Suite struct GzipStageTests {
     private struct LowerFailed: Error {}

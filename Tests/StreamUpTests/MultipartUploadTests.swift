@@ -2,6 +2,7 @@ import Foundation
 import StreamUpSink
 import Testing
 @testable import StreamUp
+import StreamUpTestSupport
 
 extension InProcessUploads {
     /// A multipart upload whose records hold the boundary (possible here only because the test
@@ -31,15 +32,14 @@ extension InProcessUploads {
 
         /// With dead letters, such a segment is set aside, records intact, without a retry.
         @Test func boundaryInTheRecordsIsADeadLetter() async throws {
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("streamup-dead-\(UUID().uuidString)")
-            defer { try? FileManager.default.removeItem(at: directory) }
+            let directory = try TemporaryDirectory()
             try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
                 let form = try MultipartForm(fileField: "file", filename: "f.log", boundary: "streamup-fixed")
                 var configuration = UploadConfiguration(url: sink.url)
                 configuration.body.envelope = form.envelope()
                 configuration.contentType = form.contentType
                 var options = ReliableUploader.Options()
-                options.deadLetterDirectory = directory
+                options.deadLetterDirectory = directory.url
                 let uploader = try ReliableUploader(configuration, options: options)
                 let (lines, continuation) = AsyncStream<[UInt8]>.makeStream()
                 continuation.yield(Array("fine\n--streamup-fixed--\n".utf8))
@@ -48,7 +48,7 @@ extension InProcessUploads {
                 #expect(uploader.progress.deadLetters == 1 && uploader.progress.retries == 0)
                 let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".body") }
                 #expect(files.count == 1)
-                let kept = try files.first.map { try String(contentsOfFile: directory.appendingPathComponent($0).path, encoding: .utf8) }
+                let kept = try files.first.map { try String(contentsOfFile: directory.file($0), encoding: .utf8) }
                 #expect(kept == "fine\n--streamup-fixed--\n")
             }
         }

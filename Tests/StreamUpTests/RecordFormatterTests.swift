@@ -1,19 +1,9 @@
 import Foundation
 import Testing
 @testable import StreamUp
+import StreamUpTestSupport
 
 @Suite struct RecordFormatterTests {
-    /// 2023-11-14T22:13:20.123Z
-    private let readAt: Int64 = 1_700_000_000_123
-
-    private func records(_ formatter: inout RecordFormatter, _ lines: [[UInt8]], at milliseconds: Int64? = nil) -> [UInt8] {
-        var output: [UInt8] = []
-        for line in lines {
-            line.withUnsafeBytes { formatter.append($0, milliseconds: milliseconds ?? readAt, to: &output) }
-        }
-        return output
-    }
-
     /// Lines of every kind of byte: each byte value alone and between ASCII, all 256 in one line,
     /// ill-formed UTF-8 of each kind, well-formed multi-byte UTF-8, control characters, quotes
     /// and backslashes, and random bytes.
@@ -68,7 +58,7 @@ import Testing
         let record = try #require(try JSONCheck.parse(records(&formatter, [Array("hello".utf8)])).first)
         #expect(record.keys == ["time", "host", "path", "env", "team", "message"])
         #expect(record.strings == ["time": "2023-11-14T22:13:20.123Z", "host": "web-1", "path": "/var/log/app.log", "env": "prod", "team": "a\"b"])
-        #expect(record.timeMilliseconds == readAt)
+        #expect(record.timeMilliseconds == recordsReadAt)
         #expect(record.message == Array("hello".utf8))
     }
 
@@ -81,7 +71,7 @@ import Testing
             records(&withoutPath, [Array("a".utf8)]) + records(&withPath, [Array("b".utf8)]), messageKey: "log", timeKey: "@timestamp")
         #expect(parsed.map(\.keys) == [["@timestamp", "log"], ["@timestamp", "file", "log"]])
         #expect(parsed.map(\.message) == [Array("a".utf8), Array("b".utf8)])
-        #expect(parsed.map(\.timeMilliseconds) == [readAt, readAt])
+        #expect(parsed.map(\.timeMilliseconds) == [recordsReadAt, recordsReadAt])
     }
 
     /// An extra field named like the host replaces the host in its place; of two extra fields

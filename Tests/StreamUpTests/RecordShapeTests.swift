@@ -6,17 +6,6 @@ import Testing
 /// Python's `json`, see `ShapeCheck`), the line comes back byte for byte whatever its bytes, and
 /// each shape puts time, host, path and fields where its receiver reads them.
 @Suite struct RecordShapeTests {
-    /// 2023-11-14T22:13:20.123Z
-    private let readAt: Int64 = 1_700_000_000_123
-
-    private func records(_ formatter: inout RecordFormatter, _ lines: [[UInt8]], at milliseconds: Int64? = nil) -> [UInt8] {
-        var output: [UInt8] = []
-        for line in lines {
-            line.withUnsafeBytes { formatter.append($0, milliseconds: milliseconds ?? readAt, to: &output) }
-        }
-        return output
-    }
-
     /// The one record `shape` makes of `line`, as Python re-serializes it (sorted keys).
     private func canonical(_ shape: RecordShape, path: String? = "/var/log/app.log", fields: [(name: String, value: String)] = [], _ line: String = "hello") async throws -> String {
         var formatter = try RecordFormatter(format: .ndjson, shape: shape, host: "web-1", path: path, fields: fields)
@@ -95,9 +84,9 @@ import Testing
     /// a clock that stepped back, get the previous time plus 1 ns; a later time is its own.
     @Test func nanosecondTimesAreUniqueAndIncreasing() throws {
         var formatter = try RecordFormatter(format: .ndjson, shape: .lokiEntry, host: "h")
-        var output = records(&formatter, [Array("a".utf8), Array("a".utf8)], at: readAt)
-        output += records(&formatter, [Array("a".utf8)], at: readAt - 5000)
-        output += records(&formatter, [Array("a".utf8)], at: readAt + 1)
+        var output = records(&formatter, [Array("a".utf8), Array("a".utf8)], at: recordsReadAt)
+        output += records(&formatter, [Array("a".utf8)], at: recordsReadAt - 5000)
+        output += records(&formatter, [Array("a".utf8)], at: recordsReadAt + 1)
         let times = String(decoding: output, as: UTF8.self).split(separator: "\n").map { $0.split(separator: "\"")[1] }
         #expect(times == ["1700000000123000000", "1700000000123000001", "1700000000123000002", "1700000000124000000"])
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StreamUp
+import StreamUpTestSupport
 
 /// The one buffer of an acknowledged upload: bytes stay until acknowledged, a full buffer
 /// makes the producer wait until an acknowledgement, record boundaries are found as bytes are
@@ -15,8 +16,7 @@ import Testing
         #expect(writer.availableSpace == 0)
         // Given a full buffer, the next write waits…
         let waiting = Task { try await writer.write([16, 17, 18, 19]) }
-        let deadline = ContinuousClock.now + .seconds(20)
-        while buffer.pauses.count == 0 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(await eventually { buffer.pauses.count > 0 })
         #expect(buffer.heldCount == 16 && buffer.pauses.count == 1)
         // …until an acknowledgement frees room.
         buffer.acknowledge(upTo: 8)

@@ -1,6 +1,7 @@
 import Foundation
 import StreamUp
 import StreamUpSink
+import StreamUpTestSupport
 import Testing
 
 extension InProcessUploads {
@@ -8,16 +9,6 @@ extension InProcessUploads {
 /// emitter taking the same ``UploadConfiguration`` as the uploaders.
 @Suite(.timeLimit(.minutes(1))) struct ScopedUploadTests {
     private struct Refused: Error {}
-
-    /// Polls `condition` until it holds or 20 s pass.
-    private static func eventually(_ condition: () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < deadline {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return condition()
-    }
 
     /// `StreamUploader.withUploader`: what the closure writes is the body, and the call
     /// returns the server's answer.
@@ -99,7 +90,7 @@ extension InProcessUploads {
                     throw Refused()
                 }
             }
-            #expect(await Self.eventually { sink.requests.count == 1 })
+            #expect(await eventually { sink.requests.count == 1 })
             #expect(sink.requests.first?.isComplete == false, "a cancelled upload ended its body as if complete")
         }
     }

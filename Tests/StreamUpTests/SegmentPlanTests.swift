@@ -1,5 +1,6 @@
 import Testing
 @testable import StreamUp
+import StreamUpTestSupport
 
 /// The segment-cutting rules on a manual clock, with no buffer and no sockets: where a request
 /// may end given what is written and when.

@@ -1,13 +1,15 @@
 import Foundation
 import Testing
 @testable import StreamUp
+import StreamUpTestSupport
 
 /// The spool: what was not acknowledged survives a reopen; every kind of damage is refused
 /// with a message instead of being sent; what a crash leaves is not damage; draining a spool
 /// needs no new disk space.
 @Suite struct SpoolStorageTests {
-    private func temporarySpool() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("streamup-spool-\(UUID().uuidString)").path
+    /// A spool directory path (not yet created) inside `temporary`, which removes it.
+    private func temporarySpool(in temporary: TemporaryDirectory) -> String {
+        temporary.file("spool")
     }
 
     /// A buffer over a fresh spool of `capacity` bytes (files of a quarter of that).
@@ -44,9 +46,9 @@ import Testing
         return #expect(throws: StreamUpError.self) { try SpoolStorage.open(directory: directory, capacity: 40, streamID: "new") }
     }
 
-    /// A spool holding 30 bytes, 12 of them acknowledged, in files of 10 bytes.
-    private func spoolWithPendingBytes() throws -> String {
-        let directory = temporarySpool()
+    /// A spool in `temporary` holding 30 bytes, 12 of them acknowledged, in files of 10 bytes.
+    private func spoolWithPendingBytes(in temporary: TemporaryDirectory) throws -> String {
+        let directory = temporarySpool(in: temporary)
         let replay = try buffer(directory)
         try write(Array(0..<30), to: replay)
         replay.acknowledge(upTo: 12)
@@ -60,8 +62,8 @@ import Testing
     /// What was not acknowledged survives the process: a second open finds it, under the same
     /// stream id and offsets, across several spool files; wholly acknowledged files are gone.
     @Test func pendingBytesSurviveAReopen() throws {
-        let directory = try spoolWithPendingBytes()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let temporary = try TemporaryDirectory()
+        let directory = try spoolWithPendingBytes(in: temporary)
         let spool = try SpoolStorage.open(directory: directory, capacity: 40, streamID: "second")
         #expect(spool.recovered.acknowledged == 12 && spool.recovered.end == 30 && spool.recovered.streamID == "s")
         let replay = ReplayBuffer(storage: spool, records: .rawBytes, maxRecord: 40, acknowledged: 12, written: 30)
@@ -72,8 +74,8 @@ import Testing
 
     /// A spool whose bytes were all acknowledged starts a new stream at offset 0.
     @Test func anEmptiedSpoolStartsANewStream() throws {
-        let directory = temporarySpool()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let temporary = try TemporaryDirectory()
+        let directory = temporarySpool(in: temporary)
         do {
             let replay = try buffer(directory, capacity: 16, streamID: "first")
             try write([1, 2, 3], to: replay)
@@ -85,8 +87,8 @@ import Testing
 
     /// Two users cannot share a spool.
     @Test func aSpoolInUseIsRefused() throws {
-        let directory = temporarySpool()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let temporary = try TemporaryDirectory()
+        let directory = temporarySpool(in: temporary)
         let held = try SpoolStorage.open(directory: directory, capacity: 40, streamID: "s")
         let error = #expect(throws: StreamUpError.self) { try SpoolStorage.open(directory: directory, capacity: 40, streamID: "s") }
         #expect(error?.description.contains("in use by another streamup process") == true)
@@ -98,8 +100,8 @@ import Testing
     /// says the spool is damaged and what to do.
     @Test(arguments: ["truncated newest", "deleted newest", "deleted newest data", "garbled byte", "deleted middle", "acknowledged past end", "index entry changed"])
     func damageIsRefusedWithAMessage(kind: String) throws {
-        let directory = try spoolWithPendingBytes()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let temporary = try TemporaryDirectory()
+        let directory = try spoolWithPendingBytes(in: temporary)
         let error = try damage(directory) { directory in
             switch kind {
             case "truncated newest":
@@ -135,8 +137,8 @@ import Testing
     /// What a crash leaves is not damage: bytes written past the last index entry of the newest
     /// file (a crash between the two writes) are cut off, and the rest is recovered.
     @Test func aCrashBetweenDataAndIndexIsNotDamage() throws {
-        let directory = try spoolWithPendingBytes()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let temporary = try TemporaryDirectory()
+        let directory = try spoolWithPendingBytes(in: temporary)
         let handle = try #require(FileHandle(forUpdatingAtPath: file(directory, 20, "spool")))
         try handle.seekToEnd()
         try handle.write(contentsOf: Data([1, 2, 3]))
@@ -149,8 +151,8 @@ import Testing
     /// bytes to disk: a spool that filled its file system can be drained once the receiver is
     /// back (only `marks` is rewritten in place, and files are deleted).
     @Test func drainingNeedsNoNewSpace() throws {
-        let directory = try spoolWithPendingBytes()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let temporary = try TemporaryDirectory()
+        let directory = try spoolWithPendingBytes(in: temporary)
         func sizes() throws -> [String: Int] {
             var sizes: [String: Int] = [:]
             for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
@@ -173,7 +175,8 @@ import Testing
     /// Without a size, a spool takes 1 GiB or half of what its file system has free, whichever
     /// is smaller, so it cannot fill the file system by itself.
     @Test func theDefaultSizeLeavesHalfTheFreeSpace() throws {
-        let directory = temporarySpool()
+        let temporary = try TemporaryDirectory()
+        let directory = temporarySpool(in: temporary)
         var status = statvfs()
         #expect(statvfs(FileManager.default.temporaryDirectory.path, &status) == 0)
         let free = Int(status.f_bavail) * Int(status.f_frsize)
@@ -184,8 +187,8 @@ import Testing
     /// The index keeps where bytes came from: a restart learns where each source stands at the
     /// end of what the spool holds, past what a saved state says.
     @Test func sourcePositionsAreRecoveredFromTheIndex() throws {
-        let directory = temporarySpool()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let temporary = try TemporaryDirectory()
+        let directory = temporarySpool(in: temporary)
         let a = SourceID(device: 1, inode: 10), b = SourceID(device: 1, inode: 20)
         do {
             let replay = try buffer(directory, capacity: 1000)

@@ -48,7 +48,7 @@ extension InProcessUploads {
         try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
             let uploader = try StreamUploader(configuration(sink.url))
             let running = Task { try await uploader.run(ChunksProducer(chunks: [Array("kept\n".utf8)], thenIdle: true)) }
-            while uploader.progress.bytesSent < 5 { await Task.yield() }
+            try #require(await eventually { uploader.progress.bytesSent >= 5 })
             uploader.finish()
             let response = try await running.value
             #expect(response.isSuccess)
@@ -62,7 +62,7 @@ extension InProcessUploads {
         try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
             let uploader = try StreamUploader(configuration(sink.url))
             let running = Task { try await uploader.run(ChunksProducer(chunks: [Array("partial\n".utf8)], thenIdle: true)) }
-            while uploader.progress.bytesSent < 8 { await Task.yield() }
+            try #require(await eventually { uploader.progress.bytesSent >= 8 })
             uploader.cancel()
             let error = await #expect(throws: StreamUpError.self) { try await running.value }
             #expect(error?.code == .cancelled)

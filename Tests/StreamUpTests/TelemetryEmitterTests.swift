@@ -17,8 +17,7 @@ extension InProcessUploads {
     /// resets a connection every 20 kB, every record arrives exactly once, and `flush()`
     /// returns only when the sink has acknowledged everything emitted before it.
     @Test func reliableEmitterLosesNothingWhenConnectionsDrop() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("streamup-emitter-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = try TemporaryDirectory()
         var configuration = SinkConfiguration(outputDirectory: directory.path)
         configuration.faults = SinkFaults(dropAfterBytes: 20_000, dropRepeatedly: true)
         try await SinkServer.withRunning(configuration) { sink in
@@ -36,7 +35,7 @@ extension InProcessUploads {
             #expect(response.isSuccess)
             let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
             let stream = try #require(names.first { $0.hasPrefix("stream-") })
-            let body = try Data(contentsOf: directory.appendingPathComponent(stream))
+            let body = try Data(contentsOf: directory.url.appendingPathComponent(stream))
             let readings = try body.split(separator: UInt8(ascii: "\n")).map { try JSONDecoder().decode(Reading.self, from: Data($0)) }
             #expect(readings.map(\.index) == Array(0..<1_000))
             #expect(sink.requests.contains { !$0.isComplete }, "no connection was dropped")
@@ -88,10 +87,7 @@ extension InProcessUploads {
             }
         }
         // Given a stalled server, the buffer fills up and stays full.
-        let deadline = ContinuousClock.now + .seconds(30)
-        while !(server.isStalling && emitter.metrics.bytesBuffered >= 4096 - 512) && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        #expect(await eventually(within: .seconds(30)) { server.isStalling && emitter.metrics.bytesBuffered >= 4096 - 512 })
         #expect(server.isStalling)
         let stalled = emitter.metrics
         #expect(stalled.bytesBuffered <= 4096)

@@ -19,8 +19,8 @@ import Testing
 
     /// `-o FILE` takes the body exactly as it came, and stdout stays empty.
     @Test func successBodyGoesToTheOutputFile() async throws {
-        let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let scratch = try TemporaryDirectory()
+        let directory = scratch.url
         let file = directory.appendingPathComponent("answer.json").path
         let server = try StubHTTPServer(.answerAfterBody(status: 201, body: #"{"id":"u-1"}"#))
         defer { server.stop() }

@@ -52,8 +52,8 @@ import Testing
     /// `streamup heartbeat -u USER … -- COMMAND`: the command does not inherit the password
     /// from STREAMUP_PASSWORD (it used to get streamup's whole environment).
     @Test func heartbeatCommandDoesNotSeeThePassword() async throws {
-        let work = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: work) }
+        let scratch = try TemporaryDirectory()
+        let work = scratch.url
         let seen = work.appendingPathComponent("seen").path
         try await withSink { sink, _ in
             let child = try streamup(
@@ -75,8 +75,8 @@ import Testing
     /// old token, the next one the new token, with no restart. The same for `-H @FILE`.
     @Test(arguments: Rotation.allCases, [false, true])
     func rotatedSecretIsUsedByTheNextRequest(rotation: Rotation, headerFile: Bool) async throws {
-        let work = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: work) }
+        let scratch = try TemporaryDirectory()
+        let work = scratch.url
         let file = work.appendingPathComponent("secret")
         func write(_ token: String) throws {
             let text = headerFile ? "# rotated by the test\nX-API-Key: \(token)\n" : "\(token)\n"
@@ -115,8 +115,8 @@ import Testing
     /// `-H @FILE`: every field of the file is sent (comments and blank lines skipped) beside
     /// the command line's own `-H`.
     @Test func headerFileFieldsAreSent() async throws {
-        let work = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: work) }
+        let scratch = try TemporaryDirectory()
+        let work = scratch.url
         let file = work.appendingPathComponent("headers")
         try Data("# Datadog\nDD-API-KEY: dd-key\n\nX-Scope-OrgID: tenant-1\r\n".utf8).write(to: file)
         try await withSink { sink, _ in
@@ -146,8 +146,8 @@ import Testing
         (["--token-header", "DD-API-KEY"], "streamup: --token-header names the field for --token-file's token: add --token-file FILE\n"),
     ])
     func unusableCredentialsAreAUsageError(arguments: [String], message: String) async throws {
-        let work = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: work) }
+        let scratch = try TemporaryDirectory()
+        let work = scratch.url
         try Data().write(to: work.appendingPathComponent("empty"))
         try Data("secret-one\nsecret-two\n".utf8).write(to: work.appendingPathComponent("two-lines"))
         try Data("token\n".utf8).write(to: work.appendingPathComponent("token"))

@@ -67,8 +67,8 @@ import Testing
     /// closed from the start), and exits 0 on SIGTERM.
     @Test(arguments: [StreamupProcess.Attachment.closed, .readerGone])
     func sinkWithoutStdoutKeepsServing(stdout: StreamupProcess.Attachment) async throws {
-        let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let scratch = try TemporaryDirectory()
+        let directory = scratch.url
         let port = unusedLocalPort()
         let sink = try StreamupProcess(["sink", "--port", "\(port)", "--output", directory.path], stdout: stdout)
         sink.closeStdin()

@@ -20,7 +20,7 @@ import Testing
             let quiet = try StreamupProcess([sink.url.absoluteString])
             let asked = try StreamupProcess(["--progress", sink.url.absoluteString])
             for child in [quiet, asked] { child.write("a line\n") }
-            #expect(await eventually(timeout: 20) { asked.stderr.contains(" delivered at ") })
+            #expect(await eventually(within: .seconds(20)) { asked.stderr.contains(" delivered at ") })
             for child in [quiet, asked] { child.closeStdin() }
             #expect(await quiet.waitForExit() == 0 && quiet.stderr.isEmpty, "stderr: \(quiet.stderr)")
             #expect(await asked.waitForExit() == 0)

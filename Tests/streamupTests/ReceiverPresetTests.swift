@@ -95,8 +95,8 @@ import Testing
     /// Loki stores the valid entries of a request and answers 400 naming the ignored ones:
     /// those are reported, kept with `--dead-letter`, and not sent again; the rest arrives once.
     @Test func lokiIgnoredEntriesAreReportedAndKept() async throws {
-        let work = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: work) }
+        let scratch = try TemporaryDirectory()
+        let work = scratch.url
         let lines = (0..<400).map { Array(($0 % 50 == 7 ? "BAD entry \($0)" : "good entry \($0)").utf8) }
         let (status, stderr, snapshot) = try await Self.ship(
             "loki", ["--segment-bytes", "4000", "--dead-letter", work.path], lines: lines, validatorOptions: ["--reject-line-regex", "^BAD"])
@@ -129,8 +129,8 @@ import Testing
     /// `errors:true` items: the refused documents are reported, kept with `--dead-letter`, and
     /// not sent again; the others are stored once.
     @Test func elasticsearchRefusedDocumentsAreReportedAndKept() async throws {
-        let work = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: work) }
+        let scratch = try TemporaryDirectory()
+        let work = scratch.url
         let lines = (0..<600).map { Array(($0 % 100 == 42 ? "BAD document \($0)" : "good document \($0)").utf8) }
         let (status, stderr, snapshot) = try await Self.ship(
             "elasticsearch", ["--segment-bytes", "20000", "--dead-letter", work.path], lines: lines, validatorOptions: ["--reject-regex", "BAD"])
@@ -160,8 +160,8 @@ import Testing
     /// (`--format raw`): events before N are indexed, N is reported and kept, the events after
     /// it are sent again and indexed once.
     @Test func splunkInvalidEventIsReportedAndTheRestIndexed() async throws {
-        let work = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: work) }
+        let scratch = try TemporaryDirectory()
+        let work = scratch.url
         let lines = (0..<300).map { index in
             Array((index % 100 == 50 ? #"{"time":"soon","event":"bad \#(index)"}"# : #"{"event":"event \#(index)"}"#).utf8)
         }
@@ -195,8 +195,8 @@ import Testing
     /// OTLP `partialSuccess` names no records: the request is kept whole with the reason, and
     /// not sent again (its other records were stored once).
     @Test func otlpPartialSuccessKeepsTheRequest() async throws {
-        let work = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: work) }
+        let scratch = try TemporaryDirectory()
+        let work = scratch.url
         let lines = (0..<300).map { Array(($0 == 150 ? "BAD record" : "record \($0)").utf8) }
         let (status, stderr, snapshot) = try await Self.ship(
             "otlp", ["--segment-bytes", "5000", "--dead-letter", work.path], lines: lines, validatorOptions: ["--reject-body-regex", "BAD"])

@@ -42,8 +42,8 @@ import Testing
     /// holds and sends only the rest from the spool. The stream is whole and no byte reached the
     /// sink twice.
     @Test func aKilledUploadResumesFromTheSpoolWhereTheServerIs() async throws {
-        let work = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: work) }
+        let scratch = try TemporaryDirectory()
+        let work = scratch.url
         let spool = work.appendingPathComponent("spool").path
         let input = (1...5_000).map { "\($0)\n" }.joined()
         try await withSink(configure: { $0.faults = SinkFaults(stallAfterBytes: 2_000) }) { sink, directory in

@@ -52,9 +52,9 @@ import Testing
     /// printed in full, and so was every header field.)
     @Test(arguments: cases, [[], ["--single-request"]])
     func verboseOutputHidesTheSecret(_ secret: Case, mode: [String]) async throws {
-        let token = FileManager.default.temporaryDirectory.appendingPathComponent("streamup-token-\(UUID().uuidString)").path
+        let scratch = try TemporaryDirectory()
+        let token = scratch.file("token")
         try Data("token-secret-t\n".utf8).write(to: URL(fileURLWithPath: token))
-        defer { try? FileManager.default.removeItem(atPath: token) }
         try await withSink { sink, _ in
             func filled(_ text: String) -> String {
                 text.replacingOccurrences(of: "URL", with: sink.url.absoluteString).replacingOccurrences(of: "PORT", with: "\(sink.port)")

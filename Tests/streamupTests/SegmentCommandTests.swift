@@ -67,8 +67,8 @@ import Testing
     /// A 400 for one segment with `--dead-letter`: that segment is kept in DIR (its body and a
     /// record of the answer), the rest arrives, and the exit status says something was refused.
     @Test func aRefusedSegmentIsKeptAsADeadLetterAndTheRestArrives() async throws {
-        let work = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: work) }
+        let scratch = try TemporaryDirectory()
+        let work = scratch.url
         let dead = work.appendingPathComponent("dead").path
         let input = ndjson(rows: 20_000)
         try await withSink(configure: { $0.faults = SinkFaults(failNextRequests: 1, failStatus: 400) }) { sink, directory in

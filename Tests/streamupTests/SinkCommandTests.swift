@@ -41,9 +41,9 @@ import Testing
     /// An `--output` that names a file is one line saying what happened and what to do, exit 74
     /// (it was a multi-line NSCocoaErrorDomain dump).
     @Test func anOutputThatIsAFileIsOneActionableLine() async throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("streamup-file-\(UUID().uuidString)").path
+        let scratch = try TemporaryDirectory()
+        let file = scratch.file("not-a-directory")
         try Data("not a directory".utf8).write(to: URL(fileURLWithPath: file))
-        defer { try? FileManager.default.removeItem(atPath: file) }
         let child = try StreamupProcess(["sink", "--port", "0", "--output", file])
         child.closeStdin()
         #expect(await child.waitForExit() == 74)

@@ -39,8 +39,8 @@ import Testing
         let certificates = try await TestCertificates([.selfSigned])
         let (certificate, key) = certificates.files(.selfSigned)
         let server = try await TLSServer(certificate: certificate, key: key)
-        let work = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: work) }
+        let scratch = try TemporaryDirectory()
+        let work = scratch.url
         let dead = work.appendingPathComponent("dead").path
         let child = try StreamupProcess(["--dead-letter", dead, server.url])
         child.write("hello\n")
@@ -64,8 +64,8 @@ import Testing
     @Test(.enabled(if: TrustStoreSandbox.isAvailable, "needs root and mount namespaces (unshare)"))
     func privateCATrustedThroughTheSystemStore() async throws {
         let certificates = try await TestCertificates([.signedByTestCA, .wrongName, .expired])
-        let work = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: work) }
+        let scratch = try TemporaryDirectory()
+        let work = scratch.url
         var servers: [TLSServer] = []
         for kind in [TestCertificates.Kind.signedByTestCA, .wrongName, .expired] {
             let (certificate, key) = certificates.files(kind)

@@ -22,8 +22,8 @@ import Testing
     /// Following across a rename rotation, as one request: the existing content, lines
     /// appended, and the new file's lines all arrive, in order, once, in one live body.
     @Test func followsAppendsAndRotationIntoOneStream() async throws {
-        let work = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: work) }
+        let scratch = try TemporaryDirectory()
+        let work = scratch.url
         let log = work.appendingPathComponent("app.log").path
         try "existing\n".write(toFile: log, atomically: false, encoding: .utf8)
         try await withSink { sink, stored in
@@ -49,8 +49,8 @@ import Testing
     /// state moves at its end; in segments, at each acknowledgement).
     @Test(arguments: [["--single-request"], []])
     func restartWithStateContinuesAfterTheAcknowledgedOffset(mode: [String]) async throws {
-        let work = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: work) }
+        let scratch = try TemporaryDirectory()
+        let work = scratch.url
         let log = work.appendingPathComponent("app.log").path
         let state = work.appendingPathComponent("app.state").path
         try "one\ntwo\n".write(toFile: log, atomically: false, encoding: .utf8)
@@ -86,8 +86,8 @@ extension TailCommandTests {
     /// `tail --resumable` through a sink that cuts a connection every 1,000 bytes: the file
     /// arrives whole and once, and SIGTERM completes the upload (exit 0).
     @Test func followsIntoAResumableUploadThroughCuts() async throws {
-        let work = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: work) }
+        let scratch = try TemporaryDirectory()
+        let work = scratch.url
         let log = work.appendingPathComponent("app.log").path
         var expected = (0..<200).map { "line \($0)\n" }.joined()
         try expected.write(toFile: log, atomically: false, encoding: .utf8)
@@ -109,8 +109,8 @@ extension TailCommandTests {
     /// With segments, the saved position follows each acknowledgement: after a SIGKILL (no
     /// clean end), a restart sends exactly what came after the last acknowledged segment.
     @Test func segmentedStateSurvivesSigkill() async throws {
-        let work = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: work) }
+        let scratch = try TemporaryDirectory()
+        let work = scratch.url
         let log = work.appendingPathComponent("app.log").path
         let state = work.appendingPathComponent("app.state").path
         try "one\ntwo\n".write(toFile: log, atomically: false, encoding: .utf8)

@@ -6,8 +6,8 @@ import Testing
 /// `tail --format ndjson` over several files: every record names the file its line came from.
 @Suite(.timeLimit(.minutes(2))) struct TailFormatTests {
     @Test func recordsNameTheFileOfTheirLine() async throws {
-        let work = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: work) }
+        let scratch = try TemporaryDirectory()
+        let work = scratch.url
         let a = work.appendingPathComponent("a.log").path, b = work.appendingPathComponent("b.log").path
         try "a1\na2\n".write(toFile: a, atomically: false, encoding: .utf8)
         try "b1\n".write(toFile: b, atomically: false, encoding: .utf8)

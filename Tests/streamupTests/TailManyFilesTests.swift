@@ -17,8 +17,8 @@ import Glibc
     /// rename rotation in one (a line still written to the old file, then the new one), a
     /// copytruncate in another, a file deleted right after its last line.
     @Test func aGlobOverTwentyFilesDeliversEveryLineOnceInOrder() async throws {
-        let work = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: work) }
+        let scratch = try TemporaryDirectory()
+        let work = scratch.url
         let logs = work.appendingPathComponent("logs").path
         try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
         var files = ManyFiles(directory: logs, count: 20)
@@ -56,8 +56,8 @@ import Glibc
     /// `kill -9` while all 20 files grow, and a restart with the same `--state` and `--spool`:
     /// every line arrives once, in each file's order.
     @Test func killAndRestartWithStateAndSpoolWhileTwentyFilesGrow() async throws {
-        let work = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: work) }
+        let scratch = try TemporaryDirectory()
+        let work = scratch.url
         let logs = work.appendingPathComponent("logs").path
         try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
         let state = work.appendingPathComponent("tail.state").path
@@ -81,7 +81,7 @@ import Glibc
             writer.stop()
             let expected = writer.expected
             // then every line is there once, in order.
-            #expect(await eventually(timeout: 60) { storedLines(in: stored, sink) == expected })
+            #expect(await eventually(within: .seconds(60)) { storedLines(in: stored, sink) == expected })
             second.signal(SIGTERM)
             #expect(await second.waitForExit() == 0, "stderr: \(second.stderr)")
             let lines = storedLines(in: stored, sink)
@@ -94,8 +94,8 @@ import Glibc
     /// A pattern whose directory does not exist and one that matches nothing are each said
     /// once on stderr; when the directory and a file appear, its lines arrive.
     @Test func missingDirectoryAndNoMatchAreSaidOnce() async throws {
-        let work = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: work) }
+        let scratch = try TemporaryDirectory()
+        let work = scratch.url
         let missing = work.appendingPathComponent("not-yet/app").path
         let empty = work.appendingPathComponent("empty").path
         try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
@@ -120,8 +120,8 @@ import Glibc
     /// root without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH (`setpriv`), so a mode-000 file
     /// truly fails to open with EACCES (and the others, owned by root, open as usual).
     @Test func permissionDeniedSkipsOnlyThatFile() async throws {
-        let work = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: work) }
+        let scratch = try TemporaryDirectory()
+        let work = scratch.url
         let logs = work.appendingPathComponent("logs").path
         try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
         for name in ["a", "secret", "c"] { try "\(name) 0\n".write(toFile: "\(logs)/\(name).log", atomically: false, encoding: .utf8) }
@@ -152,8 +152,8 @@ extension TailManyFilesTests {
     /// With `--forget-after`, the state keeps a deleted file's position, marked gone, and
     /// drops it once it has been gone that long (at the next save after that).
     @Test func forgetAfterDropsTheStateOfAFileGoneThatLong() async throws {
-        let work = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: work) }
+        let scratch = try TemporaryDirectory()
+        let work = scratch.url
         let logs = work.appendingPathComponent("logs").path
         try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
         let state = work.appendingPathComponent("tail.state").path
@@ -184,8 +184,8 @@ extension TailManyFilesTests {
     /// More files than `--max-open-files`: one line says so, and every line of every file still
     /// arrives (idle files are closed and reopened when written to).
     @Test func moreFilesThanMaxOpenFilesIsSaidAndLosesNothing() async throws {
-        let work = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: work) }
+        let scratch = try TemporaryDirectory()
+        let work = scratch.url
         let logs = work.appendingPathComponent("logs").path
         try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
         var files = ManyFiles(directory: logs, count: 6)
@@ -277,7 +277,7 @@ struct ManyFiles {
     func expectStored(in stored: URL, _ child: StreamupProcess, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let lines = { (try? String(contentsOfFile: streamFile(in: stored) ?? "", encoding: .utf8)) ?? "" }
         let expected = self.expected
-        let arrived = await eventually(timeout: 30) {
+        let arrived = await eventually(within: .seconds(30)) {
             var byFile: [String: [String]] = [:]
             for line in lines().split(separator: "\n") {
                 byFile[String(line.split(separator: " ").first ?? ""), default: []].append(String(line))
@@ -310,7 +310,6 @@ final class GrowingFiles: Sendable {
     private let state = Mutex(State())
     private let directory: String
     private let names: [String]
-    private let done = DispatchSemaphore(value: 0)
 
     init(directory: String, count: Int) throws {
         self.directory = directory
@@ -330,7 +329,7 @@ final class GrowingFiles: Sendable {
                 round += 1
                 usleep(5000)  // pacing of the writer (about 4,000 lines/s), not a wait for anything
             }
-            done.signal()
+            state.withLock { $0.stopped = true }
         }
     }
 
@@ -340,7 +339,7 @@ final class GrowingFiles: Sendable {
     /// Stops the writer and waits until its thread is done.
     func stop() {
         guard state.withLock({ state in defer { state.running = false }; return state.running }) else { return }
-        done.wait()
+        if !eventually({ state.withLock { $0.stopped } }) { Issue.record("the writer thread did not stop") }
     }
 
     var expected: [String: [String]] { state.withLock { $0.lines } }

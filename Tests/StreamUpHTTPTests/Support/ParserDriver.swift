@@ -1,4 +1,5 @@
 @testable import StreamUpHTTP
+import StreamUpTestSupport
 
 /// Feeds bytes to an ``HTTPRequestParser`` in pieces and collects whole messages, the way a
 /// connection does (body ranges are copied out of each piece).

@@ -1,10 +1,11 @@
 import Foundation
 @testable import StreamUpSink
+import StreamUpTestSupport
 
 /// Runs `body` against a started server and always stops it.
 func withSink<Value>(
     _ configuration: SinkConfiguration = SinkConfiguration(),
-    recorder: EventRecorder? = nil,
+    recorder: EventRecorder<SinkRequestEvent>? = nil,
     _ body: (SinkServer) throws -> Value
 ) throws -> Value {
     var handler: @Sendable (SinkRequestEvent) -> Void = { _ in }

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import StreamUpTestSupport
 
 /// A raw TCP client that sends a request a few bytes at a time, as a slowloris attacker or a
 /// dripping uploader does, and watches for the server's answer between sends.
@@ -26,26 +27,10 @@ final class SlowClient {
     private(set) var descriptor: CInt
 
     init(port: UInt16) throws {
-        #if canImport(Glibc)
-        let type = CInt(SOCK_STREAM.rawValue)
-        #else
-        let type = SOCK_STREAM
-        #endif
-        descriptor = socket(AF_INET, type, 0)
-        guard descriptor >= 0 else { throw TestClientError(description: "socket: errno \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard result == 0 else {
-            let code = errno
-            close()
-            throw TestClientError(description: "connect: errno \(code)")
+        do {
+            descriptor = try connectToLoopback(port: port)
+        } catch {
+            throw TestClientError(description: "\(error)")
         }
     }
 

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import StreamUpTestSupport
 
 /// A failure in the test client (connect, send, a response that doesn't parse, a timeout).
 struct TestClientError: Error, CustomStringConvertible {
@@ -44,29 +45,13 @@ final class TestClient {
     private var pending: [UInt8] = []
 
     init(port: UInt16, receiveTimeout: Duration = .seconds(10)) throws {
-        #if canImport(Glibc)
-        let type = CInt(SOCK_STREAM.rawValue)
-        #else
-        let type = SOCK_STREAM
-        #endif
-        descriptor = socket(AF_INET, type, 0)
-        guard descriptor >= 0 else { throw TestClientError(description: "socket: errno \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
+        do {
+            descriptor = try connectToLoopback(port: port)
+        } catch {
+            throw TestClientError(description: "\(error)")
         }
-        guard result == 0 else {
-            let code = errno
-            close()   // sets descriptor to -1, so deinit (which runs for a throwing class init) won't close it again
-            throw TestClientError(description: "connect: errno \(code)")
-        }
-        let seconds = receiveTimeout.components.seconds
-        var timeout = timeval(tv_sec: Int(seconds), tv_usec: 0)
+        let scaled = TestTime.scaled(receiveTimeout).components  // slower under a sanitizer
+        var timeout = timeval(tv_sec: Int(scaled.seconds), tv_usec: Int(scaled.attoseconds / 1_000_000_000_000))
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 

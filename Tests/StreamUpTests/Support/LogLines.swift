@@ -1,3 +1,4 @@
+import StreamUpTestSupport
 /// Log-like text for compression and formatting tests: lines shaped like an access/application
 /// log (timestamp, level, logger, request, status, latency, ids), varied by a seeded generator.
 ///

@@ -4,17 +4,18 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import StreamUpTestSupport
 #endif
 import StreamUpSystem
 
 /// The tailer producing into a replay buffer large enough that nothing has to be read out:
 /// each test checks the exact bytes written, the events said and the sources reported. Waits
-/// observe (poll every 2 ms up to a deadline); nothing sleeps in their place.
+/// observe (`eventually`, a poll with a deadline); nothing sleeps in their place.
 @Suite(.serialized, .timeLimit(.minutes(1))) struct FileTailerTests {
     /// Lines of two files written at once interleave only whole: a partial line waits for its
     /// newline while the other file's lines go on, and each write is marked with its file.
     @Test func linesOfSeveralFilesInterleaveOnlyWhole() async throws {
-        try await withDirectory { directory in
+        try await withTemporaryDirectory { directory in
             try write("", to: directory + "/a.log")
             try write("", to: directory + "/b.log")
             try await tailing([directory + "/*.log"]) { harness in
@@ -24,7 +25,7 @@ import StreamUpSystem
                 try await harness.expect("b1\n")
                 try append(" and ends\n", to: directory + "/a.log")
                 try append("b2\n", to: directory + "/b.log")
-                try await harness.waitUntil { harness.text.count == "b1\na begins and ends\nb2\n".count }
+                try await waitUntil { harness.text.count == "b1\na begins and ends\nb2\n".count }
                 #expect(Set(harness.lines) == ["b1", "a begins and ends", "b2"])
                 #expect(harness.lines.firstIndex(of: "b1") == 0)
                 let positions = harness.buffer.latestSourcePositions.positions
@@ -36,10 +37,10 @@ import StreamUpSystem
     /// A pattern that matches nothing and one whose directory does not exist are each said
     /// once; when the directory and a file appear, the file is read from its start.
     @Test func missingMatchesAreSaidOnceThenFollowed() async throws {
-        try await withDirectory { directory in
+        try await withTemporaryDirectory { directory in
             let nested = directory + "/later/deeper"
             try await tailing([directory + "/*.log", nested + "/*.log"]) { harness in
-                try await harness.waitUntil {
+                try await waitUntil {
                     harness.events.contains(.waitingForMatch(pattern: directory + "/*.log"))
                         && harness.events.contains(.directoryMissing(directory: nested, pattern: nested + "/*.log"))
                 }
@@ -57,7 +58,7 @@ import StreamUpSystem
     /// A deleted file is read to its end and dropped; its unterminated last line goes out with
     /// a newline added (and is said), and the file is reported stopped.
     @Test func aDeletedFileIsFinishedWithItsLastLineCompleted() async throws {
-        try await withDirectory { directory in
+        try await withTemporaryDirectory { directory in
             let path = directory + "/gone.log"
             try write("", to: path)
             var options = FileTailer.Options()
@@ -68,7 +69,7 @@ import StreamUpSystem
                 try await harness.expect("one\n")
                 try FileManager.default.removeItem(atPath: path)
                 try await harness.expect("one\ntwo\n")
-                try await harness.waitUntil { harness.events.contains(.finished(path: path)) }
+                try await waitUntil { harness.events.contains(.finished(path: path)) }
                 #expect(harness.events.contains(.unterminatedLine(path: path, bytes: 3)))
                 let followed = harness.changes.compactMap { if case .following(let position) = $0 { position.source } else { nil } }
                 #expect(harness.changes.contains(.stopped(try #require(followed.last))))
@@ -79,7 +80,7 @@ import StreamUpSystem
     /// Saved positions resume the file whose fingerprint matches; a file with the same inode
     /// but other first bytes is a new file, read from its start.
     @Test func savedPositionsResumeOnlyTheFileWhoseFingerprintMatches() async throws {
-        try await withDirectory { directory in
+        try await withTemporaryDirectory { directory in
             let kept = directory + "/kept.log"
             let reused = directory + "/reused.log"
             try write("hello\nworld\n", to: kept)
@@ -93,7 +94,7 @@ import StreamUpSystem
                 SourcePosition(source: SourceID(device: reusedStatus.identity.device, inode: reusedStatus.identity.inode, fingerprint: otherPrint), path: reused, offset: 6),
             ]
             try await tailing([directory + "/*.log"], saved: saved) { harness in
-                try await harness.waitUntil { harness.lines.count == 3 }
+                try await waitUntil { harness.lines.count == 3 }
                 #expect(Set(harness.lines) == ["world", "other", "lines"])
             }
         }
@@ -102,7 +103,7 @@ import StreamUpSystem
     /// With more files than descriptors, every line of every file arrives: idle files are
     /// closed and reopened when written to; the limit is said.
     @Test func moreFilesThanDescriptorsLoseNothing() async throws {
-        try await withDirectory { directory in
+        try await withTemporaryDirectory { directory in
             let names = (0..<6).map { directory + "/f\($0).log" }
             for name in names { try write("", to: name) }
             var options = FileTailer.Options()
@@ -116,7 +117,7 @@ import StreamUpSystem
                         try append("f\(index) r\(round)\n", to: name)
                         expected.insert("f\(index) r\(round)")
                     }
-                    try await harness.waitUntil { harness.lines.count == expected.count }
+                    try await waitUntil { harness.lines.count == expected.count }
                 }
                 #expect(Set(harness.lines) == expected)
                 #expect(harness.lines.count == expected.count)
@@ -127,11 +128,11 @@ import StreamUpSystem
     /// A file that appears empty gets its fingerprint with its first bytes, before they go
     /// out: the source it is reported under is the one its bytes are marked with.
     @Test func aFileThatStartsEmptyIsFingerprintedBeforeItsFirstLine() async throws {
-        try await withDirectory { directory in
+        try await withTemporaryDirectory { directory in
             try await tailing([directory + "/*.log"]) { harness in
                 try await harness.waitUntilStarted()
                 try write("", to: directory + "/new.log")
-                try await harness.waitUntil { harness.events.contains(.following(path: directory + "/new.log", offset: 0)) }
+                try await waitUntil { harness.events.contains(.following(path: directory + "/new.log", offset: 0)) }
                 try append("first\n", to: directory + "/new.log")
                 try await harness.expect("first\n")
                 let marked = try #require(harness.buffer.latestSourcePositions.positions.keys.first)
@@ -186,25 +187,14 @@ private final class TailHarness: Sendable {
         try await waitUntil { self.tailer.hasStarted }
     }
 
-    func waitUntil(_ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(20)
-        while !condition() {
-            guard ContinuousClock.now < deadline else { throw TailTimedOut() }
-            try await Task.sleep(for: .milliseconds(2))
-        }
-    }
 
     /// Waits until exactly `expected` has been written (fails on other bytes or the deadline).
     func expect(_ expected: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        let deadline = ContinuousClock.now + .seconds(20)
-        while true {
+        let text = await poll {
             let text = self.text
-            if text.count >= expected.count || !expected.hasPrefix(text) || ContinuousClock.now >= deadline {
-                #expect(text == expected, sourceLocation: sourceLocation)
-                return
-            }
-            try await Task.sleep(for: .milliseconds(2))
+            return text.count >= expected.count || !expected.hasPrefix(text) ? text : nil
         }
+        #expect((text ?? self.text) == expected, sourceLocation: sourceLocation)
     }
 
     func stop() async {
@@ -222,10 +212,6 @@ private final class Collected<Value: Sendable>: Sendable {
     var values: [Value] { list.withLock { $0 } }
 }
 
-private struct TailTimedOut: Error, CustomStringConvertible {
-    var description: String { "condition not met before the deadline" }
-}
-
 private func tailing(
     _ patterns: [String], options: FileTailer.Options = FileTailer.Options(), saved: [SourcePosition] = [],
     _ body: (TailHarness) async throws -> Void
@@ -238,13 +224,6 @@ private func tailing(
         throw error
     }
     await harness.stop()
-}
-
-private func withDirectory(_ body: (String) async throws -> Void) async throws {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("FileTailerTests-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: directory) }
-    try await body(directory)
 }
 
 private func write(_ text: String, to path: String) throws {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StreamUp
+import StreamUpTestSupport
 
 /// One file's turns: whole lines only, partial lines wait, long lines go whole or in pieces,
 /// every write carries the file's offset.
@@ -18,10 +19,8 @@ import Testing
 
     /// A file in a fresh temporary directory, opened for the reader.
     private func withFile(_ contents: String, _ body: (String, inout TailedFile) throws -> Void) throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("LineReaderTests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("a.log").path
+        let directory = try TemporaryDirectory()
+        let path = directory.file("a.log")
         try contents.write(toFile: path, atomically: false, encoding: .utf8)
         let file = try #require(try ReadOnlyFile.open(path))
         var tailed = TailedFile(identity: file.identity, path: path, file: file, offset: 0, now: .now)

@@ -2,6 +2,7 @@ import Foundation
 import StreamUpSystem
 import Testing
 @testable import StreamUp
+import StreamUpTestSupport
 
 /// The state store's side of ``SourceChange``: followed sources are recorded without moving a
 /// known one back, gone ones are marked, and forgotten only after `forgetAfter`.
@@ -10,10 +11,8 @@ import Testing
     private let b = SourceID(device: 1, inode: 11, fingerprint: 8)
 
     private func withStore(forgetAfter: Duration?, clock: WallClock = WallClock(), _ body: (SourceStateStore, String) throws -> Void) throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("SourceStateStoreTests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let file = directory.appendingPathComponent("state").path
+        let directory = try TemporaryDirectory()
+        let file = directory.file("state")
         let initial = SourceState(sources: [SourcePosition(source: a, path: "/logs/a.log", offset: 500)])
         let store = SourceStateStore(file: file, initial: initial, streamID: "s", streamOffset: 0, forgetAfter: forgetAfter) { clock.now }
         try body(store, file)

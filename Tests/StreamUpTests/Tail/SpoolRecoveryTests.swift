@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StreamUp
+import StreamUpTestSupport
 
 /// What a reopened spool says about where its bytes came from: also the bytes the server
 /// acknowledged after the last save of the positions (the files stay until the saved
@@ -17,10 +18,10 @@ import Testing
         try spool.commit(space, count: bytes.count, at: offset, mark: .verbatim(source, from: position))
     }
 
+    /// Runs `body` with a spool path (not yet created) in a temporary directory removed afterwards.
     private func withDirectory(_ body: (String) throws -> Void) throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("SpoolRecoveryTests-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        try body(directory)
+        let temporary = try TemporaryDirectory()
+        try withExtendedLifetime(temporary) { try body(temporary.file("spool")) }
     }
 
     /// Everything acknowledged, positions saved before that: a new stream starts, and the old

@@ -18,9 +18,9 @@ final class ClickHouse: Sendable {
 
     let url: URL
     private let harness: StreamupProcess
-    private let directory: URL
+    private let directory: TemporaryDirectory
 
-    private init(url: URL, harness: StreamupProcess, directory: URL) {
+    private init(url: URL, harness: StreamupProcess, directory: TemporaryDirectory) {
         self.url = url
         self.harness = harness
         self.directory = directory
@@ -29,16 +29,14 @@ final class ClickHouse: Sendable {
     /// Runs `body` with a fresh server whose tables are `tables` (`NAME (COLUMNS) ENGINE = …`
     /// definitions), by default `t (n UInt64)` and `logs (message String)`.
     static func with<T>(tables: [String] = [], _ body: (ClickHouse) async throws -> T) async throws -> T {
-        let directory = try temporaryDirectory()
+        let directory = try TemporaryDirectory()
         let harness = try PythonScript.start("clickhouse.py", ["start", "--dir", directory.path] + tables.flatMap { ["--table", $0] })
         guard let line = await harness.firstLine(), let url = URL(string: line) else {
             harness.signal(SIGTERM)
             _ = await harness.waitForExit()
-            try? FileManager.default.removeItem(at: directory)
             throw ClickHouseError(message: "clickhouse did not start: \(harness.stderr)")
         }
         let server = ClickHouse(url: url, harness: harness, directory: directory)
-        defer { try? FileManager.default.removeItem(at: directory) }
         let result: Result<T, Error>
         do {
             result = .success(try await body(server))

@@ -8,9 +8,8 @@ import Testing
 func withSink<T>(
     configure: (inout SinkConfiguration) -> Void = { _ in }, _ body: (SinkServer, URL) async throws -> T
 ) async throws -> T {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("streamup-test-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: directory) }
+    let scratch = try TemporaryDirectory()
+    let directory = scratch.url
     var configuration = SinkConfiguration()
     configuration.outputDirectory = directory.path
     configure(&configuration)
@@ -56,23 +55,6 @@ private func run(_ executable: String, _ arguments: [String]) async throws -> Da
     }
 }
 
-/// Waits, with a deadline, until `condition` holds, checking every 5 ms. Returns whether it held.
-func eventually(timeout: TimeInterval = 20, _ condition: () throws -> Bool) async rethrows -> Bool {
-    let deadline = Date(timeIntervalSinceNow: timeout)
-    while Date() < deadline {
-        if try condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return try condition()
-}
-
-/// A fresh temporary directory (the caller removes it).
-func temporaryDirectory() throws -> URL {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("streamup-work-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    return directory
-}
-
 /// Appends `text` to the file at `path`, as a logging program would.
 func append(_ text: String, to path: String) throws {
     guard let handle = FileHandle(forWritingAtPath: path) else { throw CocoaError(.fileNoSuchFile) }
@@ -104,8 +86,8 @@ func startedSink(port: UInt16, storingIn directory: URL) throws -> SinkServer {
 /// same port, and the input ends. Expects exit 0 and every line stored once; returns what the
 /// restarted sink saw.
 func expectNothingLostAcrossASinkRestart(_ options: [String]) async throws -> [SinkRequestEvent] {
-    let directory = try temporaryDirectory()
-    defer { try? FileManager.default.removeItem(at: directory) }
+    let scratch = try TemporaryDirectory()
+    let directory = scratch.url
     let first = try startedSink(port: 0, storingIn: directory)
     let child = try StreamupProcess(options + [first.url.absoluteString])
     var expected = ""

@@ -23,13 +23,13 @@ final class TestCertificates: Sendable {
         case expired
     }
 
-    let directory: URL
+    private let temporary: TemporaryDirectory
+    var directory: URL { temporary.url }
     var caCertificate: String { directory.appendingPathComponent("ca.crt").path }
 
     /// Makes the CA and the certificates of `kinds`.
     init(_ kinds: [Kind] = Kind.allCases) async throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("streamup-tls-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        temporary = try TemporaryDirectory()
         let ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
         var script = """
             set -e
@@ -48,10 +48,6 @@ final class TestCertificates: Sendable {
                 """
         }
         try await runShell(script, in: directory)
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(at: directory)
     }
 
     func files(_ kind: Kind) -> (certificate: String, key: String) {
