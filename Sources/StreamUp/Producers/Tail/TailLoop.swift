@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import StreamUpSystem
 
 /// The tailer's loop: walk the patterns when names change, give ready files their turns, finish
@@ -65,6 +70,10 @@ struct TailLoop: ~Copyable {
             if scheduler.hasReady || rescanNeeded { continue }
             events.removeAll(keepingCapacity: true)
             try watcher.wait(timeout: waitTimeout(), into: &events)
+            // Woken by a change: let the lines of a burst gather (FileTailer.Options.gatherDelay).
+            if !events.isEmpty && options.gatherDelay > .zero {
+                usleep(useconds_t(options.gatherDelay.nanoseconds / 1_000))
+            }
             handle(events)
             // Also while events keep coming: files without a watch would wait for ever.
             let interval = Duration.milliseconds(Int64(safetyInterval))
