@@ -43,7 +43,7 @@ extension ReliableUploader: Upload {
     var meterCounts: ProgressMeter.Counts {
         let progress = self.progress
         return ProgressMeter.Counts(
-            read: progress.produced, delivered: max(0, progress.acknowledged - producerStart), waiting: progress.held, retries: progress.retries)
+            read: progress.produced, delivered: bytesDelivered, waiting: progress.held, retries: progress.retries)
     }
 
     var refusedLine: String? {

@@ -39,29 +39,13 @@ extension DeadLetterStore {
         answer: UploadResponse?
     ) throws -> String {
         guard let first = records.first else { preconditionFailure("no records to keep") }
-        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
-            throw StreamUpError(.io, "cannot create the dead-letter directory \(directory)", errno: errno)
-        }
-        let name = "\(directory)/\(streamID)-\(String(format: "%020d", first.range.lowerBound))"
-        let bodyFile = name + ".body"
-        let descriptor = try SystemCall.runBlocking("cannot create \(bodyFile)") {
-            SystemCall.open(bodyFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC)
-        }
-        defer { SystemCall.close(descriptor) }
-        for record in records {
-            try buffer.copy(record.range) { piece in
-                try SystemCall.writeAll(descriptor, piece, "cannot write \(bodyFile)")
-            }
-        }
-        try SystemCall.runBlocking("cannot sync \(bodyFile)") { fsync(descriptor) }
+        let name = try writeBody(records.map(\.range), of: buffer, streamID: streamID)
         let file = RecordsFile(
             stream: streamID, offset: String(first.range.lowerBound), bytes: String(records.reduce(0) { $0 + $1.range.count }),
             url: url.absoluteString, reason: reason, time: RFC3339.string(from: Date()),
             status: answer.map { String($0.statusCode) }, answer: answer.map { String($0.bodyText.prefix(2000)) },
             records: records.map { RecordsFile.Record(offset: $0.range.lowerBound, bytes: $0.range.count, reason: $0.reason) })
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        try AtomicFile.replace(at: name + ".json", with: Array(try encoder.encode(file)) + [0x0A], throwing: StreamUpError.self)
-        return bodyFile
+        try writeRecord(file, name: name)
+        return name + ".body"
     }
 }

@@ -20,19 +20,7 @@ struct DeadLetterStore: Sendable {
 
     /// Writes the bytes `range` of `buffer` and their record; returns the body file's path.
     func keep(_ range: Range<Int>, of buffer: ReplayBuffer, streamID: String, url: URL, reason: String, answer: UploadResponse?) throws -> String {
-        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
-            throw StreamUpError(.io, "cannot create the dead-letter directory \(directory)", errno: errno)
-        }
-        let name = "\(directory)/\(streamID)-\(String(format: "%020d", range.lowerBound))"
-        let bodyFile = name + ".body"
-        let descriptor = try SystemCall.runBlocking("cannot create \(bodyFile)") {
-            SystemCall.open(bodyFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC)
-        }
-        defer { SystemCall.close(descriptor) }
-        try buffer.copy(range) { piece in
-            try SystemCall.writeAll(descriptor, piece, "cannot write \(bodyFile)")
-        }
-        try SystemCall.runBlocking("cannot sync \(bodyFile)") { fsync(descriptor) }
+        let name = try writeBody([range], of: buffer, streamID: streamID)
         var record: [String: String] = [
             "stream": streamID, "offset": String(range.lowerBound), "bytes": String(range.count),
             "url": url.absoluteString, "reason": reason, "time": RFC3339.string(from: Date()),
@@ -41,9 +29,36 @@ struct DeadLetterStore: Sendable {
             record["status"] = String(answer.statusCode)
             record["answer"] = String(answer.bodyText.prefix(2000))
         }
+        try writeRecord(record, name: name)
+        return name + ".body"
+    }
+
+    /// Creates the directory if need be and writes the bytes `ranges` of `buffer`, in order, to
+    /// `STREAM-OFFSET.body` (the first range's offset), `fsync`ed; returns `DIR/STREAM-OFFSET`.
+    func writeBody(_ ranges: [Range<Int>], of buffer: ReplayBuffer, streamID: String) throws -> String {
+        guard let first = ranges.first else { preconditionFailure("nothing to keep") }
+        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
+            throw StreamUpError(.io, "cannot create the dead-letter directory \(directory)", errno: errno)
+        }
+        let name = "\(directory)/\(streamID)-\(String(format: "%020d", first.lowerBound))"
+        let bodyFile = name + ".body"
+        let descriptor = try SystemCall.runBlocking("cannot create \(bodyFile)") {
+            SystemCall.open(bodyFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC)
+        }
+        defer { SystemCall.close(descriptor) }
+        for range in ranges {
+            try buffer.copy(range) { piece in
+                try SystemCall.writeAll(descriptor, piece, "cannot write \(bodyFile)")
+            }
+        }
+        try SystemCall.runBlocking("cannot sync \(bodyFile)") { fsync(descriptor) }
+        return name
+    }
+
+    /// Writes `record` as `NAME.json` (sorted keys, one line), atomically.
+    func writeRecord(_ record: some Encodable, name: String) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         try AtomicFile.replace(at: name + ".json", with: Array(try encoder.encode(record)) + [0x0A], throwing: StreamUpError.self)
-        return bodyFile
     }
 }
