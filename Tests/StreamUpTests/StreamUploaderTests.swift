@@ -10,9 +10,13 @@ struct ChunksProducer: Producer {
     let chunks: [[UInt8]]
     var thenIdle = false
     var thenFail = false
+    /// Runs after the chunks are written, before failing or idling: a test waits there until
+    /// the receiver has the bytes.
+    var afterChunks: @Sendable () async throws -> Void = {}
 
     func produce(into writer: StreamWriter) async throws {
         for chunk in chunks { try await writer.write(chunk) }
+        try await afterChunks()
         if thenFail { throw TestFailure() }
         if thenIdle {
             // Suspend until cancelled: the uploader cancels its producer on finish/cancel.
@@ -66,7 +70,9 @@ extension InProcessUploads {
             uploader.cancel()
             let error = await #expect(throws: StreamUpError.self) { try await running.value }
             #expect(error?.code == .cancelled)
-            #expect(sink.requests.allSatisfy { !$0.isComplete || $0.bodyByteCount == 0 })
+            // The request that carried the bytes ends, and not as a complete body.
+            try #require(await eventually { !sink.requests.isEmpty })
+            #expect(sink.requests.allSatisfy { !$0.isComplete })
         }
     }
 
@@ -75,10 +81,14 @@ extension InProcessUploads {
     @Test func producerFailureFailsTheUpload() async throws {
         try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
             let uploader = try StreamUploader(configuration(sink.url))
-            let error = await #expect(throws: StreamUpError.self) {
-                try await uploader.run(ChunksProducer(chunks: [Array("x".utf8)], thenFail: true))
-            }
+            // Given: the producer fails only once its byte is on the wire.
+            let producer = ChunksProducer(chunks: [Array("x".utf8)], thenFail: true, afterChunks: {
+                try #require(await eventually { uploader.progress.bytesSent >= 1 })
+            })
+            let error = await #expect(throws: StreamUpError.self) { try await uploader.run(producer) }
             #expect(error?.code == .producerFailed)
+            // Then: the request that carried it ends, and not as a complete body.
+            try #require(await eventually { !sink.requests.isEmpty })
             #expect(sink.requests.allSatisfy { !$0.isComplete })
         }
     }

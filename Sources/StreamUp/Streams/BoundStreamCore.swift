@@ -80,6 +80,8 @@ final class BoundStreamCore: @unchecked Sendable {
     var bytesRead: Int { withState { $0.ring.readCount } }
     var bufferedCount: Int { withState { $0.ring.readableCount } }
     var failure: StreamUpError? { withState { $0.failure } }
+    /// Whether a `read` is parked waiting for bytes (tests check a reader waits before writing).
+    var testOnly_readerIsWaiting: Bool { withState { $0.readerWaiting } }
 
     func status(of side: Side) -> Stream.Status {
         withState { state in
