@@ -7,7 +7,7 @@ import StreamUpSystem
 /// The bare uploader's URLSession delegate: hands over one ``MemoryBodyStream``, drains the
 /// answer, and signals completion with the final status.
 ///
-/// A second request for a body stream (URLSession re-sending, DESIGN.md fact 2) cancels the
+/// A second request for a body stream (URLSession re-sending, DesignNotes, platform fact 2) cancels the
 /// task: the bound this uploader measures is one request, so such a run must fail, not resend.
 ///
 /// Thread safety: callbacks arrive on the session's serial delegate queue; `state` is guarded

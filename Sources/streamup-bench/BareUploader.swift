@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// The platform's bound (DESIGN.md fact 7): `streamup-bench --bare-upload URL BYTES` uploads
+/// The platform's bound (DesignNotes, platform fact 7): `streamup-bench --bare-upload URL BYTES` uploads
 /// BYTES from an in-memory ``MemoryBodyStream`` as one chunked `PUT` through
 /// `URLSession.uploadTask(withStreamedRequest:)`, with nothing else in the process doing work:
 /// no pipe, no ring, no producer thread. The bench runs this mode as a child, so the child's

@@ -8,7 +8,7 @@ import Foundation
 ///   bytes are treated as opaque, as for random input).
 /// - ``single``: `streamup --single-request`, one never-ending request.
 /// - ``curl``: `curl -sS -T -`.
-/// - ``bare``: the platform's bound (DESIGN.md fact 7): this bench run as a child in its
+/// - ``bare``: the platform's bound (DesignNotes, platform fact 7): this bench run as a child in its
 ///   `--bare-upload` mode, a bare `URLSession.uploadTask(withStreamedRequest:)` reading an
 ///   in-memory `InputStream` (no pipe, no ring; see ``BareUploader``).
 ///

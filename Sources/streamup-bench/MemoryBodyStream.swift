@@ -5,7 +5,7 @@ import Synchronization
 /// one prefilled 1 MiB buffer (the same lines as ``PipeGenerator``), then ends. No pipe, no
 /// ring, no waiting: one `memcpy` per `read`, the least any body stream can do.
 ///
-/// Contract with URLSession on Linux (DESIGN.md fact 3): `hasBytesAvailable` is true until
+/// Contract with URLSession on Linux (DesignNotes, platform fact 3): `hasBytesAvailable` is true until
 /// every byte was handed out, and `read` returns 0 only at the end.
 ///
 /// Thread safety: `read` runs on URLSession's one reading thread; the count of bytes handed out

@@ -2,7 +2,7 @@ import Foundation
 import StreamUpTestSupport
 import Testing
 
-/// HTTPS as URLSession on Linux allows it (DESIGN.md fact 8), against a real TLS server on
+/// HTTPS as URLSession on Linux allows it (DesignNotes, platform fact 8), against a real TLS server on
 /// 127.0.0.1 (Python's `ssl`) with certificates made by `openssl` for the test.
 @Suite(.serialized, .timeLimit(.minutes(2))) struct TLSCommandTests {
     /// The remedy every untrusted-issuer line ends with.

@@ -4,7 +4,7 @@ import StreamUpSystem
 /// The `InputStream` URLSession reads a request body from, pulling from a chain of
 /// ``BodySource`` stages (a replay buffer's window, then optionally an envelope and gzip).
 ///
-/// Contract with URLSession on Linux (DESIGN.md fact 3): `hasBytesAvailable` stays true until
+/// Contract with URLSession on Linux (DesignNotes, platform fact 3): `hasBytesAvailable` stays true until
 /// the body has ended, and `read` blocks until it has at least one byte; it returns 0 only at
 /// the end and -1 once the body failed (see `streamError`).
 ///

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The streamed body of one request, as the URLSession delegate hands it over: a stream per
-/// request for the body (URLSession asks again when libcurl must re-send, DESIGN.md fact 2).
+/// request for the body (URLSession asks again when libcurl must re-send, DesignNotes, platform fact 2).
 ///
 /// Thread safety: implementations are safe from any thread; URLSession asks on its delegate
 /// queue, the uploader closes from its task.

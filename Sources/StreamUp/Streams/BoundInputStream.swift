@@ -2,7 +2,7 @@ import Foundation
 
 /// The reading end of a ``BoundStreamPair``: what the upload task reads the body from.
 ///
-/// Contract with URLSession on Linux (DESIGN.md fact 3): `hasBytesAvailable` stays `true` until
+/// Contract with URLSession on Linux (DesignNotes, platform fact 3): `hasBytesAvailable` stays `true` until
 /// the writer has closed and every byte was read, and `read(_:maxLength:)` waits until at least
 /// one byte is there. It returns 0 only at the end and -1 once the pair has failed (see
 /// `streamError`), so a cancelled upload is woken rather than left waiting.

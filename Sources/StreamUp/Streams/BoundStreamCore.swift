@@ -6,7 +6,7 @@ import Foundation
 /// One writer thread and one reader thread at a time. Bytes are copied in and out *outside* the
 /// lock: the writer only touches free space and the reader only touches unread bytes, and the ring's
 /// counters (changed under the lock) keep the two regions apart. The reader blocks in `read` until
-/// at least one byte, the end, or a failure is there (DESIGN.md fact 3); the writer never blocks.
+/// at least one byte, the end, or a failure is there (DesignNotes, platform fact 3); the writer never blocks.
 ///
 /// Thread safety: every mutable field is in `state`, guarded by `stateLock`; callable from any
 /// thread. Events are decided under the lock and delivered after it is released.

@@ -8,7 +8,7 @@ import StreamUpSystem
 /// the producer runs, and returns the server's answer.
 ///
 /// Each uploader owns one `URLSession` (its serial work queue blocks while the body waits for
-/// bytes, DESIGN.md fact 3), one ``BoundStreamPair`` and one upload task. The producer writes
+/// bytes, DesignNotes, platform fact 3), one ``BoundStreamPair`` and one upload task. The producer writes
 /// into the pair's output only when it has space; the task reads the input side.
 ///
 /// ```swift
@@ -178,7 +178,7 @@ public final class StreamUploader: Sendable {
         var fields = [
             UploadConfiguration.Header(name: "Content-Type", value: configuration.contentType),
             // An empty Expect keeps libcurl from adding `Expect: 100-continue` and waiting a
-            // second for a `100 Continue` before the first byte (DESIGN.md fact 5).
+            // second for a `100 Continue` before the first byte (DesignNotes, platform fact 5).
             UploadConfiguration.Header(name: "Expect", value: ""),
             UploadConfiguration.Header(name: "User-Agent", value: "streamup/\(StreamUpVersion.current)"),
         ]

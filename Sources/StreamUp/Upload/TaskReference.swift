@@ -4,7 +4,7 @@ import FoundationNetworking
 #endif
 
 /// Carries a URLSession task to another queue, to cancel it there: `cancel()` waits for
-/// URLSession's shared work queue, which a body read may be holding (DESIGN.md fact 3), so no
+/// URLSession's shared work queue, which a body read may be holding (DesignNotes, platform fact 3), so no
 /// caller should wait for it.
 ///
 /// Thread safety: `URLSessionTask` is thread-safe (its state lives on URLSession's work queue)

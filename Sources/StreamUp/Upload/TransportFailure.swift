@@ -117,7 +117,7 @@ enum TransportFailure {
             "\(facts.target) sent an answer that is not valid HTTP (\(facts.detail ?? "no details")): check the port, and any proxy in between"
         },
         // Certificates: what is wrong decides the remedy. streamup on Linux cannot take a CA
-        // file or skip verification (URLSession uses the system store only; DESIGN.md fact 8),
+        // file or skip verification (URLSession uses the system store only; DesignNotes, platform fact 8),
         // so an untrusted issuer always points at the store.
         Rule(codes: [], prefixes: ["SSL: no alternative certificate subject name", "SSL: certificate subject name"]) { facts in
             "the TLS certificate of \(facts.target) is for another name (\(facts.detail(after: "SSL:"))): connect by a name the certificate holds, or have the server present one for this name"

@@ -34,7 +34,7 @@ public struct UploadConfiguration: Sendable {
     /// The most bytes of the server's answer kept in ``UploadResponse/body``.
     public var maxResponseBodyBytes: Int = 64 * 1024
     /// How long to wait for the server to accept the connection and, after the body has ended,
-    /// for its answer. A producer that is idle for a long time never trips it (see DESIGN.md).
+    /// for its answer. A producer that is idle for a long time never trips it (DesignNotes, platform fact 4).
     public var responseTimeout: Duration = .seconds(60)
 
     /// Creates a configuration for `url`.

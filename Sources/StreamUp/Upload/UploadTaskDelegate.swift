@@ -51,7 +51,7 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
         needNewBodyStream completionHandler: @escaping (InputStream?) -> Void
     ) {
         // The first call hands over the body's stream. A later call means URLSession wants to
-        // send the body again (DESIGN.md fact 2): the body decides whether it can.
+        // send the body again (DesignNotes, platform fact 2): the body decides whether it can.
         guard let body else { return completionHandler(nil) }
         let attempt = state.withLock { state in
             state.bodyRequests += 1

@@ -56,8 +56,8 @@ final class ClickHouse: Sendable {
 
     /// The answer to `sql`, trimmed. Asked by a Python program on a thread of its own: an
     /// `async` URLSession call blocks the calling thread while URLSession's shared queue is
-    /// busy, and a live body of an in-process upload in another test keeps it busy (DESIGN.md
-    /// fact 3); two such calls held both of the test runner's threads and every test stopped.
+    /// busy, and a live body of an in-process upload in another test keeps it busy (DesignNotes,
+    /// platform fact 3); two such calls held both of the test runner's threads and every test stopped.
     func query(_ sql: String) async throws -> String {
         let program = "import sys, urllib.parse, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1] + '/?' + urllib.parse.urlencode({'query': sys.argv[2]}), timeout=60).read().decode('utf-8', 'replace'))"
         let (status, output, errors) = try await PythonScript.run(program, [url.absoluteString, sql])
