@@ -85,9 +85,19 @@ def run(streamup, workload):
         names = ["app"] if workload == "directory" else ["f%02d" % i for i in range(20)]
         for name in names:
             open(os.path.join(logs, name + ".log"), "w").close()
-        tail = subprocess.Popen([streamup, "tail", "-v" if VERBOSE is None else "--from-start", "--from-start", "--segment-seconds", "100ms", pattern, url],
-                                stdout=subprocess.DEVNULL, stderr=VERBOSE)
-        time.sleep(0.5)  # let it start (it reads every file from its start anyway)
+        tail = subprocess.Popen([streamup, "tail", "-v", "--from-start", "--segment-seconds", "100ms", pattern, url],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        following = threading.Semaphore(0)
+
+        def watch_stderr():
+            for line in tail.stderr:
+                if VERBOSE is None:
+                    sys.stderr.write(line)
+                if line.startswith("streamup: following "):
+                    following.release()
+        threading.Thread(target=watch_stderr, daemon=True).start()
+        for _ in names:  # until it follows every file: what it never saw cannot be known
+            following.acquire()
         if workload == "directory":
             for number in range(600):
                 append(os.path.join(logs, "app.log"), "app line %d" % number)

@@ -87,20 +87,21 @@ extension TailLoop {
         }
         guard let (path, file) = chosen else { return }
         let start = min(offset, try file.status().size)
-        var copy = files[file.identity] ?? TailedFile(identity: file.identity, path: path, file: nil, offset: start, now: clock.now)
-        let unreported = copy.sourceID
+        let followed = files[file.identity]
+        var copy = followed ?? TailedFile(identity: file.identity, path: path, file: nil, offset: start, now: clock.now)
         copy.fingerprint = try reader.fingerprint(of: file)
         if copy.file == nil {
             copy.file = file
             watcher.watchFile(file.identity, descriptor: file.descriptor)
         }
-        if files[file.identity] == nil && !tailer.selection.selects(path) {
+        if let followed, followed.copyOf == nil, followed.fingerprint != copy.fingerprint {
+            // Followed while empty, under no fingerprint (a held copy was never reported).
+            tailer.report(.stopped(followed.sourceID))
+        } else if followed == nil && !tailer.selection.selects(path) {
             // Not followed for itself: read to its end, then dropped.
             copy.vanishedAt = clock.now
             copy.finishing = true
             vanished.insert(file.identity)
-        } else if copy.copyOf == nil && unreported.fingerprint != copy.fingerprint {
-            tailer.report(.stopped(unreported))
         }
         copy.copyOf = nil
         copy.mayBeACopy = false
