@@ -226,6 +226,7 @@ extension TailLoop {
         tailed.file = nil
         vanished.remove(identity)
         waitingForSlot.remove(identity)
+        copyTails.remove(identity)
         watcher.unwatchFile(identity)
         scheduler.remove(identity)
         tailer.unpublish(tailed)

@@ -30,6 +30,9 @@ struct TailLoop: ~Copyable {
     var vanished: Set<FileIdentity> = []
     /// Files that had something to read but no descriptor.
     var waitingForSlot: Set<FileIdentity> = []
+    /// Copies being read for the tail of their truncated file, which waits until they reach
+    /// their end (`TailLoop+Copies`).
+    var copyTails: Set<FileIdentity> = []
     var saved: SavedPositions
     var notices = Notices()
     var rescanNeeded = true
@@ -141,9 +144,8 @@ struct TailLoop: ~Copyable {
             scheduler.markReady(tailed.identity)
         case .end:
             tailed.atEnd = true
-            // A copy read up to its end lets its truncated original go on (a vanished file
-            // does so when it is dropped: it may still grow).
-            if !tailed.hasVanished { releaseHeld(by: tailed.identity) }
+            // A copy read up to its end lets its truncated file go on.
+            if copyTails.remove(tailed.identity) != nil { releaseHeld(by: tailed.identity) }
             // A descriptor may be free now (this file has nothing to read): let waiting files ask.
             for waiting in waitingForSlot { scheduler.markReady(waiting) }
             waitingForSlot.removeAll()
