@@ -119,6 +119,38 @@ import Glibc
             #expect(storedLines(in: stored, sink) == files.expected)
         }
     }
+
+    /// A copytruncate while streamup is stopped, with `--state`: the line the file had not sent
+    /// is sent from the copy after the restart, and the copy (which `*.log*` matches) is not
+    /// sent again from its start.
+    @Test func aCopytruncateWhileStoppedIsTakenUpAfterTheRestart() async throws {
+        let scratch = try TemporaryDirectory()
+        let logs = scratch.url.appendingPathComponent("logs").path
+        try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
+        let state = scratch.url.appendingPathComponent("tail.state").path
+        var files = ManyFiles(directory: logs, count: 3)
+        try files.appendToAll()
+        try await withSink { sink, stored in
+            let arguments = ["tail", "-v", "--from-start", "--state", state, "--segment-seconds", "100ms", logs + "/*.log*", sink.url.absoluteString]
+            let first = try StreamupProcess(arguments)
+            try files.appendToAll()
+            try await files.expectStored(in: stored, first)
+            first.signal(SIGTERM)
+            #expect(await first.waitForExit() == 0, "stderr: \(first.stderr)")
+            try files.appendToAll()
+            let f01 = files.path("f01")
+            try run("/bin/cp", f01, f01 + ".1")
+            try run("/usr/bin/truncate", "-s", "0", f01)
+            try files.appendToAll()
+            let second = try StreamupProcess(arguments)
+            let expected = files.expected
+            #expect(await eventually { storedLines(in: stored, sink) == expected }, "stderr: \(second.stderr)")
+            second.signal(SIGTERM)
+            #expect(await second.waitForExit() == 0, "stderr: \(second.stderr)")
+            let lines = storedLines(in: stored, sink)
+            #expect(lines == expected, "f01: \(lines["f01"] ?? [])")
+        }
+    }
 }
 
 // MARK: - Support

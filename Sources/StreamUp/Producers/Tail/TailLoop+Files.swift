@@ -78,7 +78,10 @@ extension TailLoop {
         }
         // Files with saved positions first: a new file that is a copy of one is known as such.
         let (resumed, new) = (appeared.filter { candidates[$0.status.identity] != nil }, appeared.filter { candidates[$0.status.identity] == nil })
-        for found in resumed + new { try startFollowing(found, saved: candidates[found.status.identity] ?? []) }
+        for found in resumed + new where files[found.status.identity] == nil {
+            // (A copy may have been taken up already, for the file it copies.)
+            try startFollowing(found, saved: candidates[found.status.identity] ?? [])
+        }
     }
 
     // MARK: Starting
@@ -92,6 +95,7 @@ extension TailLoop {
         let size = try file.status().size
         var tailed = TailedFile(identity: identity, path: found.path, file: file, offset: 0, now: clock.now)
         tailed.mayBeACopy = true
+        var truncatedWhileDown: SourcePosition?
         if !candidates.isEmpty {
             let (match, stale) = try SavedPositions.pick(candidates) { try reader.file(file, matches: $0) }
             for old in stale where old.goneSince == nil { tailer.report(.stopped(old.source)) }
@@ -99,6 +103,9 @@ extension TailLoop {
                 tailed.mayBeACopy = false
                 tailed.fingerprint = match.source.fingerprint
                 tailed.offset = size >= match.offset ? max(match.offset, 0) : 0
+            } else {
+                // Its inode with other first bytes: truncated while nobody followed it.
+                truncatedWhileDown = stale.last { $0.source.fingerprint != 0 && $0.goneSince == nil }
             }
         } else if isFirstScan && saved.isFirstRun && options.startAt == .end {
             tailed.offset = try startOfLastLine(file, size: size)
@@ -123,6 +130,11 @@ extension TailLoop {
         tailer.report(.following(tailed.position))
         tailer.say(.following(path: found.path, offset: tailed.offset))
         scheduler.markReady(identity)
+        if let former = truncatedWhileDown {
+            // What it had not sent is in its copy, as for a truncation seen while following.
+            try readTailFromCopy(of: &tailed, sentUpTo: former.offset, fingerprint: former.source.fingerprint)
+            files[identity] = tailed
+        }
     }
 
     /// At start, where a file with a partial last line ends its last whole line: starting
