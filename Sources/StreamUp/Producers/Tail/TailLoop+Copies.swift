@@ -20,12 +20,10 @@ extension TailLoop {
     mutating func recogniseCopy(_ tailed: inout TailedFile) throws -> Bool {
         guard tailed.mayBeACopy, tailed.fingerprint != 0, let file = tailed.file else { return false }
         tailed.mayBeACopy = false
-        let covered = FileFingerprint.coveredBytes(tailed.fingerprint)
+        // One read of its first bytes, checked against every followed file's fingerprint.
+        let head = try FileFingerprint.head(of: file)
         for (identity, original) in files where identity != tailed.identity && original.fingerprint != 0 && original.copyOf == nil {
-            // Fingerprints of as many bytes compare as they are; else the bytes are read.
-            let sameStart = FileFingerprint.coveredBytes(original.fingerprint) == covered
-                ? original.fingerprint == tailed.fingerprint : try reader.file(file, matches: original.fingerprint)
-            guard sameStart, try isCopy(file, of: original) else { continue }
+            guard FileFingerprint.matches(original.fingerprint, head: head), try isCopy(file, of: original) else { continue }
             tailed.copyOf = identity
             tailer.say(.copy(path: tailed.path, of: original.path))
             // If it was truncated, its next turn says so and takes the tail from this copy.
