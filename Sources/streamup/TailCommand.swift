@@ -76,8 +76,9 @@ struct TailOptions: Sendable, Equatable {
             the others go on;
           - follows rename rotation: the old file is read to its end (and for 5 s after its last
             line, or until the new file has data), then the new one from its start; a deleted
-            file is read to its end and dropped; notices truncation (`copytruncate`) and reads
-            the file again from its start;
+            file is read to its end and dropped; follows copytruncate: the copy (app.log.1,
+            known by its first bytes) is not sent again, and what the file had not sent when it
+            was truncated is read from the copy, then the file from its start;
           - interleaves files only between whole lines, and fairly: each file sends at most
             --read-chunk before the next one's turn. A partial last line waits for its newline;
             when its file is rotated away or deleted it is sent with a newline added (one line

@@ -6,9 +6,10 @@ import Darwin
 import StreamUpSystem
 
 /// Finds where a followed file went when it was rotated while nobody followed it: a file in the
-/// same directory with the saved identity.
+/// same directory with the saved identity (``path(of:near:)``); and the files that may be
+/// copies of it (``rotatedNames(of:)``).
 ///
-/// It tries `<path>.1` first (logrotate's and most tools' first rotated name), then scans the
+/// ``path(of:near:)`` tries `<path>.1` first (logrotate's and most tools' first rotated name), then scans the
 /// directory (``DirectoryListing``) for an entry with the saved inode, and confirms the
 /// device with `stat(2)`. A rotated file that was compressed or moved to another directory is
 /// not found.
@@ -27,5 +28,23 @@ enum RotatedFileLookup {
             if (try? FileStatus.of(path: candidate, throwing: StreamUpError.self))??.identity == identity { return candidate }
         }
         return nil
+    }
+
+    /// The regular files in `path`'s directory named like rotated copies of it (`NAME.1`,
+    /// `NAME-20261125`, `NAME.old`, `NAME_1`: its name, then `.`, `-` or `_`), most recently
+    /// modified first: where copytruncate's copy of it is.
+    static func rotatedNames(of path: String) -> [String] {
+        let components = PathComponents(path)
+        guard let entries = try? DirectoryListing.entries(of: components.directory, throwing: StreamUpError.self) else { return [] }
+        var found: [(path: String, modified: timespec)] = []
+        for entry in entries where entry.name.count > components.name.count && entry.name.hasPrefix(components.name) {
+            let separator = entry.name[entry.name.index(entry.name.startIndex, offsetBy: components.name.count)]
+            guard separator == "." || separator == "-" || separator == "_" else { continue }
+            let candidate = DirectoryListing.path(components.directory, entry.name)
+            var info = stat()
+            guard stat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
+            found.append((candidate, info.st_mtim))
+        }
+        return found.sorted { ($0.modified.tv_sec, $0.modified.tv_nsec) > ($1.modified.tv_sec, $1.modified.tv_nsec) }.map(\.path)
     }
 }

@@ -38,13 +38,19 @@ public enum SourceEvent: Sendable, Equatable, CustomStringConvertible {
     case finished(path: String)
     /// `path` became shorter than what was read (copytruncate): read again from its start.
     case truncated(path: String)
+    /// `path` starts with the bytes of the followed file `original` and holds only its bytes
+    /// (copytruncate's copy, or a `cp`): nothing of it is read while `original` goes on.
+    case copy(path: String, of: String)
+    /// `path` was truncated before its bytes from `offset` on were read: they are read from its
+    /// copy `copy` (up to the copy's end), then `path` from its start.
+    case readingCopy(path: String, copy: String, offset: Int64)
 
     /// Whether a tool should show it without a verbose mode.
     public var isNotice: Bool {
         switch self {
         case .waitingForMatch, .directoryMissing, .skipped, .tooManyFiles, .outOfDescriptors, .unwatched, .unterminatedLine:
             true
-        case .following, .finished, .truncated:
+        case .following, .finished, .truncated, .copy, .readingCopy:
             false
         }
     }
@@ -73,6 +79,10 @@ public enum SourceEvent: Sendable, Equatable, CustomStringConvertible {
             "done with \(path): it was rotated away or deleted and is read to its end"
         case .truncated(let path):
             "\(path) was truncated: reading it again from its start"
+        case .copy(let path, let original):
+            "\(path) is a copy of \(original): its lines were sent from \(original) (what \(original) has not sent when it is truncated will be read from it)"
+        case .readingCopy(let path, let copy, let offset):
+            "reading what \(path) had not sent when it was truncated from its copy \(copy), from byte \(offset)"
         }
     }
 

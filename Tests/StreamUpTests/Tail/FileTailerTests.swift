@@ -143,6 +143,104 @@ import StreamUpSystem
     }
 }
 
+// MARK: - copytruncate
+
+extension FileTailerTests {
+    /// 20 files written together; one is copied (`cp`, to a name the pattern does not match)
+    /// and truncated right after its last line, while the tailer is held before reading it:
+    /// that line is read from the copy, before the file's new lines; every line arrives once.
+    @Test func aLineNotReadBeforeCopytruncateIsReadFromTheCopy() async throws {
+        try await withTemporaryDirectory { directory in
+            let names = (0..<20).map { String(format: "f%02d", $0) }
+            var expected: [String: [String]] = [:]
+            func appendToAll() throws {
+                for name in names {
+                    let line = "\(name) line \(expected[name, default: []].count)"
+                    expected[name, default: []].append(line)
+                    try append(line + "\n", to: "\(directory)/\(name).log")
+                }
+            }
+            try appendToAll()
+            let gate = Gate(pausingAt: "gate")
+            var options = FileTailer.Options()
+            options.startAt = .beginning
+            try await tailing([directory + "/*.log"], options: options, gate: gate) { harness in
+                try appendToAll()
+                try await waitUntil { harness.lines.count == 40 }
+                try write("", to: directory + "/gate.log")
+                try await waitUntil { gate.pauses == 1 }
+                try appendToAll()
+                try copy(directory + "/f05.log", to: directory + "/f05.log.1")
+                try truncate(directory + "/f05.log")
+                try appendToAll()
+                gate.open()
+                try await waitUntil { harness.lines.count >= 80 }
+                #expect(byFile(harness.lines) == expected)
+                #expect(harness.lines.count == 80)
+                #expect(harness.events.contains(.readingCopy(path: directory + "/f05.log", copy: directory + "/f05.log.1", offset: 22)))
+            }
+        }
+    }
+
+    /// Following a directory, logrotate's copy lands in it: it is not read from its start
+    /// (its lines were sent from the file); what the file had not sent when it was truncated
+    /// is read from it. Twice, the first copy renamed to `.2` before the second.
+    @Test func aCopyInAFollowedDirectoryIsNotReadAgain() async throws {
+        try await withTemporaryDirectory { directory in
+            let log = directory + "/app.log"
+            var written: [String] = []
+            func appendLines(_ count: Int) throws {
+                for _ in 0..<count {
+                    written.append("app line \(written.count)")
+                    try append(written.last! + "\n", to: log)
+                }
+            }
+            try appendLines(3)
+            let gate = Gate(pausingAt: "gate")
+            var options = FileTailer.Options()
+            options.startAt = .beginning
+            try await tailing([directory], options: options, gate: gate) { harness in
+                for round in 0..<2 {
+                    try appendLines(2)
+                    try await waitUntil { harness.lines.count == written.count }
+                    try write("", to: directory + "/gate\(round).log")
+                    try await waitUntil { gate.pauses == round + 1 }
+                    if round == 1 { try FileManager.default.moveItem(atPath: log + ".1", toPath: log + ".2") }
+                    try appendLines(1)
+                    try copy(log, to: log + ".1")
+                    try truncate(log)
+                    try appendLines(1)
+                    gate.open()
+                    try await waitUntil { harness.lines.count >= written.count }
+                }
+                try appendLines(1)
+                try await waitUntil { harness.lines.count >= written.count }
+                #expect(harness.lines == written)
+                #expect(harness.events.contains(.copy(path: log + ".1", of: log)))
+            }
+        }
+    }
+
+    /// A new file that starts with a followed file's first bytes but has bytes of its own is
+    /// no copy: it is read from its start.
+    @Test func aFileThatOnlyStartsLikeAnotherIsReadAsItself() async throws {
+        try await withTemporaryDirectory { directory in
+            try write("header\n", to: directory + "/a.log")
+            var options = FileTailer.Options()
+            options.startAt = .beginning
+            try await tailing([directory + "/*.log"], options: options) { harness in
+                try await harness.expect("header\n")
+                try append("a1\n", to: directory + "/a.log")
+                try await harness.expect("header\na1\n")
+                try write("header\n", to: directory + "/b.log")
+                try await waitUntil { harness.events.contains(.copy(path: directory + "/b.log", of: directory + "/a.log")) }
+                try append("b1\n", to: directory + "/b.log")
+                try await harness.expect("header\na1\nheader\nb1\n")
+            }
+        }
+    }
+}
+
 // MARK: - Support
 
 /// A tailer writing into a replay buffer; what it says and reports is collected.
@@ -157,10 +255,12 @@ private final class TailHarness: Sendable {
     private let said = Collected<SourceEvent>()
     private let reported = Collected<SourceChange>()
 
-    init(patterns: [String], options: FileTailer.Options, saved: [SourcePosition]) throws {
+    init(patterns: [String], options: FileTailer.Options, saved: [SourcePosition], gate: Gate?) throws {
         let said = self.said
         tailer = try FileTailer(patterns: patterns, options: options) { event in
-            if case .source(let source) = event { said.append(source) }
+            guard case .source(let source) = event else { return }
+            said.append(source)
+            gate?.pass(source)
         }
         buffer = ReplayBuffer(capacity: 1 << 22, records: .lines, tracksSources: true)
         writer = StreamWriter(buffer: buffer)
@@ -212,14 +312,40 @@ private final class Collected<Value: Sendable>: Sendable {
     var values: [Value] { list.withLock { $0 } }
 }
 
+/// Holds the tailer's thread (its events come from it) each time it says it follows a file
+/// whose name starts with `prefix`, until opened: what happens to the files meanwhile is not
+/// read before.
+///
+/// Thread safety: `pauses` is guarded by a mutex; the semaphore is thread-safe.
+private final class Gate: Sendable {
+    let prefix: String
+    private let paused = Mutex(0)
+    private let closed = DispatchSemaphore(value: 0)
+
+    init(pausingAt prefix: String) { self.prefix = prefix }
+
+    /// From the tailer's thread: blocks there if `event` is one to pause at.
+    func pass(_ event: SourceEvent) {
+        guard case .following(let path, _) = event, path.split(separator: "/").last?.hasPrefix(prefix) == true else { return }
+        paused.withLock { $0 += 1 }
+        closed.wait()
+    }
+
+    /// How many times the tailer was held (it still is until ``open()``).
+    var pauses: Int { paused.withLock { $0 } }
+
+    func open() { closed.signal() }
+}
+
 private func tailing(
-    _ patterns: [String], options: FileTailer.Options = FileTailer.Options(), saved: [SourcePosition] = [],
+    _ patterns: [String], options: FileTailer.Options = FileTailer.Options(), saved: [SourcePosition] = [], gate: Gate? = nil,
     _ body: (TailHarness) async throws -> Void
 ) async throws {
-    let harness = try TailHarness(patterns: patterns, options: options, saved: saved)
+    let harness = try TailHarness(patterns: patterns, options: options, saved: saved, gate: gate)
     do {
         try await body(harness)
     } catch {
+        gate?.open()  // a failure may leave the tailer held
         await harness.stop()
         throw error
     }
@@ -236,4 +362,21 @@ private func append(_ text: String, to path: String) throws {
     defer { close(fd) }
     let bytes = Array(text.utf8)
     guard bytes.withUnsafeBytes({ Glibc.write(fd, $0.baseAddress, $0.count) }) == bytes.count else { throw POSIXError(.EIO) }
+}
+
+/// `cp`: a new file with `path`'s bytes.
+private func copy(_ path: String, to destination: String) throws {
+    try FileManager.default.copyItem(atPath: path, toPath: destination)
+}
+
+/// Truncates `path` in place to nothing (copytruncate's second step).
+private func truncate(_ path: String) throws {
+    guard Glibc.truncate(path, 0) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+}
+
+/// Lines by file (their first word), in order.
+private func byFile(_ lines: [String]) -> [String: [String]] {
+    var files: [String: [String]] = [:]
+    for line in lines { files[String(line.split(separator: " ").first ?? ""), default: []].append(line) }
+    return files
 }

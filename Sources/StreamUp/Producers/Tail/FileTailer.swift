@@ -15,7 +15,9 @@ import StreamUpSystem
 /// - Each file keeps ``FileFollower``'s rules: renamed away or deleted, it is read to its end
 ///   (and for ``Options/rotateWait`` after its last growth, for lines its program writes
 ///   before reopening) before a new file at its name is read; a new file at the name that has
-///   data ends that wait at once. Truncated (copytruncate), it is read again from its start.
+///   data ends that wait at once. Truncated (copytruncate), it is read again from its start,
+///   after what it had not sent is read from its copy; a copy of a followed file (known by its
+///   first bytes) is not read from its start (`TailLoop+Copies`).
 /// - Interleaving: every write holds whole lines of one file (`LineReader`), marked with the
 ///   file and offset, so lines never mix and positions are exact. A partial last line waits for
 ///   its newline; when its file is finished (rotated away or deleted, and drained) it goes out

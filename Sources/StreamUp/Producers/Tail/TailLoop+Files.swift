@@ -76,7 +76,12 @@ extension TailLoop {
             for found in appeared { candidates[found.status.identity] = saved.take(found.status.identity) }
             try adoptRotatedWhileDown()
         }
-        for found in appeared { try startFollowing(found, saved: candidates[found.status.identity] ?? []) }
+        // Files with saved positions first: a new file that is a copy of one is known as such.
+        let (resumed, new) = (appeared.filter { candidates[$0.status.identity] != nil }, appeared.filter { candidates[$0.status.identity] == nil })
+        for found in resumed + new where files[found.status.identity] == nil {
+            // (A copy may have been taken up already, for the file it copies.)
+            try startFollowing(found, saved: candidates[found.status.identity] ?? [])
+        }
     }
 
     // MARK: Starting
@@ -89,18 +94,26 @@ extension TailLoop {
         let identity = file.identity
         let size = try file.status().size
         var tailed = TailedFile(identity: identity, path: found.path, file: file, offset: 0, now: clock.now)
+        tailed.mayBeACopy = true
+        var truncatedWhileDown: SourcePosition?
         if !candidates.isEmpty {
             let (match, stale) = try SavedPositions.pick(candidates) { try reader.file(file, matches: $0) }
             for old in stale where old.goneSince == nil { tailer.report(.stopped(old.source)) }
             if let match {
+                tailed.mayBeACopy = false
                 tailed.fingerprint = match.source.fingerprint
                 tailed.offset = size >= match.offset ? max(match.offset, 0) : 0
+            } else {
+                // Its inode with other first bytes: truncated while nobody followed it.
+                truncatedWhileDown = stale.last { $0.source.fingerprint != 0 && $0.goneSince == nil }
             }
         } else if isFirstScan && saved.isFirstRun && options.startAt == .end {
             tailed.offset = try startOfLastLine(file, size: size)
+            tailed.mayBeACopy = false
         }
         tailed.scanned = tailed.offset
         if tailed.fingerprint == 0 { tailed.fingerprint = try reader.fingerprint(of: file) }
+        let isCopy = try recogniseCopy(&tailed)
         if let predecessor = files.values.first(where: { $0.hasVanished && $0.path == found.path }) {
             tailed.heldBy = predecessor.identity
         }
@@ -112,10 +125,16 @@ extension TailLoop {
         case .wait: tailed.file = nil
         }
         files[identity] = tailed
+        guard !isCopy else { return }
         tailer.publish(tailed)
         tailer.report(.following(tailed.position))
         tailer.say(.following(path: found.path, offset: tailed.offset))
         scheduler.markReady(identity)
+        if let former = truncatedWhileDown {
+            // What it had not sent is in its copy, as for a truncation seen while following.
+            try readTailFromCopy(of: &tailed, sentUpTo: former.offset, fingerprint: former.source.fingerprint)
+            files[identity] = tailed
+        }
     }
 
     /// At start, where a file with a partial last line ends its last whole line: starting
@@ -211,22 +230,23 @@ extension TailLoop {
     /// closed and reported gone, and a file waiting at its name is read next.
     private mutating func drop(_ identity: FileIdentity, _ writer: (any LineSink)?) throws {
         guard var tailed = files.removeValue(forKey: identity) else { return }
-        if let writer, tailed.file != nil {
+        // (A copy still held has nothing of its own to send.)
+        if let writer, tailed.file != nil, tailed.copyOf == nil {
             let sent = try reader.finish(&tailed, into: writer)
             if sent > 0 { tailer.say(.unterminatedLine(path: tailed.path, bytes: Int(sent))) }
         }
         tailed.file = nil
         vanished.remove(identity)
         waitingForSlot.remove(identity)
+        copyTails.remove(identity)
         watcher.unwatchFile(identity)
         scheduler.remove(identity)
         tailer.unpublish(tailed)
         tailer.report(.stopped(tailed.sourceID))
         tailer.say(.finished(path: tailed.path))
-        for (waiting, held) in files where held.heldBy == identity {
-            files[waiting]?.heldBy = nil
-            scheduler.markReady(waiting)
-        }
+        releaseHeld(by: identity)
+        // Its copies' bytes were sent from it, up to where it was read.
+        for (copy, held) in files where held.copyOf == identity { try releaseCopy(copy, at: tailed.offset) }
         for waiting in waitingForSlot { scheduler.markReady(waiting) }
         waitingForSlot.removeAll()
     }

@@ -30,6 +30,9 @@ struct TailLoop: ~Copyable {
     var vanished: Set<FileIdentity> = []
     /// Files that had something to read but no descriptor.
     var waitingForSlot: Set<FileIdentity> = []
+    /// Copies being read for the tail of their truncated file, which waits until they reach
+    /// their end (`TailLoop+Copies`).
+    var copyTails: Set<FileIdentity> = []
     var saved: SavedPositions
     var notices = Notices()
     var rescanNeeded = true
@@ -121,6 +124,7 @@ struct TailLoop: ~Copyable {
     /// One turn of an open file: whole lines into the writer, then where it stands.
     private mutating func takeTurn(_ tailed: inout TailedFile, _ writer: any LineSink) throws {
         try ensureFingerprint(&tailed)
+        if tailed.copyOf != nil { return try checkCopy(&tailed) }
         guard tailed.fingerprint != 0 else {
             // Empty when looked at: no byte may go out before the fingerprint of the first ones
             // is known (they are marked with it); the write that fills it brings an event.
@@ -140,6 +144,8 @@ struct TailLoop: ~Copyable {
             scheduler.markReady(tailed.identity)
         case .end:
             tailed.atEnd = true
+            // A copy read up to its end lets its truncated file go on.
+            if copyTails.remove(tailed.identity) != nil { releaseHeld(by: tailed.identity) }
             // A descriptor may be free now (this file has nothing to read): let waiting files ask.
             for waiting in waitingForSlot { scheduler.markReady(waiting) }
             waitingForSlot.removeAll()
@@ -149,10 +155,12 @@ struct TailLoop: ~Copyable {
         }
     }
 
-    /// A truncated file is read again from 0, under the fingerprint of its new first bytes.
+    /// A truncated file is read again from 0, under the fingerprint of its new first bytes,
+    /// once what it had not sent is read from its copy, if it has one (`readTailFromCopy`).
     private mutating func restartTruncated(_ tailed: inout TailedFile) throws {
         tailer.say(.truncated(path: tailed.path))
         let old = tailed.sourceID
+        let sent = tailed.offset
         tailed.offset = 0
         tailed.scanned = 0
         tailed.pending = 0
@@ -164,18 +172,21 @@ struct TailLoop: ~Copyable {
             tailer.report(.stopped(old))
         }
         tailer.publish(tailed)
+        try readTailFromCopy(of: &tailed, sentUpTo: sent, fingerprint: old.fingerprint)
     }
 
     /// Gives a file that had none (it was empty) a fingerprint before its first bytes go out.
-    private func ensureFingerprint(_ tailed: inout TailedFile) throws {
+    private mutating func ensureFingerprint(_ tailed: inout TailedFile) throws {
         guard tailed.fingerprint == 0, let file = tailed.file else { return }
         let fingerprint = try reader.fingerprint(of: file)
         guard fingerprint != 0 else { return }
         let old = tailed.sourceID
         tailed.fingerprint = fingerprint
-        tailer.report(.following(tailed.position))
+        if try !recogniseCopy(&tailed) {
+            tailer.report(.following(tailed.position))
+            tailer.publish(tailed)
+        }
         tailer.report(.stopped(old))
-        tailer.publish(tailed)
     }
 
     // MARK: Events

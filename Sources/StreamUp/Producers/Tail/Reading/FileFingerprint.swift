@@ -51,6 +51,23 @@ enum FileFingerprint {
         return value(of: UnsafeRawBufferPointer(space)) == fingerprint
     }
 
+    /// The first bytes of `file` (at most ``maximumBytes``): to check many fingerprints with
+    /// one read (``matches(_:head:)``).
+    static func head(of file: ReadOnlyFile) throws(StreamUpError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: maximumBytes)
+        let read = bytes.withUnsafeMutableBytes { space in Result { () throws(StreamUpError) in try readFully(file, into: space) } }
+        return Array(bytes[..<(try read.get())])
+    }
+
+    /// Whether a file whose first bytes are `head` starts with the bytes of `fingerprint`
+    /// (always, for 0).
+    static func matches(_ fingerprint: UInt64, head: [UInt8]) -> Bool {
+        let covered = coveredBytes(fingerprint)
+        guard covered > 0 else { return true }
+        guard head.count >= covered else { return false }
+        return head.withUnsafeBytes { value(of: UnsafeRawBufferPointer(rebasing: $0[..<covered])) } == fingerprint
+    }
+
     /// Reads from offset 0 until `space` is full or the file ends; returns the count.
     private static func readFully(_ file: ReadOnlyFile, into space: UnsafeMutableRawBufferPointer) throws(StreamUpError) -> Int {
         var count = 0

@@ -37,7 +37,7 @@ struct LineReader: ~Copyable {
         precondition(chunk > 0 && maxLine > 0, "chunks and lines need a positive size")
         self.chunk = chunk
         self.maxLine = maxLine
-        scratch = .allocate(byteCount: max(chunk, FileFingerprint.maximumBytes), alignment: 8)
+        scratch = .allocate(byteCount: max(chunk, 2 * FileFingerprint.maximumBytes), alignment: 8)
     }
 
     deinit {
@@ -92,6 +92,24 @@ struct LineReader: ~Copyable {
     /// Whether `file` starts with the bytes of `fingerprint`.
     func file(_ file: ReadOnlyFile, matches fingerprint: UInt64) throws(StreamUpError) -> Bool {
         try FileFingerprint.matches(fingerprint, file, scratch: scratch)
+    }
+
+    /// Whether `copy`'s last bytes (up to ``FileFingerprint/maximumBytes`` before `size`) are
+    /// `original`'s bytes at the same offsets: with a matching fingerprint, `copy` is a copy of
+    /// `original` so far (a file that merely starts alike has bytes of its own further on).
+    func file(_ copy: ReadOnlyFile, endsLike original: ReadOnlyFile, size: Int64) throws(StreamUpError) -> Bool {
+        let count = Int(min(size, Int64(FileFingerprint.maximumBytes)))
+        let mine = space(count)
+        let theirs = UnsafeMutableRawBufferPointer(rebasing: scratch[count..<2 * count])
+        for (file, buffer) in [(copy, mine), (original, theirs)] {
+            var read = 0
+            while read < count {
+                let got = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[read...]), at: size - Int64(count - read))
+                if got == 0 { return false }
+                read += got
+            }
+        }
+        return mine.elementsEqual(theirs)
     }
 
     // MARK: Long lines

@@ -32,8 +32,17 @@ struct TailedFile {
     var atEnd = false
     /// Bytes after `offset` without a newline, as of the last turn that reached the end.
     var pending: Int64 = 0
-    /// The file at the same path that is drained before this one is read.
+    /// The file that is read before this one: the old file at the same path, drained first
+    /// (rename rotation); or this file's copy, whose bytes after this file's offset at the
+    /// truncation go first (copytruncate).
     var heldBy: FileIdentity?
+    /// The followed file whose first bytes this one starts with (copytruncate's copy, or any
+    /// `cp`): not read while that file goes on, as its bytes are that file's; when that file is
+    /// truncated, read from where that file was.
+    var copyOf: FileIdentity?
+    /// Whether it was found new (no saved position) and nothing of it was read: if its first
+    /// bytes are a followed file's, it is a copy of that file (``copyOf``).
+    var mayBeACopy = false
     /// When it last grew (or was found), for `rotateWait`.
     var lastGrowth: ContinuousClock.Instant
 

@@ -1,0 +1,220 @@
+import Foundation
+import StreamUp
+import StreamUpSink
+import StreamUpTestSupport
+import StreamUpSystem
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `streamup tail` through logrotate's `copytruncate` (copy the file, then truncate it in
+/// place), done with the real `cp` and `truncate`: the copy is not sent again, even when the
+/// patterns match it (a followed directory, `*.log*`), and a line the file had not sent when it
+/// was truncated is sent from the copy. Every line once, each file's lines in order.
+@Suite(.timeLimit(.minutes(3))) struct TailCopyTruncateTests {
+    /// README's directory example: the copies (`app.log.1`, renamed to `app.log.2` at the next
+    /// rotation) are in the followed directory. Three rotations while a writer appends: no line
+    /// arrives twice, and every line that any of the files holds in the end arrives (a line
+    /// written between the copy and the truncation is in neither: it can arrive only if it was
+    /// read before the truncation).
+    @Test func aFollowedDirectoryDoesNotSendTheCopiesAgain() async throws {
+        let scratch = try TemporaryDirectory()
+        let logs = scratch.url.appendingPathComponent("nginx").path
+        try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
+        let log = logs + "/app.log"
+        let writer = try LineWriter(path: log, name: "app")
+        try await withSink { sink, stored in
+            let child = try StreamupProcess(["tail", "-v", "--from-start", "--segment-seconds", "100ms", logs + "/", sink.url.absoluteString])
+            #expect(await eventually { child.stderr.contains("following \(log) from its start") }, "stderr: \(child.stderr)")
+            writer.start()
+            for rotation in 0..<3 {
+                #expect(await eventually { writer.written >= 150 * (rotation + 1) })
+                // logrotate's `rotate 2`: .1 becomes .2 (the oldest goes), then the copy.
+                if FileManager.default.fileExists(atPath: log + ".1") {
+                    try? FileManager.default.removeItem(atPath: log + ".2")
+                    try FileManager.default.moveItem(atPath: log + ".1", toPath: log + ".2")
+                }
+                try run("/bin/cp", log, log + ".1")
+                try run("/usr/bin/truncate", "-s", "0", log)
+            }
+            #expect(await eventually { writer.written >= 600 })
+            writer.stop()
+            let held = try linesHeld(by: [log, log + ".1", log + ".2"])
+            #expect(await eventually { Set(storedLines(in: stored, sink)["app"] ?? []).isSuperset(of: held) }, "stderr: \(child.stderr)")
+            child.signal(SIGTERM)
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+            let lines = storedLines(in: stored, sink)["app"] ?? []
+            #expect(lines.count == Set(lines).count, "\(lines.count - Set(lines).count) lines arrived twice")
+            let inOrder = writer.lines.filter(Set(lines).contains)
+            let firstOutOfOrder = zip(lines, inOrder).enumerated().first { $0.element.0 != $0.element.1 }
+            #expect(firstOutOfOrder == nil, "not in the order written from line \(firstOutOfOrder?.offset ?? 0): \(lines.dropFirst(max(0, (firstOutOfOrder?.offset ?? 0) - 2)).prefix(6)); stderr: \(child.stderr)")
+            #expect(Set(held).subtracting(lines).isEmpty, "lost: \(Set(held).subtracting(lines).sorted().prefix(5))")
+        }
+    }
+
+    /// 20 files written together, and one of them copied and truncated right after its last
+    /// line, before streamup has read it (streamup is stopped with SIGSTOP meanwhile): that line
+    /// arrives, from the copy (`f05.log.1`, which `*.log` does not match).
+    @Test func theLineNotReadBeforeTheTruncationIsSentFromTheCopy() async throws {
+        let scratch = try TemporaryDirectory()
+        let logs = scratch.url.appendingPathComponent("logs").path
+        try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
+        var files = ManyFiles(directory: logs, count: 20)
+        try files.appendToAll()
+        try await withSink { sink, stored in
+            let child = try StreamupProcess(["tail", "--from-start", "--segment-seconds", "100ms", logs + "/*.log", sink.url.absoluteString])
+            for _ in 0..<3 { try files.appendToAll() }
+            try await files.expectStored(in: stored, child)
+            child.signal(SIGSTOP)
+            try files.appendToAll()
+            let f05 = files.path("f05")
+            try run("/bin/cp", f05, f05 + ".1")
+            try run("/usr/bin/truncate", "-s", "0", f05)
+            child.signal(SIGCONT)
+            try files.appendToAll()
+            try await files.expectStored(in: stored, child)
+            child.signal(SIGTERM)
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(storedLines(in: stored, sink) == files.expected)
+        }
+    }
+
+    /// A glob that matches the copies (`*.log*`), with `--state`: two copytruncates (the second
+    /// after logrotate's rename of `.1` to `.2`), each with a line written just before the copy
+    /// and not read yet; then a restart with the same state. Every line once, none from a copy
+    /// twice, the copies not read again after the restart.
+    @Test func aGlobMatchingTheCopiesWithStateSendsEveryLineOnce() async throws {
+        let scratch = try TemporaryDirectory()
+        let logs = scratch.url.appendingPathComponent("logs").path
+        try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
+        let state = scratch.url.appendingPathComponent("tail.state").path
+        var files = ManyFiles(directory: logs, count: 3)
+        try files.appendToAll()
+        try await withSink { sink, stored in
+            let arguments = ["tail", "-v", "--from-start", "--state", state, "--segment-seconds", "100ms", logs + "/*.log*", sink.url.absoluteString]
+            let first = try StreamupProcess(arguments)
+            let f01 = files.path("f01")
+            for _ in 0..<2 {
+                try files.appendToAll()
+                try await files.expectStored(in: stored, first)
+                first.signal(SIGSTOP)
+                try files.appendToAll()
+                if FileManager.default.fileExists(atPath: f01 + ".1") { try FileManager.default.moveItem(atPath: f01 + ".1", toPath: f01 + ".2") }
+                try run("/bin/cp", f01, f01 + ".1")
+                try run("/usr/bin/truncate", "-s", "0", f01)
+                first.signal(SIGCONT)
+                try files.appendToAll()
+                try await files.expectStored(in: stored, first)
+            }
+            first.signal(SIGTERM)
+            #expect(await first.waitForExit() == 0, "stderr: \(first.stderr)")
+            let second = try StreamupProcess(arguments)
+            try files.appendToAll()
+            let expected = files.expected
+            #expect(await eventually { storedLines(in: stored, sink) == expected }, "stderr: \(second.stderr)")
+            second.signal(SIGTERM)
+            #expect(await second.waitForExit() == 0, "stderr: \(second.stderr)")
+            #expect(storedLines(in: stored, sink) == files.expected)
+        }
+    }
+
+    /// A copytruncate while streamup is stopped, with `--state`: the line the file had not sent
+    /// is sent from the copy after the restart, and the copy (which `*.log*` matches) is not
+    /// sent again from its start.
+    @Test func aCopytruncateWhileStoppedIsTakenUpAfterTheRestart() async throws {
+        let scratch = try TemporaryDirectory()
+        let logs = scratch.url.appendingPathComponent("logs").path
+        try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
+        let state = scratch.url.appendingPathComponent("tail.state").path
+        var files = ManyFiles(directory: logs, count: 3)
+        try files.appendToAll()
+        try await withSink { sink, stored in
+            let arguments = ["tail", "-v", "--from-start", "--state", state, "--segment-seconds", "100ms", logs + "/*.log*", sink.url.absoluteString]
+            let first = try StreamupProcess(arguments)
+            try files.appendToAll()
+            try await files.expectStored(in: stored, first)
+            first.signal(SIGTERM)
+            #expect(await first.waitForExit() == 0, "stderr: \(first.stderr)")
+            try files.appendToAll()
+            let f01 = files.path("f01")
+            try run("/bin/cp", f01, f01 + ".1")
+            try run("/usr/bin/truncate", "-s", "0", f01)
+            try files.appendToAll()
+            let second = try StreamupProcess(arguments)
+            let expected = files.expected
+            #expect(await eventually { storedLines(in: stored, sink) == expected }, "stderr: \(second.stderr)")
+            second.signal(SIGTERM)
+            #expect(await second.waitForExit() == 0, "stderr: \(second.stderr)")
+            let lines = storedLines(in: stored, sink)
+            #expect(lines == expected, "f01: \(lines["f01"] ?? [])")
+        }
+    }
+}
+
+// MARK: - Support
+
+/// Runs a command to its end; throws when it fails.
+private func run(_ command: String, _ arguments: String...) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: command)
+    process.arguments = arguments
+    try process.run()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else { throw POSIXError(.EIO) }
+}
+
+/// The lines the files at `paths` hold (those that exist).
+private func linesHeld(by paths: [String]) throws -> Set<String> {
+    var lines: Set<String> = []
+    for path in paths where FileManager.default.fileExists(atPath: path) {
+        for line in try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n") { lines.insert(String(line)) }
+    }
+    return lines
+}
+
+/// A thread appending numbered lines to one file (`NAME line N`, opened with `O_APPEND` each
+/// time, so a truncation is followed as a program writing in append mode follows it), until
+/// stopped; it remembers what it wrote.
+///
+/// Thread safety: `state` is guarded by a mutex; the thread is the only writer of the file.
+private final class LineWriter: Sendable {
+    private struct State {
+        var running = true
+        var stopped = false
+        var lines: [String] = []
+    }
+    private let state = Mutex(State())
+    private let path: String
+    private let name: String
+
+    init(path: String, name: String) throws {
+        self.path = path
+        self.name = name
+        try append("", to: path, creating: true)
+    }
+
+    func start() {
+        Thread.detachNewThread { [self] in
+            var number = 0
+            while state.withLock({ $0.running }) {
+                let line = "\(name) line \(number) " + String(repeating: "x", count: number % 40)
+                try? append(line + "\n", to: path, creating: true)
+                state.withLock { $0.lines.append(line) }
+                number += 1
+                usleep(1000)  // pacing of the writer (about 1,000 lines/s), not a wait for anything
+            }
+            state.withLock { $0.stopped = true }
+        }
+    }
+
+    var written: Int { state.withLock { $0.lines.count } }
+    var lines: [String] { state.withLock { $0.lines } }
+
+    /// Stops the writer and waits until its thread is done.
+    func stop() {
+        guard state.withLock({ state in defer { state.running = false }; return state.running }) else { return }
+        if !eventually({ state.withLock { $0.stopped } }) { Issue.record("the writer thread did not stop") }
+    }
+}
