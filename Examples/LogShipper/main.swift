@@ -20,7 +20,10 @@ let sink = arguments.count > 1 ? nil : try SinkServer(configuration: SinkConfigu
 sink?.start()
 let url = try UploadConfiguration.url(from: arguments.dropFirst().first ?? sink!.urlString)
 
-let follower = FileFollower(path: logPath, startAt: .beginning)
+// Follows the file by its name: a file rotated away is read to its end, then the new one.
+var tailing = FileTailer.Options()
+tailing.startAt = .beginning
+let tailer = try FileTailer(patterns: [logPath], options: tailing)
 
 var configuration = UploadConfiguration(url: url)
 configuration.contentType = "text/plain; charset=utf-8"
@@ -38,6 +41,6 @@ interrupt.setEventHandler { uploader.finish() }
 interrupt.resume()
 
 print("shipping \(logPath) to \(url); Ctrl-C to stop")
-let response = try await uploader.run(follower)
+let response = try await uploader.run(tailer)
 print("server answered \(response.statusCode): \(response.bodyText)")
 sink?.stop()

@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 
-/// What the file followers need from `stat(2)`/`fstat(2)`: identity, size, and whether it is a
+/// What the file tailer needs from `stat(2)`/`fstat(2)`: identity, size, and whether it is a
 /// regular file or a directory.
 ///
 /// Thread safety: a value type that is never shared.

@@ -5,14 +5,14 @@ import Darwin
 #endif
 
 /// One inotify instance (`inotify_init1(2)`, non-blocking and close-on-exec) and the waiting
-/// around it that the file followers share: block in `poll(2)` until an event is queued, a
+/// around it that the file tailer uses: block in `poll(2)` until an event is queued, a
 /// timeout passes, or a `WakePipe` fires; then read every queued event into a buffer
 /// allocated once.
 ///
 /// Watches are added and removed by the owner, which keeps its own map from watch descriptors
-/// to what they watch (the library's `FileWatcher` for one followed name, `TailWatcher` for
-/// many). Where inotify is unavailable (other systems, or `inotify_init1` failing) ``isAvailable`` is false,
-/// every watch fails, and ``wait(timeout:wake:)`` only sleeps: the owner then polls.
+/// to what they watch (the library's `TailWatcher`, for the files and directories it follows).
+/// Where inotify is unavailable (other systems, or `inotify_init1` failing) ``isAvailable`` is
+/// false, every watch fails, and ``wait(timeout:wake:)`` only sleeps: the owner then polls.
 ///
 /// Owns the inotify descriptor and its buffers, released in `deinit`; no allocation per event.
 ///

@@ -9,8 +9,9 @@ import Foundation
 /// let receiver = Receiver.loki
 /// let configuration = try receiver.configuration(url: URL(string: "http://loki:3100")!, labels: [("job", "app")])
 /// let uploader = try ReliableUploader(configuration, options: receiver.deliveryOptions())
-/// let follower = FileFollower(path: "/var/log/app.log", format: try receiver.formatter(path: "/var/log/app.log"))
-/// let answer = try await uploader.run(follower)
+/// let formatter = try receiver.formatter(path: "/var/log/app.log")
+/// let tailer = try FileTailer(patterns: ["/var/log/app.log"], format: { _ in formatter })
+/// let answer = try await uploader.run(tailer)
 /// ```
 ///
 /// | receiver | endpoint added to a URL without a path | request |

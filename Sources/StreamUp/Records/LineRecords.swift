@@ -81,11 +81,6 @@ struct LineRecords {
         return record(carry, start: carryStart, length: carry.count, time: time)
     }
 
-    /// Forgets the held partial line (its file was truncated: the rest of it is gone).
-    mutating func discardPartialLine() {
-        carry.removeAll(keepingCapacity: true)
-    }
-
     private mutating func record(_ line: [UInt8], start: Int64, length: Int, time: Date) -> Record {
         line.withUnsafeBytes { record($0, start: start, length: length, time: time) }
     }

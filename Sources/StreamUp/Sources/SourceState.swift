@@ -31,7 +31,7 @@ package struct SourceState: Codable, Sendable, Equatable {
         guard let bytes = try AtomicFile.contents(at: file, throwing: StreamUpError.self) else { return nil }
         let data = Data(bytes)
         if let state = try? JSONDecoder().decode(SourceState.self, from: data), state.version == 2 { return state }
-        if let old = try? JSONDecoder().decode(FollowState.self, from: data) {
+        if let old = try? JSONDecoder().decode(OneFileState.self, from: data) {
             return SourceState(
                 streamID: old.streamID, streamOffset: old.streamOffset,
                 sources: [SourcePosition(source: SourceID(device: old.device, inode: old.inode), path: old.path, offset: old.offset)])
@@ -46,5 +46,18 @@ package struct SourceState: Codable, Sendable, Equatable {
         encoder.outputFormatting = [.sortedKeys]
         guard let json = try? encoder.encode(self) else { return }
         try AtomicFile.replace(at: file, with: Array(json) + [0x0A], throwing: StreamUpError.self)
+    }
+
+    /// The state earlier versions saved for one followed file:
+    /// `{"device":…,"inode":…,"offset":…,"path":"…","streamID":"…","streamOffset":…}`.
+    ///
+    /// Thread safety: a value type.
+    private struct OneFileState: Decodable {
+        var path: String
+        var device: UInt64
+        var inode: UInt64
+        var offset: Int64
+        var streamID: String?
+        var streamOffset: Int?
     }
 }

@@ -241,6 +241,241 @@ extension FileTailerTests {
     }
 }
 
+// MARK: - One path
+
+/// What a program following one log file depends on: `FileTailer` given a single path.
+extension FileTailerTests {
+    /// From its end (the default), what the file held is not sent, every appended line is, and
+    /// the position counts from the file's start.
+    @Test func onePathFromItsEndSendsOnlyAppendedLines() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/app.log"
+            try write("old line\n", to: path)
+            try await tailing([path]) { harness in
+                try await harness.waitUntilStarted()
+                try append("one\n", to: path)
+                try await harness.expect("one\n")
+                try append("two\n", to: path)
+                try await harness.expect("one\ntwo\n")
+                try await waitUntil { harness.tailer.positions.map(\.offset) == [Int64("old line\none\ntwo\n".utf8.count)] }
+                #expect(harness.tailer.positions.map(\.path) == [path])
+            }
+        }
+    }
+
+    /// From its beginning, what the file held goes first, then what is appended.
+    @Test func onePathFromItsBeginningSendsWhatIsThereFirst() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/app.log"
+            try write("a\nb\n", to: path)
+            var options = FileTailer.Options()
+            options.startAt = .beginning
+            try await tailing([path], options: options) { harness in
+                try await harness.expect("a\nb\n")
+                try append("c\n", to: path)
+                try await harness.expect("a\nb\nc\n")
+            }
+        }
+    }
+
+    /// A path whose file and directory do not exist yet is waited for; the file is read from
+    /// its start though the tailer starts at the end.
+    @Test func onePathThatAppearsLaterIsReadFromItsStart() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/later/app.log"
+            try await tailing([path]) { harness in
+                try await harness.waitUntilStarted()
+                try FileManager.default.createDirectory(atPath: directory + "/later", withIntermediateDirectories: false)
+                try append("first\n", to: path)
+                try await harness.expect("first\n")
+                try append("second\n", to: path)
+                try await harness.expect("first\nsecond\n")
+            }
+        }
+    }
+
+    /// logrotate `create`: the file is renamed and still written through its program's
+    /// descriptor, also once a new empty file is at the name; when the program writes to the new
+    /// file, every line arrives once, the old file's first, and only the new file is followed.
+    @Test func onePathRenamedAwayIsDrainedThenTheNewFileIsFollowed() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/app.log"
+            let old = try Appender(path)
+            try await tailing([path]) { harness in
+                try await harness.waitUntilStarted()
+                try old.write("1 before\n")
+                try await harness.expect("1 before\n")
+                // When the file is renamed and still written through the old descriptor,
+                try rename(path, to: path + ".1")
+                try old.write("2 renamed\n")
+                try await harness.expect("1 before\n2 renamed\n")
+                // and a new empty file appears while the old one still gets a line,
+                let new = try Appender(path)
+                try old.write("3 after create\n")
+                try await harness.expect("1 before\n2 renamed\n3 after create\n")
+                // and then the program switches to the new file,
+                try new.write("4 new\n")
+                try new.write("5 new\n")
+                try await harness.expect("1 before\n2 renamed\n3 after create\n4 new\n5 new\n")
+                try new.write("6 new\n")
+                try await harness.expect("1 before\n2 renamed\n3 after create\n4 new\n5 new\n6 new\n")
+                // then only the file at the name is followed, from its start.
+                try await waitUntil { harness.tailer.positions.map(\.offset) == [Int64("4 new\n5 new\n6 new\n".utf8.count)] }
+                #expect(harness.tailer.positions.map(\.path) == [path])
+            }
+        }
+    }
+
+    /// A file truncated in place (no copy anywhere) is read again from its start.
+    @Test func onePathTruncatedInPlaceIsReadFromItsNewStart() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/app.log"
+            let writer = try Appender(path)
+            try await tailing([path]) { harness in
+                try await harness.waitUntilStarted()
+                try writer.write("a fairly long first line\n")
+                try await harness.expect("a fairly long first line\n")
+                try truncate(path)
+                try writer.write("short\n")
+                try await harness.expect("a fairly long first line\nshort\n")
+                try writer.write("more\n")
+                try await harness.expect("a fairly long first line\nshort\nmore\n")
+                try await waitUntil { harness.tailer.positions.map(\.offset) == [Int64("short\nmore\n".utf8.count)] }
+            }
+        }
+    }
+
+    /// A deleted file that is created again is read from its start.
+    @Test func onePathDeletedAndCreatedAgainIsReadFromItsStart() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/app.log"
+            try write("before start\n", to: path)
+            var options = FileTailer.Options()
+            options.rotateWait = .milliseconds(50)
+            try await tailing([path], options: options) { harness in
+                try await harness.waitUntilStarted()
+                try append("b\n", to: path)
+                try await harness.expect("b\n")
+                #expect(unlink(path) == 0)
+                try append("c\n", to: path)
+                try await harness.expect("b\nc\n")
+                try append("d\n", to: path)
+                try await harness.expect("b\nc\nd\n")
+            }
+        }
+    }
+
+    /// After a restart from the saved state (as a state file holds it), exactly the lines after
+    /// the saved offset arrive, those appended while nobody followed included.
+    @Test func onePathRestartedFromSavedStateSendsOnlyWhatCameAfter() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/app.log"
+            let stateFile = directory + "/state.json"
+            try write("existing\n", to: path)
+            // Given a first run that delivered one line and saved where it stands,
+            var first: [SourcePosition] = []
+            try await tailing([path]) { harness in
+                try await harness.waitUntilStarted()
+                try append("delivered\n", to: path)
+                try await harness.expect("delivered\n")
+                try await waitUntil { harness.tailer.positions.first?.offset == Int64("existing\ndelivered\n".utf8.count) }
+                first = harness.tailer.positions
+            }
+            try SourceState(sources: first).save(to: stateFile)
+            // when lines are appended while down and a second run resumes from the loaded state,
+            try append("while down\n", to: path)
+            let saved = try #require(try SourceState.load(from: stateFile)).sources
+            #expect(saved == first)
+            try await tailing([path], saved: saved) { harness in
+                try await harness.waitUntilStarted()
+                try append("after restart\n", to: path)
+                // then only what came after the saved offset arrives.
+                try await harness.expect("while down\nafter restart\n")
+            }
+        }
+    }
+
+    /// A file rotated while nobody followed is found as `path.1` and finished from the saved
+    /// offset before the new file at the name is read from its start.
+    @Test func onePathRotatedWhileDownIsFinishedFromItsRotatedName() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/app.log"
+            try write("sent\n", to: path)
+            var options = FileTailer.Options()
+            options.startAt = .beginning
+            var saved: [SourcePosition] = []
+            try await tailing([path], options: options) { harness in
+                try await harness.expect("sent\n")
+                try await waitUntil { harness.tailer.positions.first?.offset == 5 }
+                saved = harness.tailer.positions
+            }
+            try append("unsent tail\n", to: path)
+            try rename(path, to: path + ".1")
+            try write("new file\n", to: path)
+            try await tailing([path], saved: saved) { harness in
+                try await harness.expect("unsent tail\nnew file\n")
+                try append("more\n", to: path)
+                try await harness.expect("unsent tail\nnew file\nmore\n")
+            }
+        }
+    }
+
+    /// A file bigger than the buffer is read only as fast as the buffer is emptied: with the
+    /// buffer full, the position does not run ahead of the bytes in it; emptied as it fills,
+    /// the buffer passes every line, in order.
+    @Test func onePathIsReadOnlyWhileTheBufferHasSpace() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/big.log"
+            let content = (0..<1000).map { String(format: "line %04d of a file bigger than the buffer ..........\n", $0) }.joined()
+            try write(content, to: path)
+            var options = FileTailer.Options()
+            options.startAt = .beginning
+            let capacity = 8192
+            try await tailing([path], options: options, capacity: capacity) { harness in
+                let buffer = harness.buffer
+                // Given nobody empties the buffer, the tailer fills it and waits.
+                try await waitUntil { buffer.writtenOffset == capacity }
+                #expect((harness.tailer.positions.first?.offset ?? 0) <= Int64(capacity))
+                // When it is emptied as it fills, every line arrives, in order.
+                var received: [UInt8] = []
+                let all = await eventually {
+                    // Whole lines only: the buffer acknowledges up to its last line's end.
+                    let lineEnd = buffer.withState { $0.boundary }
+                    try? buffer.copy(buffer.acknowledgedOffset..<lineEnd) { received += $0 }
+                    buffer.acknowledge(upTo: lineEnd)
+                    return received.count >= content.utf8.count
+                }
+                #expect(all)
+                #expect(String(decoding: received, as: UTF8.self) == content)
+                try await waitUntil { harness.tailer.positions.first?.offset == Int64(content.utf8.count) }
+            }
+        }
+    }
+
+    /// Cancelling ends `produce` with `CancellationError` while the tailer waits for a change,
+    /// for a file that does not exist, or for space in a full buffer.
+    @Test func cancellationEndsProduceWhileWaiting() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/app.log"
+            try write("x\n", to: path)
+            let idle = try TailHarness(patterns: [path], options: FileTailer.Options(), saved: [], gate: nil, capacity: 4096)
+            try await idle.waitUntilStarted()
+            await idle.expectCancellationEndsProduce()
+
+            let missing = try TailHarness(patterns: [directory + "/missing/app.log"], options: FileTailer.Options(), saved: [], gate: nil, capacity: 4096)
+            try await missing.waitUntilStarted()
+            await missing.expectCancellationEndsProduce()
+
+            try write(String(repeating: "a full line\n", count: 10_000), to: path)
+            var options = FileTailer.Options()
+            options.startAt = .beginning
+            let full = try TailHarness(patterns: [path], options: options, saved: [], gate: nil, capacity: 4096)
+            try await waitUntil { full.buffer.writtenOffset == 4096 }
+            await full.expectCancellationEndsProduce()
+        }
+    }
+}
+
 // MARK: - Support
 
 /// A tailer writing into a replay buffer; what it says and reports is collected.
@@ -255,14 +490,14 @@ private final class TailHarness: Sendable {
     private let said = Collected<SourceEvent>()
     private let reported = Collected<SourceChange>()
 
-    init(patterns: [String], options: FileTailer.Options, saved: [SourcePosition], gate: Gate?) throws {
+    init(patterns: [String], options: FileTailer.Options, saved: [SourcePosition], gate: Gate?, capacity: Int) throws {
         let said = self.said
         tailer = try FileTailer(patterns: patterns, options: options) { event in
             guard case .source(let source) = event else { return }
             said.append(source)
             gate?.pass(source)
         }
-        buffer = ReplayBuffer(capacity: 1 << 22, records: .lines, tracksSources: true)
+        buffer = ReplayBuffer(capacity: capacity, records: .lines, tracksSources: true)
         writer = StreamWriter(buffer: buffer)
         tailer.resume(from: saved)
         let reported = self.reported
@@ -300,6 +535,15 @@ private final class TailHarness: Sendable {
     func stop() async {
         task.cancel()
         _ = await task.result
+    }
+
+    /// Cancels the tailer and waits for `produce` to end: it must throw `CancellationError`.
+    func expectCancellationEndsProduce(sourceLocation: SourceLocation = #_sourceLocation) async {
+        task.cancel()
+        switch await task.result {
+        case .success: Issue.record("produce returned instead of throwing CancellationError", sourceLocation: sourceLocation)
+        case .failure(let error): #expect(error is CancellationError, "produce threw \(error)", sourceLocation: sourceLocation)
+        }
     }
 }
 
@@ -339,9 +583,9 @@ private final class Gate: Sendable {
 
 private func tailing(
     _ patterns: [String], options: FileTailer.Options = FileTailer.Options(), saved: [SourcePosition] = [], gate: Gate? = nil,
-    _ body: (TailHarness) async throws -> Void
+    capacity: Int = 1 << 22, _ body: (TailHarness) async throws -> Void
 ) async throws {
-    let harness = try TailHarness(patterns: patterns, options: options, saved: saved, gate: gate)
+    let harness = try TailHarness(patterns: patterns, options: options, saved: saved, gate: gate, capacity: capacity)
     do {
         try await body(harness)
     } catch {
@@ -367,6 +611,26 @@ private func append(_ text: String, to path: String) throws {
 /// `cp`: a new file with `path`'s bytes.
 private func copy(_ path: String, to destination: String) throws {
     try FileManager.default.copyItem(atPath: path, toPath: destination)
+}
+
+/// A writer that keeps its descriptor (`O_APPEND`) across renames, as a logging program does.
+///
+/// Thread safety: used from the test's task only.
+private final class Appender {
+    let fd: CInt
+    init(_ path: String) throws {
+        fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+    }
+    deinit { close(fd) }
+    func write(_ text: String) throws {
+        let bytes = Array(text.utf8)
+        guard bytes.withUnsafeBytes({ Glibc.write(fd, $0.baseAddress, $0.count) }) == bytes.count else { throw POSIXError(.EIO) }
+    }
+}
+
+private func rename(_ from: String, to: String) throws {
+    guard Glibc.rename(from, to) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
 }
 
 /// Truncates `path` in place to nothing (copytruncate's second step).

@@ -104,6 +104,21 @@ import StreamUpTestSupport
             #expect(try SourceState.load(from: file)?.sources.map(\.source) == [a])
         }
     }
+
+    /// A state file saved by earlier versions for one followed file still loads, as that
+    /// file's position; a file that is no state file is refused, not taken for one.
+    @Test func aStateSavedForOneFileByEarlierVersionsLoads() throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.file("state")
+        try #"{"device":2049,"inode":77,"offset":9,"path":"/var/log/app.log","streamID":"s1","streamOffset":4}"#
+            .write(toFile: file, atomically: false, encoding: .utf8)
+        let loaded = try #require(try SourceState.load(from: file))
+        #expect(loaded == SourceState(
+            streamID: "s1", streamOffset: 4,
+            sources: [SourcePosition(source: SourceID(device: 2049, inode: 77), path: "/var/log/app.log", offset: 9)]))
+        try #"{"path": 1}"#.write(toFile: file, atomically: false, encoding: .utf8)
+        #expect(throws: StreamUpError.self) { try SourceState.load(from: file) }
+    }
 }
 
 /// A settable wall clock.

@@ -1,4 +1,14 @@
 extension FileTailer {
+    /// Where to start in a file that exists when following starts.
+    ///
+    /// Thread safety: a value type; safe to pass anywhere.
+    public enum StartPosition: Sendable, Hashable {
+        /// Send what is already there.
+        case beginning
+        /// Send only what is appended from now on.
+        case end
+    }
+
     /// How a ``FileTailer`` follows its files.
     ///
     /// Thread safety: a value type.
@@ -12,7 +22,7 @@ extension FileTailer {
         /// Fluent Bit does (its `read_from_head` concerns only files found at start,
         /// https://docs.fluentbit.io/manual/pipeline/inputs/tail) and Vector by default
         /// (`read_from`, https://vector.dev/docs/reference/configuration/sources/file/).
-        public var startAt: FileFollower.StartPosition = .end
+        public var startAt: StartPosition = .end
         /// The most files open at once (default 256, well under the usual 1,024 descriptors of
         /// a process); beyond it, the least recently written files are closed and wait (their
         /// inotify watch stays, so a write reopens them). A closed file that is renamed away is

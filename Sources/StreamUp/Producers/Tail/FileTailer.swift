@@ -1,7 +1,11 @@
 import StreamUpSystem
 
-/// Follows many files, `tail -F` style, and streams their lines interleaved, each line whole,
-/// until the producing task is cancelled. What `streamup tail PATTERN…` runs.
+/// Follows one file or many, `tail -F` style, and streams their lines interleaved, each line
+/// whole, until the producing task is cancelled. What `streamup tail PATTERN…` runs.
+///
+/// ```swift
+/// let tailer = try FileTailer(patterns: ["/var/log/app.log"])   // or globs, directories
+/// ```
 ///
 /// - Which files: paths, globs (`*`, `?`, `[…]`, `**`; `GlobPattern`) and directories,
 ///   less `excludes` (`PathSelection`). The directories the patterns reach are watched with
@@ -12,7 +16,7 @@ import StreamUpSystem
 ///   ``Options/startAt``); a file that appears later, or that the saved positions do not
 ///   know, from its beginning (as Fluent Bit and Vector do); a known one where its saved
 ///   position says (matched by device, inode and `FileFingerprint`).
-/// - Each file keeps ``FileFollower``'s rules: renamed away or deleted, it is read to its end
+/// - Each file is followed by its name: renamed away or deleted, it is read to its end
 ///   (and for ``Options/rotateWait`` after its last growth, for lines its program writes
 ///   before reopening) before a new file at its name is read; a new file at the name that has
 ///   data ends that wait at once. Truncated (copytruncate), it is read again from its start,
@@ -29,7 +33,9 @@ import StreamUpSystem
 ///
 /// As a ``PositionedProducer`` it resumes from saved positions and reports every file it
 /// begins or stops following (``SourceChange``), so one state file serves all files and
-/// forgets the ones long gone. Reads happen only when the upload has room.
+/// forgets the ones long gone: give a ``ReliableUploader`` a state file
+/// (``ReliableUploader/Options/stateFile``) and each line is delivered once across restarts.
+/// Reads happen only when the upload has room.
 ///
 /// Thread safety: configuration is immutable; what is shared with other threads (saved
 /// positions, the report closure, paths and positions) is guarded by the `shared` mutex; the

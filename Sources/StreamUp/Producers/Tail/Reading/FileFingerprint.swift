@@ -8,7 +8,7 @@
 ///
 ///     bits 63…48: bytes covered (1…256)   bits 47…32: 0   bits 31…0: CRC-32 of those bytes
 ///
-/// 0 means "no fingerprint" (the file was empty; a state saved by ``FileFollower`` has none):
+/// 0 means "no fingerprint" (the file was empty; a state saved by earlier versions for one file has none):
 /// such a position is matched by device and inode alone. A file shorter than 256 bytes is not
 /// made to wait until it is longer, as Filebeat does for 1,024 bytes
 /// (https://www.elastic.co/docs/reference/beats/filebeat/filebeat-input-filestream) and Vector

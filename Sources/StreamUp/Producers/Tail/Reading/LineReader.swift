@@ -11,8 +11,8 @@
 /// ``ReliableUploader`` with the same `maxRecordBytes` takes as records of their own.
 ///
 /// Copying through the scratch buffer costs one `memcpy` per byte; reading straight into the
-/// upload's buffer (as ``FileFollower`` does) cannot keep a partial line out of it when the
-/// free space wraps around the ring's end.
+/// upload's buffer (as ``FileDescriptorProducer`` does) cannot keep a partial line out of it
+/// when the free space wraps around the ring's end.
 ///
 /// Thread safety: not copyable, confined to the tailer's thread; owns its scratch buffer.
 struct LineReader: ~Copyable {
