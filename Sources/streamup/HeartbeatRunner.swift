@@ -11,7 +11,7 @@ enum HeartbeatRunner {
             every: options.every, count: options.count, fields: options.fields.map { ($0.name, $0.value) }, stop: stop)
         let formatter: RecordFormatter?
         do {
-            formatter = try options.upload.records.formatter()
+            formatter = try options.upload.recordFormatter()
         } catch {
             Terminal.error("heartbeat: \(error)")
             return ExitStatus.usage

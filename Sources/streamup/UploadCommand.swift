@@ -80,8 +80,16 @@ struct UploadOptions: Sendable, Equatable {
         .value("--response-timeout", valueName: "DURATION", help: "limit on connecting and on waiting for the answer after the body (default 60s); a quiet input never times out") { options, value throws(UsageError) in
             options.responseTimeout = try parseDuration(value, option: "--response-timeout")
         },
-        .value("--format", valueName: "raw|ndjson|json", help: "raw: lines as they are (default); ndjson: each line becomes a JSON object with the line as a string (message), the time it was read, the host and, for tail, the file path; json: lines that are JSON objects get those fields merged in, others are wrapped as with ndjson") { options, value throws(UsageError) in
-            guard let format = RecordFormat(rawValue: value) else { throw UsageError("--format: '\(value)' is not raw, ndjson or json") }
+        .value("--format", valueName: "raw|ndjson|json[,surrogateescape]", help: "raw: lines as they are (default); ndjson: each line becomes a JSON object with the line as a string (message), the time it was read, the host and, for tail, the file path; json: lines that are JSON objects get those fields merged in, others are wrapped as with ndjson. Bytes that are not UTF-8 become U+FFFD; ',surrogateescape' writes each as \\udcXX instead (lossless, for receivers that keep lone surrogates)") { options, value throws(UsageError) in
+            let parts = value.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            guard let format = RecordFormat(rawValue: parts[0]) else { throw UsageError("--format: '\(value)' is not raw, ndjson or json") }
+            if parts.count == 2 {
+                guard parts[1] == RecordFormatter.InvalidUTF8.surrogateEscape.rawValue else {
+                    throw UsageError("--format: '\(parts[1])' is not 'surrogateescape' (the one choice after a comma)")
+                }
+                guard format != .raw else { throw UsageError("--format raw sends lines as they are: ',surrogateescape' needs ndjson or json") }
+                options.records.invalidUTF8 = .surrogateEscape
+            }
             options.records.format = format
             options.records.given.insert("--format")
         },
@@ -114,7 +122,7 @@ struct UploadOptions: Sendable, Equatable {
             default: throw UsageError("--records: '\(value)' is not 'lines' or 'none'")
             }
         },
-        .value("--max-record", valueName: "SIZE", help: "the longest record (default 1MiB); a longer line is split there, with one warning") { options, value throws(UsageError) in
+        .value("--max-record", valueName: "SIZE", help: "the longest record, escapes included (default 1MiB; with --to, the receiver's: README Receivers); a longer line is cut into records that fit (raw lines: pieces of that size, with one warning)") { options, value throws(UsageError) in
             options.delivery(\.maxRecordBytes, try parseByteSize(value, option: "--max-record"), "--max-record")
         },
         .value("--retries", valueName: "N|forever", help: "retry a failed segment N times in a row without progress (default 10)") { options, value throws(UsageError) in

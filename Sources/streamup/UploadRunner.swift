@@ -12,7 +12,7 @@ enum UploadRunner {
     static func run(_ options: UploadOptions) async -> Int32 {
         let formatter: RecordFormatter?
         do {
-            formatter = try options.records.formatter()
+            formatter = try options.recordFormatter()
         } catch {
             Terminal.error("\(error)")
             return ExitStatus.usage

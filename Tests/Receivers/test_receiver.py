@@ -216,6 +216,18 @@ class TestLoki(ReceiverTest):
         self.assertEqual(self.lines(), [])
         self.assertOneError(400, "must be a string of nanoseconds")
 
+    def test_a_lone_surrogate_refuses_the_whole_request(self):
+        t = now_ns()
+        body = '{"streams":[{"stream":{"a":"b"},"values":[["%d","ok"],["%d","x\\udc80y"]]}]}' % (t, t + 1)
+        status, _, answer = self.r.post("/loki/api/v1/push", body, self.JSON)
+        self.assertEqual(status, 400)
+        self.assertIn(b"lone surrogate", answer)
+        self.assertEqual(self.lines(), [])
+        self.assertOneError(400, "lone surrogate")
+        pair = '{"streams":[{"stream":{"a":"b"},"values":[["%d","\\ud83d\\ude00 \ufffd"]]}]}' % (t + 2)
+        self.assertEqual(self.r.post("/loki/api/v1/push", pair, self.JSON)[0], 204)
+        self.assertEqual(self.lines(), ["\U0001F600 \ufffd"])
+
     def test_non_digit_timestamp_and_non_string_label_are_400(self):
         self.assertEqual(self.push([{"stream": {"a": "b"}, "values": [["1.5e18", "x"]]}])[0], 400)
         self.assertEqual(self.push([{"stream": {"a": 1}, "values": [[str(now_ns()), "x"]]}])[0], 400)
@@ -674,6 +686,12 @@ class TestVictoriaLogs(ReceiverTest):
         self.assertEqual(len(self.r.state()["errors"]), 2)
         status, _, _ = self.r.post("/insert/jsonline", "nope\n")
         self.assertEqual(status, 400)
+
+    def test_a_lone_surrogate_is_stored_as_the_text_of_its_escape(self):
+        status, _, _ = self.r.post("/insert/jsonline", '{"_msg":"a\\udc80b \\ud83d\\ude00"}\n')
+        self.assertEqual(status, 200)
+        self.assertEqual(self.lines(), ["a\\udc80b \U0001F600"])
+        self.assertNoErrors()
 
     def test_missing_msg_gets_the_default(self):
         self.r.post("/insert/jsonline", '{"other":"x"}\n')

@@ -293,11 +293,13 @@ private struct FollowLoop: ~Copyable {
         }
     }
 
-    /// Writes the held partial line of the current file as a record (it is left behind).
+    /// Writes the held partial line of the current file as records (it is left behind).
     private mutating func flushPartialLine(_ writer: BlockingStreamWriter) throws {
-        guard let current = file, let record = lines?.flush(readAt: Date()) else { return }
+        guard let current = file, let records = lines?.flush(readAt: Date()) else { return }
         let source = SourceID(device: current.identity.device, inode: current.identity.inode)
-        try writer.write(record.bytes, mark: SourceMark(source: source, start: record.start, end: record.end))
+        for record in records {
+            try writer.write(record.bytes, mark: SourceMark(source: source, start: record.start, end: record.end))
+        }
     }
 
     /// Makes `opened` the file read, from `start`; it is watched before it is read.
