@@ -296,6 +296,9 @@ public final class TelemetryEmitter: Sendable {
     /// ``HeartbeatProducer``). A beat that does not fit in the buffer is skipped, and the next
     /// record says how many were (`skipped`). It stops at ``finish(within:)`` or ``cancel()``,
     /// or when this is called again (the new heartbeat replaces it).
+    /// - Parameters:
+    ///   - interval: time between beats, on the emitter's clock (positive).
+    ///   - fields: extra string fields on every beat, in order (e.g. `("job", "nightly")`).
     public func startHeartbeat(every interval: Duration, fields: [(name: String, value: String)] = []) {
         precondition(interval > .zero, "a heartbeat interval must be positive")
         let records = HeartbeatRecord(fields: fields)
