@@ -191,6 +191,22 @@ extension InProcessUploads {
         emitter.cancel()
     }
 
+    /// With segments, a record longer than the buffer (the most a segment may hold) is refused
+    /// whole by `emit` and dropped by `tryEmit`, never split into broken JSON; the records
+    /// around it arrive.
+    @Test func aRecordLongerThanTheBufferIsRefusedWhole() async throws {
+        try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
+            let emitter = try TelemetryEmitter(url: sink.url, bufferSize: 1024)
+            let long = Reading(task: 0, index: 1, note: String(repeating: "l", count: 2000))
+            try await emitter.emit(Reading(task: 0, index: 0, note: "before"))
+            await #expect(throws: StreamUpError.self) { try await emitter.emit(long) }
+            #expect(emitter.tryEmit(long) == false)
+            try await emitter.emit(Reading(task: 0, index: 2, note: "after"))
+            #expect(try await emitter.finish()?.isSuccess == true)
+            #expect(try Self.received(sink).map(\.note) == ["before", "after"])
+        }
+    }
+
     /// Dates are RFC 3339 in UTC with milliseconds.
     @Test func datesCarryMilliseconds() async throws {
         try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
