@@ -96,6 +96,16 @@ extension InProcessUploads {
         }
     }
 
+    /// Uploaders made from one `Options` draw their own stream ids; an id the caller sets is kept.
+    @Test func eachUploaderDrawsItsOwnStreamID() throws {
+        let configuration = UploadConfiguration(url: URL(string: "http://127.0.0.1:9/ingest")!)
+        var options = ReliableUploader.Options()
+        let ids = try (0..<3).map { _ in try ReliableUploader(configuration, options: options).streamID }
+        #expect(Set(ids).count == 3)
+        options.streamID = "named"
+        #expect(try ReliableUploader(configuration, options: options).streamID == "named")
+    }
+
     /// With the receiver down and retries an hour apart, `finish(within:)` throws `.timedOut`
     /// when its deadline passes on the emitter's clock, and the upload is cancelled.
     @Test func finishWithinThrowsAtItsDeadline() async throws {
