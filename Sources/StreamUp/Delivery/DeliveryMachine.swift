@@ -188,6 +188,12 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         return .send(.segment(from: acknowledged, limits: limits))
     }
 
+    /// Ends the backoff after a failure now: the next action is the retry (the uploader was
+    /// asked to hurry by a finish or a flush with a deadline).
+    mutating func endBackoff() {
+        retryAt = nil
+    }
+
     // MARK: Results
 
     /// Takes the outcome of `exchange` (which `next` asked for) and returns what to do about it.

@@ -29,7 +29,7 @@ extension ReliableUploader {
             case .waitForInput(let offset):
                 await buffer.waitUntilReadable(from: offset)
             case .sleep(let until):
-                try await Task.sleep(until: until, clock: .continuous)
+                if try await backoff.sleep(until: until) { machine.endBackoff() }
             case .send(let exchange):
                 let (result, response, error) = await perform(exchange, session: session)
                 if let failure = buffer.failure { throw failure }

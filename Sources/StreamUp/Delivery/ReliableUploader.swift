@@ -58,7 +58,9 @@ public final class ReliableUploader: Sendable {
         /// this long (``SourceChange/stopped(_:)``); nil: keep every position.
         public var forgetSourcesAfter: Duration?
         /// Names the stream in `Streamup-Stream-Id` (a spool with pending bytes keeps its own).
-        public var streamID = UUID().uuidString.lowercased()
+        /// nil (the default): each uploader draws a new one, so two uploaders made from the same
+        /// options never share a stream at the receiver.
+        public var streamID: String?
         public init() {}
 
         /// The spool directory's path, if the bytes are held there.
@@ -138,8 +140,8 @@ public final class ReliableUploader: Sendable {
 
     public let configuration: UploadConfiguration
     public let options: Options
-    /// The stream's name in `Streamup-Stream-Id`: the options' one, or the spool's when it
-    /// still held bytes of an earlier run.
+    /// The stream's name in `Streamup-Stream-Id`: the options' one (or one drawn for this
+    /// uploader when they set none), or the spool's when it still held bytes of an earlier run.
     public let streamID: String
     let onEvent: @Sendable (UploadEvent) -> Void
     let buffer: ReplayBuffer
@@ -149,6 +151,8 @@ public final class ReliableUploader: Sendable {
     let stateStore: SourceStateStore?
     let deadLetters: DeadLetterStore?
     let state = Mutex(State())
+    /// The wait before a retry, cut short by ``retryNow()``.
+    let backoff = Backoff()
 
     /// - Throws: ``StreamUpError`` when the options cannot work, or the spool or the state file
     ///   cannot be opened.
@@ -162,7 +166,8 @@ public final class ReliableUploader: Sendable {
         }
         self.configuration = configuration
         self.options = options
-        self.onEvent = onEvent
+        self.onEvent = { onEvent($0.redacted) }
+        let drawnID = options.streamID ?? UUID().uuidString.lowercased()
         let fit = max(options.segmentBytes, options.maxRecordBytes)
         let stateFile = options.stateFile?.path
         let tracksSources = stateFile != nil
@@ -171,7 +176,7 @@ public final class ReliableUploader: Sendable {
         case .spool(let directoryURL, let spoolCapacity):
             let directory = directoryURL.path
             let capacity = max(spoolCapacity ?? SpoolStorage.defaultCapacity(for: directory), fit)
-            let spool = try SpoolStorage.open(directory: directory, capacity: capacity, streamID: options.streamID)
+            let spool = try SpoolStorage.open(directory: directory, capacity: capacity, streamID: drawnID)
             let recovered = spool.recovered
             buffer = ReplayBuffer(
                 storage: spool, records: options.records, maxRecord: min(options.maxRecordBytes, spool.capacity),
@@ -188,7 +193,7 @@ public final class ReliableUploader: Sendable {
             buffer = ReplayBuffer(
                 storage: MemoryReplayStorage(capacity: max(memoryCapacity, fit)), records: options.records,
                 maxRecord: options.maxRecordBytes, tracksSources: tracksSources, keepsSourceEntries: true)
-            streamID = options.streamID
+            streamID = drawnID
             recoveredUpload = nil
             spool = nil
         }
@@ -289,11 +294,13 @@ public final class ReliableUploader: Sendable {
         return answer
     }
 
-    /// Ends the stream gracefully: the producer stops, everything written so far is delivered.
+    /// Ends the stream gracefully: the producer stops, everything written so far is delivered;
+    /// a retry waiting out its backoff is tried at once.
     public func finish() {
         let producer = state.withLock { $0.producer }
         writer.finish()
         producer?.cancel()
+        retryNow()
     }
 
     /// Aborts: the current request is cancelled and `run` throws `.cancelled`. A spool keeps
@@ -306,6 +313,12 @@ public final class ReliableUploader: Sendable {
         buffer.failWriting(StreamUpError(.cancelled, "the upload was cancelled"))
         producer?.cancel()
         delivery?.cancel()
+    }
+
+    /// Ends a retry's backoff now (or the next one as soon as it begins): the failed segment is
+    /// tried again at once. A graceful finish and a flush with a deadline call it.
+    package func retryNow() {
+        backoff.wake()
     }
 
     /// Suspends until the stream up to `offset` is acknowledged (or the upload failed).
