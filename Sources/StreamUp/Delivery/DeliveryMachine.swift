@@ -9,9 +9,12 @@
 /// PATCH, asking the server for its offset after any failure (DeliveryMachine+Resumable).
 ///
 /// What is a result and not an error: every HTTP status. 2xx acknowledges; 408, 429 and 5xx
-/// (by default) are retried after a backoff with full jitter, or `Retry-After`; 413 makes the
-/// segment smaller; other 4xx (and TLS certificate failures) are final: with dead letters the
-/// segment is set aside and the stream goes on, without them the upload stops. An answer that
+/// (by default) are retried after a backoff with full jitter, or `Retry-After`; 413, and a
+/// second 429 in a row for the same segment (a rate limit's burst it never passes), make
+/// segments smaller for good, never below one record: a record alone refused 413 is final;
+/// other 4xx, TLS certificate failures and answers the receiver's reader knows for permanent
+/// are final: with dead letters the segment is set aside and the stream goes on, without them
+/// the upload stops. An answer that
 /// refuses some records and stores the others is a partial failure (DeliveryMachine+Partial).
 ///
 /// Thread safety: a value type, confined to the uploader's delivery task.
