@@ -299,7 +299,7 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
             }
             rateRefused = from
         }
-        guard alwaysRetry || isRetryable(problem) else { return final(problem, exchange: exchange, carried: carried) }
+        guard alwaysRetry || isRetryable(problem) else { return effects + final(problem, exchange: exchange, carried: carried) }
         failures += 1
         failingSince = failingSince ?? now
         let first = spell == nil
