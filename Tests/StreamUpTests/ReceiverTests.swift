@@ -70,7 +70,7 @@ import Testing
         case .clickhouse, .vector:
             break
         }
-        #expect((receiver.answerReader != nil) == [.elasticsearch, .splunkHEC, .otlp, .loki].contains(receiver))
+        #expect((receiver.answerReader != nil) == [.elasticsearch, .splunkHEC, .otlp, .loki, .clickhouse].contains(receiver))
     }
 
     /// The requests are whole documents: an empty request too (the envelope alone).

@@ -102,6 +102,8 @@ extension ReliableUploader {
                 onEvent(.notice("the answer to the completing request was lost; the server had acknowledged every byte and has completed the upload"))
             case .receiverWarning(let text):
                 onEvent(.notice(text))
+            case .stopping(let reason):
+                onEvent(.notice(reason + "; stopping (--dead-letter DIR sets such a record aside and goes on)"))
             }
         }
     }
@@ -135,7 +137,8 @@ extension ReliableUploader {
         defer { own?.invalidate() }
         do {
             let response = try await (own ?? session).send(request, body: body, onEvent: onEvent)
-            let carried = body?.outcome.carried ?? start..<start
+            var carried = body?.outcome.carried ?? start..<start
+            if case .segment = exchange, !response.isSuccess { carried = buffer.wholeRecords(carried) }
             var answer = answer(response, to: request)
             if case .segment = exchange, let partial = partial(in: response, carried: carried) {
                 answer.partial = partial
@@ -148,7 +151,8 @@ extension ReliableUploader {
             return (.answered(answer, carried: carried), response, nil)
         } catch {
             let failure = error as? StreamUpError ?? StreamUpError(.transport, "\(error)")
-            let carried = body?.outcome.carried ?? start..<start
+            var carried = body?.outcome.carried ?? start..<start
+            if case .segment = exchange { carried = buffer.wholeRecords(carried) }
             return (.failed(Self.failure(failure), carried: carried), nil, failure)
         }
     }
@@ -241,7 +245,9 @@ extension ReliableUploader {
             status: response.statusCode, retryAfter: response.value(forHeader: "Retry-After"),
             uploadOffset: response.uploadOffset,
             uploadComplete: response.uploadComplete,
-            location: location)
+            location: location,
+            firstLine: response.isSuccess ? nil : response.firstLine(),
+            permanent: options.answerReader?.isPermanent(response) ?? false)
     }
 
     /// What kind of failure `error` is, for the retry policy: TLS certificate failures and

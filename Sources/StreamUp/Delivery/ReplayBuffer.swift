@@ -333,6 +333,17 @@ final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
         }
     }
 
+    /// `range`, the bytes a request from a record's start carried, extended to the end of its
+    /// last record: an answer or a break that came mid-body still counts whole records (for
+    /// smaller segments and dead letters, which never hold a piece of a record).
+    func wholeRecords(_ range: Range<Int>) -> Range<Int> {
+        withState { state in
+            guard !range.isEmpty, range.upperBound < state.boundary else { return range }
+            let boundaries = BufferBoundaries(storage: storage, records: records, splits: state.splits, end: state.boundary)
+            return range.lowerBound..<boundaries.firstBoundary(after: range.upperBound - 1)
+        }
+    }
+
     /// Hands the held bytes `range` to `body` in pieces (for a dead letter).
     func copy(_ range: Range<Int>, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         precondition(range.lowerBound >= acknowledgedOffset && range.upperBound <= writtenOffset, "copying bytes that are not held")

@@ -32,7 +32,7 @@ final class SegmentSession: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     /// - Throws: ``StreamUpError`` when no answer came (transport failure, cancellation, or the
     ///   body's own failure).
     func send(_ request: URLRequest, body: (any RequestBody)?, onEvent: @escaping @Sendable (UploadEvent) -> Void) async throws -> UploadResponse {
-        let delegate = UploadTaskDelegate(body: body, maxResponseBodyBytes: configuration.maxResponseBodyBytes, onEvent: onEvent)
+        let delegate = UploadTaskDelegate(body: body, maxResponseBodyBytes: configuration.maxResponseBodyBytes, segmented: true, onEvent: onEvent)
         let task: URLSessionTask = body == nil ? session.dataTask(with: request) : session.uploadTask(withStreamedRequest: request)
         delegates.withLock { $0[task.taskIdentifier] = delegate }
         task.resume()

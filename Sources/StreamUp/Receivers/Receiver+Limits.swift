@@ -49,7 +49,8 @@ extension Receiver {
         case .splunkHEC: .splunkHEC
         case .otlp: .otlp
         case .loki: .loki
-        case .victorialogs, .clickhouse, .datadog, .vector, .fluentBit: nil
+        case .clickhouse: .clickHouse
+        case .victorialogs, .datadog, .vector, .fluentBit: nil
         }
     }
 
