@@ -49,6 +49,28 @@ import StreamUpTestSupport
         #expect(spoolError?.description.contains("a spool of 524288 bytes") == true, "\(String(describing: spoolError))")
     }
 
+    /// A spool holding more than its capacity (one that filled its file system, reopened with
+    /// a smaller size) is drained: what it holds counts, it is not refused.
+    @Test func aSpoolHoldingMoreThanItsCapacityIsDrained() async throws {
+        let temporary = try TemporaryDirectory()
+        let directory = temporary.file("spool")
+        let line = Array(repeating: UInt8(0x61), count: 99) + [0x0A]
+        let held = Array((0..<(2 << 20) / 100).map { _ in line }.joined())
+        do {
+            let spool = try SpoolStorage.open(directory: directory, capacity: 4 << 20, streamID: "full")
+            try await StreamWriter(buffer: ReplayBuffer(storage: spool, records: .lines, maxRecord: 1 << 20)).write(held)
+        }
+        try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
+            var options = ReliableUploader.Options()
+            // 512 KiB cannot hold a record of 1 MiB, but the 2 MiB the spool holds can.
+            options.storage = .spool(directory: URL(fileURLWithPath: directory), capacity: 512 << 10)
+            let uploader = try ReliableUploader(UploadConfiguration(url: sink.url), options: options)
+            let response = try await uploader.run(AsyncSequenceProducer(AsyncStream<[UInt8]> { $0.finish() }))
+            #expect(response.isSuccess)
+            #expect(sink.requests.reduce(0) { $0 + $1.bodyByteCount } == held.count)
+        }
+    }
+
     /// Segments are at most half the capacity, never more than asked, never 0.
     @Test(arguments: [(8 << 20, 8 << 20, 4 << 20), (1 << 20, 8 << 20, 1 << 20), (8 << 20, 1 << 20, 512 << 10), (8 << 20, 1, 1)])
     func segmentsAreAtMostHalfTheCapacity(requested: Int, capacity: Int, used: Int) {

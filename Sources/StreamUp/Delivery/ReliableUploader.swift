@@ -179,7 +179,7 @@ public final class ReliableUploader: Sendable {
             // What an earlier run left counts (a spool that filled its file system is drained).
             try Self.checkRecordFits(options.maxRecordBytes, in: spool.capacity, spoolCapacity == nil
                 ? "the spool's default size (half the free space of the file system of \(directory): \(capacity) bytes)"
-                : "a spool of \(capacity) bytes (--spool-size)")
+                : "a spool of \(capacity) bytes (--spool-size)", remedy: "--spool-size")
             let recovered = spool.recovered
             buffer = ReplayBuffer(
                 storage: spool, records: options.records, maxRecord: options.maxRecordBytes,
@@ -193,7 +193,7 @@ public final class ReliableUploader: Sendable {
             self.spool = spool
             state.withLock { $0.skipped = recovered.skipped }
         case .memory(let memoryCapacity):
-            try Self.checkRecordFits(options.maxRecordBytes, in: memoryCapacity, "a buffer of \(memoryCapacity) bytes (--buffer-size)")
+            try Self.checkRecordFits(options.maxRecordBytes, in: memoryCapacity, "a buffer of \(memoryCapacity) bytes (--buffer-size)", remedy: "--buffer-size")
             buffer = ReplayBuffer(
                 storage: MemoryReplayStorage(capacity: memoryCapacity), records: options.records,
                 maxRecord: options.maxRecordBytes, tracksSources: tracksSources, keepsSourceEntries: true)
@@ -219,13 +219,16 @@ public final class ReliableUploader: Sendable {
         min(requested, max(1, capacity / 2))
     }
 
-    /// Refuses a storage of `capacity` bytes (`what`, for the message) that cannot hold one
-    /// record of `maxRecord` bytes: the capacity is never raised behind the caller's back.
-    static func checkRecordFits(_ maxRecord: Int, in capacity: Int, _ what: @autoclosure () -> String) throws(StreamUpError) {
+    /// Refuses a storage of `capacity` bytes (`what`, for the message; `remedy`, the option
+    /// that sizes it) that cannot hold one record of `maxRecord` bytes: the capacity is never
+    /// raised behind the caller's back.
+    static func checkRecordFits(
+        _ maxRecord: Int, in capacity: Int, _ what: @autoclosure () -> String, remedy: String
+    ) throws(StreamUpError) {
         guard maxRecord > capacity else { return }
         throw StreamUpError(
             .invalidConfiguration,
-            "\(what()) cannot hold one record of up to \(maxRecord) bytes (--max-record): give it at least that much, or a smaller --max-record (segments are at most half of it: --segment-bytes)")
+            "\(what()) cannot hold one record of up to \(maxRecord) bytes (--max-record): give a larger \(remedy) or a smaller --max-record (segments are at most half of it: --segment-bytes)")
     }
 
     /// The positions `entries` (a spool's index past its acknowledged offset) put the sources

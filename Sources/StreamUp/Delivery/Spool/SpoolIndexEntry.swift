@@ -97,7 +97,8 @@ struct SpoolIndexEntry: Equatable {
         }
         guard get(60, UInt32.self) == Checksum.crc32(UnsafeRawBufferPointer(rebasing: bytes[..<60])) else { return nil }
         let flags = get(56, UInt32.self)
-        streamStart = Int(get(0, UInt64.self))
+        // Numbers from disk never trap: one out of range fails the checks that follow.
+        streamStart = Int(truncatingIfNeeded: get(0, UInt64.self))
         length = Int(get(8, UInt32.self))
         dataCRC = get(12, UInt32.self)
         source = flags & 1 != 0 ? SourceID(device: get(16, UInt64.self), inode: get(24, UInt64.self), fingerprint: get(32, UInt64.self)) : nil
