@@ -72,7 +72,7 @@ struct UploadOptions: Sendable, Equatable {
             options.method = method
             options.given.insert("--method")
         },
-        .value("--buffer-size", valueName: "SIZE", help: "the buffer between the input and the upload, holding what is not yet acknowledged (default 8MiB; 1MiB with --single-request); the input waits when it is full") { options, value throws(UsageError) in
+        .value("--buffer-size", valueName: "SIZE", help: "the buffer between the input and the upload, holding what is not yet acknowledged (default 8MiB; 1MiB with --single-request); the input waits when it is full; it must hold one record (--max-record), and segments are at most half of it") { options, value throws(UsageError) in
             let size = try parseByteSize(value, option: "--buffer-size")
             guard size <= 1 << 30 else { throw UsageError("--buffer-size: '\(value)' is over 1 GiB") }
             options.bufferSize = size
@@ -136,7 +136,7 @@ struct UploadOptions: Sendable, Equatable {
         .value("--retry-max-time", valueName: "DURATION", help: "give up after failing this long without progress") { options, value throws(UsageError) in
             options.delivery(\.retryMaxTime, try parseDuration(value, option: "--retry-max-time"), "--retry-max-time")
         },
-        .value("--segment-bytes", valueName: "SIZE", help: "end each request at the last record boundary within SIZE (default 8MiB)") { options, value throws(UsageError) in
+        .value("--segment-bytes", valueName: "SIZE", help: "end each request at the last record boundary within SIZE (default 8MiB, lowered to half the buffer or spool when that is less: 4MiB with the default buffer; a larger SIZE than half is refused)") { options, value throws(UsageError) in
             options.delivery(\.segmentBytes, try parseByteSize(value, option: "--segment-bytes"), "--segment-bytes")
         },
         .value("--segment-seconds", valueName: "DURATION", help: "end each request at the first record boundary this long after its first byte (default 1s)") { options, value throws(UsageError) in
@@ -151,7 +151,7 @@ struct UploadOptions: Sendable, Equatable {
         .value("--spool", valueName: "DIR", help: "keep unacknowledged bytes in DIR instead of memory; they survive a crash, and the next start sends them first") { options, value in
             options.delivery(\.spoolDirectory, value, "--spool")
         },
-        .value("--spool-size", valueName: "SIZE", help: "most unacknowledged bytes the spool holds (default 1GiB or half the free space of its file system, whichever is smaller); the input waits beyond it") { options, value throws(UsageError) in
+        .value("--spool-size", valueName: "SIZE", help: "most unacknowledged bytes the spool holds (default 1GiB or half the free space of its file system, whichever is smaller); the input waits beyond it; it must hold one record (--max-record), and segments are at most half of it") { options, value throws(UsageError) in
             options.delivery(\.spoolBytes, try parseByteSize(value, option: "--spool-size"), "--spool-size")
         },
         .value("--dead-letter", valueName: "DIR", help: "keep segments the server refuses for good (4xx other than 408/429, TLS certificate errors) or that run out of retries in DIR, and go on (default: stop); with --to, also the single records a receiver refuses") { options, value in
@@ -189,8 +189,29 @@ struct UploadOptions: Sendable, Equatable {
         if delivery.singleRequest, let first = delivery.segmentOptions.first {
             throw UsageError("--single-request cannot go with \(first): it sends one request, without segments or retries")
         }
+        try validateSegmentFits()
         try auth.validate(literalHeaders: headers)
         try multipart.validate(resumable: delivery.resumable, headers: headers)
+    }
+
+    /// A `--segment-bytes` over half the buffer or spool it is sent from is refused rather
+    /// than lowered (a segment size nobody chose is lowered by the library, silently).
+    private func validateSegmentFits() throws(UsageError) {
+        guard !delivery.singleRequest, let segmentBytes = delivery.segmentBytes else { return }
+        let spooled = delivery.spoolDirectory != nil
+        let option = spooled ? "--spool-size" : "--buffer-size"
+        // The default spool size depends on the free space: the library lowers segments to it.
+        guard let capacity = spooled ? delivery.spoolBytes : bufferSize ?? Self.defaultBufferSize else { return }
+        let fitting = ReliableUploader.segmentBytes(segmentBytes, capacity: capacity)
+        guard fitting < segmentBytes else { return }
+        throw UsageError(
+            "--segment-bytes \(byteText(segmentBytes)) does not fit \(option) \(byteText(capacity)): a segment is at most half of it, so the next one fills while one is sent; use --segment-bytes \(byteText(fitting)) or less, or a larger \(option)")
+    }
+
+    /// The memory buffer of acknowledged delivery without `--buffer-size` (the library's).
+    static var defaultBufferSize: Int? {
+        guard case .memory(let capacity) = ReliableUploader.Options().storage else { return nil }
+        return capacity
     }
 
     /// `408,429,500-599`: status codes and ranges, each within 400...599.
@@ -240,7 +261,8 @@ struct UploadOptions: Sendable, Equatable {
         options:
         \(helpLines(for: table))
         Delivery: each request ("segment") carries whole records (lines, unless --records none)
-        and ends at the last line boundary within --segment-bytes (8MiB), or at the first one
+        and ends at the last line boundary within --segment-bytes (8MiB, at most half the
+        buffer or spool: 4MiB with the default 8MiB buffer), or at the first one
         --segment-seconds (1s) after its first byte; a request opens only when there is a line
         to send. A 2xx acknowledges it. A failed one (connection error, 408, 429, 5xx;
         Retry-After honoured; backoff with jitter) is sent again from the last acknowledged
