@@ -65,7 +65,6 @@ extension DeliveryMachine {
             }
             let upload = Upload(url: location, base: base, target: nil)
             resumable.remember(upload)
-            sentAnything = true
             return [.saveUpload(upload)]
 
         case (.checkOffset(let upload), .answered(let answer, let carried)):
