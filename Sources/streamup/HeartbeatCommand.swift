@@ -43,11 +43,12 @@ struct HeartbeatOptions: Sendable, Equatable {
 
         With `-- COMMAND`, runs the command, beats while it runs, then sends a final record
         {"event":"exit","exit_status":N,"duration_s":...}, ends the stream and exits with the
-        command's status: a liveness monitor for a job, e.g. in a crontab. The command's stdin,
-        stdout and stderr are its own; the monitor's answer is not printed (-o FILE keeps it),
-        and beats that could not be delivered are one line on stderr, never another exit
-        status. Once the command has ended, the last records get at most --shutdown-timeout
-        (default 5s here) to be acknowledged. Without URL, beats go to a local sink.
+        command's status: a liveness monitor for a job, e.g. in a crontab. The command's
+        standard input, output and error are its own; the monitor's answer is not printed (-o
+        FILE keeps it), and beats that could not be delivered are one line on stderr, never
+        another exit status. Once the command has ended, the last records get at most
+        --shutdown-timeout (default 5s here) to be acknowledged. Without URL, beats go to a
+        local sink.
 
         options:
         \(helpLines(for: table))

@@ -29,7 +29,7 @@ extension StreamUploader: Upload {
 
     var abortLine: String {
         let progress = self.progress
-        let unsent = progress.bytesBuffered > 0 ? "; \(counted(progress.bytesBuffered, "byte")) read were not sent and are lost" : ""
+        let unsent = progress.bytesBuffered > 0 ? "; \(counted(progress.bytesBuffered, "byte")) read \(progress.bytesBuffered == 1 ? "was" : "were") not sent and \(progress.bytesBuffered == 1 ? "is" : "are") lost" : ""
         return "the request ended without an answer: the server may hold none, some or all of the \(counted(progress.bytesSent, "byte")) sent\(unsent)"
     }
 
