@@ -75,8 +75,10 @@ enum HeartbeatRunner {
         let name = options.command.joined(separator: " ")
         let timeout = options.upload.shutdownTimeout ?? defaultJobShutdownTimeout
         let child = Process()
+        // streamup ignores SIGPIPE; the job must not inherit that (`yes | head` would complain
+        // of a broken pipe instead of ending quietly).
         child.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        child.arguments = options.command
+        child.arguments = ["--default-signal=PIPE", "--"] + options.command
         // The job gets streamup's environment, but not the password meant for -u.
         child.environment = ProcessInfo.processInfo.environment.filter { $0.key != AuthOptions.passwordVariable }
         let started = ContinuousClock.now

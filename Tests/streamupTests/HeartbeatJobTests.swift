@@ -51,6 +51,17 @@ import Testing
         #expect(child.stderr == "job warning\nstreamup: heartbeat: the beats were not delivered: server answered 404 Not Found: no such check\n")
     }
 
+    /// The job runs with the signal dispositions a shell gives it: a pipe whose reader has
+    /// gone ends the writer quietly (streamup itself ignores SIGPIPE; the job must not inherit it).
+    @Test func jobDoesNotInheritAnIgnoredSIGPIPE() async throws {
+        try await withSink { sink, _ in
+            let child = try StreamupProcess(["heartbeat", sink.url.absoluteString, "--", "sh", "-c", "yes | head -n 1"])
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(child.stdout == "y\n")
+            #expect(child.stderr.isEmpty, "stderr: \(child.stderr)")
+        }
+    }
+
     /// SIGTERM goes to the job, with one line saying so; the job's own handling decides the
     /// status and its output is kept.
     @Test func signalIsPassedOnToTheJob() async throws {
