@@ -75,10 +75,10 @@ enum HeartbeatRunner {
         let name = options.command.joined(separator: " ")
         let timeout = options.upload.shutdownTimeout ?? defaultJobShutdownTimeout
         let child = Process()
-        // streamup ignores SIGPIPE; the job must not inherit that (`yes | head` would complain
-        // of a broken pipe instead of ending quietly).
+        // streamup ignores SIGPIPE, and SIGINT/SIGTERM for its handlers; the job starts with
+        // them at their defaults, as cron would start it (`yes | head` must end quietly).
         child.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        child.arguments = ["--default-signal=PIPE", "--"] + options.command
+        child.arguments = ["--default-signal=PIPE,INT,TERM", "--"] + options.command
         // The job gets streamup's environment, but not the password meant for -u.
         child.environment = ProcessInfo.processInfo.environment.filter { $0.key != AuthOptions.passwordVariable }
         let started = ContinuousClock.now
@@ -92,17 +92,20 @@ enum HeartbeatRunner {
                 if trouble.deadlinePassed(after: timeout) { uploader.cancel() }
             }
         }
+        // The handlers go in first (they take effect a moment after install): a signal that
+        // arrives while the job starts is passed on once it runs, never lost.
+        let forward = SignalForward()
+        SignalHandling.install(onFirst: { signal, number in
+            Terminal.error("stopping (\(signal)): passed on to the command, whose end ends the beats \(SignalHandling.secondStops)")
+            forward.send(number)
+        }, onSecond: { uploader.abortLine })
         do {
             try child.run()
         } catch {
             Terminal.error("cannot run '\(name)': \(error.localizedDescription)")
             return (ExitStatus.noAnswer, 127)
         }
-        let pid = child.processIdentifier
-        SignalHandling.install(onFirst: { signal, number in
-            Terminal.error("stopping (\(signal)): passed on to the command, whose end ends the beats \(SignalHandling.secondStops)")
-            kill(pid, number)
-        }, onSecond: { uploader.abortLine })
+        forward.started(child.processIdentifier)
         // The job's terminal is its own: a meter only when asked for (--progress, -v).
         let meter = ProgressMeter.start(for: uploader, verbose: verbose, requested: options.upload.progress ?? false)
         let uploadStatus = await deliver(producer, with: uploader, to: options.upload.outputFile, trouble: trouble, url: url)
@@ -185,5 +188,32 @@ final class DeliveryTrouble: Sendable {
         guard let deadline else { return "\(error)" }
         let after = "no acknowledgement within \(UploadRunner.short(deadline)) of the command's end (--shutdown-timeout)"
         return failure.map { "\($0); \(after)" } ?? after
+    }
+}
+
+/// Passes a signal on to the job: at once when it runs, or as soon as it has started.
+///
+/// Thread safety: a `Mutex` guards the state; `kill` is called outside it.
+final class SignalForward: Sendable {
+    private struct State {
+        var pid: Int32?
+        var pending: Int32?
+    }
+    private let state = Mutex(State())
+
+    func send(_ signal: Int32) {
+        let pid = state.withLock { state -> Int32? in
+            if state.pid == nil { state.pending = signal }
+            return state.pid
+        }
+        if let pid { kill(pid, signal) }
+    }
+
+    func started(_ pid: Int32) {
+        let pending = state.withLock { state -> Int32? in
+            state.pid = pid
+            return state.pending
+        }
+        if let pending { kill(pid, pending) }
     }
 }
