@@ -32,6 +32,11 @@ enum MatrixVariant: String, CaseIterable, Sendable {
     case gzip
     /// `--spool DIR`: the unacknowledged bytes on disk.
     case spool
+    /// `--dead-letter DIR`: what the receiver refuses is kept there (nothing, in a good row).
+    case deadLetter
+
+    /// Where `--dead-letter` keeps refused records, in the row's directory `scratch`.
+    static func deadLetterDirectory(scratch: String) -> String { scratch + "/dead" }
 
     /// Its options; `scratch` is the row's own directory.
     func arguments(scratch: String) -> [String] {
@@ -39,6 +44,7 @@ enum MatrixVariant: String, CaseIterable, Sendable {
         case .plain: []
         case .gzip: ["--compress", "gzip"]
         case .spool: ["--spool", scratch + "/spool"]
+        case .deadLetter: ["--dead-letter", Self.deadLetterDirectory(scratch: scratch)]
         }
     }
 }

@@ -32,28 +32,19 @@ import Testing
             let child = try StreamupProcess(arguments)
             let expected = row.command == .heartbeat ? [] : MatrixRow.lines.compactMap(row.target.shown)
             let status: Int32?
-            switch row.command {
-            case .stdin:
-                child.write(Data(MatrixRow.lines.map { $0 + [0x0A] }.joined()))
-                child.closeStdin()
-                status = await stop(child, when: receiver, holds: nil)
-            case .tail:
-                // The file appears once the pattern is watched ("waiting for" on stderr), so it
-                // is read from its beginning; then its lines come in two writes.
-                try #require(await eventually { child.stderr.contains("waiting for \(log)") }, "stderr: \(child.stderr)")
-                let half = MatrixRow.lines.count / 2
-                try Data(MatrixRow.lines[..<half].map { $0 + [0x0A] }.joined()).write(to: URL(fileURLWithPath: log))
-                let handle = try #require(FileHandle(forWritingAtPath: log))
-                try handle.seekToEnd()
-                try handle.write(contentsOf: Data(MatrixRow.lines[half...].map { $0 + [0x0A] }.joined()))
-                try handle.close()
-                status = await stop(child, when: receiver, holds: expected.count)
-            case .heartbeat:
-                status = await stop(child, when: receiver, holds: 3)
+            do {
+                status = try await drive(row.command, child, into: receiver, log: log, records: expected.count)
+            } catch {
+                child.signal(SIGKILL)  // a row that could not go on leaves nothing running
+                _ = await child.waitForExit(timeout: 10)
+                throw error
             }
             let stored = try await receiver.stored()
             let context = "\(arguments.joined(separator: " "))\nexit status \(status.map { String($0) } ?? "none (killed)"); stderr: \(child.stderr.suffix(1_000))"
             #expect(status == 0, "\(context)")
+            // Nothing refused, so nothing kept as a dead letter either.
+            let dead = (try? FileManager.default.contentsOfDirectory(atPath: MatrixVariant.deadLetterDirectory(scratch: scratch.path))) ?? []
+            #expect(dead.isEmpty, "dead letters kept: \(dead)\n\(context)")
             let clean = stored.problems.isEmpty
             #expect(clean, "the receiver found \(stored.problems.count) problems: \(stored.problems.prefix(3).joined(separator: "; "))\n\(context)")
             if row.command == .heartbeat {
@@ -63,6 +54,30 @@ import Testing
                 let everyLineOnce = stored.lines == expectedOrder
                 #expect(everyLineOnce, "\(difference(expected: expected, stored: stored.lines))\n\(context)")
             }
+        }
+    }
+
+    /// Feeds the command what it reads (stdin, the file; heartbeat makes its own) and stops
+    /// it as a user would; returns its exit status (see ``stop(_:when:holds:)``).
+    static func drive(_ command: MatrixCommand, _ child: StreamupProcess, into receiver: MatrixReceiver, log: String, records: Int) async throws -> Int32? {
+        switch command {
+        case .stdin:
+            child.write(Data(MatrixRow.lines.map { $0 + [0x0A] }.joined()))
+            child.closeStdin()
+            return await stop(child, when: receiver, holds: nil)
+        case .tail:
+            // The file appears once the pattern is watched ("waiting for" on stderr), so it is
+            // read from its beginning; then its lines come in two writes.
+            try #require(await eventually { child.stderr.contains("waiting for \(log)") }, "stderr: \(child.stderr)")
+            let half = MatrixRow.lines.count / 2
+            try Data(MatrixRow.lines[..<half].map { $0 + [0x0A] }.joined()).write(to: URL(fileURLWithPath: log))
+            let handle = try #require(FileHandle(forWritingAtPath: log))
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data(MatrixRow.lines[half...].map { $0 + [0x0A] }.joined()))
+            try handle.close()
+            return await stop(child, when: receiver, holds: records)
+        case .heartbeat:
+            return await stop(child, when: receiver, holds: 3)
         }
     }
 
