@@ -140,11 +140,11 @@ import Testing
 }
 
 /// At most ``limit`` matrix rows at a time: each holds a receiver and streamup (and perhaps a
-/// ClickHouse server), and the CI machine has 2 cores.
+/// ClickHouse server), the CI machine has 2 cores, and the other suites run meanwhile.
 ///
 /// Thread safety: an actor.
 actor MatrixSlots {
-    static let limit = 8
+    static let limit = 4
     static let shared = MatrixSlots()
 
     private var free = limit

@@ -90,15 +90,17 @@ final class MatrixReceiver: Sendable {
     func stored() async throws -> Stored {
         switch server {
         case .sink(let sink):
+            // (Decoding a gzip body runs python3: on a thread of its own, never a task's.)
+            let bodies = await onOwnThread { [self] in sink.requests.map { ($0.sequence, decodedBody($0)) } }
             var bytes: [UInt8] = []
             var problems: [String] = []
-            for request in sink.requests {
-                switch decodedBody(request) {
+            for (sequence, body) in bodies {
+                switch body {
                 case .success(let body):
-                    if !body.isEmpty && body.last != 0x0A { problems.append("request \(request.sequence) does not end on a line") }
+                    if !body.isEmpty && body.last != 0x0A { problems.append("request \(sequence) does not end on a line") }
                     bytes += body
                 case .failure(let problem):
-                    problems.append("request \(request.sequence): \(problem.text)")
+                    problems.append("request \(sequence): \(problem.text)")
                 }
             }
             var lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false).map(Array.init)
