@@ -1,80 +1,118 @@
 import Foundation
 import StreamUpSystem
 
-/// The body of one segment request: a fresh ``WindowSource`` over the replay buffer for every
-/// stream URLSession asks for, so that a body libcurl must re-send (a reused connection that
-/// turned out dead) goes out again from the segment's start, read from the buffer. Resumable
-/// appends refuse a re-send instead: a PATCH re-sent with its stale `Upload-Offset` after part
-/// of it arrived would conflict; the request fails and HEAD says where to go on.
+/// The complete body of one segment request, built before the request starts: the cut
+/// segment's records (``WindowSource``) through the body stages of its ``BodyEncoding``
+/// (envelope, gzip), read to their end. The request carries its `Content-Length`, so
+/// URLSession never waits for a body byte (DESIGN.md facts 3 and 10) and no
+/// `Transfer-Encoding: chunked` is sent.
 ///
-/// Thread safety: `current` is guarded by a `Mutex`; URLSession asks for streams on its
-/// delegate queue, the uploader reads the outcome after the request.
+/// URLSession reads it as a stream, so that a body libcurl must re-send (a reused connection
+/// that turned out dead) goes out again from its start: each attempt gets a fresh stream over
+/// the same bytes (corelibs does not rewind a `Data` body for a re-send, measured: the short
+/// re-sent body met 408). Resumable appends refuse a re-send instead: a PATCH re-sent with its
+/// stale `Upload-Offset` after part of it arrived would conflict; the request fails and HEAD
+/// says where to go on.
+///
+/// Memory: the body is a copy of at most one segment (its envelope added, or gzipped), held
+/// while its request runs; the records themselves stay in the replay buffer until acknowledged.
+///
+/// Thread safety: `data` is immutable; the streams handed out are guarded by a `Mutex`
+/// (URLSession asks for them on its delegate queue, the delivery task reads what was sent).
 final class WindowBody: RequestBody, Sendable {
     private struct Current {
-        var window: WindowSource?
         var stream: StreamReference<BodyInputStream>?
         var refused: StreamUpError?
-        /// The furthest offset an earlier stream of this request handed out.
-        var furthest: Int
+        /// The most bytes any stream of this request handed out.
+        var furthest = 0
     }
-    private let makeSource: @Sendable () -> (window: WindowSource, top: any BodySource)
+    /// The stream range the body carries.
+    let range: Range<Int>
+    let data: Data
     private let allowsResend: Bool
-    private let current: Mutex<Current>
-    let start: Int
+    private let current = Mutex(Current())
 
-    /// - Parameter makeSource: builds the stages of one attempt: the window and the stage
-    ///   URLSession reads (the window itself, or an encoding stage over it).
-    init(start: Int, allowsResend: Bool, makeSource: @escaping @Sendable () -> (window: WindowSource, top: any BodySource)) {
-        self.start = start
+    /// Builds the body of `range` of `buffer` as `encoding` says.
+    /// - Throws: ``StreamUpError`` when a stage refuses the records (a multipart boundary in
+    ///   them) or the storage cannot be read.
+    init(_ range: Range<Int>, of buffer: ReplayBuffer, encoding: BodyEncoding, allowsResend: Bool) throws {
+        self.range = range
         self.allowsResend = allowsResend
-        self.makeSource = makeSource
-        self.current = Mutex(Current(furthest: start))
+        self.data = try Self.build(encoding.stages(over: WindowSource(buffer: buffer, range: range)), expected: range.count)
+    }
+
+    /// Reads `top` to its end. The window's end is fixed, so no stage ever waits for input.
+    private static func build(_ top: any BodySource, expected: Int) throws -> Data {
+        var body = Data(count: max(expected + 64, 4096))
+        var filled = 0
+        while true {
+            if filled == body.count { body.count += max(64 * 1024, body.count / 4) }
+            let read = try body.withUnsafeMutableBytes { bytes in
+                try top.read(into: UnsafeMutableRawBufferPointer(rebasing: bytes[filled...]), blocking: false)
+            }
+            switch read {
+            case .bytes(let count):
+                filled += count
+            case .end:
+                body.count = filled
+                return body
+            case .wouldBlock:
+                preconditionFailure("a body stage over a cut segment said it would wait")
+            }
+        }
     }
 
     func stream(forAttempt attempt: Int) -> InputStream? {
-        let previous = current.withLock { current in
-            current.furthest = max(current.furthest, current.window?.outcome.end ?? current.furthest)
-            return current.window
+        let previous = current.withLock { current -> BodyInputStream? in
+            current.furthest = max(current.furthest, current.stream?.value.bytesRead ?? 0)
+            return current.stream?.value
         }
-        if attempt > 1 {
-            let again = StreamUpError(.bodyNotRewindable, "URLSession asked to send the segment again")
-            previous?.abort(again)
-            guard allowsResend else {
-                current.withLock { $0.refused = again }
-                return nil
-            }
+        if attempt > 1, !allowsResend {
+            // URLSession keeps reading the old stream when given none (fact 2): fail it.
+            let again = StreamUpError(.bodyNotRewindable, "URLSession asked to send the append again")
+            previous?.fail(again)
+            current.withLock { $0.refused = again }
+            return nil
         }
-        let (window, top) = makeSource()
-        let stream = BodyInputStream(source: top)
-        current.withLock {
-            $0.window = window
-            $0.stream = StreamReference(stream)
-        }
+        let stream = BodyInputStream(source: DataSource(data))
+        current.withLock { $0.stream = StreamReference(stream) }
         return stream
     }
 
-    /// What the request carried: from its start to the furthest any of its streams got (a
-    /// stream libcurl gave up on for a re-send counts: its bytes went out), and how the latest
-    /// stream ended.
-    var outcome: WindowSource.Outcome {
-        current.withLock { current in
-            var outcome = current.window?.outcome ?? WindowSource.Outcome(start: start, end: start, reachedInputEnd: false)
-            outcome.end = max(outcome.end, current.furthest)
-            return outcome
-        }
+    /// The most bytes any stream of this request handed to URLSession (a stream libcurl gave
+    /// up on for a re-send counts: its bytes went out).
+    var bytesSent: Int {
+        current.withLock { max($0.furthest, $0.stream?.value.bytesRead ?? 0) }
     }
-
-    var bytesSent: Int { current.withLock { $0.stream?.value.bytesRead ?? 0 } }
 
     var failure: StreamUpError? {
         current.withLock { $0.refused ?? ($0.stream?.value.streamError as? StreamUpError) }
     }
 
-    func close() {
-        abort(StreamUpError(.bodyStreamClosed, "the request has ended"))
-    }
+    /// Nothing waits on a complete body.
+    func close() {}
 
     func abort(_ error: StreamUpError) {
-        current.withLock { $0.window }?.abort(error)
+        current.withLock { $0.stream?.value }?.fail(error)
+    }
+}
+
+/// The bytes of a complete body as a body stage.
+///
+/// Thread safety: one reading thread at a time (``BodySource``); not Sendable.
+private final class DataSource: BodySource {
+    private let data: Data
+    private var position = 0
+
+    init(_ data: Data) { self.data = data }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer, blocking: Bool) throws -> BodyRead {
+        guard position < data.count else { return .end }
+        let count = min(buffer.count, data.count - position)
+        data.withUnsafeBytes { bytes in
+            buffer.baseAddress!.copyMemory(from: bytes.baseAddress!.advanced(by: position), byteCount: count)
+        }
+        position += count
+        return .bytes(count)
     }
 }
