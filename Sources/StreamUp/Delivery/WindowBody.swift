@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import StreamUpSystem
 
 /// The complete body of one segment request, built before the request starts: the cut
@@ -17,10 +22,13 @@ import StreamUpSystem
 /// Memory: the body is a copy of at most one segment (its envelope added, or gzipped), held
 /// while its request runs; the records themselves stay in the replay buffer until acknowledged.
 ///
-/// Thread safety: `data` is immutable; the streams handed out are guarded by a `Mutex`
-/// (URLSession asks for them on its delegate queue, the delivery task reads what was sent).
+/// Thread safety: the body and the streams handed out are guarded by a `Mutex` (URLSession
+/// asks for streams on its delegate queue, the delivery task reads what was sent).
 final class WindowBody: RequestBody, Sendable {
     private struct Current {
+        /// The body, until the request is over (URLSession may hold a finished task, and its
+        /// stream, a while longer: the bytes go at once).
+        var data: Data?
         var stream: StreamReference<BodyInputStream>?
         var refused: StreamUpError?
         /// The most bytes any stream of this request handed out.
@@ -28,9 +36,10 @@ final class WindowBody: RequestBody, Sendable {
     }
     /// The stream range the body carries.
     let range: Range<Int>
-    let data: Data
+    /// The body's length in bytes (its `Content-Length`).
+    let length: Int
     private let allowsResend: Bool
-    private let current = Mutex(Current())
+    private let current: Mutex<Current>
 
     /// Builds the body of `range` of `buffer` as `encoding` says.
     /// - Throws: ``StreamUpError`` when a stage refuses the records (a multipart boundary in
@@ -38,24 +47,34 @@ final class WindowBody: RequestBody, Sendable {
     init(_ range: Range<Int>, of buffer: ReplayBuffer, encoding: BodyEncoding, allowsResend: Bool) throws {
         self.range = range
         self.allowsResend = allowsResend
-        self.data = try Self.build(encoding.stages(over: WindowSource(buffer: buffer, range: range)), expected: range.count)
+        let data = try Self.build(encoding.stages(over: WindowSource(buffer: buffer, range: range)), expected: range.count)
+        self.length = data.count
+        self.current = Mutex(Current(data: data))
     }
 
     /// Reads `top` to its end. The window's end is fixed, so no stage ever waits for input.
+    ///
+    /// The bytes live in pages of their own (`mmap`), returned when the body goes: a body of
+    /// megabytes from `malloc` stays in the arena of whichever thread built it once freed, and
+    /// with the delivery task moving between threads, peak memory grew by several segments
+    /// (measured: 500 MB in 8 MiB segments, 88–111 MiB peak RSS against 49 MiB before).
     private static func build(_ top: any BodySource, expected: Int) throws -> Data {
-        var body = Data(count: max(expected + 64, 4096))
+        var region = try MappedRegion(capacity: max(expected + expected / 4, 64 * 1024))
         var filled = 0
         while true {
-            if filled == body.count { body.count += max(64 * 1024, body.count / 4) }
-            let read = try body.withUnsafeMutableBytes { bytes in
-                try top.read(into: UnsafeMutableRawBufferPointer(rebasing: bytes[filled...]), blocking: false)
+            let read: BodyRead
+            do {
+                if filled == region.capacity { region = try region.grown(keeping: filled) }
+                read = try top.read(into: UnsafeMutableRawBufferPointer(rebasing: region.bytes[filled...]), blocking: false)
+            } catch {
+                region.unmap()
+                throw error
             }
             switch read {
             case .bytes(let count):
                 filled += count
             case .end:
-                body.count = filled
-                return body
+                return region.data(count: filled)
             case .wouldBlock:
                 preconditionFailure("a body stage over a cut segment said it would wait")
             }
@@ -63,9 +82,9 @@ final class WindowBody: RequestBody, Sendable {
     }
 
     func stream(forAttempt attempt: Int) -> InputStream? {
-        let previous = current.withLock { current -> BodyInputStream? in
+        let (previous, data) = current.withLock { current -> (BodyInputStream?, Data?) in
             current.furthest = max(current.furthest, current.stream?.value.bytesRead ?? 0)
-            return current.stream?.value
+            return (current.stream?.value, current.data)
         }
         if attempt > 1, !allowsResend {
             // URLSession keeps reading the old stream when given none (fact 2): fail it.
@@ -74,6 +93,7 @@ final class WindowBody: RequestBody, Sendable {
             current.withLock { $0.refused = again }
             return nil
         }
+        guard let data else { return nil }
         let stream = BodyInputStream(source: DataSource(data))
         current.withLock { $0.stream = StreamReference(stream) }
         return stream
@@ -89,8 +109,10 @@ final class WindowBody: RequestBody, Sendable {
         current.withLock { $0.refused ?? ($0.stream?.value.streamError as? StreamUpError) }
     }
 
-    /// Nothing waits on a complete body.
-    func close() {}
+    /// The request is over: the body's bytes go (nothing waits on a complete body).
+    func close() {
+        current.withLock { $0.data = nil }
+    }
 
     func abort(_ error: StreamUpError) {
         current.withLock { $0.stream?.value }?.fail(error)
@@ -101,18 +123,59 @@ final class WindowBody: RequestBody, Sendable {
 ///
 /// Thread safety: one reading thread at a time (``BodySource``); not Sendable.
 private final class DataSource: BodySource {
-    private let data: Data
+    /// The bytes, until they are all read.
+    private var data: Data?
     private var position = 0
 
     init(_ data: Data) { self.data = data }
 
     func read(into buffer: UnsafeMutableRawBufferPointer, blocking: Bool) throws -> BodyRead {
-        guard position < data.count else { return .end }
+        guard let data, position < data.count else {
+            self.data = nil
+            return .end
+        }
         let count = min(buffer.count, data.count - position)
         data.withUnsafeBytes { bytes in
             buffer.baseAddress!.copyMemory(from: bytes.baseAddress!.advanced(by: position), byteCount: count)
         }
         position += count
         return .bytes(count)
+    }
+}
+
+/// Anonymous pages for one body; ``data(count:)`` hands them to a `Data` that unmaps them.
+///
+/// Thread safety: owned by the task that builds the body.
+private struct MappedRegion {
+    let bytes: UnsafeMutableRawBufferPointer
+    var capacity: Int { bytes.count }
+
+    init(capacity: Int) throws {
+        let pointer = mmap(nil, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+        guard let pointer, pointer != MAP_FAILED else {
+            throw StreamUpError(.io, "cannot map \(capacity) bytes for a segment's body: \(String(cString: strerror(errno)))")
+        }
+        bytes = UnsafeMutableRawBufferPointer(start: pointer, count: capacity)
+    }
+
+    /// A region twice the size holding the first `count` bytes of this one, which is unmapped.
+    func grown(keeping count: Int) throws -> MappedRegion {
+        let larger = try MappedRegion(capacity: capacity * 2)
+        larger.bytes.baseAddress!.copyMemory(from: bytes.baseAddress!, byteCount: count)
+        unmap()
+        return larger
+    }
+
+    /// Returns the pages (the region is not used after this).
+    func unmap() {
+        munmap(bytes.baseAddress, capacity)
+    }
+
+    /// The first `count` bytes as a `Data` that owns (and finally unmaps) the region.
+    func data(count: Int) -> Data {
+        let capacity = self.capacity
+        return Data(bytesNoCopy: bytes.baseAddress!, count: count, deallocator: .custom { pointer, _ in
+            munmap(pointer, capacity)
+        })
     }
 }
