@@ -8,9 +8,11 @@ import StreamUpHTTP
 ///
 /// Producers write into one `ReplayBuffer` (in memory, or a spool on disk that survives a
 /// restart) exactly as they write for a ``StreamUploader``; the bytes stay there until the
-/// server acknowledges them. Each request reads a window of the buffer from the acknowledged
-/// offset, and ends only at a record boundary (``RecordMode``), after `segmentBytes` or
-/// `segmentDuration`, so every request holds whole records. How segments are sent is plain
+/// server acknowledges them. Each segment is cut from the acknowledged offset at a record
+/// boundary (``RecordMode``), after `segmentBytes` or `segmentDuration`, so every request holds
+/// whole records, and goes out as a complete body with `Content-Length` (a copy of at most one
+/// segment): nothing waits inside URLSession, so the process's other requests never queue
+/// behind it. How segments are sent is plain
 /// requests (any HTTP server) or PATCHes to one IETF resumable upload; the decisions (retries,
 /// backoff, smaller segments after failures, dead letters, the resumable sequence) are a pure
 /// `DeliveryMachine`. When the buffer is full, the producer waits: nothing is dropped.
