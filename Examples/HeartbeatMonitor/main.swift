@@ -1,5 +1,6 @@
-// A heartbeat monitor for a job: beat every 500 ms while the work runs, then send a final
-// record with the outcome. A monitoring endpoint sees one long NDJSON stream per job.
+// A heartbeat monitor for a job: the job's telemetry emitter beats every 500 ms while the
+// work runs, on the same stream as the job's own events, then sends a final record with the
+// outcome. No second uploader: the beats ride on the emitter's segments.
 //
 //   swift run example-heartbeat-monitor [URL]      # without URL: a local sink
 import Foundation
@@ -10,21 +11,21 @@ let sink = CommandLine.arguments.count > 1 ? nil : try SinkServer(configuration:
 sink?.start()
 let url = try UploadConfiguration.url(from: CommandLine.arguments.dropFirst().first ?? sink!.urlString)
 
-var configuration = UploadConfiguration(url: url)
-configuration.contentType = "application/x-ndjson"
-let uploader = try StreamUploader(configuration)
+let emitter = try TelemetryEmitter(url: url)
+emitter.startHeartbeat(every: .milliseconds(500), fields: [("job", "nightly-report")])
 
-let stop = HeartbeatStop()
-let heartbeat = HeartbeatProducer(every: .milliseconds(500), fields: [("job", "nightly-report")], stop: stop)
-
-// The "job": two seconds of work, then the heartbeat ends with its result.
-Task {
-    let started = ContinuousClock.now
-    try await Task.sleep(for: .seconds(2))
-    stop.stop(final: [("event", .string("done")), ("rows", .int(12_345)), ("duration_s", .double((ContinuousClock.now - started) / .seconds(1)))])
+// The "job": two seconds of work with an event per step, then its result.
+let started = ContinuousClock.now
+for step in 1...4 {
+    try await Task.sleep(for: .milliseconds(500))
+    try await emitter.emit(["job": "nightly-report", "step": "\(step)"])
 }
+try await emitter.emit(["job": "nightly-report", "event": "done", "rows": "12345",
+                        "duration_s": String(format: "%.3f", (ContinuousClock.now - started) / .seconds(1))])
 
-let response = try await uploader.run(heartbeat)
-print("server answered \(response.statusCode): \(response.bodyText)")
-if let body = sink?.requests.last?.body { print(String(decoding: body, as: UTF8.self), terminator: "") }
+let response = try await emitter.finish(within: .seconds(5))
+print("server answered \(response?.statusCode ?? 0), \(emitter.metrics.accepted) records and the beats")
+for request in sink?.requests ?? [] {
+    if let body = request.body { print(String(decoding: body, as: UTF8.self), terminator: "") }
+}
 sink?.stop()

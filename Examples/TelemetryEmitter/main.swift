@@ -1,5 +1,6 @@
 // An app emitting telemetry events with backpressure: `emit` waits when the server is slower
-// than the app, `tryEmit` drops (and counts) instead of waiting.
+// than the app, `tryEmit` drops (and counts) instead of waiting. Records go out as
+// acknowledged segments (about one request a second), retried if the server fails.
 //
 //   swift run example-telemetry-emitter [URL]      # without URL: a local sink
 import Foundation
@@ -10,7 +11,7 @@ struct RequestServed: Encodable {
     let route: String
     let status: Int
     let milliseconds: Double
-    let at: Date
+    let at: Date   // RFC 3339 in UTC with milliseconds
 }
 
 let sink = CommandLine.arguments.count > 1 ? nil : try SinkServer(configuration: SinkConfiguration())
@@ -35,8 +36,9 @@ try await withThrowingTaskGroup(of: Void.self) { group in
 // Best-effort events never block the caller.
 for _ in 0..<100 { emitter.tryEmit(["event": "cache-miss"]) }
 
-let response = try await emitter.finish()
+// At shutdown: deliver what is buffered, but give up (and say so) after five seconds.
+let response = try await emitter.finish(within: .seconds(5))
 let metrics = emitter.metrics
 print("accepted \(metrics.accepted), dropped \(metrics.dropped), sent \(metrics.bytesSent) bytes")
-print("server answered \(response.statusCode): \(response.bodyText)")
+if let response { print("server answered \(response.statusCode): \(response.bodyText)") }
 sink?.stop()

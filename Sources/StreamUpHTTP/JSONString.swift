@@ -1,26 +1,39 @@
-/// Writes any bytes as one JSON string literal (RFC 8259 §7) that decodes back to exactly those
-/// bytes.
+/// Writes any bytes as one JSON string literal (RFC 8259 §7) of valid Unicode.
 ///
 /// - `"` and `\` are escaped; control characters use the short forms `\b \t \n \f \r` or
 ///   `\u00XX`; DEL and all other ASCII pass through.
 /// - Well-formed UTF-8 passes through unchanged (so U+2028 and U+2029 stay raw, which JSON allows).
-/// - Each byte that is not part of well-formed UTF-8 (a stray continuation byte, an overlong or
-///   cut-short sequence, an encoded surrogate such as `ED A0 80`, a lead byte above U+10FFFF or
-///   0xF5–0xFF) becomes the escape `\udcXX` for byte 0xXX: a lone low surrogate in
-///   U+DC80–U+DCFF, Python's "surrogateescape" (PEP 383). The output stays valid UTF-8 JSON; a
-///   reader restores the bytes with `s.encode("utf-8", "surrogateescape")` in Python. Decoders
-///   that refuse lone surrogates (some strict ones) reject such a string; others turn it into
-///   U+FFFD, which loses only the invalid bytes.
+/// - Bytes that are not well-formed UTF-8 (a stray continuation byte, an overlong or cut-short
+///   sequence, an encoded surrogate such as `ED A0 80`, a lead byte above U+10FFFF or 0xF5–0xFF)
+///   are, by ``InvalidUTF8``:
+///   - ``InvalidUTF8/replace`` (the default): U+FFFD for each maximal subpart
+///     (`UTF8Validation.maximalSubpartLength`), as Swift's `String(decoding:as:)` and the
+///     WHATWG decoder do. Every receiver stores that text as it is.
+///   - ``InvalidUTF8/surrogateEscape``: `\udcXX` for each byte 0xXX, a lone low surrogate in
+///     U+DC80–U+DCFF, Python's "surrogateescape" (PEP 383): lossless, as Python restores the
+///     bytes with `s.encode("utf-8", "surrogateescape")`, but not valid Unicode: Loki 3 refuses
+///     the whole request, VictoriaLogs stores the escape's text, ClickHouse the surrogate's
+///     three bytes (`ED B2/B3 XX`), other decoders U+FFFD.
 ///
 /// One home for JSON escaping: the record formatter (hot: it runs per line), the telemetry
 /// line builder and the sink's answers all write strings through it.
 ///
 /// Thread safety: stateless; callable from any thread.
 package enum JSONString {
+    /// What bytes that are not UTF-8 become (see the type's documentation).
+    ///
+    /// Thread safety: a value type.
+    package enum InvalidUTF8: Sendable {
+        /// U+FFFD for each maximal subpart of an ill-formed sequence.
+        case replace
+        /// `\udcXX` for each byte 0xXX (PEP 383).
+        case surrogateEscape
+    }
+
     /// Appends `bytes` as a quoted JSON string.
-    package static func append(_ bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+    package static func append(_ bytes: UnsafeRawBufferPointer, invalidUTF8: InvalidUTF8 = .replace, to output: inout [UInt8]) {
         output.append(0x22)
-        appendContent(bytes, to: &output)
+        appendContent(bytes, invalidUTF8: invalidUTF8, to: &output)
         output.append(0x22)
     }
 
@@ -39,7 +52,7 @@ package enum JSONString {
     }
 
     /// Appends the escaped content of the string, without quotes.
-    package static func appendContent(_ bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+    package static func appendContent(_ bytes: UnsafeRawBufferPointer, invalidUTF8: InvalidUTF8 = .replace, to output: inout [UInt8]) {
         var index = 0
         var runStart = 0
         let count = bytes.count
@@ -57,12 +70,52 @@ package enum JSONString {
                 }
             }
             if runStart < index { output.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[runStart..<index])) }
+            if byte >= 0x80, invalidUTF8 == .replace {
+                output.append(contentsOf: replacementCharacter)
+                index += UTF8Validation.maximalSubpartLength(bytes, at: index)
+                runStart = index
+                continue
+            }
             appendEscape(for: byte, to: &output)
             index += 1
             runStart = index
         }
         if runStart < count { output.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[runStart..<count])) }
     }
+
+    /// How many of `bytes`, from their start, ``appendContent(_:invalidUTF8:to:)`` writes in at
+    /// most `budget` bytes, never ending inside a character, an escape or a replaced sequence:
+    /// `bytes.count` when all of it fits. Each byte takes 1 to 6 (`\u001b`, `\udcff`).
+    package static func prefixLength(_ bytes: UnsafeRawBufferPointer, within budget: Int, invalidUTF8: InvalidUTF8 = .replace) -> Int {
+        var index = 0
+        var written = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            var consumed = 1
+            let size: Int
+            switch byte {
+            case 0x22, 0x5C, 0x08, 0x09, 0x0A, 0x0C, 0x0D: size = 2
+            case 0x00..<0x20: size = 6
+            case 0x20..<0x80: size = 1
+            default:
+                let length = UTF8Validation.sequenceLength(bytes, at: index)
+                if length > 0 {
+                    (consumed, size) = (length, length)
+                } else if invalidUTF8 == .replace {
+                    (consumed, size) = (UTF8Validation.maximalSubpartLength(bytes, at: index), 3)
+                } else {
+                    size = 6
+                }
+            }
+            guard written + size <= budget else { return index }
+            written += size
+            index += consumed
+        }
+        return index
+    }
+
+    /// U+FFFD REPLACEMENT CHARACTER in UTF-8.
+    private static let replacementCharacter: [UInt8] = [0xEF, 0xBF, 0xBD]
 
     /// The escape for one byte that cannot stand for itself (appended byte by byte: no
     /// temporary arrays on this path).

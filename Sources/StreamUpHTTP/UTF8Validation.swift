@@ -34,4 +34,29 @@ package enum UTF8Validation {
             return 0
         }
     }
+
+    /// The length of the ill-formed sequence starting at `bytes[index]` (where
+    /// ``sequenceLength(_:at:)`` is 0) that one U+FFFD replaces: its "maximal subpart", the
+    /// longest start of a well-formed sequence there, or the one byte (Unicode 15, §3.9
+    /// "U+FFFD Substitution of Maximal Subparts", the practice of the WHATWG decoder and of
+    /// Swift's `String(decoding:as:)`). `E2 82 41` is one U+FFFD and `A`; `FF FE` is two.
+    package static func maximalSubpartLength(_ bytes: UnsafeRawBufferPointer, at index: Int) -> Int {
+        let need: Int
+        let second: ClosedRange<UInt8>
+        switch bytes[index] {
+        case 0xC2...0xDF: (need, second) = (2, 0x80...0xBF)
+        case 0xE0: (need, second) = (3, 0xA0...0xBF)
+        case 0xE1...0xEC, 0xEE...0xEF: (need, second) = (3, 0x80...0xBF)
+        case 0xED: (need, second) = (3, 0x80...0x9F)
+        case 0xF0: (need, second) = (4, 0x90...0xBF)
+        case 0xF1...0xF3: (need, second) = (4, 0x80...0xBF)
+        case 0xF4: (need, second) = (4, 0x80...0x8F)
+        default: return 1
+        }
+        var length = 1
+        while length < need, index + length < bytes.count, (length == 1 ? second : 0x80...0xBF).contains(bytes[index + length]) {
+            length += 1
+        }
+        return min(length, need - 1)
+    }
 }

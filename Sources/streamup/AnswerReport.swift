@@ -81,7 +81,7 @@ enum AnswerReport {
     /// success, or ``ExitStatus/ioFailure`` when it could not be written.
     static func printSuccess(_ response: UploadResponse, to file: String?) -> Int32 {
         let body = [UInt8](response.body)
-        if body.count >= UploadConfiguration(url: URL(fileURLWithPath: "/")).maxResponseBodyBytes {
+        if response.isBodyCut {
             Terminal.error("only the first \(body.count) bytes of the answer are kept; the rest was dropped")
         }
         let what = "the server's answer (\(response.statusCode) \(HTTPURLResponse.localizedString(forStatusCode: response.statusCode)), the upload itself succeeded)"

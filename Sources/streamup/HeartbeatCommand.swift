@@ -43,18 +43,25 @@ struct HeartbeatOptions: Sendable, Equatable {
 
         With `-- COMMAND`, runs the command, beats while it runs, then sends a final record
         {"event":"exit","exit_status":N,"duration_s":...}, ends the stream and exits with the
-        command's status: a liveness monitor for a job. Without URL, beats go to a local sink.
+        command's status: a liveness monitor for a job, e.g. in a crontab. The command's
+        standard input, output and error are its own; the monitor's answer is not printed (-o
+        FILE keeps it), and beats that could not be delivered are one line on stderr, never
+        another exit status. Once the command has ended, the last records get at most
+        --shutdown-timeout (default 5s here) to be acknowledged. Without URL, beats go to a
+        local sink.
 
         options:
         \(helpLines(for: table))
         SIGINT/SIGTERM: a final {"event":"stop"} record, end of body, wait for the answer (with
-        a COMMAND, the signal is passed on to it instead).
+        a COMMAND, the signal is passed on to it instead, and its end ends the beats); one line
+        on stderr says so. A second one stops at once (exit 130), saying what was lost.
 
         \(HelpText.units)
 
         \(HelpText.uploadExitStatuses(success: "the beats were acknowledged with a 2xx"))
 
-        With -- COMMAND: the command's status when it is not 0 (128 + N when signal N ended
-        it; 127 when it cannot be run), else the upload's status above.
+        With -- COMMAND: the command's status, whatever became of the beats (128 + N when
+        signal N ended it; 127 when it cannot be run); 64 for a usage error (the command is not
+        run) and 130 for a second SIGINT/SIGTERM.
         """
 }

@@ -20,11 +20,11 @@ enum HelpText {
               --dead-letter, or a receiver (--to) refused records
           2   no answer: refused or lost connection, timeout, retries run out, cancelled,
               or the shutdown timeout passed
-          64  usage error (also a bad URL, a closed stdin, an -o FILE that cannot be written,
-              a problem found at start)
-          74  a file or output streamup needs failed: stdout closed or its reader gone,
-              -o FILE, the spool, the state file, the local sink
-          130 a second SIGINT/SIGTERM
+          64  usage error, found before anything is sent (also a bad URL, a closed stdin, an
+              -o FILE whose directory is missing or not writable)
+          74  a file or output failed while running: writing the answer to stdout (closed, or
+              its reader gone) or to -o FILE, the spool, the state file, the local sink
+          130 a second SIGINT/SIGTERM (one line says what was lost, or where it is kept)
         """
     }
 }

@@ -106,6 +106,14 @@ func parseByteSize(_ text: String, option: String) throws(UsageError) -> Int {
     return count * multiplier
 }
 
+/// `count` bytes as `parseByteSize` reads them back: `8MiB`, `512KiB`, or a number of bytes.
+func byteText(_ count: Int) -> String {
+    for (unit, size) in [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] where count >= size && count % size == 0 {
+        return "\(count / size)\(unit)"
+    }
+    return "\(count)"
+}
+
 /// Parses a duration like `500ms`, `0.2s`, `10s`, `5m`, `1h` (a bare number means seconds).
 func parseDuration(_ text: String, option: String) throws(UsageError) -> Duration {
     let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]

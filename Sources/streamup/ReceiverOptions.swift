@@ -62,7 +62,9 @@ extension UploadOptions {
     /// The library's delivery options: the receiver's limits and answer reader, then the
     /// options given explicitly.
     var libraryOptions: ReliableUploader.Options {
-        delivery.libraryOptions(base: records.receiver.map { $0.deliveryOptions() } ?? ReliableUploader.Options())
+        var options = delivery.libraryOptions(base: records.receiver.map { $0.deliveryOptions() } ?? ReliableUploader.Options())
+        options.maxRecordBytes = maxRecordBytes
+        return options
     }
 
     /// The header a token goes in (`Authorization: Bearer`, or the receiver's: Splunk's
@@ -74,23 +76,6 @@ extension UploadOptions {
     var effectiveAuth: AuthOptions {
         var effective = auth
         effective.defaultTokenHeader = tokenHeader
-        return effective
-    }
-}
-
-extension RecordOptions {
-    /// The format records get: the one given, else the receiver's, else raw.
-    var effectiveFormat: RecordFormat {
-        if given.contains("--format") { return format }
-        return receiver?.format ?? format
-    }
-
-    /// The record keys: the receiver's, with the message and time keys given explicitly.
-    var effectiveKeys: RecordFormatter.Keys {
-        guard let receiver else { return keys }
-        var effective = receiver.keys
-        if given.contains("--message-key") { effective.message = keys.message }
-        if given.contains("--time-key") { effective.time = keys.time }
         return effective
     }
 }

@@ -6,6 +6,8 @@ import StreamUp
 /// Thread safety: a value type.
 struct RecordOptions: Sendable, Equatable {
     var format: RecordFormat = .raw
+    /// `--format FORMAT,surrogateescape`: bytes that are not UTF-8 as `\udcXX` (default U+FFFD).
+    var invalidUTF8: RecordFormatter.InvalidUTF8 = .replace
     var fields: [(String, String)] = []
     var keys = RecordFormatter.Keys()
     /// `--to NAME` and `--label`s (ReceiverOptions.swift).
@@ -15,18 +17,55 @@ struct RecordOptions: Sendable, Equatable {
     var given: Set<String> = []
 
     static func == (lhs: RecordOptions, rhs: RecordOptions) -> Bool {
-        lhs.format == rhs.format && lhs.keys == rhs.keys && lhs.fields.elementsEqual(rhs.fields) { $0 == $1 }
+        lhs.format == rhs.format && lhs.invalidUTF8 == rhs.invalidUTF8 && lhs.keys == rhs.keys && lhs.fields.elementsEqual(rhs.fields) { $0 == $1 }
             && lhs.receiver == rhs.receiver && lhs.labels.elementsEqual(rhs.labels) { $0 == $1 } && lhs.given == rhs.given
     }
 
-    /// The formatter for records read at `path` (nil for stdin), or nil for raw lines.
-    func formatter(path: String? = nil) throws -> RecordFormatter? {
+    /// The format records get: the one given, else the receiver's, else raw.
+    var effectiveFormat: RecordFormat {
+        if given.contains("--format") { return format }
+        return receiver?.format ?? format
+    }
+
+    /// The record keys: the receiver's, with the message and time keys given explicitly.
+    var effectiveKeys: RecordFormatter.Keys {
+        guard let receiver else { return keys }
+        var effective = receiver.keys
+        if given.contains("--message-key") { effective.message = keys.message }
+        if given.contains("--time-key") { effective.time = keys.time }
+        return effective
+    }
+
+    /// The formatter for records read at `path` (nil for stdin), or nil for raw lines: the
+    /// receiver's format, keys and record limit with the options given explicitly winning
+    /// (`maxRecordBytes` is `--max-record`).
+    func formatter(path: String? = nil, maxRecordBytes: Int?) throws -> RecordFormatter? {
         guard effectiveFormat != .raw else { return nil }
+        let fields = fields.map { (name: $0.0, value: $0.1) }
         if let receiver {
             return try receiver.formatter(
-                format: effectiveFormat, keys: effectiveKeys, path: path, fields: fields.map { (name: $0.0, value: $0.1) },
-                labels: labels.map { (name: $0.0, value: $0.1) })
+                format: effectiveFormat, keys: effectiveKeys, path: path, fields: fields, labels: labels.map { (name: $0.0, value: $0.1) },
+                maxRecordBytes: maxRecordBytes, invalidUTF8: invalidUTF8)
         }
-        return try RecordFormatter(format: format, keys: keys, path: path, fields: fields.map { (name: $0.0, value: $0.1) })
+        return try RecordFormatter(
+            format: format, keys: keys, path: path, fields: fields, maxRecordBytes: maxRecordBytes ?? 1 << 20, invalidUTF8: invalidUTF8)
+    }
+}
+
+/// The records every command sends (`streamup` from stdin, `tail`, `heartbeat`) come from
+/// here alone: the preset's settings with the options given explicitly.
+extension UploadOptions {
+    /// The formatter for lines read at `path` (nil: stdin or beats), or nil for raw lines.
+    /// - Throws: ``StreamUpError`` for keys or fields that collide, or a `--max-record` too
+    ///   small for the record's other fields.
+    func recordFormatter(path: String? = nil) throws -> RecordFormatter? {
+        try records.formatter(path: path, maxRecordBytes: delivery.maxRecordBytes)
+    }
+
+    /// The longest record the upload keeps whole: a formatted record and its `\n`, or a raw
+    /// line of `--max-record` (1 MiB); longer raw lines are cut there.
+    var maxRecordBytes: Int {
+        guard records.effectiveFormat != .raw else { return delivery.maxRecordBytes ?? 1 << 20 }
+        return (delivery.maxRecordBytes ?? records.receiver?.limits.maxRecordBytes ?? 1 << 20) + 1
     }
 }

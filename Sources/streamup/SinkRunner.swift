@@ -32,7 +32,7 @@ enum SinkRunner {
         }
         Terminal.log("listening on \(server.url.absoluteString.trimmingSuffix("/"))")
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            SignalHandling.install { continuation.resume() }
+            SignalHandling.install { _, _ in continuation.resume() }
         }
         server.stop()
         return ExitStatus.success

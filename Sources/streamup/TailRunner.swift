@@ -13,11 +13,12 @@ enum TailRunner {
         let verbose = options.upload.verbose
         let tailer: FileTailer
         do {
-            let records = options.upload.records
-            _ = try records.formatter(path: "")  // a bad key set is a usage error now, not per file
+            // The records stdin and heartbeat get too (a preset's format unless --format says
+            // otherwise); a bad key set is a usage error now, not per file.
+            let upload = options.upload
             var format: (@Sendable (String) -> RecordFormatter?)?
-            if records.format != .raw {
-                format = { path in try? records.formatter(path: path) }
+            if try upload.recordFormatter(path: "") != nil {
+                format = { path in try? upload.recordFormatter(path: path) }
             }
             tailer = try FileTailer(
                 patterns: options.patterns, options: options.tailerOptions,

@@ -1,5 +1,6 @@
 import Foundation
 import StreamUp
+import StreamUpHTTP
 
 /// The two ways the CLI uploads: one request, or acknowledged segments with retries.
 ///
@@ -11,6 +12,8 @@ protocol Upload: UploadRunning {
     var meterCounts: ProgressMeter.Counts { get }
     /// What became of bytes the server did not acknowledge, when the upload failed (nil: nothing to say).
     var unacknowledgedLine: String? { get }
+    /// What an abort now (a second signal, a timeout) loses or where it is kept.
+    var abortLine: String { get }
     /// What the server refused and where it was kept, when it refused anything (dead letters).
     var refusedLine: String? { get }
 }
@@ -18,11 +21,17 @@ protocol Upload: UploadRunning {
 extension StreamUploader: Upload {
     var progressLine: String {
         let progress = self.progress
-        return "read \(progress.bytesProduced) bytes, sent \(progress.bytesSent), buffered \(progress.bytesBuffered)"
+        return "read \(counted(progress.bytesProduced, "byte")), sent \(progress.bytesSent), buffered \(progress.bytesBuffered)"
     }
 
     var unacknowledgedLine: String? { nil }
     var refusedLine: String? { nil }
+
+    var abortLine: String {
+        let progress = self.progress
+        let unsent = progress.bytesBuffered > 0 ? "; \(counted(progress.bytesBuffered, "byte")) read \(progress.bytesBuffered == 1 ? "was" : "were") not sent and \(progress.bytesBuffered == 1 ? "is" : "are") lost" : ""
+        return "the request ended without an answer: the server may hold none, some or all of the \(counted(progress.bytesSent, "byte")) sent\(unsent)"
+    }
 
     var meterCounts: ProgressMeter.Counts {
         let progress = self.progress
@@ -34,10 +43,10 @@ extension ReliableUploader: Upload {
     var progressLine: String {
         let progress = self.progress
         let recovered = recoveredBytes > 0 ? ", \(recoveredBytes) from the spool" : ""
-        let paused = progress.pauses > 0 ? String(format: ", paused %d times (%.1f s)", progress.pauses, progress.pausedTime.seconds) : ""
-        var refused = progress.deadLetters > 0 ? ", \(progress.deadLetters) segments (\(progress.deadLetterBytes) bytes) kept as dead letters" : ""
-        if progress.rejectedRecords > 0 { refused += ", \(progress.rejectedRecords) records refused" }
-        return "read \(progress.produced) bytes\(recovered), acknowledged \(progress.acknowledged), held \(progress.held), resent \(progress.resent), retries \(progress.retries)\(paused)\(refused)"
+        let paused = progress.pauses > 0 ? ", paused \(counted(progress.pauses, "time"))" + String(format: " (%.1f s)", progress.pausedTime.seconds) : ""
+        var refused = progress.deadLetters > 0 ? ", \(counted(progress.deadLetters, "segment")) (\(counted(progress.deadLetterBytes, "byte"))) kept as dead letters" : ""
+        if progress.rejectedRecords > 0 { refused += ", \(counted(progress.rejectedRecords, "record")) refused" }
+        return "read \(counted(progress.produced, "byte"))\(recovered), acknowledged \(progress.acknowledged), held \(progress.held), resent \(progress.resent), retries \(progress.retries)\(paused)\(refused)"
     }
 
     var meterCounts: ProgressMeter.Counts {
@@ -50,11 +59,11 @@ extension ReliableUploader: Upload {
         let progress = self.progress
         var lines: [String] = []
         if progress.deadLetters > 0, let directory = options.deadLetterDirectory?.path {
-            let segments = progress.deadLetters == 1 ? "1 segment was" : "\(progress.deadLetters) segments were"
-            lines.append("\(segments) not delivered (\(progress.deadLetterBytes) bytes) and kept in \(directory) (--dead-letter)")
+            let segments = counted(progress.deadLetters, "segment") + (progress.deadLetters == 1 ? " was" : " were")
+            lines.append("\(segments) not delivered (\(counted(progress.deadLetterBytes, "byte"))) and kept in \(directory) (--dead-letter)")
         }
         if progress.rejectedRecords > 0 {
-            let records = progress.rejectedRecords == 1 ? "1 record" : "\(progress.rejectedRecords) records"
+            let records = counted(progress.rejectedRecords, "record")
             let kept = options.deadLetterDirectory.map { "kept in \($0.path)" } ?? "not kept (--dead-letter DIR keeps them)"
             lines.append("the server refused \(records), \(kept)")
         }
@@ -65,9 +74,13 @@ extension ReliableUploader: Upload {
         let held = progress.held
         guard held > 0 else { return nil }
         if let spool = options.spoolDirectory {
-            return "\(held) bytes the server did not acknowledge are kept in \(spool); the next start with --spool \(spool) sends them first"
+            return "\(counted(held, "byte")) the server did not acknowledge \(held == 1 ? "is" : "are") kept in \(spool); the next start with --spool \(spool) sends them first"
         }
-        return "\(held) bytes read were not delivered and are lost (--spool DIR keeps them for the next start)"
+        return "\(counted(held, "byte")) read \(held == 1 ? "was" : "were") not delivered and \(held == 1 ? "is" : "are") lost (--spool DIR keeps them for the next start)"
+    }
+
+    var abortLine: String {
+        unacknowledgedLine ?? "nothing is lost: every byte read was acknowledged"
     }
 }
 

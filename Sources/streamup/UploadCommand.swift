@@ -17,7 +17,9 @@ struct UploadOptions: Sendable, Equatable {
     /// `--progress` (true), `--no-progress` (false), or a meter only on a terminal (nil).
     var progress: Bool?
     var responseTimeout: Duration = .seconds(60)
-    var shutdownTimeout: Duration = .seconds(30)
+    /// `--shutdown-timeout`; nil: ``defaultShutdownTimeout`` (a heartbeat's job: its own default).
+    var shutdownTimeout: Duration?
+    static let defaultShutdownTimeout: Duration = .seconds(30)
     /// `-o FILE`: where a 2xx answer's body goes (nil: stdout).
     var outputFile: String?
     /// How lines become records (`--format`, `--field`, keys).
@@ -72,7 +74,7 @@ struct UploadOptions: Sendable, Equatable {
             options.method = method
             options.given.insert("--method")
         },
-        .value("--buffer-size", valueName: "SIZE", help: "the buffer between the input and the upload, holding what is not yet acknowledged (default 8MiB; 1MiB with --single-request); the input waits when it is full") { options, value throws(UsageError) in
+        .value("--buffer-size", valueName: "SIZE", help: "the buffer between the input and the upload, holding what is not yet acknowledged (default 8MiB; 1MiB with --single-request); the input waits when it is full; it must hold one record (--max-record), and segments are at most half of it") { options, value throws(UsageError) in
             let size = try parseByteSize(value, option: "--buffer-size")
             guard size <= 1 << 30 else { throw UsageError("--buffer-size: '\(value)' is over 1 GiB") }
             options.bufferSize = size
@@ -80,8 +82,16 @@ struct UploadOptions: Sendable, Equatable {
         .value("--response-timeout", valueName: "DURATION", help: "limit on connecting and on waiting for the answer after the body (default 60s); a quiet input never times out") { options, value throws(UsageError) in
             options.responseTimeout = try parseDuration(value, option: "--response-timeout")
         },
-        .value("--format", valueName: "raw|ndjson|json", help: "raw: lines as they are (default); ndjson: each line becomes a JSON object with the line as a string (message), the time it was read, the host and, for tail, the file path; json: lines that are JSON objects get those fields merged in, others are wrapped as with ndjson") { options, value throws(UsageError) in
-            guard let format = RecordFormat(rawValue: value) else { throw UsageError("--format: '\(value)' is not raw, ndjson or json") }
+        .value("--format", valueName: "raw|ndjson|json[,surrogateescape]", help: "raw: lines as they are (default); ndjson: each line becomes a JSON object with the line as a string (message), the time it was read, the host and, for tail, the file path; json: lines that are JSON objects get those fields merged in, others are wrapped as with ndjson. Bytes that are not UTF-8 become U+FFFD; ',surrogateescape' writes each as \\udcXX instead (lossless, for receivers that keep lone surrogates)") { options, value throws(UsageError) in
+            let parts = value.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            guard let format = RecordFormat(rawValue: parts[0]) else { throw UsageError("--format: '\(value)' is not raw, ndjson or json") }
+            if parts.count == 2 {
+                guard parts[1] == RecordFormatter.InvalidUTF8.surrogateEscape.rawValue else {
+                    throw UsageError("--format: '\(parts[1])' is not 'surrogateescape' (the one choice after a comma)")
+                }
+                guard format != .raw else { throw UsageError("--format raw sends lines as they are: ',surrogateescape' needs ndjson or json") }
+                options.records.invalidUTF8 = .surrogateEscape
+            }
             options.records.format = format
             options.records.given.insert("--format")
         },
@@ -114,7 +124,7 @@ struct UploadOptions: Sendable, Equatable {
             default: throw UsageError("--records: '\(value)' is not 'lines' or 'none'")
             }
         },
-        .value("--max-record", valueName: "SIZE", help: "the longest record (default 1MiB); a longer line is split there, with one warning") { options, value throws(UsageError) in
+        .value("--max-record", valueName: "SIZE", help: "the longest record, escapes included (default 1MiB; with --to, the receiver's: README Receivers); a longer line is cut into records that fit (raw lines: pieces of that size, with one warning)") { options, value throws(UsageError) in
             options.delivery(\.maxRecordBytes, try parseByteSize(value, option: "--max-record"), "--max-record")
         },
         .value("--retries", valueName: "N|forever", help: "retry a failed segment N times in a row without progress (default 10)") { options, value throws(UsageError) in
@@ -128,7 +138,7 @@ struct UploadOptions: Sendable, Equatable {
         .value("--retry-max-time", valueName: "DURATION", help: "give up after failing this long without progress") { options, value throws(UsageError) in
             options.delivery(\.retryMaxTime, try parseDuration(value, option: "--retry-max-time"), "--retry-max-time")
         },
-        .value("--segment-bytes", valueName: "SIZE", help: "end each request at the last record boundary within SIZE (default 8MiB)") { options, value throws(UsageError) in
+        .value("--segment-bytes", valueName: "SIZE", help: "end each request at the last record boundary within SIZE (default 8MiB, lowered to half the buffer or spool when that is less: 4MiB with the default buffer; a larger SIZE than half is refused)") { options, value throws(UsageError) in
             options.delivery(\.segmentBytes, try parseByteSize(value, option: "--segment-bytes"), "--segment-bytes")
         },
         .value("--segment-seconds", valueName: "DURATION", help: "end each request at the first record boundary this long after its first byte (default 1s)") { options, value throws(UsageError) in
@@ -143,7 +153,7 @@ struct UploadOptions: Sendable, Equatable {
         .value("--spool", valueName: "DIR", help: "keep unacknowledged bytes in DIR instead of memory; they survive a crash, and the next start sends them first") { options, value in
             options.delivery(\.spoolDirectory, value, "--spool")
         },
-        .value("--spool-size", valueName: "SIZE", help: "most unacknowledged bytes the spool holds (default 1GiB or half the free space of its file system, whichever is smaller); the input waits beyond it") { options, value throws(UsageError) in
+        .value("--spool-size", valueName: "SIZE", help: "most unacknowledged bytes the spool holds (default 1GiB or half the free space of its file system, whichever is smaller); the input waits beyond it; it must hold one record (--max-record), and segments are at most half of it") { options, value throws(UsageError) in
             options.delivery(\.spoolBytes, try parseByteSize(value, option: "--spool-size"), "--spool-size")
         },
         .value("--dead-letter", valueName: "DIR", help: "keep segments the server refuses for good (4xx other than 408/429, TLS certificate errors) or that run out of retries in DIR, and go on (default: stop); with --to, also the single records a receiver refuses") { options, value in
@@ -181,8 +191,29 @@ struct UploadOptions: Sendable, Equatable {
         if delivery.singleRequest, let first = delivery.segmentOptions.first {
             throw UsageError("--single-request cannot go with \(first): it sends one request, without segments or retries")
         }
+        try validateSegmentFits()
         try auth.validate(literalHeaders: headers)
         try multipart.validate(resumable: delivery.resumable, headers: headers)
+    }
+
+    /// A `--segment-bytes` over half the buffer or spool it is sent from is refused rather
+    /// than lowered (a segment size nobody chose is lowered by the library, silently).
+    private func validateSegmentFits() throws(UsageError) {
+        guard !delivery.singleRequest, let segmentBytes = delivery.segmentBytes else { return }
+        let spooled = delivery.spoolDirectory != nil
+        let option = spooled ? "--spool-size" : "--buffer-size"
+        // The default spool size depends on the free space: the library lowers segments to it.
+        guard let capacity = spooled ? delivery.spoolBytes : bufferSize ?? Self.defaultBufferSize else { return }
+        let fitting = ReliableUploader.segmentBytes(segmentBytes, capacity: capacity)
+        guard fitting < segmentBytes else { return }
+        throw UsageError(
+            "--segment-bytes \(byteText(segmentBytes)) does not fit \(option) \(byteText(capacity)): a segment is at most half of it, so the next one fills while one is sent; use --segment-bytes \(byteText(fitting)) or less, or a larger \(option)")
+    }
+
+    /// The memory buffer of acknowledged delivery without `--buffer-size` (the library's).
+    static var defaultBufferSize: Int? {
+        guard case .memory(let capacity) = ReliableUploader.Options().storage else { return nil }
+        return capacity
     }
 
     /// `408,429,500-599`: status codes and ranges, each within 400...599.
@@ -232,13 +263,17 @@ struct UploadOptions: Sendable, Equatable {
         options:
         \(helpLines(for: table))
         Delivery: each request ("segment") carries whole records (lines, unless --records none)
-        and ends at the last line boundary within --segment-bytes (8MiB), or at the first one
+        and ends at the last line boundary within --segment-bytes (8MiB, at most half the
+        buffer or spool: 4MiB with the default 8MiB buffer), or at the first one
         --segment-seconds (1s) after its first byte; a request opens only when there is a line
         to send. A 2xx acknowledges it. A failed one (connection error, 408, 429, 5xx;
         Retry-After honoured; backoff with jitter) is sent again from the last acknowledged
         byte, smaller each time it fails again (so a link that breaks every N bytes still
-        delivers); 413 makes every later segment smaller. Other 4xx are final: the stream
-        stops, or with --dead-letter DIR the segment is kept in DIR and the stream goes on.
+        delivers); 413, or 429 twice in a row, makes every later segment smaller, never below
+        one record: a record alone refused 413 is final. Other 4xx, and refusals a preset knows
+        for permanent (ClickHouse's exception codes for a wrong table, column or row), are
+        final: the stream stops, or with --dead-letter DIR the segment is kept in DIR and the
+        stream goes on. Failure lines show the status and the answer's first line.
         Each request carries Streamup-Stream-Id and Streamup-Offset so a receiver can drop the
         duplicates a lost answer causes (`streamup sink` does). When the buffer is full,
         streamup stops reading stdin: nothing is dropped.
@@ -250,7 +285,8 @@ struct UploadOptions: Sendable, Equatable {
         --spool DIR keeps the unacknowledged bytes on disk: a crash or kill loses none of them,
         and the next start with the same DIR sends them first (same stream id and offsets).
         SIGINT/SIGTERM: stop reading stdin, send what is buffered, wait for the answers (at
-        most --shutdown-timeout). A second signal aborts at once (exit 130).
+        most --shutdown-timeout); one line on stderr says how many bytes that is. A second
+        signal aborts at once (exit 130), with one line saying what was lost or kept (--spool).
 
         Secrets: -u USER with $STREAMUP_PASSWORD, --bearer-token-file and -H @FILE keep them out
         of argv; token and header files are read for every request, so a rotated secret is used

@@ -12,7 +12,7 @@ enum UploadRunner {
     static func run(_ options: UploadOptions) async -> Int32 {
         let formatter: RecordFormatter?
         do {
-            formatter = try options.records.formatter()
+            formatter = try options.recordFormatter()
         } catch {
             Terminal.error("\(error)")
             return ExitStatus.usage
@@ -40,44 +40,14 @@ enum UploadRunner {
         _ options: UploadOptions, to urlText: String, producer: some Producer, stateFile: String? = nil,
         forgetSourcesAfter: Duration? = nil, onSignal: (@Sendable () -> Void)? = nil
     ) async -> (status: Int32, response: UploadResponse?) {
+        let verbose = options.verbose
         let uploader: any Upload
-        do {
-            // Method, content type and a receiver's request (ReceiverOptions.swift).
-            var configuration = try options.configuration(url: urlText)
-            configuration.headers = options.headers
-            configuration.responseTimeout = options.responseTimeout
-            configuration.body.gzip = options.gzip
-            // Credentials (read from their files now, and again for every request) in the
-            // receiver's token header, then the form (after the receiver's envelope).
-            configuration.headerProvider = try options.effectiveAuth.headerProvider(
-                environment: ProcessInfo.processInfo.environment, literalHeaders: options.headers)
-            try options.multipart.apply(to: &configuration)
-            let verbose = options.verbose
-            let onEvent: @Sendable (UploadEvent) -> Void = { event in logEvent(event, verbose: verbose) }
-            if options.delivery.singleRequest {
-                configuration.bufferSize = options.bufferSize ?? configuration.bufferSize
-                uploader = try StreamUploader(configuration, onEvent: onEvent)
-            } else {
-                var library = options.libraryOptions
-                if let bufferSize = options.bufferSize, case .memory = library.storage { library.storage = .memory(capacity: bufferSize) }
-                library.stateFile = stateFile.map { URL(fileURLWithPath: $0) }
-                library.forgetSourcesAfter = forgetSourcesAfter
-                uploader = try ReliableUploader(configuration, options: library, onEvent: onEvent)
-            }
-        } catch let error as StreamUpError where error.code == .io {
-            Terminal.error("\(error)")
-            return (ExitStatus.ioFailure, nil)
-        } catch {
-            Terminal.error("\(error)")
-            return (ExitStatus.usage, nil)
+        switch makeUploader(options, to: urlText, stateFile: stateFile, forgetSourcesAfter: forgetSourcesAfter, onEvent: { logEvent($0, verbose: verbose) }) {
+        case .success(let made): uploader = made
+        case .failure(let failure): return (failure.status, nil)
         }
-        let shutdownTimeout = options.shutdownTimeout
-        SignalHandling.install {
+        installSignals(for: uploader, timeout: options.shutdownTimeout ?? UploadOptions.defaultShutdownTimeout) {
             onSignal?() ?? uploader.finish()
-            SignalHandling.exitLater(after: shutdownTimeout, status: ExitStatus.noAnswer) {
-                Terminal.error("no answer within the shutdown timeout (\(shutdownTimeout)); exiting")
-                reportUnacknowledged(uploader)
-            }
         }
         let meter = ProgressMeter.start(for: uploader, verbose: options.verbose, requested: options.progress)
         defer { meter?.stop() }
@@ -120,9 +90,65 @@ enum UploadRunner {
         }
     }
 
-    /// After a failed upload, says what became of the bytes the server did not acknowledge.
-    private static func reportUnacknowledged(_ uploader: any Upload) {
-        if let line = uploader.unacknowledgedLine { Terminal.error(line) }
+    /// An uploader could not be made; its line is on stderr already.
+    struct NotMade: Error {
+        let status: Int32
+    }
+
+    /// The uploader for `options` and `urlText` (acknowledged segments, saving source
+    /// positions in `stateFile` if given, or one request), reporting to `onEvent`; or, after
+    /// one line on stderr, the exit status (a usage or I/O problem).
+    static func makeUploader(
+        _ options: UploadOptions, to urlText: String, stateFile: String? = nil, forgetSourcesAfter: Duration? = nil,
+        onEvent: @escaping @Sendable (UploadEvent) -> Void
+    ) -> Result<any Upload, NotMade> {
+        do {
+            // Method, content type and a receiver's request (ReceiverOptions.swift).
+            var configuration = try options.configuration(url: urlText)
+            configuration.headers = options.headers
+            configuration.responseTimeout = options.responseTimeout
+            configuration.body.gzip = options.gzip
+            // Credentials (read from their files now, and again for every request) in the
+            // receiver's token header, then the form (after the receiver's envelope).
+            configuration.headerProvider = try options.effectiveAuth.headerProvider(
+                environment: ProcessInfo.processInfo.environment, literalHeaders: options.headers)
+            try options.multipart.apply(to: &configuration)
+            if options.delivery.singleRequest {
+                configuration.bufferSize = options.bufferSize ?? configuration.bufferSize
+                return .success(try StreamUploader(configuration, onEvent: onEvent))
+            }
+            var library = options.libraryOptions
+            if let bufferSize = options.bufferSize, case .memory = library.storage { library.storage = .memory(capacity: bufferSize) }
+            library.stateFile = stateFile.map { URL(fileURLWithPath: $0) }
+            library.forgetSourcesAfter = forgetSourcesAfter
+            return .success(try ReliableUploader(configuration, options: library, onEvent: onEvent))
+        } catch let error as StreamUpError where error.code == .io {
+            Terminal.error("\(error)")
+            return .failure(NotMade(status: ExitStatus.ioFailure))
+        } catch {
+            Terminal.error("\(error)")
+            return .failure(NotMade(status: ExitStatus.usage))
+        }
+    }
+
+    /// SIGINT/SIGTERM: one line saying what the stop waits for, then `stop` (a graceful end of
+    /// the input), bounded by `timeout` (then exit 2 with one line); a second signal says what
+    /// stopping at once loses or where it is kept.
+    static func installSignals(for uploader: any Upload, timeout: Duration, stop: @escaping @Sendable () -> Void) {
+        SignalHandling.install(onFirst: { name, _ in
+            let held = uploader.meterCounts.waiting
+            let what = held > 0 ? "delivering the \(counted(held, "byte")) still held" : "nothing is held, ending the upload"
+            Terminal.error("stopping (\(name)): \(what), waiting at most \(short(timeout)) \(SignalHandling.secondStops)")
+            stop()
+            SignalHandling.exitLater(after: timeout, status: ExitStatus.noAnswer) {
+                Terminal.error("no answer within the shutdown timeout (\(short(timeout))); exiting: \(uploader.abortLine)")
+            }
+        }, onSecond: { uploader.abortLine })
+    }
+
+    /// A duration as the options take it: `30s`, `250ms`.
+    static func short(_ duration: Duration) -> String {
+        duration.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow))
     }
 
     /// What the library reports, on stderr: failures, recoveries, dead letters and file
@@ -143,22 +169,22 @@ enum UploadRunner {
             guard verbose else { return }
             Terminal.info("* not following the \(status) redirect to \(location ?? "?"): a live body cannot be sent twice")
         case .retrying(let reason, let attempt, let delay, let first):
-            let wait = delay.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow))
+            let wait = short(delay)
             if verbose {
                 Terminal.info("* \(reason); trying again in \(wait) (failure \(attempt) in a row)")
             } else if first {
                 Terminal.error("delivery is failing: \(reason); retrying from the last acknowledged byte (-v shows each attempt)")
             }
         case .recovered(let failedAttempts, let resentBytes, let after, let duplicatesPossible):
-            let seconds = after.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow))
+            let seconds = short(after)
             var line = "delivery recovered after \(failedAttempts) failed attempt\(failedAttempts == 1 ? "" : "s") over \(seconds)"
             if resentBytes > 0 {
-                line += "; \(resentBytes) bytes were sent again"
+                line += "; \(counted(resentBytes, "byte")) \(resentBytes == 1 ? "was" : "were") sent again"
                 if duplicatesPossible { line += " (a receiver that ignores Streamup-Offset may hold some of them twice)" }
             }
             Terminal.error(line)
         case .deadLettered(let bytes, let file, let reason):
-            Terminal.error("\(reason): kept the segment (\(bytes) bytes) in \(file) and went on")
+            Terminal.error("\(reason): kept the segment (\(counted(bytes, "byte"))) in \(file) and went on")
         case .recordsRejected(_, let reason, let file):
             Terminal.error(reason + (file.map { "; kept in \($0)" } ?? "; not kept (--dead-letter DIR keeps refused records)"))
         case .notice(let text):

@@ -340,6 +340,22 @@ def rfc3339_ns(ns):
     return t.strftime("%Y-%m-%dT%H:%M:%S") + (f".{frac:09d}".rstrip("0") if frac else "") + "Z"
 
 
+def rfc3339_s(ns):
+    """Go's time.RFC3339 (whole seconds), as Loki's validation errors print timestamps."""
+    t = datetime.datetime.fromtimestamp(ns // 1_000_000_000, datetime.timezone.utc)
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def grouped_errors(errors):
+    """Loki's GroupedErrors text: `N errors like: TEXT` per distinct text, joined by "; ", the
+    prefix left out for one error alone (grafana/loki pkg/util/errors.go)."""
+    counts = {}
+    for e in errors:
+        counts[e] = counts.get(e, 0) + 1
+    return "; ".join((f"{n} errors like: " if len(counts) > 1 or n > 1 else "") + e
+                     for e, n in counts.items())
+
+
 def compact(value):
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
@@ -405,10 +421,21 @@ class Kind:
 # emulates unordered_writes: false (any entry older than the stream's newest is rejected).
 # An entry identical (timestamp and line) to one already stored is dropped silently (dedup).
 # Partial acceptance: valid entries of a request are stored even when others are rejected; the
-# answer is then 400 listing the rejected entries (the distributor pushes what validated).
+# answer is then 400. Its form depends on who refused (Loki 3, grafana/loki source):
+# - the distributor's validation (labels, line too long, timestamps too old or too new) answers
+#   its errors grouped by text (pkg/util/errors.go GroupedErrors): `N errors like: TEXT` groups
+#   joined by "; ", the prefix left out when there is one error alone; texts as in
+#   pkg/validation/validate.go (timestamps in RFC 3339 seconds);
+# - the ingester (order, too far behind; here also --reject-line-regex) names each entry:
+#   `entry with timestamp T ignored, reason: 'R' for stream: S,` lines and
+#   `user 'U', total ignored: N out of M`; when both refused entries, this form carries all.
+# A JSON string holding a lone surrogate (`\udcXX` not part of a pair) refuses the whole request
+# with 400: seen with Loki 3 built from its source in our trial of 2026-11-25 (one invalid byte
+# written as `\udcXX` refused a whole 1 MiB request).
 
 TEST_REJECTION = "rejected by --reject-line-regex"
 LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*\Z")
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class Loki(Kind):
@@ -454,7 +481,9 @@ class Loki(Kind):
         except ValueError as e:
             return req.fail(text_response(400, f"{e}\n"), f"push body rejected whole: {e}")
         tenant = req.header("X-Scope-OrgID") or "fake"
-        messages = []
+        grouped = []  # the distributor's errors, one per refused entry (or stream)
+        messages = []  # every refused entry, in the ingester's form
+        ingester = 0  # how many of them the ingester refused
         faults = []
         total = 0
         ignored = 0
@@ -468,6 +497,7 @@ class Loki(Kind):
                     req.store.add_rejected(req.number, {"line": line, "labels": labels, "ts": str(ts)},
                                            problem)
                 ignored += len(entries)
+                grouped.append(problem)
                 messages.append(problem)
                 faults.append(problem)
                 continue
@@ -475,10 +505,14 @@ class Loki(Kind):
                 reason = self.entry_problem(labels_text, ts, line, sm, now)
                 record = {"line": line, "labels": labels, "stream": labels_text, "ts": str(ts),
                           "structured_metadata": sm, "tenant": tenant}
-                if reason is None:
+                if reason is not None:
+                    grouped.append(reason)
+                else:
                     reason, duplicate = self.order(labels_text, ts, line)
                     if duplicate:
                         continue
+                    if reason is not None:
+                        ingester += 1
                 if reason is not None:
                     ignored += 1
                     req.store.add_rejected(req.number, record, reason)
@@ -489,7 +523,10 @@ class Loki(Kind):
                     continue
                 req.store.add_record(req.number, record)
         if messages:
-            text = "\n".join(messages) + f"\nuser '{tenant}', total ignored: {ignored} out of {total}\n"
+            if ingester:
+                text = "\n".join(messages) + f"\nuser '{tenant}', total ignored: {ignored} out of {total}\n"
+            else:
+                text = grouped_errors(grouped) + "\n"
             if not faults:
                 return text_response(400, text)
             return req.fail(text_response(400, text), f"{len(faults)} of {total} entries rejected: "
@@ -537,6 +574,9 @@ class Loki(Kind):
                                      "nanoseconds (digits only)")
                 if not isinstance(line, str):
                     raise ValueError(f"{where}[1] log line is not a string")
+                if LONE_SURROGATE.search(line):
+                    raise ValueError(f"{where}[1] log line holds a lone surrogate "
+                                     f"(\\u{ord(LONE_SURROGATE.search(line).group()):04x}): not valid Unicode")
                 sm = {}
                 if len(v) == 3:
                     if not isinstance(v[2], dict):
@@ -571,20 +611,24 @@ class Loki(Kind):
         return None
 
     def entry_problem(self, stream, ts, line, sm, now):
-        if len(line.encode("utf-8", "surrogatepass")) > self.args.max_line_size:
-            return (f"max entry size {self.args.max_line_size} bytes exceeded for stream {stream} "
-                    f"while adding an entry with length {len(line.encode('utf-8', 'surrogatepass'))} bytes")
-        if self.args.reject_old_samples_max_age > 0 and \
-                ts < now - int(self.args.reject_old_samples_max_age * 1e9):
-            return f"entry for stream '{stream}' has timestamp too old: {rfc3339_ns(ts)}"
+        """The distributor's refusal of one entry (its text as Loki 3 writes it), or None."""
+        size = len(line.encode("utf-8", "surrogatepass"))
+        if size > self.args.max_line_size:
+            return (f"max entry size '{self.args.max_line_size}' bytes exceeded for stream "
+                    f"'{stream}' while adding an entry with length '{size}' bytes")
+        oldest = now - int(self.args.reject_old_samples_max_age * 1e9)
+        if self.args.reject_old_samples_max_age > 0 and ts < oldest:
+            return (f"entry for stream '{stream}' has timestamp too old: {rfc3339_s(ts)}, "
+                    f"oldest acceptable timestamp is: {rfc3339_s(oldest)}")
         if self.args.creation_grace_period > 0 and ts > now + int(self.args.creation_grace_period * 1e9):
-            return f"entry for stream '{stream}' has timestamp too new: {rfc3339_ns(ts)}"
-        if self.args.reject_line_regex and re.search(self.args.reject_line_regex, line):
-            return TEST_REJECTION
+            return f"entry for stream '{stream}' has timestamp too new: {rfc3339_s(ts)}"
         return None
 
     def order(self, stream, ts, line):
-        """(reason or None, duplicate?) for an entry against what its stream already holds."""
+        """(reason or None, duplicate?) for an entry against what its stream already holds (the
+        ingester's checks; --reject-line-regex is taken as one)."""
+        if self.args.reject_line_regex and re.search(self.args.reject_line_regex, line):
+            return TEST_REJECTION, False
         with self.lock:
             s = self.streams.setdefault(stream, {"newest": None, "seen": set()})
             if (ts, line) in s["seen"]:
@@ -1431,6 +1475,8 @@ class FluentBit(Kind):
 # fails (400) only when no line was good; lines over -insert.maxLineSizeBytes (256 KiB) are
 # skipped; a missing _msg gets the default value below; "0", "" or "-" as _time mean now.
 # Answer: 200 with an empty body. Content-Encoding gzip/deflate decoded as a stream.
+# A lone surrogate escape (`\udc80`) is stored as its literal text, six characters (seen with
+# VictoriaLogs built from its source: our trial of 2026-11-25).
 
 VL_DEFAULT_MSG = "missing _msg field; see https://docs.victoriametrics.com/victorialogs/keyconcepts/#message-field"
 
@@ -1526,6 +1572,7 @@ class VictoriaLogs(Kind):
             obj = json.loads(line)
         except (ValueError, UnicodeDecodeError) as e:
             raise ValueError(f"cannot parse JSON: {e}")
+        obj = self.literal_surrogates(obj)
         if not isinstance(obj, dict):
             raise ValueError("the line is not a JSON object")
         fields = {}
@@ -1553,6 +1600,17 @@ class VictoriaLogs(Kind):
                                 if k in fields) + "}"
         return {"line": fields["_msg"], "_msg": fields["_msg"], "_time": rfc3339_ns(ts),
                 "_stream": stream, "fields": fields}
+
+    @classmethod
+    def literal_surrogates(cls, v):
+        """Strings with each lone surrogate as the text of its escape, as VictoriaLogs stores them."""
+        if isinstance(v, str):
+            return LONE_SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), v)
+        if isinstance(v, dict):
+            return {cls.literal_surrogates(k): cls.literal_surrogates(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [cls.literal_surrogates(x) for x in v]
+        return v
 
     def flatten(self, v, prefix, out):
         for k, x in v.items():
@@ -1611,6 +1669,98 @@ KINDS = {
     "fluent-bit": FluentBit,
     "victorialogs": VictoriaLogs,
 }
+
+
+# ---------------------------------------------------------------------------------------------
+# Refusals chosen by a test, for every kind (--refuse-over, --refuse-record, --limit-rate-over,
+# --drop-after): the answers real receivers and proxies give that a client must live with.
+# Each is counted in the snapshot's "notes" ("refused: ..."), not in "errors": the client did
+# nothing wrong.
+
+
+class BufferedBody:
+    """A body already read off the socket, handed to a kind as RawBody would hand it.
+
+    Thread safety: owned by the one request thread that read it.
+    """
+
+    def __init__(self, raw, data):
+        self.chunked = raw.chunked
+        self.read_bytes = raw.read_bytes
+        self.finished = True
+        self.data = data
+
+    def chunks(self, size=65536):
+        for i in range(0, len(self.data), size):
+            yield self.data[i:i + size]
+
+    def read_all(self):
+        return self.data
+
+
+class Refusals:
+    """The test-chosen refusals of one server.
+
+    Thread safety: `drops_left` is guarded by `lock`; the rest is read-only after start.
+    """
+
+    def __init__(self, args):
+        self.over = args.refuse_over
+        self.record = re.compile(args.refuse_record) if args.refuse_record else None
+        self.rate_over = args.limit_rate_over
+        self.retry_after = args.retry_after
+        self.drop_after = args.drop_after
+        self.lock = threading.Lock()
+        self.drops_left = args.drop_times
+
+    def body_limit(self, kind_limit):
+        """The raw body cap: the kind's, or --refuse-over when lower."""
+        limits = [x for x in (kind_limit, self.over) if x is not None]
+        return min(limits) if limits else None
+
+    def too_large(self, error):
+        """The answer to a body over --refuse-over, or None (the kind's own cap was passed)."""
+        if self.over is None or error.limit != self.over:
+            return None
+        return text_response(413, f"Request Entity Too Large: over {self.over} bytes\n", close=True)
+
+    def check(self, req, raw):
+        """The refusal for this request, or None; may read the body (then `req.raw` replays it)."""
+        if self.drop_after is not None:
+            read = []
+            for chunk in raw.chunks():
+                read.append(chunk)
+                if raw.read_bytes >= self.drop_after:
+                    with self.lock:
+                        drop = self.drops_left > 0
+                        self.drops_left -= drop
+                    if drop:
+                        req.store.add_note(req.number, f"refused: dropped the connection after "
+                                                       f"{raw.read_bytes} body bytes")
+                        return Response(0, silent_close=True)
+            req.raw = BufferedBody(raw, b"".join(read))
+        if self.rate_over is None and self.record is None and self.over is None:
+            return None
+        # Read before the kind looks at the request, as a proxy in front of it would.
+        if not isinstance(req.raw, BufferedBody):
+            req.raw = BufferedBody(raw, raw.read_all())
+        size = len(req.raw.data)
+        if self.rate_over is not None and size > self.rate_over:
+            req.store.add_note(req.number, f"refused: 429 to a body of {size} bytes")
+            return text_response(429, f"rate limited: a request of {size} bytes is over the burst "
+                                      f"of {self.rate_over} bytes\n",
+                                 headers=[("Retry-After", str(self.retry_after))])
+        if self.record is not None:
+            try:
+                text = decode_whole(req.raw.data, (req.header("Content-Encoding") or "").strip())
+            except ValueError:
+                return None  # the kind says what is wrong with it
+            for number, line in enumerate(text.split(b"\n"), 1):
+                if self.record.search(line.decode("utf-8", "replace")):
+                    req.store.add_note(req.number, f"refused: 400 to record {number}")
+                    return text_response(400, f"refused record {number}: it matches "
+                                              f"{self.record.pattern}\n")
+        return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1673,18 +1823,24 @@ class Handler(http.server.BaseHTTPRequestHandler):
         number = store.next_request()
         t0 = time.monotonic()
         raw = None
+        refusals = self.server.refusals
         try:
-            raw = RawBody(self.rfile, self.headers, kind.max_body)
+            raw = RawBody(self.rfile, self.headers, refusals.body_limit(kind.max_body))
             req = Request(number, self.command, self.path, self.headers, raw, store)
-            response = kind.handle(req)
+            response = refusals.check(req, raw) or kind.handle(req)
         except TooLarge as e:
-            store.add_error(number, 413, str(e))
-            if kind.name == "fluent-bit":
+            response = refusals.too_large(e)
+            if response is not None:
+                store.add_note(number, f"refused: 413 to a body of at least {e.size} bytes")
+            elif kind.name == "fluent-bit":
+                store.add_error(number, 413, str(e))
                 response = Response(0, silent_close=True)
             elif kind.name == "splunk-hec":
+                store.add_error(number, 413, str(e))
                 response = json_response(413, {"text": f"Content-Length of {e.size} too large "
                                                        f"(maximum is {e.limit})"}, close=True)
             else:
+                store.add_error(number, 413, str(e))
                 response = Response(413, close=True)
         except BodyError as e:
             store.add_error(number, 400, str(e))
@@ -1717,6 +1873,22 @@ def build_parser():
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--log", help="append one JSON line per request to this file")
     p.add_argument("--max-body", type=int, help="raw body cap in bytes (elasticsearch, otlp)")
+    g = p.add_argument_group("refusals (every kind; counted in notes, not errors)")
+    g.add_argument("--refuse-over", type=int, metavar="N",
+                   help="answer 413 and close once a body passes N bytes (at once for a "
+                        "Content-Length over N, after reading N bytes of a chunked body)")
+    g.add_argument("--refuse-record", metavar="REGEX",
+                   help="answer 400 to a request with a line (record) matching REGEX; nothing "
+                        "of it is stored")
+    g.add_argument("--limit-rate-over", type=int, metavar="N",
+                   help="answer 429 with Retry-After to every request whose body is over N "
+                        "bytes (a rate limit's burst it never passes)")
+    g.add_argument("--retry-after", type=int, default=1, metavar="S",
+                   help="the Retry-After seconds of --limit-rate-over (default 1)")
+    g.add_argument("--drop-after", type=int, metavar="N",
+                   help="close the connection without answering after reading N body bytes")
+    g.add_argument("--drop-times", type=int, default=1, metavar="K",
+                   help="how many requests --drop-after drops (default 1)")
     g = p.add_argument_group("loki")
     g.add_argument("--ordered", action="store_true",
                    help="emulate unordered_writes: false (default: Loki >= 2.4 unordered writes)")
@@ -1762,6 +1934,7 @@ def main(argv):
     kind = KINDS[args.kind](args)
     server = Server(("127.0.0.1", args.port), Handler)
     server.kind = kind
+    server.refusals = Refusals(args)
     server.store = Store(kind.name, args.log)
     port = server.server_address[1]
 

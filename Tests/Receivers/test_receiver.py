@@ -59,6 +59,13 @@ class Receiver:
     def request(self, method, path, body=b"", headers=None, chunked=False, chunk_size=7):
         """(status, headers dict, body bytes); chunked sends the body in chunk_size pieces."""
         c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=DEADLINE)
+        try:
+            return self._exchange(c, method, path, body, headers, chunked, chunk_size)
+        finally:
+            c.close()
+
+    @staticmethod
+    def _exchange(c, method, path, body, headers, chunked, chunk_size):
         headers = dict(headers or {})
         if chunked:
             c.putrequest(method, path, skip_accept_encoding=True)
@@ -74,9 +81,7 @@ class Receiver:
             c.request(method, path, body=body, headers=headers)
         r = c.getresponse()
         data = r.read()
-        result = (r.status, {k.lower(): v for k, v in r.getheaders()}, data)
-        c.close()
-        return result
+        return (r.status, {k.lower(): v for k, v in r.getheaders()}, data)
 
     def post(self, path, body, headers=None, **kw):
         if isinstance(body, str):
@@ -216,6 +221,18 @@ class TestLoki(ReceiverTest):
         self.assertEqual(self.lines(), [])
         self.assertOneError(400, "must be a string of nanoseconds")
 
+    def test_a_lone_surrogate_refuses_the_whole_request(self):
+        t = now_ns()
+        body = '{"streams":[{"stream":{"a":"b"},"values":[["%d","ok"],["%d","x\\udc80y"]]}]}' % (t, t + 1)
+        status, _, answer = self.r.post("/loki/api/v1/push", body, self.JSON)
+        self.assertEqual(status, 400)
+        self.assertIn(b"lone surrogate", answer)
+        self.assertEqual(self.lines(), [])
+        self.assertOneError(400, "lone surrogate")
+        pair = '{"streams":[{"stream":{"a":"b"},"values":[["%d","\\ud83d\\ude00 \ufffd"]]}]}' % (t + 2)
+        self.assertEqual(self.r.post("/loki/api/v1/push", pair, self.JSON)[0], 204)
+        self.assertEqual(self.lines(), ["\U0001F600 \ufffd"])
+
     def test_non_digit_timestamp_and_non_string_label_are_400(self):
         self.assertEqual(self.push([{"stream": {"a": "b"}, "values": [["1.5e18", "x"]]}])[0], 400)
         self.assertEqual(self.push([{"stream": {"a": 1}, "values": [[str(now_ns()), "x"]]}])[0], 400)
@@ -228,8 +245,9 @@ class TestLoki(ReceiverTest):
             {"stream": {"bad-name": "x"}, "values": [[str(t), "bad name"]]},
             {"stream": {"ok": "y"}, "values": [[str(t), "kept"]]}])
         self.assertEqual(status, 400)
-        self.assertIn(b"at least one label pair is required per stream", body)
-        self.assertIn(b"total ignored: 2 out of 3", body)
+        # The distributor's grouped form: one error per refused stream.
+        self.assertIn(b"1 errors like: error at least one label pair is required per stream; "
+                      b"1 errors like: error parsing labels", body)
         state = self.r.state()
         self.assertEqual([r["line"] for r in state["records"]], ["kept"])
         self.assertEqual(sorted(r["line"] for r in state["rejected"]), ["bad name", "no labels"])
@@ -264,6 +282,18 @@ class TestLoki(ReceiverTest):
         self.assertIn(b"timestamp too old", body)
         self.assertIn(b"timestamp too new", body)
         self.assertEqual(self.lines(), ["now"])
+
+    def test_distributor_errors_are_grouped_as_loki_3_answers(self):
+        self.restart("--max-line-size", "10")
+        t = now_ns()
+        status, _, body = self.push([{"stream": {"a": "b"}, "values": [
+            [str(t), "x" * 20], [str(t + 1), "y" * 20], [str(t + 2), "ok"], [str(t + 3), "z" * 30]]}])
+        self.assertEqual(status, 400)
+        too_long = "max entry size '10' bytes exceeded for stream '{a=\"b\"}' while adding an entry with length '%d' bytes"
+        self.assertEqual(body.decode(), f"2 errors like: {too_long % 20}; 1 errors like: {too_long % 30}\n")
+        self.assertEqual(self.lines(), ["ok"])
+        status, _, body = self.push([{"stream": {"a": "b"}, "values": [[str(t + 4), "w" * 11]]}])
+        self.assertEqual((status, body.decode()), (400, too_long % 11 + "\n"), "one error alone has no count")
 
     def test_content_type_and_encoding_are_checked(self):
         body = json.dumps({"streams": []}).encode()
@@ -675,6 +705,12 @@ class TestVictoriaLogs(ReceiverTest):
         status, _, _ = self.r.post("/insert/jsonline", "nope\n")
         self.assertEqual(status, 400)
 
+    def test_a_lone_surrogate_is_stored_as_the_text_of_its_escape(self):
+        status, _, _ = self.r.post("/insert/jsonline", '{"_msg":"a\\udc80b \\ud83d\\ude00"}\n')
+        self.assertEqual(status, 200)
+        self.assertEqual(self.lines(), ["a\\udc80b \U0001F600"])
+        self.assertNoErrors()
+
     def test_missing_msg_gets_the_default(self):
         self.r.post("/insert/jsonline", '{"other":"x"}\n')
         self.assertTrue(self.lines()[0].startswith("missing _msg field"))
@@ -698,6 +734,53 @@ class TestVictoriaLogs(ReceiverTest):
         self.assertTrue(c.recv(4096).startswith(b"HTTP/1.1 200"))
         self.assertEqual(self.lines(), ["live 0", "live 1", "live 2"])
         self.assertNoErrors()
+
+
+class TestRefusals(unittest.TestCase):
+    """The test-chosen refusals answer the same for every kind; what passes them reaches the
+    kind (vector's bytes codec stores any body), and they count as notes, not client errors."""
+
+    KINDS = ("loki", "elasticsearch", "splunk-hec", "otlp", "datadog", "vector", "fluent-bit",
+             "victorialogs")
+
+    def receiver(self, kind, *options):
+        r = Receiver(kind, *options)
+        self.addCleanup(r.close)
+        return r
+
+    def notes(self, r):
+        return [n["text"] if isinstance(n, dict) else n for n in r.state()["notes"]]
+
+    def test_every_kind_refuses_as_told(self):
+        for kind in self.KINDS:
+            with self.subTest(kind=kind):
+                r = self.receiver(kind, "--drop-after", "100", "--refuse-over", "4000",
+                                  "--limit-rate-over", "2000", "--retry-after", "3",
+                                  "--refuse-record", "^BAD")
+                with self.assertRaises((http.client.RemoteDisconnected, ConnectionError)):
+                    r.post("/", b"w" * 50 + b"\n" + b"v" * 5000, chunked=True, chunk_size=64)
+                status, headers, _ = r.post("/", b"x" * 5000)
+                self.assertEqual((status, headers.get("connection")), (413, "close"))
+                status, _, _ = r.post("/", b"y" * 6000, chunked=True, chunk_size=500)
+                self.assertEqual(status, 413, "a chunked body is refused once it passes the limit")
+                status, headers, _ = r.post("/", b"z" * 3000)
+                self.assertEqual((status, headers.get("retry-after")), (429, "3"))
+                status, _, body = r.post("/", b"one\nBAD two\nthree\n")
+                self.assertEqual((status, body), (400, b"refused record 2: it matches ^BAD\n"))
+                state = r.state()
+                self.assertEqual((state["errors"], state["records"], len(state["notes"])), ([], [], 5))
+
+    def test_what_passes_the_refusals_reaches_the_kind(self):
+        r = self.receiver("vector", "--drop-after", "100", "--drop-times", "2", "--refuse-over", "4000",
+                          "--limit-rate-over", "2000", "--refuse-record", "^BAD")
+        for _ in range(2):
+            with self.assertRaises((http.client.RemoteDisconnected, ConnectionError)):
+                r.post("/", b"k\n" * 100)
+        self.assertEqual(r.post("/", b"k\n" * 100)[0], 200, "only the first two are dropped")
+        self.assertEqual(r.post("/", gzip.compress(b"x\nBAD\n"), {"Content-Encoding": "gzip"})[0], 400)
+        self.assertEqual(r.post("/", b"q" * 2500, chunked=True, chunk_size=500)[0], 429)
+        self.assertEqual(r.post("/", b"fine\n", chunked=True)[0], 200)
+        self.assertEqual([x["line"] for x in r.state()["records"]], ["k"] * 100 + ["fine"])
 
 
 if __name__ == "__main__":

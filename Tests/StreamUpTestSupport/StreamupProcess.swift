@@ -155,6 +155,9 @@ public final class StreamupProcess: @unchecked Sendable {
 
     public var stdout: String { lock.withLock { String(decoding: stdoutBytes, as: UTF8.self) } }
 
+    /// The bytes the child wrote on stdout, exactly.
+    public var stdoutData: Data { lock.withLock { stdoutBytes } }
+
     /// The first line the child writes on stdout (without its newline), waiting for it at most
     /// `timeout` seconds (scaled by ``TestTime``) on a thread of its own; nil if stdout ends or
     /// the time passes first.

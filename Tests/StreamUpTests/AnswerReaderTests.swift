@@ -54,6 +54,46 @@ import Testing
         #expect(AnswerReader.elasticsearchBulk.partialFailure(in: response(400, bulk([400])), records: records(1)) == nil)
     }
 
+    /// `errors:false` is read from the head: an answer cut at the response limit after it is
+    /// still a success (it used to be reported as unreadable only if it said `errors:true`, and
+    /// cost a parse of every item); key order and whitespace do not matter, nor strings that
+    /// look like the key.
+    @Test func elasticsearchErrorsFlagIsReadFromTheHead() {
+        let cut = String(bulk(Array(repeating: 201, count: 50)).dropLast(500))
+        #expect(AnswerReader.elasticsearchBulk.partialFailure(in: response(200, cut), records: records(50)) == nil)
+        let spaced = #"{ "took" : 3, "note": "\"errors\":true", "errors" : false , "items" : [ {"create":{"status":400}} ] }"#
+        #expect(AnswerReader.elasticsearchBulk.partialFailure(in: response(200, spaced), records: records(1)) == nil)
+        let itemsFirst = #"{"items":[{"create":{"status":201}},{"index":{"status":400,"error":{"type":"t","reason":"r \"}\" ]"}}}],"errors":true}"#
+        #expect(AnswerReader.elasticsearchBulk.partialFailure(in: response(200, itemsFirst), records: records(2))?.rejected
+            == [.init(index: 1, reason: #"400 t: r "}" ]"#)])
+        let scan = Array(itemsFirst.utf8).withUnsafeBytes { ElasticsearchBulkAnswer.BulkScan($0) }
+        #expect(scan.errors == true && scan.complete && scan.items.count == 2)
+    }
+
+    // MARK: ClickHouse
+
+    /// ClickHouse's exception codes for a wrong table, column or row are permanent, in both
+    /// the 18.x form and the later one; a body cut short (33) or an overload is not.
+    @Test func clickHousePermanentCodes() {
+        let reader = AnswerReader.clickHouse
+        #expect(reader.isPermanent(response(500, "Code: 16, e.displayText() = DB::Exception: No such column nosuch in table logs, e.what() = DB::Exception\n")))
+        #expect(reader.isPermanent(response(500, "Code: 117. DB::Exception: Unknown field found while parsing JSONEachRow format: nosuch: (at row 1). (INCORRECT_DATA) (version 24.8.4.13)\n")))
+        #expect(reader.isPermanent(response(404, "Code: 60. DB::Exception: Table default.nosuch does not exist. (UNKNOWN_TABLE)")))
+        #expect(!reader.isPermanent(response(500, "Code: 33, e.displayText() = DB::Exception: Unexpected end of stream while parsing JSONEachRow format")))
+        #expect(!reader.isPermanent(response(503, "Code: 202. DB::Exception: Too many simultaneous queries. (TOO_MANY_SIMULTANEOUS_QUERIES)")))
+        #expect(!reader.isPermanent(response(500, "Internal Server Error")))
+        #expect(!reader.isPermanent(response(200, "Code: 16.")))
+    }
+
+    /// A failure line shows the body's first line, bounded, with control characters escaped.
+    @Test func anAnswersFirstLineIsShownSafely() {
+        #expect(response(500, "Code: 16. DB::Exception: x\nstack trace\n").firstLine() == "Code: 16. DB::Exception: x")
+        #expect(response(500, "\u{1B}[31mred\ttab\r\nmore").firstLine() == "\\u{1B}[31mred\\u{9}tab")
+        #expect(response(500, String(repeating: "a", count: 500)).firstLine(limit: 10) == "aaaaaaaaaa…")
+        #expect(response(500, "\n\nlater").firstLine() == nil)
+        #expect(UploadResponse(statusCode: 500, headers: [:], body: Data([0x61, 0xFF, 0x62]), bytesSent: 0).firstLine() == "a\\u{FFFD}b")
+    }
+
     // MARK: Splunk
 
     /// Code 6 for event N: N refused, the events after it not processed (sent again at once).
@@ -108,6 +148,40 @@ import Testing
             PartialFailure.Rejection(index: 3, reason: "line too long"),
         ])
         #expect(failure?.unprocessedFrom == nil && failure?.unidentified == 0)
+    }
+
+    private func lokiLines(_ lines: [String]) -> () -> [[UInt8]] {
+        { lines.enumerated().map { Array(#"["\#(1_700_000_000_000_000_000 + $0.offset)","\#($0.element)"]"#.utf8) } }
+    }
+
+    /// Loki 3's distributor groups its errors by text (`N errors like: …; M errors like: …`,
+    /// no count for one error alone): lines too long are found by the length each group
+    /// names, and only they are refused (it used to keep every line of the request as refused,
+    /// or stop).
+    @Test func lokiGroupedErrorsAreFoundByLineLength() {
+        let lines = ["short", String(repeating: "x", count: 300), "ok", String(repeating: "y", count: 300), String(repeating: "é", count: 200), "fine"]
+        let body = "2 errors like: max entry size '256' bytes exceeded for stream '{job=\"x\"}' while adding an entry with length '300' bytes; "
+            + "1 errors like: Max entry size '256' bytes exceeded for stream '{job=\"x\"}' while adding an entry with length '400' bytes\n"
+        let failure = AnswerReader.loki.partialFailure(in: response(400, body), records: lokiLines(lines))
+        #expect(failure?.rejected.map(\.index) == [1, 3, 4] && failure?.unidentified == 0)
+        #expect(failure?.summary.hasPrefix("Loki refused 3 of 6 entries: max entry size '256' bytes exceeded") == true)
+        let alone = "max entry size '256' bytes exceeded for stream '{job=\"x\"}' while adding an entry with length '300' bytes\n"
+        #expect(AnswerReader.loki.partialFailure(in: response(400, alone), records: lokiLines(["a", String(repeating: "x", count: 300)]))?.rejected.map(\.index) == [1])
+    }
+
+    /// Timestamps too old or too new are named to the second: found when that second holds
+    /// as many entries as the group counts, else the whole request is kept; errors that are
+    /// not about entries (a label problem alone) say nothing of single records.
+    @Test func lokiGroupedTimestampErrors() {
+        let times: [Int64] = [1_700_000_000_100_000_000, 1_700_000_000_200_000_000, 1_700_000_005_000_000_000]
+        let old = "2 errors like: entry for stream '{job=\"x\"}' has timestamp too old: 2023-11-14T22:13:20Z, oldest acceptable timestamp is: 2023-11-15T00:00:00Z\n"
+        #expect(AnswerReader.loki.partialFailure(in: response(400, old), records: lokiRecords(times))?.rejected.map(\.index) == [0, 1])
+        let one = "entry for stream '{job=\"x\"}' has timestamp too new: 2023-11-14T22:13:20Z"
+        let unplaced = AnswerReader.loki.partialFailure(in: response(400, one), records: lokiRecords(times))
+        #expect(unplaced?.unidentified == 1 && unplaced?.rejected.isEmpty == true)
+        #expect(AnswerReader.loki.partialFailure(in: response(400, "error at least one label pair is required per stream\n"), records: lokiRecords(times)) == nil)
+        let mixed = "1 errors like: error at least one label pair is required per stream; 2 errors like: entry for stream '{job=\"x\"}' has timestamp too old: 2023-11-14T22:13:20Z, oldest acceptable timestamp is: 2023-11-15T00:00:00Z"
+        #expect(AnswerReader.loki.partialFailure(in: response(400, mixed), records: lokiRecords(times))?.unidentified == 3)
     }
 
     /// An answer that names fewer entries than it ignored (a label problem, a cut answer), or a

@@ -70,7 +70,7 @@ import StreamUp
     /// field streamup must set itself are refused.
     @Test(arguments: [
         ("X-Ok: 1\nsecret-without-colon\n", "line 2 of the header file PATH is not 'Name: value' (its contents are not shown: they may be secret)"),
-        ("Content-Length: 5\n", "line 1 of the header file PATH: header Content-Length cannot be set: the body is sent chunked, its length unknown"),
+        ("Content-Length: 5\n", "line 1 of the header file PATH: header Content-Length cannot be set: streamup sets it (a segment's complete body) or sends the body chunked (--single-request)"),
         ("Bad Name: x\n", "line 1 of the header file PATH: 'Bad Name' is not a valid header name"),
         ("# nothing\n\n", "the header file PATH holds no header field: write one 'Name: value' per line"),
     ])

@@ -38,13 +38,11 @@ import StreamUpTestSupport
         #expect(machine.next(input(acknowledged: 120, ended: true, end: 120), now: clock.now) == .finish)
     }
 
-    /// An empty input still gets one request, so the caller hears the server's answer.
-    @Test func anEmptyInputSendsOneEmptyRequest() {
+    /// An empty input sends nothing (most receivers refuse an empty request: Loki's "No data",
+    /// Fluent Bit's 400): the upload is done at once.
+    @Test func anEmptyInputSendsNothing() {
         var machine = machine()
-        let exchange = Machine.Exchange.segment(from: 0, limits: limits)
-        #expect(machine.next(input(ended: true), now: clock.now) == .send(exchange))
-        _ = machine.handle(.answered(answer(204), carried: 0..<0), of: exchange, now: clock.now)
-        #expect(machine.next(input(ended: true), now: clock.now) == .finish)
+        #expect(machine.next(input(readable: false, ended: true, end: 0), now: clock.now) == .finish)
     }
 
     /// A 503 is retried after a backoff that doubles per failure; `Retry-After` wins over it.
@@ -148,7 +146,8 @@ import StreamUpTestSupport
         #expect(machine.limits.maxBytes == 1000)
     }
 
-    /// 413 makes every later segment smaller, for good; a single record that still gets 413 is final.
+    /// 413 makes every later segment smaller, for good, down to one record at least: the size
+    /// halves below what the refused request carried.
     @Test func tooLargeLowersTheSegmentSizeForGood() {
         var machine = machine(deadLetters: true)
         let exchange = Machine.Exchange.segment(from: 0, limits: limits)
@@ -157,13 +156,92 @@ import StreamUpTestSupport
         #expect(machine.retries == 0)
         _ = machine.handle(.answered(answer(200), carried: 0..<500), of: .segment(from: 0, limits: machine.limits), now: clock.now)
         #expect(machine.limits.maxBytes == 500, "a 413 cap does not grow back")
-        var single = self.machine(deadLetters: true)
-        for _ in 0..<10 {
-            _ = single.handle(.answered(answer(413), carried: 0..<2), of: .segment(from: 0, limits: single.limits), now: clock.now)
+    }
+
+    /// A request over its segment size is one record alone (the plan sends a longer first
+    /// record whole): a 413 to it is final for that record, whole, and does not lower the
+    /// segment size; the segments after it grow back to the cap (they used to shrink to one
+    /// byte, then carry one record each).
+    @Test func aRecordTooLargeForAnyRequestIsSetAsideWholeAndSegmentsGoOn() {
+        var machine = machine(deadLetters: true)
+        _ = machine.handle(.answered(answer(413), carried: 0..<1000), of: .segment(from: 0, limits: limits), now: clock.now)
+        _ = machine.handle(.answered(answer(200), carried: 0..<400), of: .segment(from: 0, limits: machine.limits), now: clock.now)
+        // The next record, 3,000 bytes, goes alone in a segment of at most 500.
+        let lone = Machine.Exchange.segment(from: 400, limits: machine.limits)
+        #expect(machine.next(input(acknowledged: 400), now: clock.now) == .send(lone))
+        #expect(machine.handle(.answered(answer(413), carried: 400..<3400), of: lone, now: clock.now) == [])
+        let reason = "the server answered 413 (too large) to a request of one record of 3000 bytes alone; no smaller request can hold it"
+        #expect(machine.next(input(acknowledged: 400), now: clock.now) == .deadLetter(from: 400, carried: 400..<3400, limits: machine.limits, reason: reason))
+        machine.deadLettered(upTo: 3400)
+        #expect(machine.limits.maxBytes == 500 && machine.cap == 500, "the record says nothing of the records after it")
+        #expect(machine.next(input(acknowledged: 3400), now: clock.now) == .send(.segment(from: 3400, limits: machine.limits)))
+        // 413 after 413, with records of 100 bytes: the requests shrink until one carries a
+        // single record over its size, and that one is final (it used to go on to 1 byte).
+        var shrinking = self.machine(deadLetters: false)
+        var requests = 0
+        while case .send(let exchange) = shrinking.next(input(), now: clock.now), requests < 20 {
+            requests += 1
+            _ = shrinking.handle(.answered(answer(413), carried: 0..<max(100, shrinking.limits.maxBytes)), of: exchange, now: clock.now)
         }
-        #expect(single.limits.maxBytes == 1)
-        _ = single.handle(.answered(answer(413), carried: 0..<80), of: .segment(from: 0, limits: single.limits), now: clock.now)
-        #expect(single.next(input(), now: clock.now) == .deadLetter(from: 0, carried: 0..<80, limits: single.limits, reason: "the server answered 413"))
+        #expect(shrinking.next(input(), now: clock.now) == .stop(.answer(status: 413)))
+        #expect(requests == 5 && shrinking.cap == 62)
+    }
+
+    /// Without dead letters, a record too large for any request stops the upload on that
+    /// answer, with one line that says why.
+    @Test func aRecordTooLargeStopsWithoutDeadLetters() {
+        var machine = machine(deadLetters: false)
+        let lone = Machine.Exchange.segment(from: 0, limits: limits)
+        let effects = machine.handle(.answered(answer(413), carried: 0..<5000), of: lone, now: clock.now)
+        #expect(effects == [.notice(.stopping(reason: "the server answered 413 (too large) to a request of one record of 5000 bytes alone; no smaller request can hold it"))])
+        #expect(machine.next(input(), now: clock.now) == .stop(.answer(status: 413)))
+        #expect(machine.limits.maxBytes == 1000)
+    }
+
+    /// A 429 is retried after `Retry-After`; a second one in a row to the same segment means
+    /// a rate limit's burst the request may never pass: it shrinks like a 413. A success ends
+    /// that, and a lone record cannot shrink (it is retried until the budget runs out).
+    @Test func aSecond429InARowShrinksTheSegment() {
+        var machine = machine(retries: 10)
+        let first = Machine.Exchange.segment(from: 0, limits: limits)
+        #expect(machine.handle(.answered(answer(429, retryAfter: "2"), carried: 0..<1000), of: first, now: clock.now)
+            == [.notice(.retrying(reason: "the server answered 429", attempt: 1, delay: .seconds(2), first: true))])
+        #expect(machine.limits.maxBytes == 1000, "one 429 may be a passing rate limit")
+        clock.advance(by: .seconds(2))
+        #expect(machine.next(input(), now: clock.now) == .send(first))
+        #expect(machine.handle(.answered(answer(429, retryAfter: "2"), carried: 0..<1000), of: first, now: clock.now) == [
+            .notice(.segmentShrunk(toBytes: 500, reason: "the server answered 429 (too many requests) twice to a request of 1000 bytes")),
+            .notice(.retrying(reason: "the server answered 429", attempt: 2, delay: .seconds(2), first: false)),
+        ])
+        #expect(machine.next(input(), now: clock.now) == .sleep(until: clock.now.advanced(by: .seconds(2))), "Retry-After is still honoured")
+        clock.advance(by: .seconds(2))
+        let smaller = Machine.Exchange.segment(from: 0, limits: machine.limits)
+        #expect(machine.next(input(), now: clock.now) == .send(smaller))
+        _ = machine.handle(.answered(answer(204), carried: 0..<500), of: smaller, now: clock.now)
+        _ = machine.handle(.answered(answer(429), carried: 500..<1000), of: .segment(from: 500, limits: machine.limits), now: clock.now)
+        #expect(machine.limits.maxBytes == 500, "after a success, one 429 shrinks nothing")
+        var lone = self.machine(retries: 10)
+        for _ in 0..<3 {
+            _ = lone.handle(.answered(answer(429), carried: 0..<3000), of: .segment(from: 0, limits: limits), now: clock.now)
+        }
+        #expect(lone.limits.maxBytes == 1000 && lone.failures == 3)
+    }
+
+    /// A refusal the receiver's reader knows for permanent (a ClickHouse 500 for an unknown
+    /// column) is final at once, and its reason carries the answer's first line.
+    @Test func aPermanentRefusalIsFinalAndSaysWhy() {
+        var machine = machine(retries: 10, deadLetters: true)
+        let exchange = Machine.Exchange.segment(from: 0, limits: limits)
+        var refusal = answer(500)
+        refusal.firstLine = "Code: 16. DB::Exception: No such column nosuch in table logs"
+        refusal.permanent = true
+        #expect(machine.handle(.answered(refusal, carried: 0..<100), of: exchange, now: clock.now) == [])
+        #expect(machine.next(input(), now: clock.now) == .deadLetter(
+            from: 0, carried: 0..<100, limits: limits, reason: "the server answered 500: Code: 16. DB::Exception: No such column nosuch in table logs"))
+        var transient = self.machine(retries: 10)
+        refusal.permanent = false
+        let effects = transient.handle(.answered(refusal, carried: 0..<100), of: exchange, now: clock.now)
+        #expect(effects == [.notice(.retrying(reason: "the server answered 500: Code: 16. DB::Exception: No such column nosuch in table logs", attempt: 1, delay: .milliseconds(250), first: true))])
     }
 
     /// A flaky link gets one "failing" notice and one "recovered" notice: the spell ends only

@@ -36,18 +36,24 @@ import StreamUpTestSupport
         return lines
     }
 
-    /// Every record is JSON Python parses, and its message turns back into exactly the bytes of
-    /// the line with surrogateescape, whatever the bytes.
-    @Test(arguments: [RecordFormat.ndjson, .json])
-    func anyBytesGiveJSONThatRoundTripsByteExact(format: RecordFormat) throws {
-        var formatter = try RecordFormatter(format: format, host: "h")
+    /// Every record is JSON Python parses, whatever the bytes. With `surrogateescape` its
+    /// message turns back into exactly the bytes of the line; by default it is the line with
+    /// each ill-formed sequence replaced by one U+FFFD per maximal subpart, exactly as Swift's
+    /// own decoder replaces them, and valid Unicode (no lone surrogate: Loki refuses those).
+    @Test(arguments: [RecordFormat.ndjson, .json], RecordFormatter.InvalidUTF8.allCases)
+    func anyBytesGiveJSONOfTheLine(format: RecordFormat, invalidUTF8: RecordFormatter.InvalidUTF8) throws {
+        var formatter = try RecordFormatter(format: format, host: "h", invalidUTF8: invalidUTF8)
         let lines = Self.trickyLines()
-        let parsed = try JSONCheck.parse(records(&formatter, lines))
+        let output = records(&formatter, lines)
+        let parsed = try JSONCheck.parse(output)
         try #require(parsed.count == lines.count)
         for (line, record) in zip(lines, parsed) {
             #expect(record.parsed, "line \(line) gave a record Python refused: \(record.error ?? "")")
-            #expect(record.message == line, "line \(line) came back as \(record.message ?? [])")
+            let expected = invalidUTF8 == .surrogateEscape ? line : Array(String(decoding: line, as: UTF8.self).utf8)
+            #expect(record.message == expected, "line \(line) came back as \(record.message ?? [])")
         }
+        let text = String(decoding: output, as: UTF8.self)
+        #expect(text.contains("\\udc") == (invalidUTF8 == .surrogateEscape))
     }
 
     /// ndjson puts time, host, path, the extra fields in order, and last the message; the time

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StreamUp
+import StreamUpTestSupport
 
 /// The receivers' record shapes: every record parses as the receiver's schema says (checked by
 /// Python's `json`, see `ShapeCheck`), the line comes back byte for byte whatever its bytes, and
@@ -20,7 +21,8 @@ import Testing
     /// bytes; with a path and fields too.
     @Test(arguments: RecordShape.allCases)
     func everyRecordFitsTheSchemaAndTheLineRoundTrips(shape: RecordShape) async throws {
-        var formatter = try RecordFormatter(format: .ndjson, shape: shape, host: "h", path: "/p", fields: [("env", "prod"), ("t\u{1}", "v\"\\")])
+        var formatter = try RecordFormatter(
+            format: .ndjson, shape: shape, host: "h", path: "/p", fields: [("env", "prod"), ("t\u{1}", "v\"\\")], invalidUTF8: .surrogateEscape)
         let blank = { (line: [UInt8]) in line.allSatisfy { $0 == 0x20 || (0x09...0x0D).contains($0) } }
         let lines = RecordFormatterTests.trickyLines().filter { shape != .splunkEvent || !blank($0) }
         let checked = try await ShapeCheck.check(records(&formatter, lines), shape: shape)
@@ -127,14 +129,28 @@ import Testing
         #expect(try await canonical(.splunkEvent, path: nil, fields: [("event", "x")]) == #"{"event": "hello", "fields": {"event": "x"}, "host": "web-1", "time": 1700000000.123}"#)
     }
 
-    /// `maxRecordBytes` bounds a record of the longest line even when every byte is escaped,
-    /// so a buffer that allows that much never splits a record's JSON.
-    @Test(arguments: RecordShape.allCases)
-    func maxRecordBytesBoundsTheWorstLine(shape: RecordShape) throws {
-        var formatter = try RecordFormatter(
-            format: .ndjson, shape: shape, host: String(repeating: "h", count: 300), path: "/p", fields: [("env", "prod")], maxLineBytes: 1000)
-        let worst = [UInt8](repeating: 0x01, count: 1000)
-        #expect(records(&formatter, [worst]).count <= formatter.maxRecordBytes)
-        #expect(records(&formatter, [[UInt8](repeating: 0xFF, count: 1000)]).count <= formatter.maxRecordBytes)
+    /// No record is longer than `maxRecordBytes`, escapes included, however long the line and
+    /// whatever its bytes (control characters take six bytes each, invalid bytes three or six):
+    /// a long line is cut into records that each fit, and its pieces put together are the line.
+    @Test(arguments: RecordShape.allCases, RecordFormatter.InvalidUTF8.allCases)
+    func noRecordIsLongerThanTheLimit(shape: RecordShape, invalidUTF8: RecordFormatter.InvalidUTF8) async throws {
+        let formatter = try RecordFormatter(
+            format: .ndjson, shape: shape, host: String(repeating: "h", count: 300), path: "/p", fields: [("env", "prod")],
+            maxRecordBytes: 2000, invalidUTF8: invalidUTF8)
+        var random = SeededRandom(seed: 7)
+        let worst: [[UInt8]] = [
+            [UInt8](repeating: 0x01, count: 5000), [UInt8](repeating: 0xFF, count: 5000), Array(String(repeating: "日本😀", count: 700).utf8),
+            (0..<5000).map { _ in UInt8.random(in: 0...0xFF, using: &random) }.map { $0 == 0x0A ? 0x20 : $0 },
+        ]
+        for line in worst {
+            var lines = LineRecords(formatter: formatter)
+            let records = (line + [0x0A]).withUnsafeBytes { lines.take($0, from: 0, readAt: Date()) }
+            #expect(records.count > 1 && records.allSatisfy { $0.bytes.count <= 2001 }, "\(records.map(\.bytes.count))")
+            let checked = try await ShapeCheck.check(records.flatMap(\.bytes), shape: shape)
+            let message = checked.flatMap { $0.message ?? [] }
+            let expected = invalidUTF8 == .surrogateEscape ? line : Array(String(decoding: line, as: UTF8.self).utf8)
+            #expect(message == expected)
+            #expect(records.last?.end == Int64(line.count + 1) && zip(records, records.dropFirst()).allSatisfy { $0.end == $1.start })
+        }
     }
 }

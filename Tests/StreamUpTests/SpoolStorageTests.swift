@@ -203,4 +203,47 @@ import StreamUpTestSupport
         #expect(folded.sources.map(\.source) == [b, a])
         #expect(folded.streamOffset == 160)
     }
+
+    /// Writes of any size, 1 B to 4 MiB (the spool takes each in pieces of up to 256 KiB, one
+    /// index entry per piece, longer than the 64 KiB an entry grows to), survive a reopen byte
+    /// for byte: opening checks each entry whole, however long (it read every entry into a
+    /// 64 KiB buffer: a heap overflow, `malloc(): corrupted top size`).
+    @Test func writesOfAnySizeSurviveAReopen() throws {
+        var random = SeededRandom()
+        let temporary = try TemporaryDirectory()
+        let directory = temporarySpool(in: temporary)
+        var written: [UInt8] = []
+        do {
+            let replay = try buffer(directory, capacity: 32 << 20)
+            while written.count < 10 << 20 {
+                // Sizes spread evenly over their order of magnitude: as many tiny writes as huge ones.
+                let size = min(4 << 20, Int(pow(2, Double.random(in: 0...22, using: &random))))
+                let bytes = random.bytes(size)
+                try write(bytes, to: replay)
+                written += bytes
+            }
+            replay.acknowledge(upTo: written.count / 3)
+        }
+        let spool = try SpoolStorage.open(directory: directory, capacity: 32 << 20, streamID: "second")
+        #expect(spool.recovered.end == written.count && spool.recovered.acknowledged == written.count / 3, "\(random)")
+        let replay = ReplayBuffer(storage: spool, records: .rawBytes, maxRecord: spool.capacity,
+                                  acknowledged: spool.recovered.acknowledged, written: spool.recovered.end)
+        #expect(try read(replay, written.count / 3..<written.count) == Array(written[(written.count / 3)...]), "\(random)")
+    }
+
+    /// A byte changed far into an entry longer than 64 KiB is seen: the whole entry is checked.
+    @Test func aChangedByteDeepInALongEntryIsRefused() throws {
+        let temporary = try TemporaryDirectory()
+        let directory = temporarySpool(in: temporary)
+        do {
+            let replay = try buffer(directory, capacity: 16 << 20)
+            try write(Array(repeating: 0x61, count: 1 << 20), to: replay)
+        }
+        let handle = try #require(FileHandle(forUpdatingAtPath: file(directory, 0, "spool")))
+        try handle.seek(toOffset: 200_000)
+        try handle.write(contentsOf: Data([0x62]))
+        try handle.close()
+        let error = #expect(throws: StreamUpError.self) { try SpoolStorage.open(directory: directory, capacity: 16 << 20, streamID: "new") }
+        #expect(error?.description.contains("CRC-32 mismatch") == true, "\(String(describing: error))")
+    }
 }

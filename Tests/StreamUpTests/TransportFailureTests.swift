@@ -72,6 +72,14 @@ import Testing
         #expect(TransportFailure.line(code: failure.code, text: failure.text, url: URL(string: failure.url)) == failure.line)
     }
 
+    /// A segment is short already: a connection closed mid-body is not advice to send shorter
+    /// requests (it was printed after a server restart while segmented).
+    @Test func aSegmentClosedMidBodyGetsNoAdviceToSegment() {
+        let line = TransportFailure.line(code: -1, text: "Send failure: Broken pipe", url: URL(string: "http://127.0.0.1:8080/"), segmented: true)
+        #expect(line == "127.0.0.1:8080 closed the connection while the body was being sent, without answering (Broken pipe): the server or a proxy in front of it restarted or dropped the request (a limit on request bodies, an idle timeout); check its logs")
+        #expect(!line.contains("segmented delivery"))
+    }
+
     /// The `URLError` path: the code and text come from the error; cancellation is its own code.
     @Test func urlErrorsAreReadForCodeAndText() {
         let url = URL(string: "http://127.0.0.1:8080/")

@@ -11,8 +11,8 @@ import Testing
 @Suite(.timeLimit(.minutes(3))) struct ClickHousePresetTests {
     static let table = "logs (time DateTime, host String, path String, message String) ENGINE = MergeTree() ORDER BY time"
 
-    /// Every line is one row, byte for byte (control characters too; a byte that is not UTF-8
-    /// arrives as the `\udcXX` escape's UTF-8, ED B2/B3 XX), with the time it was read and the
+    /// Every line is one row, byte for byte (control characters too; bytes that are not UTF-8
+    /// arrive as U+FFFD), with the time it was read and the
     /// host; the URL without a query gets `INSERT INTO logs FORMAT JSONEachRow`. As segments
     /// (the default) and as one request.
     @Test(.enabled(if: ClickHouse.isAvailable), .serialized, arguments: [[], ["--single-request"]])
@@ -40,15 +40,29 @@ import Testing
         }
     }
 
-    /// The hex ClickHouse shows for a line: its bytes, except that each byte of the lines made
-    /// to be invalid UTF-8 (`lines`' kind 7: every byte from 0x80 on) is stored as U+DC00 + byte
-    /// in UTF-8.
-    static func storedHex(_ line: [UInt8]) -> String {
-        let invalid = line.first == 0xFF
-        let bytes = line.flatMap { byte -> [UInt8] in
-            guard invalid, byte >= 0x80 else { return [byte] }
-            return [0xED, 0xB0 | (byte >> 6), 0x80 | (byte & 0x3F)]
+    /// `streamup tail FILE --to clickhouse URL`: every line of the file is one row, once and
+    /// whole (raw lines in JSONEachRow would be refused whole with a 500).
+    @Test(.enabled(if: ClickHouse.isAvailable)) func tailMakesRows() async throws {
+        let scratch = try TemporaryDirectory()
+        let file = scratch.url.appendingPathComponent("app.log").path
+        let lines = ReceiverPresetTests.lines(2000)
+        try Data(lines.flatMap { $0 + [0x0A] }).write(to: URL(fileURLWithPath: file))
+        try await ClickHouse.with(tables: [Self.table]) { clickhouse in
+            let child = try StreamupProcess(["tail", "--from-start", file, "--to", "clickhouse", clickhouse.url.absoluteString])
+            let deadline = ContinuousClock.now + TestTime.scaled(.seconds(60))
+            // Each look is a query (a Python run): no pause is needed between them.
+            while try await clickhouse.query("SELECT count() FROM logs") != "2000", ContinuousClock.now < deadline {}
+            child.signal(SIGTERM)
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+            let stored = try await clickhouse.query("SELECT concat('h', hex(message)) FROM logs").split(separator: "\n").map(String.init).sorted()
+            #expect(stored == lines.map { "h" + Self.storedHex($0) }.sorted())
+            #expect(try await clickhouse.query("SELECT uniqExact(path), any(path) FROM logs") == "1\t\(file)")
         }
-        return bytes.map { String(format: "%02X", $0) }.joined()
+    }
+
+    /// The hex ClickHouse shows for a line: its bytes, each ill-formed UTF-8 sequence replaced
+    /// by U+FFFD (one per maximal subpart, as Swift's decoder does).
+    static func storedHex(_ line: [UInt8]) -> String {
+        ReceiverPresetTests.stored(line).map { String(format: "%02X", $0) }.joined()
     }
 }

@@ -46,7 +46,7 @@ import Testing
     /// `-H` refuses the fields streamup frames itself and values with control characters, naming
     /// the header, with the control characters written out.
     @Test func framingHeadersAndControlCharactersAreUsageErrors() throws {
-        #expect(throws: UsageError("-H: 'Content-Length: 5': header Content-Length cannot be set: the body is sent chunked, its length unknown")) {
+        #expect(throws: UsageError("-H: 'Content-Length: 5': header Content-Length cannot be set: streamup sets it (a segment's complete body) or sends the body chunked (--single-request)")) {
             try CommandLineParser.parse(["-H", "Content-Length: 5", "http://h"])
         }
         #expect(throws: UsageError("-H: 'X-A: a\\r\\nb': the value of X-A contains a carriage return (CR); header values cannot hold line breaks, NUL or other control characters")) {

@@ -8,9 +8,10 @@ import Testing
 /// decoder, in acknowledged segments and as one live request.
 @Suite(.timeLimit(.minutes(2))) struct FormatCommandTests {
     /// Lines with invalid UTF-8, control characters, quotes and backslashes: each becomes one
-    /// JSON object with the configured keys and fields, and its message decodes (PEP 383
-    /// surrogateescape) to exactly the line's bytes.
-    @Test func ndjsonRecordsCarryEveryLineByteForByte() async throws {
+    /// JSON object with the configured keys and fields; by default its message is the line with
+    /// U+FFFD for each ill-formed sequence (valid Unicode), and with `--format
+    /// ndjson,surrogateescape` it decodes (PEP 383) to exactly the line's bytes.
+    @Test(arguments: [false, true]) func ndjsonRecordsCarryEveryLine(surrogateEscape: Bool) async throws {
         var lines: [[UInt8]] = [
             Array("plain text".utf8), Array("quote \" and backslash \\".utf8), [0x09, 0x01, 0x0D, 0x1F, 0x7F],
             [0xFF, 0xFE, 0x80], [0xC3], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], Array("ünïcödé ✓".utf8), [],
@@ -18,19 +19,22 @@ import Testing
         lines.append((0...255).map { UInt8($0) }.filter { $0 != 0x0A })
         let input: [UInt8] = lines.reduce(into: []) { $0 += $1 + [0x0A] }
         let stored = try await stream([
-            "--format", "ndjson", "--field", "env=prod", "--message-key", "_msg", "--time-key", "_time",
+            "--format", surrogateEscape ? "ndjson,surrogateescape" : "ndjson", "--field", "env=prod", "--message-key", "_msg", "--time-key", "_time",
         ], input: input)
         let check = try ExternalTool.python(#"""
             import json, re, sys
-            expected = [bytes.fromhex(h) for h in sys.argv[1:]]
+            expected = [bytes.fromhex(h) for h in sys.argv[2:]]
             records = [json.loads(line) for line in sys.stdin.buffer.read().split(b"\n") if line]
             assert len(records) == len(expected), (len(records), len(expected))
             for record, line in zip(records, expected):
-                assert record["_msg"].encode("utf-8", "surrogateescape") == line, (record, line)
+                if sys.argv[1] == "escape":
+                    assert record["_msg"].encode("utf-8", "surrogateescape") == line, (record, line)
+                else:
+                    assert record["_msg"] == line.decode("utf-8", "replace"), (record, line)
                 assert record["env"] == "prod" and record["host"]
                 assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", record["_time"]), record["_time"]
             print("ok")
-            """#, lines.map { $0.map { String(format: "%02x", $0) }.joined() }, input: stored)
+            """#, [surrogateEscape ? "escape" : "replace"] + lines.map { $0.map { String(format: "%02x", $0) }.joined() }, input: stored)
         #expect(check.status == 0 && check.output == [UInt8]("ok\n".utf8), "\(check.errorText)")
     }
 

@@ -5,12 +5,12 @@ import Testing
 /// `-H` through the built binary: a header that would misframe the request, or whose value
 /// would be cut or dropped, is a usage error before anything is sent; Host is passed on.
 @Suite(.timeLimit(.minutes(2))) struct HeaderCommandTests {
-    /// `Content-Length` (sent beside `Transfer-Encoding: chunked`), `Transfer-Encoding:
+    /// `Content-Length` (streamup sets it, or frames the body chunked), `Transfer-Encoding:
     /// identity` (an undelimited body) and a value with a line break (silently dropped) are
     /// refused with exit 64, naming the header; the server sees no request.
     @Test(arguments: [
-        ("Content-Length: 5", "streamup: -H: 'Content-Length: 5': header Content-Length cannot be set: the body is sent chunked, its length unknown\n"),
-        ("Transfer-Encoding: identity", "streamup: -H: 'Transfer-Encoding: identity': header Transfer-Encoding cannot be set: streamup frames the body itself (chunked)\n"),
+        ("Content-Length: 5", "streamup: -H: 'Content-Length: 5': header Content-Length cannot be set: streamup sets it (a segment's complete body) or sends the body chunked (--single-request)\n"),
+        ("Transfer-Encoding: identity", "streamup: -H: 'Transfer-Encoding: identity': header Transfer-Encoding cannot be set: streamup frames the body itself (Content-Length, or chunked with --single-request)\n"),
         ("X-Trace: a\r\nX-Evil: b", "streamup: -H: 'X-Trace: a\\r\\nX-Evil: b': the value of X-Trace contains a carriage return (CR); header values cannot hold line breaks, NUL or other control characters\n"),
     ])
     func malformingHeaderIsAUsageError(header: String, message: String) async throws {

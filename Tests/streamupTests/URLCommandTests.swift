@@ -28,6 +28,7 @@ import Glibc
     @Test func refusedIPv6ConnectionNamesTheAddressWithBrackets() async throws {
         let port = unusedLocalPort()
         let child = try StreamupProcess(["--retries", "0", "http://[::1]:\(port)/"])
+        child.write("a line to send\n")  // an empty input sends nothing, so it would meet no refusal
         child.closeStdin()
         #expect(await child.waitForExit() == 2)
         #expect(child.stderr.hasPrefix("streamup: connection refused by [::1]:\(port)"), "stderr: \(child.stderr)")

@@ -40,10 +40,10 @@ import Testing
         #expect(child.stdout == #"{"bytes":3000,"sha256":"\#(input.sha256)"}"# + "\n")
     }
 
-    /// A slow writer: each line is at the sink before the next one is written (live, not
-    /// when a block fills, nor when a segment ends: segments here last a minute, longer than
-    /// the test waits for any line).
-    @Test(arguments: [["--segment-seconds", "60s"], ["--single-request"]])
+    /// A slow writer: each line is at the sink before the next one is written, while stdin
+    /// stays open: as one live request at once; in segments (complete bodies) once the
+    /// segment's time (1 s here) ends it, not when a block fills or stdin closes.
+    @Test(arguments: [["--segment-seconds", "1s"], ["--single-request"]])
     func eachLineReachesTheSinkBeforeTheNextIsWritten(mode: [String]) async throws {
         try await withSink { sink, directory in
             let child = try StreamupProcess(mode + [sink.url.absoluteString])
@@ -68,7 +68,8 @@ import Testing
     }
 
     /// The request carries the chosen content type and headers, and no `Expect: 100-continue`
-    /// (which would delay the first byte by a second).
+    /// (which would delay the first byte by a second); a segment is a complete body with its
+    /// `Content-Length`, not chunked.
     @Test func requestCarriesHeadersAndNoExpectContinue() async throws {
         try await withSink { sink, _ in
             let child = try StreamupProcess([
@@ -82,7 +83,8 @@ import Testing
             #expect(event.path == "/logs")
             #expect(event.headers.first(named: "X-Stream") == "app-1")
             #expect(event.headers.first(named: "Content-Type") == "application/x-ndjson")
-            #expect(event.headers.first(named: "Transfer-Encoding")?.lowercased() == "chunked")
+            #expect(event.headers.first(named: "Content-Length") == "8")
+            #expect(event.headers.first(named: "Transfer-Encoding") == nil)
             #expect(event.headers.first(named: "Expect").map { $0.isEmpty } ?? true)
         }
     }

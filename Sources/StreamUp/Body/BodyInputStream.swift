@@ -28,6 +28,11 @@ final class BodyInputStream: InputStream {
     /// Bytes handed out so far.
     var bytesRead: Int { status.withLock { $0.bytesRead } }
 
+    /// Fails the stream: its next read returns -1 and `streamError` says why.
+    func fail(_ error: StreamUpError) {
+        status.withLock { if $0.error == nil { $0.error = error } }
+    }
+
     override func open() { status.withLock { $0.opened = true } }
     override func close() {}
 

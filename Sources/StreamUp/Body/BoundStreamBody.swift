@@ -1,4 +1,5 @@
 import Foundation
+import StreamUpHTTP
 
 /// The body of a single request (``StreamUploader``): the input side of its bound pair (with
 /// its ``BodyEncoding`` stages above it), handed over once. URLSession may ask again while no byte has been taken (then the same stream is
@@ -27,7 +28,7 @@ final class BoundStreamBody: RequestBody, @unchecked Sendable {
         }
         core.fail(StreamUpError(
             .bodyNotRewindable,
-            "the server asked for the body again after \(core.bytesRead) bytes were sent; a live stream cannot be re-sent"))
+            "the server asked for the body again after \(counted(core.bytesRead, "byte")) \(core.bytesRead == 1 ? "was" : "were") sent; a live stream cannot be re-sent"))
         return nil
     }
 

@@ -65,7 +65,6 @@ extension DeliveryMachine {
             }
             let upload = Upload(url: location, base: base, target: nil)
             resumable.remember(upload)
-            sentAnything = true
             return [.saveUpload(upload)]
 
         case (.checkOffset(let upload), .answered(let answer, let carried)):
@@ -88,11 +87,11 @@ extension DeliveryMachine {
             }
             let position = upload.base + held
             guard position >= acknowledged else {
-                stop(.protocolViolation("the server now holds \(held) bytes of upload \(upload.url) but had acknowledged \(acknowledged - upload.base)"))
+                stop(.protocolViolation("the server now holds \(counted(held, "byte")) of upload \(upload.url) but had acknowledged \(acknowledged - upload.base)"))
                 return []
             }
             guard position <= highestSent else {
-                stop(.protocolViolation("the server claims \(held) bytes of upload \(upload.url), more than was sent"))
+                stop(.protocolViolation("the server claims \(counted(held, "byte")) of upload \(upload.url), more than was sent"))
                 return []
             }
             resumable.mustCheckOffset = false

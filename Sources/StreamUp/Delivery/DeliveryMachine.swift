@@ -9,9 +9,12 @@
 /// PATCH, asking the server for its offset after any failure (DeliveryMachine+Resumable).
 ///
 /// What is a result and not an error: every HTTP status. 2xx acknowledges; 408, 429 and 5xx
-/// (by default) are retried after a backoff with full jitter, or `Retry-After`; 413 makes the
-/// segment smaller; other 4xx (and TLS certificate failures) are final: with dead letters the
-/// segment is set aside and the stream goes on, without them the upload stops. An answer that
+/// (by default) are retried after a backoff with full jitter, or `Retry-After`; 413, and a
+/// second 429 in a row for the same segment (a rate limit's burst it never passes), make
+/// segments smaller for good, never below one record: a record alone refused 413 is final;
+/// other 4xx, TLS certificate failures and answers the receiver's reader knows for permanent
+/// are final: with dead letters the segment is set aside and the stream goes on, without them
+/// the upload stops. An answer that
 /// refuses some records and stores the others is a partial failure (DeliveryMachine+Partial).
 ///
 /// Thread safety: a value type, confined to the uploader's delivery task.
@@ -70,6 +73,11 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         var location: String? = nil
         /// Records the receiver refused while it stored the others (DeliveryMachine+Partial).
         var partial: Partial? = nil
+        /// The first line of the body, for messages (bounded, control characters escaped).
+        var firstLine: String? = nil
+        /// The receiver's answer reader knows this refusal for one no retry fixes (a
+        /// ClickHouse exception code for an unknown table or a parse error).
+        var permanent = false
         var isSuccess: Bool { (200..<300).contains(status) }
     }
 
@@ -133,6 +141,9 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         case recovered(failedAttempts: Int, resentBytes: Int, after: Duration)
         case segmentShrunk(toBytes: Int, reason: String)
         case completionAnswerLost
+        /// The upload stops on a refusal the answer alone does not explain (a record too
+        /// large for any request).
+        case stopping(reason: String)
         /// The receiver warned about records it stored anyway.
         case receiverWarning(String)
     }
@@ -142,6 +153,8 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     private(set) var limits: SegmentLimits
     /// The most a segment may be, lowered for good by a 413.
     private(set) var cap: Int
+    /// The segment start of the last 429 since the last success (a second one shrinks).
+    private var rateRefused: Int?
     /// Failed attempts since the last acknowledged progress (the retry budget).
     private(set) var failures = 0
     /// Since when failures have gone on without progress (for `maxRetryTime`).
@@ -151,8 +164,6 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     /// When the backoff after a failure ends.
     private var retryAt: Instant?
     private var pending: Action?
-    /// The last attempt's carried range and its reason, kept for a dead letter.
-    var sentAnything = false
     /// Everything below this offset is acknowledged (the machine's own count, which the
     /// uploader's buffer follows through the `.acknowledge` effects and dead letters).
     private(set) var acknowledged: Int
@@ -183,9 +194,17 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         if let retryAt, now < retryAt { return .sleep(until: retryAt) }
         retryAt = nil
         if configuration.resumable { return nextResumable(input) }
-        if input.inputEnded && acknowledged >= input.end && sentAnything { return .finish }
+        // An input that ends before its first byte sends nothing (an empty request is an
+        // error to most receivers).
+        if input.inputEnded && acknowledged >= input.end { return .finish }
         if !input.readable { return .waitForInput(from: acknowledged) }
         return .send(.segment(from: acknowledged, limits: limits))
+    }
+
+    /// Ends the backoff after a failure now: the next action is the retry (the uploader was
+    /// asked to hurry by a finish or a flush with a deadline).
+    mutating func endBackoff() {
+        retryAt = nil
     }
 
     // MARK: Results
@@ -216,7 +235,6 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         guard case .deadLetter = pending else { preconditionFailure("no dead letter was asked for: \(String(describing: pending))") }
         pending = nil
         acknowledged = max(acknowledged, end)
-        sentAnything = true
         failures = 0
         failingSince = nil
     }
@@ -230,9 +248,9 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
             acknowledged = offset
             effects.append(.acknowledge(upTo: offset))
         }
-        sentAnything = true
         failures = 0
         failingSince = nil
+        rateRefused = nil
         if let spell, spell.lastFailure.duration(to: now) >= configuration.quietPeriod {
             effects += endSpell(now: now)
         }
@@ -252,7 +270,7 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         case failure(Failure)
         var reason: String {
             switch self {
-            case .answer(let answer): "the server answered \(answer.status)"
+            case .answer(let answer): "the server answered \(answer.status)" + (answer.firstLine.map { ": \($0)" } ?? "")
             case .failure(let failure): failure.message
             }
         }
@@ -266,19 +284,31 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         }
         var effects: [Effect] = []
         let isSegment = Self.carriesSegment(exchange)
-        if case .answer(let answer) = problem, answer.status == 413, isSegment {
-            // Too large for the server (or a proxy before it): smaller segments from now on.
-            guard limits.maxBytes > 1 else { return final(problem, exchange: exchange, carried: carried) }
-            cap = max(1, min(limits.maxBytes, max(carried.count, 1)) / 2)
-            limits.maxBytes = cap
-            return [.notice(.segmentShrunk(toBytes: cap, reason: "the server answered 413 (too large)"))]
+        if case .answer(let answer) = problem, answer.status == 413, let (_, sent) = Self.segment(of: exchange) {
+            // Too large for the server (or a proxy before it): smaller segments from now on,
+            // never below one record. A request over its segment size is one record alone
+            // (SegmentPlan): no smaller request holds it, so the refusal is final for it.
+            guard !Self.isLoneRecord(carried, sent) else {
+                return final(problem, exchange: exchange, carried: carried, reason: Self.tooLarge(answer, record: carried.count))
+            }
+            shrink(below: carried, sent, reason: "the server answered 413 (too large)", into: &effects)
+            return effects
         }
-        guard alwaysRetry || isRetryable(problem) else { return final(problem, exchange: exchange, carried: carried) }
+        if case .answer(let answer) = problem, answer.status == 429, !alwaysRetry, let (from, sent) = Self.segment(of: exchange) {
+            // A rate limit's burst smaller than the request never lets it pass: a request
+            // refused twice in a row, with a wait between, is taken as refused for its size
+            // and shrinks like a 413 (the retry still honours Retry-After).
+            if rateRefused == from, !Self.isLoneRecord(carried, sent) {
+                shrink(below: carried, sent, reason: "the server answered 429 (too many requests) twice to a request of \(carried.count) bytes", into: &effects)
+            }
+            rateRefused = from
+        }
+        guard alwaysRetry || isRetryable(problem) else { return effects + final(problem, exchange: exchange, carried: carried) }
         failures += 1
         failingSince = failingSince ?? now
         let first = spell == nil
         spell = (spell?.start ?? now, now, (spell?.attempts ?? 0) + 1, spell?.resent ?? 0)
-        if giveUp(now: now) { return final(problem, exchange: exchange, carried: carried) }
+        if giveUp(now: now) { return effects + final(problem, exchange: exchange, carried: carried) }
         if case .failure = problem, isSegment, !carried.isEmpty, limits.maxBytes > 1 {
             // A segment whose connection breaks goes smaller, so a link that breaks every N
             // bytes still delivers; successes double it again. (A break after the whole body
@@ -298,10 +328,33 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         return effects
     }
 
+    /// Lowers the segment size (and the cap, for good) below a request that carried
+    /// `carried` with `sent` limits: half of it, which the plan still fills with one whole
+    /// record at least.
+    private mutating func shrink(below carried: Range<Int>, _ sent: SegmentLimits, reason: String, into effects: inout [Effect]) {
+        let size = carried.isEmpty ? sent.maxBytes : min(sent.maxBytes, carried.count)
+        cap = max(1, min(cap, size / 2))
+        limits.maxBytes = min(limits.maxBytes, cap)
+        effects.append(.notice(.segmentShrunk(toBytes: cap, reason: reason)))
+    }
+
+    /// Whether a request that carried `carried` with `sent` limits was one record alone that
+    /// no smaller segment holds: the plan goes over the size only for a first record longer
+    /// than it.
+    static func isLoneRecord(_ carried: Range<Int>, _ sent: SegmentLimits) -> Bool {
+        carried.count > sent.maxBytes || (sent.maxBytes <= 1 && !carried.isEmpty)
+    }
+
+    /// Why a record that no request can carry was refused.
+    static func tooLarge(_ answer: Answer, record bytes: Int) -> String {
+        "the server answered \(answer.status) (too large) to a request of one record of \(bytes) bytes alone; no smaller request can hold it"
+    }
+
     /// A failure that is not retried (or no longer): set the segment aside, or stop.
-    mutating func final(_ problem: Problem, exchange: Exchange, carried: Range<Int>) -> [Effect] {
+    /// `reason` replaces the problem's own words (a record too large for any request).
+    mutating func final(_ problem: Problem, exchange: Exchange, carried: Range<Int>, reason: String? = nil) -> [Effect] {
         if configuration.keepsDeadLetters, let (from, segmentLimits) = Self.segment(of: exchange) {
-            pending = .deadLetter(from: from, carried: carried, limits: segmentLimits, reason: problem.reason)
+            pending = .deadLetter(from: from, carried: carried, limits: segmentLimits, reason: reason ?? problem.reason)
             if configuration.resumable {
                 // The rejected bytes leave a gap in the upload: the stream goes on in a new one.
                 resumable.forget()
@@ -313,12 +366,12 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         case .answer(let answer): pending = .stop(.answer(status: answer.status))
         case .failure(let failure): pending = .stop(.failure(failure))
         }
-        return []
+        return reason.map { [.notice(.stopping(reason: $0))] } ?? []
     }
 
     private func isRetryable(_ problem: Problem) -> Bool {
         switch problem {
-        case .answer(let answer): configuration.retry.isRetryable(status: answer.status)
+        case .answer(let answer): !answer.permanent && configuration.retry.isRetryable(status: answer.status)
         case .failure(let failure): failure.kind == .transport
         }
     }

@@ -29,7 +29,7 @@ extension ReliableUploader {
             case .waitForInput(let offset):
                 await buffer.waitUntilReadable(from: offset)
             case .sleep(let until):
-                try await Task.sleep(until: until, clock: .continuous)
+                if try await backoff.sleep(until: until) { machine.endBackoff() }
             case .send(let exchange):
                 let (result, response, error) = await perform(exchange, session: session)
                 if let failure = buffer.failure { throw failure }
@@ -56,7 +56,8 @@ extension ReliableUploader {
                     // Every segment went to the dead letters without an answer (a certificate
                     // the system does not trust, a form boundary in the records): say why.
                     if let lastError { throw lastError }
-                    throw StreamUpError(.protocolError, "the upload ended without any answer from the server")
+                    // Nothing to send, so nothing was sent: no answer to tell.
+                    return UploadResponse(statusCode: 204, headers: [:], body: Data(), bytesSent: 0)
                 }
                 return answer
             case .stop(.answer):
@@ -102,6 +103,8 @@ extension ReliableUploader {
                 onEvent(.notice("the answer to the completing request was lost; the server had acknowledged every byte and has completed the upload"))
             case .receiverWarning(let text):
                 onEvent(.notice(text))
+            case .stopping(let reason):
+                onEvent(.notice(reason + "; stopping (--dead-letter DIR sets such a record aside and goes on)"))
             }
         }
     }
@@ -109,20 +112,44 @@ extension ReliableUploader {
     // MARK: One exchange
 
     /// Sends `exchange` and says what came of it: the machine's result, the answer if one came,
-    /// and the error if none did.
+    /// and the error if none did. A segment (or resumable append) is cut first, waiting in this
+    /// task for its records (``ReplayBuffer/cutSegment(from:limits:)``), then built as a
+    /// complete body (``WindowBody``) and sent with `Content-Length`: nothing waits inside
+    /// URLSession, so the process's other requests never queue behind a segment.
     private func perform(_ exchange: Machine.Exchange, session: SegmentSession) async -> (Machine.Result, UploadResponse?, StreamUpError?) {
+        var segment: Range<Int>?
+        switch exchange {
+        case .segment(let from, let limits), .append(_, let from, let limits):
+            do {
+                segment = try await buffer.cutSegment(from: from, limits: limits)
+            } catch {
+                let failure = error as? StreamUpError ?? StreamUpError(.cancelled, "the upload was cancelled")
+                return (.failed(Self.failure(failure), carried: from..<from), nil, failure)
+            }
+        case .create, .checkOffset, .complete:
+            break
+        }
         let configuration: UploadConfiguration
+        let body: WindowBody?
         do {
             configuration = try self.configuration.resolvingHeaders()
+            let allowsResend = if case .segment = exchange { true } else { false }
+            body = try segment.map { try WindowBody($0, of: buffer, encoding: configuration.body, allowsResend: allowsResend) }
         } catch {
+            // A body that cannot be built fails the same way every time: what it holds is the
+            // segment a dead letter sets aside.
             let failure = error as? StreamUpError ?? StreamUpError(.io, "\(error)")
-            return (.failed(Self.failure(failure), carried: 0..<0), nil, failure)
+            return (.failed(Self.failure(failure), carried: segment ?? 0..<0), nil, failure)
         }
-        let (request, fields, body, start) = build(exchange, configuration)
-        let streamed = body != nil
-        onEvent(.requestStarted(
-            method: request.httpMethod ?? "POST", url: request.url ?? configuration.url,
-            headers: fields + (streamed ? [.init(name: "Transfer-Encoding", value: "chunked")] : [])))
+        var (request, fields, start) = build(exchange, configuration)
+        if let body {
+            // libcurl sends exactly this many bytes, and no chunked encoding (DESIGN.md fact 5).
+            let length = UploadConfiguration.Header(name: "Content-Length", value: String(body.length))
+            request.setValue(length.value, forHTTPHeaderField: length.name)
+            request.setValue(" ", forHTTPHeaderField: "Transfer-Encoding")
+            fields.append(length)
+        }
+        onEvent(.requestStarted(method: request.httpMethod ?? "POST", url: request.url ?? configuration.url, headers: fields))
         // A resumable PATCH gets a connection of its own: when a reused connection breaks before
         // the answer, libcurl re-sends the request by itself, headers first (with an
         // Upload-Offset that may be stale by then). A server such as Apple's NIOResumableUpload
@@ -135,7 +162,8 @@ extension ReliableUploader {
         defer { own?.invalidate() }
         do {
             let response = try await (own ?? session).send(request, body: body, onEvent: onEvent)
-            let carried = body?.outcome.carried ?? start..<start
+            // The server answered the request, which held the whole segment.
+            let carried = body?.range ?? start..<start
             var answer = answer(response, to: request)
             if case .segment = exchange, let partial = partial(in: response, carried: carried) {
                 answer.partial = partial
@@ -148,16 +176,17 @@ extension ReliableUploader {
             return (.answered(answer, carried: carried), response, nil)
         } catch {
             let failure = error as? StreamUpError ?? StreamUpError(.transport, "\(error)")
-            let carried = body?.outcome.carried ?? start..<start
+            // A segment whose body started out may have reached the server (a lost answer).
+            let carried = body.flatMap { $0.bytesSent > 0 ? $0.range : nil } ?? start..<start
             return (.failed(Self.failure(failure), carried: carried), nil, failure)
         }
     }
 
-    /// The request for `exchange`, its header fields for `-v`, its body, and the stream offset
-    /// it starts at.
-    private func build(_ exchange: Machine.Exchange, _ configuration: UploadConfiguration) -> (URLRequest, [UploadConfiguration.Header], WindowBody?, Int) {
+    /// The request for `exchange`, its header fields for `-v`, and the stream offset it
+    /// starts at.
+    private func build(_ exchange: Machine.Exchange, _ configuration: UploadConfiguration) -> (URLRequest, [UploadConfiguration.Header], Int) {
         switch exchange {
-        case .segment(let from, let limits):
+        case .segment(let from, _):
             var segment = configuration
             if configuration.body.isIdentity {
                 // Offsets count body bytes only when the body is the stream as it is.
@@ -166,8 +195,7 @@ extension ReliableUploader {
                     .init(name: "Streamup-Offset", value: String(from - skippedBytes)),
                 ]
             }
-            return (StreamUploader.makeRequest(segment), StreamUploader.headerFields(segment),
-                    window(from: from, limits: limits, allowsResend: true), from)
+            return (StreamUploader.makeRequest(segment), StreamUploader.headerFields(segment), from)
         case .create(let base):
             var creation = configuration
             creation.method = configuration.method == "PATCH" ? "POST" : configuration.method
@@ -177,36 +205,27 @@ extension ReliableUploader {
                 ("Streamup-Offset", String(base - skippedBytes)),
             ])
             let control = ControlRequest(creation.method, creation)
-            return (control.request, control.fields, nil, base)
+            return (control.request, control.fields, base)
         case .checkOffset(let upload):
             let control = ControlRequest("HEAD", uploadConfiguration(upload, [], configuration))
-            return (control.request, control.fields, nil, upload.base)
-        case .append(let upload, let from, let limits):
+            return (control.request, control.fields, upload.base)
+        case .append(let upload, let from, _):
             let append = uploadConfiguration(upload, configuration: configuration, [
                 (ResumableUploadFields.offset, String(from - upload.base)),
                 (ResumableUploadFields.complete, "?0"),
             ])
-            return (StreamUploader.makeRequest(append), StreamUploader.headerFields(append),
-                    window(from: from, limits: limits, allowsResend: false), from)
+            return (StreamUploader.makeRequest(append), StreamUploader.headerFields(append), from)
         case .complete(let upload, let end):
             let control = ControlRequest("PATCH", uploadConfiguration(upload, configuration: configuration, [
                 (ResumableUploadFields.offset, String(end - upload.base)),
                 (ResumableUploadFields.complete, "?1"),
             ]))
-            return (control.request, control.fields, nil, end)
+            return (control.request, control.fields, end)
         }
     }
 
     /// Bytes set aside before the current offset (see `State.skipped`).
     private var skippedBytes: Int { state.withLock { $0.skipped } }
-
-    private func window(from offset: Int, limits: SegmentLimits, allowsResend: Bool) -> WindowBody {
-        let (buffer, encoding) = (self.buffer, configuration.body)
-        return WindowBody(start: offset, allowsResend: allowsResend) {
-            let window = WindowSource(buffer: buffer, start: offset, limits: limits)
-            return (window, encoding.stages(over: window))
-        }
-    }
 
     /// A request to the upload URL: the caller's header fields (authorization) plus the
     /// protocol's; a PATCH body's content type is the protocol's.
@@ -241,7 +260,9 @@ extension ReliableUploader {
             status: response.statusCode, retryAfter: response.value(forHeader: "Retry-After"),
             uploadOffset: response.uploadOffset,
             uploadComplete: response.uploadComplete,
-            location: location)
+            location: location,
+            firstLine: response.isSuccess ? nil : response.firstLine(),
+            permanent: options.answerReader?.isPermanent(response) ?? false)
     }
 
     /// What kind of failure `error` is, for the retry policy: TLS certificate failures and

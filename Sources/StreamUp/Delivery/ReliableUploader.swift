@@ -8,9 +8,11 @@ import StreamUpHTTP
 ///
 /// Producers write into one `ReplayBuffer` (in memory, or a spool on disk that survives a
 /// restart) exactly as they write for a ``StreamUploader``; the bytes stay there until the
-/// server acknowledges them. Each request reads a window of the buffer from the acknowledged
-/// offset, and ends only at a record boundary (``RecordMode``), after `segmentBytes` or
-/// `segmentDuration`, so every request holds whole records. How segments are sent is plain
+/// server acknowledges them. Each segment is cut from the acknowledged offset at a record
+/// boundary (``RecordMode``), after `segmentBytes` or `segmentDuration`, so every request holds
+/// whole records, and goes out as a complete body with `Content-Length` (a copy of at most one
+/// segment): nothing waits inside URLSession, so the process's other requests never queue
+/// behind it. How segments are sent is plain
 /// requests (any HTTP server) or PATCHes to one IETF resumable upload; the decisions (retries,
 /// backoff, smaller segments after failures, dead letters, the resumable sequence) are a pure
 /// `DeliveryMachine`. When the buffer is full, the producer waits: nothing is dropped.
@@ -25,7 +27,8 @@ import StreamUpHTTP
 public final class ReliableUploader: Sendable {
     /// How the stream is cut, kept and retried.
     public struct Options: Sendable {
-        /// End a segment at the last record boundary within this many bytes (default 8 MiB).
+        /// End a segment at the last record boundary within this many bytes (default 8 MiB;
+        /// at most half the storage's capacity: the uploader's `options` say what was used).
         public var segmentBytes = 8 << 20
         /// End a segment at the first record boundary this long after its first byte (default
         /// 1 s): how long a record waits before a whole-request receiver can see it.
@@ -36,7 +39,8 @@ public final class ReliableUploader: Sendable {
         public var maxRecordBytes = 1 << 20
         /// The most records in one segment (nil: no limit; Datadog takes at most 1,000).
         public var maxRecordsPerSegment: Int?
-        /// Where unacknowledged bytes are held (default: 8 MiB of memory).
+        /// Where unacknowledged bytes are held (default: 8 MiB of memory); it must hold one
+        /// record of `maxRecordBytes`.
         public var storage: Storage = .memory(capacity: 8 << 20)
         /// How segments reach the server (default: a request each).
         public var delivery: SegmentDelivery = .requests
@@ -58,7 +62,9 @@ public final class ReliableUploader: Sendable {
         /// this long (``SourceChange/stopped(_:)``); nil: keep every position.
         public var forgetSourcesAfter: Duration?
         /// Names the stream in `Streamup-Stream-Id` (a spool with pending bytes keeps its own).
-        public var streamID = UUID().uuidString.lowercased()
+        /// nil (the default): each uploader draws a new one, so two uploaders made from the same
+        /// options never share a stream at the receiver.
+        public var streamID: String?
         public init() {}
 
         /// The spool directory's path, if the bytes are held there.
@@ -73,12 +79,15 @@ public final class ReliableUploader: Sendable {
     ///
     /// Thread safety: a value type.
     public enum Storage: Sendable, Hashable {
-        /// In memory, at most `capacity` bytes (raised to one segment or one record if
-        /// smaller); lost if the process ends.
+        /// In memory, at most `capacity` bytes; lost if the process ends.
         case memory(capacity: Int)
         /// In files in `directory` (see `SpoolStorage`): they survive a crash, and the next
         /// run with the same spool sends them first. `capacity` nil: 1 GiB or half the free
         /// space of the file system when the spool is opened, whichever is smaller.
+        ///
+        /// Either capacity is kept as given: it must hold one record (`maxRecordBytes`, else
+        /// the uploader refuses it), and segments are at most half of it (`segmentBytes` is
+        /// lowered to that), so the next one fills while one is in flight.
         case spool(directory: URL, capacity: Int? = nil)
     }
 
@@ -137,9 +146,10 @@ public final class ReliableUploader: Sendable {
     }
 
     public let configuration: UploadConfiguration
+    /// The options as given, but `segmentBytes` as used (at most half the storage's capacity).
     public let options: Options
-    /// The stream's name in `Streamup-Stream-Id`: the options' one, or the spool's when it
-    /// still held bytes of an earlier run.
+    /// The stream's name in `Streamup-Stream-Id`: the options' one (or one drawn for this
+    /// uploader when they set none), or the spool's when it still held bytes of an earlier run.
     public let streamID: String
     let onEvent: @Sendable (UploadEvent) -> Void
     let buffer: ReplayBuffer
@@ -149,6 +159,8 @@ public final class ReliableUploader: Sendable {
     let stateStore: SourceStateStore?
     let deadLetters: DeadLetterStore?
     let state = Mutex(State())
+    /// The wait before a retry, cut short by ``retryNow()``.
+    let backoff = Backoff()
 
     /// - Throws: ``StreamUpError`` when the options cannot work, or the spool or the state file
     ///   cannot be opened.
@@ -161,20 +173,23 @@ public final class ReliableUploader: Sendable {
             throw StreamUpError(.invalidConfiguration, "segments need a positive size and duration, and records a positive size")
         }
         self.configuration = configuration
-        self.options = options
-        self.onEvent = onEvent
-        let fit = max(options.segmentBytes, options.maxRecordBytes)
+        self.onEvent = { onEvent($0.redacted) }
+        let drawnID = options.streamID ?? UUID().uuidString.lowercased()
         let stateFile = options.stateFile?.path
         let tracksSources = stateFile != nil
         var sourceState = try stateFile.flatMap { try SourceState.load(from: $0) } ?? SourceState(sources: [])
         switch options.storage {
         case .spool(let directoryURL, let spoolCapacity):
             let directory = directoryURL.path
-            let capacity = max(spoolCapacity ?? SpoolStorage.defaultCapacity(for: directory), fit)
-            let spool = try SpoolStorage.open(directory: directory, capacity: capacity, streamID: options.streamID)
+            let capacity = spoolCapacity ?? SpoolStorage.defaultCapacity(for: directory)
+            let spool = try SpoolStorage.open(directory: directory, capacity: max(1, capacity), streamID: drawnID)
+            // What an earlier run left counts (a spool that filled its file system is drained).
+            try Self.checkRecordFits(options.maxRecordBytes, in: spool.capacity, spoolCapacity == nil
+                ? "the spool's default size (half the free space of the file system of \(directory): \(capacity) bytes)"
+                : "a spool of \(capacity) bytes (--spool-size)", remedy: "--spool-size")
             let recovered = spool.recovered
             buffer = ReplayBuffer(
-                storage: spool, records: options.records, maxRecord: min(options.maxRecordBytes, spool.capacity),
+                storage: spool, records: options.records, maxRecord: options.maxRecordBytes,
                 acknowledged: recovered.acknowledged, written: recovered.end, tracksSources: tracksSources, keepsSourceEntries: false)
             streamID = recovered.streamID
             // An upload made at another target is not this run's to continue.
@@ -185,19 +200,42 @@ public final class ReliableUploader: Sendable {
             self.spool = spool
             state.withLock { $0.skipped = recovered.skipped }
         case .memory(let memoryCapacity):
+            try Self.checkRecordFits(options.maxRecordBytes, in: memoryCapacity, "a buffer of \(memoryCapacity) bytes (--buffer-size)", remedy: "--buffer-size")
             buffer = ReplayBuffer(
-                storage: MemoryReplayStorage(capacity: max(memoryCapacity, fit)), records: options.records,
+                storage: MemoryReplayStorage(capacity: memoryCapacity), records: options.records,
                 maxRecord: options.maxRecordBytes, tracksSources: tracksSources, keepsSourceEntries: true)
-            streamID = options.streamID
+            streamID = drawnID
             recoveredUpload = nil
             spool = nil
         }
+        var options = options
+        options.segmentBytes = Self.segmentBytes(options.segmentBytes, capacity: buffer.capacity)
+        self.options = options
         writer = StreamWriter(buffer: buffer)
         let (id, written) = (streamID, buffer.writtenOffset)
         stateStore = stateFile.map {
             SourceStateStore(file: $0, initial: sourceState, streamID: id, streamOffset: written, forgetAfter: options.forgetSourcesAfter)
         }
         deadLetters = options.deadLetterDirectory.map { DeadLetterStore(directory: $0.path) }
+    }
+
+    /// The most bytes a segment carries in a buffer of `capacity`: `requested`, or half the
+    /// capacity when that is less, so that the next segment can fill while one is in flight
+    /// (a record longer than a segment still goes whole, alone; records fit the buffer).
+    package static func segmentBytes(_ requested: Int, capacity: Int) -> Int {
+        min(requested, max(1, capacity / 2))
+    }
+
+    /// Refuses a storage of `capacity` bytes (`what`, for the message; `remedy`, the option
+    /// that sizes it) that cannot hold one record of `maxRecord` bytes: the capacity is never
+    /// raised behind the caller's back.
+    static func checkRecordFits(
+        _ maxRecord: Int, in capacity: Int, _ what: @autoclosure () -> String, remedy: String
+    ) throws(StreamUpError) {
+        guard maxRecord > capacity else { return }
+        throw StreamUpError(
+            .invalidConfiguration,
+            "\(what()) cannot hold one record of up to \(maxRecord) bytes (--max-record): give a larger \(remedy) or a smaller --max-record (segments are at most half of it: --segment-bytes)")
     }
 
     /// The positions `entries` (a spool's index past its acknowledged offset) put the sources
@@ -244,7 +282,9 @@ public final class ReliableUploader: Sendable {
     /// Runs `producer` and delivers all it writes; returns the server's last answer. Call it once.
     /// - Returns: a 2xx answer once everything is acknowledged (or set aside as dead letters),
     ///   or the first answer that is final (a 4xx other than 408/429 without dead letters, or
-    ///   the last one when retries ran out).
+    ///   the last one when retries ran out). An input that ends before its first byte sends no
+    ///   request (most receivers refuse an empty one): the answer is then a made-up 204 with no
+    ///   fields and an empty body.
     /// - Throws: ``StreamUpError`` when retries ran out on transport failures, on a spool or
     ///   state-file failure, on a resumable-protocol violation, when the producer failed, or
     ///   on cancel.
@@ -289,11 +329,13 @@ public final class ReliableUploader: Sendable {
         return answer
     }
 
-    /// Ends the stream gracefully: the producer stops, everything written so far is delivered.
+    /// Ends the stream gracefully: the producer stops, everything written so far is delivered;
+    /// a retry waiting out its backoff is tried at once.
     public func finish() {
         let producer = state.withLock { $0.producer }
         writer.finish()
         producer?.cancel()
+        retryNow()
     }
 
     /// Aborts: the current request is cancelled and `run` throws `.cancelled`. A spool keeps
@@ -306,6 +348,12 @@ public final class ReliableUploader: Sendable {
         buffer.failWriting(StreamUpError(.cancelled, "the upload was cancelled"))
         producer?.cancel()
         delivery?.cancel()
+    }
+
+    /// Ends a retry's backoff now (or the next one as soon as it begins): the failed segment is
+    /// tried again at once. A graceful finish and a flush with a deadline call it.
+    package func retryNow() {
+        backoff.wake()
     }
 
     /// Suspends until the stream up to `offset` is acknowledged (or the upload failed).

@@ -18,9 +18,10 @@ import StreamUpHTTP
 ///   blocks; with a full buffer it waits for the space notification, which every
 ///   acknowledgement triggers (acknowledgements come once per request, so there is no storm). Record boundaries are found as bytes are written (``RecordMode``); a record that
 ///   grows past `maxRecord` is split there, and counted.
-/// - Reading: a segment request reads through ``WindowSource`` from the acknowledged offset,
-///   only whole records, as far as its ``SegmentPlan`` allows; a read blocks (on URLSession's
-///   thread) until there is a record, the input ends, the buffer fails, or the plan's deadline.
+/// - Cutting: the delivery task cuts each segment from the acknowledged offset, whole records
+///   only, as far as its ``SegmentPlan`` allows (``cutSegment(from:limits:)``), suspending (never
+///   blocking a thread) until there is a record, the input ends, the buffer fails, or the plan's
+///   deadline; then reads the cut bytes through ``WindowSource``, which never waits.
 /// - Acknowledging: frees the bytes below an offset, wakes a waiting producer, and returns the
 ///   source positions the freed bytes stand for (``SourceIndex``).
 ///
@@ -28,11 +29,11 @@ import StreamUpHTTP
 /// readers only touch unacknowledged bytes below the boundary, which the cursors (changed under
 /// the lock) keep apart.
 ///
-/// Thread safety: every mutable field is in `state`, guarded by `condition`; one writing
-/// thread, one reading thread, acknowledgements and waits from any task. Continuations and the
-/// space observer are resumed after the lock is released.
+/// Thread safety: every mutable field is in `state`, guarded by `lock`; one writing
+/// thread, one delivery task that cuts and reads, acknowledgements and waits from any task.
+/// Continuations and the space observer are resumed after the lock is released.
 final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
-    /// Everything that changes, guarded by `condition`.
+    /// Everything that changes, guarded by `lock`.
     struct State {
         var acknowledged: Int
         var written: Int
@@ -42,15 +43,22 @@ final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
         var splitRecords = 0
         var inputEnded = false
         var failure: StreamUpError?
-        var readerWaiting = false
         var writerWantsSpace = false
         var spaceObserver: SpaceSignal?
-        var readableWaiters: [(offset: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var readableWaiters: [ReadableWaiter] = []
+        var nextWaiterID = 0
         var acknowledgedWaiters: [(offset: Int, continuation: CheckedContinuation<Void, Never>)] = []
         var index = SourceIndex()
         var pausedSince: ContinuousClock.Instant?
         var pauses = 0
         var pausedTime: Duration = .zero
+    }
+
+    /// A task suspended in ``waitUntilReadable(from:until:)``.
+    struct ReadableWaiter {
+        var id: Int
+        var offset: Int
+        var continuation: CheckedContinuation<Void, Never>
     }
 
     let storage: any ReplayStorage
@@ -61,7 +69,7 @@ final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
     let producerStart: Int
     /// Whether acknowledgements report source positions (kept only when someone saves them).
     let tracksSources: Bool
-    private let condition = NSCondition()
+    private let lock = NSLock()
     private var state: State
     /// Serializes acknowledgements to the storage (the delivery task and a checkpoint timer).
     private let releasing = NSLock()
@@ -96,8 +104,8 @@ final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
     var capacity: Int { storage.capacity }
 
     func withState<T>(_ body: (inout State) -> T) -> T {
-        condition.lock()
-        defer { condition.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return body(&state)
     }
 
@@ -159,7 +167,6 @@ final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
             state.splits += found.splits
             state.splitRecords += found.splits.count
             if tracksSources, let mark { state.index.append(at: offset, count: count, mark: mark) }
-            if state.readerWaiting { condition.broadcast() }
             return takeReadableWaiters(&state)
         }
         for waiter in waiters { waiter.resume() }
@@ -207,7 +214,6 @@ final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
     private func change(_ body: (inout State) -> Void) {
         let (readable, acknowledged, observer) = withState { state in
             body(&state)
-            condition.broadcast()
             var observer: SpaceSignal?
             if state.writerWantsSpace {
                 state.writerWantsSpace = false
@@ -221,17 +227,44 @@ final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
 
     // MARK: Waiting (the delivery task's side)
 
-    /// Suspends until a reader at `offset` would find something: a whole record, the end of the
-    /// input, or a failure.
-    func waitUntilReadable(from offset: Int) async {
-        await withCheckedContinuation { continuation in
-            let ready = withState { state -> Bool in
-                if Self.isReadable(state, from: offset) { return true }
-                state.readableWaiters.append((offset, continuation))
-                return false
-            }
-            if ready { continuation.resume() }
+    /// Suspends until a segment cut at `offset` would find something new: a whole record past
+    /// it, the end of the input, a full buffer, or a failure; or until `deadline` passes, or
+    /// the task is cancelled. Only the task waits: no thread blocks.
+    func waitUntilReadable(from offset: Int, until deadline: ContinuousClock.Instant? = nil) async {
+        let id = withState { state in
+            defer { state.nextWaiterID += 1 }
+            return state.nextWaiterID
         }
+        // The deadline and a cancel resume the waiter by its id; both check under the lock, so
+        // neither can come between the check below and the waiter's entry and be missed.
+        let timer = deadline.map { deadline in
+            Task { [weak self] in
+                try? await Task.sleep(until: deadline, clock: .continuous)
+                self?.resumeWaiter(id)
+            }
+        }
+        defer { timer?.cancel() }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let ready = withState { state -> Bool in
+                    if isReadable(state, from: offset) || Task.isCancelled { return true }
+                    if let deadline, ContinuousClock.now >= deadline { return true }
+                    state.readableWaiters.append(ReadableWaiter(id: id, offset: offset, continuation: continuation))
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        } onCancel: {
+            resumeWaiter(id)
+        }
+    }
+
+    private func resumeWaiter(_ id: Int) {
+        let waiter = withState { state -> ReadableWaiter? in
+            guard let index = state.readableWaiters.firstIndex(where: { $0.id == id }) else { return nil }
+            return state.readableWaiters.remove(at: index)
+        }
+        waiter?.continuation.resume()
     }
 
     /// Suspends until everything below `offset` is acknowledged, or the buffer failed.
@@ -246,16 +279,17 @@ final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
         }
     }
 
-    private static func isReadable(_ state: State, from offset: Int) -> Bool {
+    private func isReadable(_ state: State, from offset: Int) -> Bool {
         state.boundary > offset || state.inputEnded || state.failure != nil
+            || state.written - state.acknowledged >= storage.capacity
     }
 
     private func takeReadableWaiters(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
         guard !state.readableWaiters.isEmpty else { return [] }
         var ready: [CheckedContinuation<Void, Never>] = []
-        var waiting: [(offset: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var waiting: [ReadableWaiter] = []
         for waiter in state.readableWaiters {
-            if Self.isReadable(state, from: waiter.offset) { ready.append(waiter.continuation) } else { waiting.append(waiter) }
+            if isReadable(state, from: waiter.offset) { ready.append(waiter.continuation) } else { waiting.append(waiter) }
         }
         state.readableWaiters = waiting
         return ready
@@ -318,18 +352,50 @@ final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
         }
     }
 
+    /// Cuts the segment from `offset` (the acknowledged offset) that `limits` allow: whole
+    /// records, up to the size limit, the time limit (from its first byte), the record limit,
+    /// a full buffer, or the input's end (``SegmentPlan``). While the plan waits for records the
+    /// task suspends (``waitUntilReadable(from:until:)``); the producer keeps writing meanwhile.
+    /// - Returns: the stream range the segment holds (empty only when the input ended).
+    /// - Throws: the buffer's failure (a cancel fails it), or `CancellationError`.
+    func cutSegment(from offset: Int, limits: SegmentLimits) async throws -> Range<Int> {
+        var plan = SegmentPlan<ContinuousClock.Instant>(start: offset, limits: limits)
+        var position = offset
+        while true {
+            try Task.checkCancellation()
+            if let failure { throw failure }
+            switch decide(&plan, at: position, seesFullBuffer: true) {
+            case .send(let end):
+                position = end
+            case .end:
+                return offset..<position
+            case .wait(let deadline):
+                await waitUntilReadable(from: position, until: deadline)
+            }
+        }
+    }
+
     /// The records a segment from `offset` with `limits` would carry now, without waiting (for
     /// setting aside a segment whose last attempt carried nothing).
     func segmentRange(from offset: Int, limits: SegmentLimits) -> Range<Int> {
+        var plan = SegmentPlan<ContinuousClock.Instant>(start: offset, limits: limits)
+        var position = offset
+        while case .send(let end) = decide(&plan, at: position, seesFullBuffer: false) {
+            position = end
+        }
+        return offset..<position
+    }
+
+    /// One step of `plan` for a cut at `position`, decided under the lock. A cut that
+    /// `seesFullBuffer` ends at a boundary when the buffer is full, so that the
+    /// acknowledgement frees room.
+    private func decide(_ plan: inout SegmentPlan<ContinuousClock.Instant>, at position: Int, seesFullBuffer: Bool) -> SegmentPlan<ContinuousClock.Instant>.Decision {
         withState { state in
-            var plan = SegmentPlan<ContinuousClock.Instant>(start: offset, limits: limits)
-            let available = SegmentPlan<ContinuousClock.Instant>.Available(boundary: state.boundary, inputEnded: state.inputEnded, bufferFull: false)
+            let available = SegmentPlan<ContinuousClock.Instant>.Available(
+                boundary: state.boundary, inputEnded: state.inputEnded,
+                bufferFull: seesFullBuffer && state.written - state.acknowledged >= storage.capacity)
             let boundaries = BufferBoundaries(storage: storage, records: records, splits: state.splits, end: state.boundary)
-            var position = offset
-            while case .send(let end) = plan.decide(at: position, available, now: .now, boundaries: boundaries) {
-                position = end
-            }
-            return offset..<position
+            return plan.decide(at: position, available, now: .now, boundaries: boundaries)
         }
     }
 
@@ -409,63 +475,5 @@ final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
         guard let base = bytes.baseAddress, !bytes.isEmpty,
               let found = memchr(base, 0x0A, bytes.count) else { return nil }
         return UnsafeRawPointer(found) - base
-    }
-
-    /// What a segment's window does next (``WindowSource``).
-    enum WindowStep {
-        /// Copy `count` bytes from `offset` (outside the lock: they are below the boundary).
-        case copy(from: Int, count: Int)
-        /// The segment is over.
-        case end(reachedInputEnd: Bool)
-        /// Nothing to hand out yet, and the reader does not wait.
-        case wouldBlock
-    }
-
-    /// Decides, under the lock, what a window reading at `position` does next, following its
-    /// `plan`; when the plan says to wait and `blocking`, it sleeps on the condition until a
-    /// record is written, the input ends, the buffer fails, the window is aborted, or the
-    /// plan's deadline.
-    ///
-    /// The wait works on `state` directly, never through an `inout` parameter: an optimised
-    /// build may pass one as a copy written back at the end, and then the writer, changing
-    /// `state` while this thread sleeps, would not see `readerWaiting` (the window would wake
-    /// only at its deadline, measured: lines held up to the segment's end).
-    func nextWindowStep(
-        plan: inout SegmentPlan<ContinuousClock.Instant>, at position: Int, maxLength: Int, blocking: Bool,
-        abortion: () -> StreamUpError?
-    ) throws -> WindowStep {
-        condition.lock()
-        defer { condition.unlock() }
-        while true {
-            if let abortion = abortion() { throw abortion }
-            if let failure = state.failure { throw failure }
-            let available = SegmentPlan<ContinuousClock.Instant>.Available(
-                boundary: state.boundary, inputEnded: state.inputEnded,
-                bufferFull: state.written - state.acknowledged >= storage.capacity)
-            let boundaries = BufferBoundaries(storage: storage, records: records, splits: state.splits, end: state.boundary)
-            switch plan.decide(at: position, available, now: .now, boundaries: boundaries) {
-            case .send(let end):
-                return .copy(from: position, count: min(maxLength, end - position))
-            case .end(let reachedInputEnd):
-                return .end(reachedInputEnd: reachedInputEnd)
-            case .wait(let deadline):
-                guard blocking else { return .wouldBlock }
-                state.readerWaiting = true
-                if let deadline {
-                    _ = condition.wait(until: Date(timeIntervalSinceNow: max(0, (deadline - .now).seconds)))
-                } else {
-                    condition.wait()
-                }
-                state.readerWaiting = false
-            }
-        }
-    }
-
-    /// Runs `body` under the lock (a window's own fields are guarded by it); `body` must not
-    /// wait, and gets no access to `state` (see ``nextWindowStep(plan:at:maxLength:blocking:abortion:)``).
-    func withLockForWindow<T>(_ body: (NSCondition) throws -> T) rethrows -> T {
-        condition.lock()
-        defer { condition.unlock() }
-        return try body(condition)
     }
 }

@@ -28,11 +28,13 @@ final class SegmentSession: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         session = StreamUploader.makeSession(configuration, delegate: self)
     }
 
-    /// Sends `request` (with `body` streamed, or none) and returns the answer.
+    /// Sends `request` with `body` (a complete ``WindowBody``, read as a stream so that libcurl
+    /// can re-send it; the request carries its `Content-Length`), or none, and returns the
+    /// answer.
     /// - Throws: ``StreamUpError`` when no answer came (transport failure, cancellation, or the
     ///   body's own failure).
     func send(_ request: URLRequest, body: (any RequestBody)?, onEvent: @escaping @Sendable (UploadEvent) -> Void) async throws -> UploadResponse {
-        let delegate = UploadTaskDelegate(body: body, maxResponseBodyBytes: configuration.maxResponseBodyBytes, onEvent: onEvent)
+        let delegate = UploadTaskDelegate(body: body, maxResponseBodyBytes: configuration.maxResponseBodyBytes, segmented: true, onEvent: onEvent)
         let task: URLSessionTask = body == nil ? session.dataTask(with: request) : session.uploadTask(withStreamedRequest: request)
         delegates.withLock { $0[task.taskIdentifier] = delegate }
         task.resume()
@@ -40,7 +42,6 @@ final class SegmentSession: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         return try await withTaskCancellationHandler {
             try await delegate.outcome().get()
         } onCancel: {
-            // Wake a body read first: the cancel runs on the thread such a read holds.
             body?.abort(StreamUpError(.cancelled, "the upload was cancelled"))
             reference.cancelSoon()
         }

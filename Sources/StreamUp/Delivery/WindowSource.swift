@@ -1,70 +1,37 @@
 import Foundation
-import StreamUpSystem
 
-/// The body of one segment request: the replay buffer's bytes from `start` on, as far as the
-/// segment's ``SegmentPlan`` allows, read in place of a copy of them. A retry or a re-sent body
-/// gets a new window over the same bytes.
+/// The records of one cut segment, `range` of the replay buffer, as the bottom stage of its
+/// body: reads copy the stored bytes (from memory or the spool) and never wait, since the
+/// segment's end is fixed before its body is built. The buffer keeps those bytes until they are
+/// acknowledged, which only the delivery task that reads them does.
 ///
-/// `read` runs on URLSession's thread and blocks there (DESIGN.md fact 3) until a whole record
-/// is there, the input ends, the buffer fails, the window is aborted, or the plan's deadline
-/// passes; with `blocking: false` it says `wouldBlock` instead (a compressing stage above then
-/// flushes what it holds).
-///
-/// Thread safety: `plan`, `position` and `abortion` are read and changed only under the
-/// buffer's lock (the read loop holds it while it decides); the outcome is also kept in a
-/// `Mutex` for the delivery task, which reads it after the request.
-final class WindowSource: BodySource, @unchecked Sendable {
-    /// What the window carried: `start..<end`, and whether that reached the end of the input.
-    struct Outcome: Equatable, Sendable {
-        var start: Int
-        var end: Int
-        var reachedInputEnd: Bool
-        var carried: Range<Int> { start..<end }
-    }
-
+/// Thread safety: one reading task at a time (``BodySource``); not Sendable.
+final class WindowSource: BodySource {
     let buffer: ReplayBuffer
-    private var plan: SegmentPlan<ContinuousClock.Instant>
+    let range: Range<Int>
     private var position: Int
-    private var abortion: StreamUpError?
-    private let published: Mutex<Outcome>
 
-    init(buffer: ReplayBuffer, start: Int, limits: SegmentPlan<ContinuousClock.Instant>.Limits) {
+    init(buffer: ReplayBuffer, range: Range<Int>) {
         self.buffer = buffer
-        self.plan = SegmentPlan(start: start, limits: limits)
-        self.position = start
-        self.published = Mutex(Outcome(start: start, end: start, reachedInputEnd: false))
-    }
-
-    /// What the window has handed out so far.
-    var outcome: Outcome { published.withLock { $0 } }
-
-    /// Ends the window with `error`: a read waiting in it returns at once and fails (so that a
-    /// cancel of the request, which URLSession runs on the thread the read holds, gets through).
-    func abort(_ error: StreamUpError) {
-        buffer.withLockForWindow { condition in
-            if abortion == nil { abortion = error }
-            condition.broadcast()
-        }
+        self.range = range
+        self.position = range.lowerBound
     }
 
     func read(into destination: UnsafeMutableRawBufferPointer, blocking: Bool) throws -> BodyRead {
+        guard position < range.upperBound else { return .end }
         guard !destination.isEmpty else { return .wouldBlock }
-        let step = try buffer.nextWindowStep(
-            plan: &plan, at: position, maxLength: destination.count, blocking: blocking, abortion: { abortion })
-        switch step {
-        case .end(let reachedInputEnd):
-            published.withLock { $0.reachedInputEnd = reachedInputEnd }
-            return .end
-        case .wouldBlock:
-            return .wouldBlock
-        case .copy(let offset, let count):
-            let copied = try buffer.storage.read(at: offset, into: UnsafeMutableRawBufferPointer(rebasing: destination[..<count]))
-            buffer.withLockForWindow { _ in position = offset + copied }
-            published.withLock { $0.end = offset + copied }
-            return .bytes(copied)
+        let count = min(destination.count, range.upperBound - position)
+        let copied = try buffer.storage.read(at: position, into: UnsafeMutableRawBufferPointer(rebasing: destination[..<count]))
+        guard copied > 0 else {
+            throw StreamUpError(.io, "the buffer holds no bytes at \(position) of the segment \(range)")
         }
+        position += copied
+        return .bytes(copied)
     }
 }
+
+@available(*, unavailable)
+extension WindowSource: Sendable {}
 
 /// Where records end in a buffer's storage: after each `\n` (``RecordMode/lines``), at the
 /// splits of over-long records, or after any byte (``RecordMode/rawBytes``). Scans the stored

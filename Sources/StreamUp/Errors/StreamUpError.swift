@@ -22,6 +22,7 @@ public struct StreamUpError: Error, Sendable, CustomStringConvertible {
             case io = "I/O error"
             case producerFailed = "producer failed"
             case protocolError = "protocol error"
+            case timedOut = "timed out"
         }
         let base: Base
 
@@ -46,6 +47,9 @@ public struct StreamUpError: Error, Sendable, CustomStringConvertible {
         /// The server broke the resumable-upload protocol (no upload `Location`, an offset it
         /// cannot hold).
         public static let protocolError = Code(base: .protocolError)
+        /// A deadline the caller set passed first (``TelemetryEmitter/flush(within:)``,
+        /// ``TelemetryEmitter/finish(within:)``).
+        public static let timedOut = Code(base: .timedOut)
 
         public var description: String { base.rawValue }
     }

@@ -12,19 +12,16 @@ import Foundation
 /// loop on a thread of its own.
 public struct FormattingProducer<Inner: Producer>: Producer {
     public let inner: Inner
+    /// How each line becomes a record; a line whose record would be longer than its
+    /// ``RecordFormatter/maxRecordBytes`` is cut into records that fit.
     public let formatter: RecordFormatter
-    /// The longest line kept whole; longer ones are cut.
-    public let maxLine: Int
 
     /// - Parameters:
     ///   - inner: the producer whose lines become records.
     ///   - formatter: how each line becomes a record.
-    ///   - maxLine: where longer lines are cut (nil: the formatter's
-    ///     ``RecordFormatter/maxLineBytes``).
-    public init(_ inner: Inner, formatter: RecordFormatter, maxLine: Int? = nil) {
+    public init(_ inner: Inner, formatter: RecordFormatter) {
         self.inner = inner
         self.formatter = formatter
-        self.maxLine = maxLine ?? formatter.maxLineBytes
     }
 
     public func produce(into writer: StreamWriter) async throws {
@@ -34,10 +31,10 @@ public struct FormattingProducer<Inner: Producer>: Producer {
         input.value.open()
         let innerTask = innerWriter.start(inner)
         defer { innerTask.cancel() }
-        let (formatter, maxLine) = (self.formatter, self.maxLine)
+        let formatter = self.formatter
         try await withTaskCancellationHandler {
             try await writer.runBlocking { blocking in
-                var lines = LineRecords(formatter: formatter, maxLine: maxLine)
+                var lines = LineRecords(formatter: formatter)
                 var chunk = [UInt8](repeating: 0, count: 64 * 1024)
                 var position: Int64 = 0
                 while true {
@@ -48,7 +45,7 @@ public struct FormattingProducer<Inner: Producer>: Producer {
                     position += Int64(count)
                     for record in records { try blocking.write(record.bytes, mark: nil) }
                 }
-                if let last = lines.flush(readAt: Date()) { try blocking.write(last.bytes, mark: nil) }
+                for last in lines.flush(readAt: Date()) { try blocking.write(last.bytes, mark: nil) }
             }
         } onCancel: {
             input.value.core.fail(StreamUpError(.cancelled, "the upload was cancelled"))

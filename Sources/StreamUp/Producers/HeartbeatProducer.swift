@@ -38,22 +38,11 @@ public struct HeartbeatProducer<C: Clock>: Producer where C.Duration == Duration
 
     public func produce(into writer: StreamWriter) async throws {
         let start = clock.now
-        let startDate = Date()
-        let host = ProcessInfo.processInfo.hostName
-        let pid = Int(ProcessInfo.processInfo.processIdentifier)
+        let records = HeartbeatRecord(fields: fields)
         var skipped = 0
         var sent = 0  // `seq` numbers the records that went out, so it has no gaps
         func record(_ extra: [(name: String, value: JSONValue)] = []) -> [UInt8] {
-            var line = JSONLine()
-            line.add("ts", RFC3339.string(from: Date()))
-            line.add("seq", sent + 1)
-            line.add("host", host)
-            line.add("pid", pid)
-            line.add("uptime_s", Date().timeIntervalSince(startDate), decimals: 3)
-            line.add("skipped", skipped)
-            for field in fields { line.add(field.name, field.value) }
-            for field in extra { field.value.add(to: &line, as: field.name) }
-            return line.bytes
+            records.bytes(seq: sent + 1, skipped: skipped, extra: extra)
         }
 
         var tick = 0

@@ -16,18 +16,30 @@ public struct AnswerReader: Sendable {
     /// Reads one answer; `records` returns the request's records in order.
     public typealias Read = @Sendable (_ answer: UploadResponse, _ records: () -> [[UInt8]]) -> PartialFailure?
 
+    /// Says whether a refusal is one that no retry fixes, whatever its status.
+    public typealias Permanent = @Sendable (_ answer: UploadResponse) -> Bool
+
     /// Names the receiver in messages.
     public let name: String
     private let read: Read
+    private let permanent: Permanent
 
-    public init(name: String, _ read: @escaping Read) {
+    /// - Parameter permanent: answers that are final although their status is retried (a
+    ///   ClickHouse 500 for an unknown column); by default none.
+    public init(name: String, permanent: @escaping Permanent = { _ in false }, _ read: @escaping Read) {
         self.name = name
         self.read = read
+        self.permanent = permanent
     }
 
     /// What `answer` says about the records `records` returns.
     public func partialFailure(in answer: UploadResponse, records: () -> [[UInt8]]) -> PartialFailure? {
         read(answer, records)
+    }
+
+    /// Whether `answer` refuses the request for good (retrying cannot fix it).
+    public func isPermanent(_ answer: UploadResponse) -> Bool {
+        !answer.isSuccess && permanent(answer)
     }
 
     /// Elasticsearch and OpenSearch `_bulk`: `errors:true` items (`ElasticsearchBulkAnswer`).
@@ -38,4 +50,6 @@ public struct AnswerReader: Sendable {
     public static let otlp = AnswerReader(name: "OTLP") { OTLPAnswer.read($0, records: $1) }
     /// Loki push: a 400 listing the ignored entries (`LokiAnswer`).
     public static let loki = AnswerReader(name: "Loki") { LokiAnswer.read($0, records: $1) }
+    /// ClickHouse HTTP: no partial failures; exception codes no retry fixes are final (`ClickHouseAnswer`).
+    public static let clickHouse = AnswerReader(name: "ClickHouse", permanent: ClickHouseAnswer.isPermanent) { _, _ in nil }
 }

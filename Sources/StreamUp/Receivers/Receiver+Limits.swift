@@ -8,37 +8,37 @@ extension Receiver {
         public var segmentBytes: Int?
         /// The most records in one request (nil: no limit).
         public var maxRecordsPerSegment: Int?
-        /// Lines longer than this are cut into records of this size, chosen so that a record of
-        /// such a line stays within the receiver's limits even if every byte needs escaping.
-        public var maxLineBytes: Int
+        /// The most bytes of one record, its `\n` not counted and escapes included: a longer
+        /// line is cut into records that fit (``RecordFormatter/pieceLength(_:complete:)``).
+        public var maxRecordBytes: Int
         /// Room kept for an answer (Elasticsearch answers with an item per document).
         public var maxResponseBodyBytes: Int
     }
 
-    /// The receiver's limits:
+    /// The receiver's limits (record sizes count a record's JSON, escapes included):
     /// - Loki: 1 MiB requests (a request must arrive within its 30 s read timeout, even on a slow
-    ///   link), lines cut at 85 KiB (Loki's 256 KiB line limit counts decoded bytes, and an
-    ///   invalid byte decodes to the three of U+FFFD);
-    /// - Splunk HEC: 1,000,000-byte requests (Splunk Cloud's `max_content_length`), lines cut at
-    ///   128 KiB;
-    /// - Datadog: 4 MiB and 1,000 logs per request (the API takes 5 MB and 1,000 entries), lines
-    ///   cut at 128 KiB (a log over 1 MB is truncated);
+    ///   link), records of at most 256 KiB (its `max_line_size` counts the decoded line, which
+    ///   is never longer than the record);
+    /// - Splunk HEC: 1,000,000-byte requests (Splunk Cloud's `max_content_length`), records of
+    ///   at most 128 KiB;
+    /// - Datadog: 4 MiB and 1,000 logs per request (the API takes 5 MB and 1,000 entries),
+    ///   records of at most 128 KiB (a log over 1 MB is truncated);
     /// - Fluent Bit: 2 MiB requests (past its 4 MiB `buffer_max_size` it closes the connection
-    ///   without an answer), lines cut at 256 KiB;
+    ///   without an answer), records of at most 256 KiB;
     /// - Elasticsearch: 5 MiB and 10,000 documents per request (the bulk guide's 5–15 MB; the
-    ///   count keeps the per-item answer, up to 8 MiB kept, readable);
-    /// - VictoriaLogs: lines cut at 42 KiB (a JSON line over 256 KiB, `-insert.maxLineSizeBytes`,
-    ///   is skipped);
-    /// - OTLP (20 MiB), ClickHouse, Vector: streamup's defaults (8 MiB requests, 1 MiB lines).
+    ///   count keeps the per-item answer, up to 8 MiB kept, readable), records of at most 1 MiB;
+    /// - VictoriaLogs: records of at most 256 KiB (a JSON line over `-insert.maxLineSizeBytes`,
+    ///   256 KiB, is skipped while it answers 200);
+    /// - OTLP (20 MiB), ClickHouse, Vector: streamup's defaults (8 MiB requests, 1 MiB records).
     public var limits: Limits {
         switch self {
-        case .loki: Limits(segmentBytes: 1 << 20, maxLineBytes: (256 << 10) / 3, maxResponseBodyBytes: 1 << 20)
-        case .splunkHEC: Limits(segmentBytes: 1_000_000, maxLineBytes: 128 << 10, maxResponseBodyBytes: 64 << 10)
-        case .datadog: Limits(segmentBytes: 4 << 20, maxRecordsPerSegment: 1000, maxLineBytes: 128 << 10, maxResponseBodyBytes: 64 << 10)
-        case .fluentBit: Limits(segmentBytes: 2 << 20, maxLineBytes: 256 << 10, maxResponseBodyBytes: 64 << 10)
-        case .elasticsearch: Limits(segmentBytes: 5 << 20, maxRecordsPerSegment: 10_000, maxLineBytes: 1 << 20, maxResponseBodyBytes: 8 << 20)
-        case .victorialogs: Limits(maxLineBytes: 42 << 10, maxResponseBodyBytes: 64 << 10)
-        case .otlp, .clickhouse, .vector: Limits(maxLineBytes: 1 << 20, maxResponseBodyBytes: 64 << 10)
+        case .loki: Limits(segmentBytes: 1 << 20, maxRecordBytes: 256 << 10, maxResponseBodyBytes: 1 << 20)
+        case .splunkHEC: Limits(segmentBytes: 1_000_000, maxRecordBytes: 128 << 10, maxResponseBodyBytes: 64 << 10)
+        case .datadog: Limits(segmentBytes: 4 << 20, maxRecordsPerSegment: 1000, maxRecordBytes: 128 << 10, maxResponseBodyBytes: 64 << 10)
+        case .fluentBit: Limits(segmentBytes: 2 << 20, maxRecordBytes: 256 << 10, maxResponseBodyBytes: 64 << 10)
+        case .elasticsearch: Limits(segmentBytes: 5 << 20, maxRecordsPerSegment: 10_000, maxRecordBytes: 1 << 20, maxResponseBodyBytes: 8 << 20)
+        case .victorialogs: Limits(maxRecordBytes: 256 << 10, maxResponseBodyBytes: 64 << 10)
+        case .otlp, .clickhouse, .vector: Limits(maxRecordBytes: 1 << 20, maxResponseBodyBytes: 64 << 10)
         }
     }
 
@@ -49,20 +49,18 @@ extension Receiver {
         case .splunkHEC: .splunkHEC
         case .otlp: .otlp
         case .loki: .loki
-        case .victorialogs, .clickhouse, .datadog, .vector, .fluentBit: nil
+        case .clickhouse: .clickHouse
+        case .victorialogs, .datadog, .vector, .fluentBit: nil
         }
     }
-
-    /// The most bytes a record can take (a line of ``Limits/maxLineBytes`` with every byte
-    /// escaped, plus its keys, host, path and fields): a segment must never split one.
-    public var maxRecordBytes: Int { 6 * limits.maxLineBytes + (64 << 10) }
 
     /// Delivery options within the receiver's limits, reading its partial failures.
     public func deliveryOptions(_ base: ReliableUploader.Options = ReliableUploader.Options()) -> ReliableUploader.Options {
         var options = base
         if let segmentBytes = limits.segmentBytes { options.segmentBytes = segmentBytes }
         options.maxRecordsPerSegment = limits.maxRecordsPerSegment ?? options.maxRecordsPerSegment
-        if format != .raw { options.maxRecordBytes = max(options.maxRecordBytes, maxRecordBytes) }
+        // A record and its `\n` are never split by the buffer.
+        if format != .raw { options.maxRecordBytes = limits.maxRecordBytes + 1 }
         options.answerReader = answerReader
         return options
     }

@@ -121,15 +121,18 @@ public enum Receiver: String, Sendable, CaseIterable {
     }
 
     /// The formatter of its records from `path` (nil: stdin), with `fields` on every record;
-    /// for VictoriaLogs, `labels` are fields too (its stream fields).
+    /// for VictoriaLogs, `labels` are fields too (its stream fields). Records are at most
+    /// `maxRecordBytes` (nil: the receiver's ``Limits/maxRecordBytes``); bytes that are not
+    /// UTF-8 become U+FFFD unless `invalidUTF8` says otherwise.
     /// - Throws: ``StreamUpError`` `.invalidConfiguration` when a field collides with a key.
     public func formatter(
         format: RecordFormat? = nil, keys: RecordFormatter.Keys? = nil, host: String = RecordFormatter.localHostName(), path: String? = nil,
-        fields: [(name: String, value: String)] = [], labels: [(name: String, value: String)] = []
+        fields: [(name: String, value: String)] = [], labels: [(name: String, value: String)] = [], maxRecordBytes: Int? = nil,
+        invalidUTF8: RecordFormatter.InvalidUTF8 = .replace
     ) throws(StreamUpError) -> RecordFormatter {
         let all = self == .victorialogs ? labels + fields : fields
         return try RecordFormatter(
             format: format ?? self.format, shape: shape, keys: keys ?? self.keys, host: host, path: path, fields: all,
-            maxLineBytes: limits.maxLineBytes)
+            maxRecordBytes: maxRecordBytes ?? limits.maxRecordBytes, invalidUTF8: invalidUTF8)
     }
 }

@@ -20,9 +20,15 @@ import StreamUpHTTP
 /// An extra field whose key is the time, host or path key replaces that value in place (for
 /// example `host` set by hand); of two extra fields with one key, the last wins.
 ///
-/// The line goes in as a JSON string that decodes back to exactly its bytes: invalid UTF-8 is
-/// written as `\udcXX` escapes (Python's surrogateescape, see `JSONString`), control characters
-/// as `\n`, `\t`, `\u001b`…; nothing is trimmed (a CRLF line keeps its `\r`).
+/// The line goes in as a JSON string of valid Unicode: control characters as `\n`, `\t`,
+/// `\u001b`…, bytes that are not UTF-8 as U+FFFD for each maximal subpart (or, with
+/// ``InvalidUTF8/surrogateEscape``, as `\udcXX` per byte, which decodes back to exactly the
+/// bytes; see `JSONString`); nothing is trimmed (a CRLF line keeps its `\r`).
+///
+/// No record is longer than ``maxRecordBytes``: a producer cuts a longer line into pieces
+/// (`LineRecords`, asking ``pieceLength(_:complete:)``), each the longest start of the rest
+/// whose record fits, counted after escaping, so where the reads of the input fall never
+/// matters.
 ///
 /// Thread safety: a value type; never shared (it keeps a per-second timestamp cache and scan
 /// scratch space, so `append` is `mutating`).
@@ -48,13 +54,34 @@ public struct RecordFormatter: Sendable {
         }
     }
 
+    /// What bytes of a line that are not UTF-8 become in its JSON string.
+    ///
+    /// Thread safety: a value type.
+    public enum InvalidUTF8: String, Sendable, CaseIterable {
+        /// U+FFFD for each maximal subpart of an ill-formed sequence (Unicode §3.9): valid
+        /// Unicode, which every receiver stores as it is. The default.
+        case replace
+        /// `\udcXX` for each byte 0xXX (Python's surrogateescape, PEP 383): lossless for a
+        /// reader that restores it (Python's `s.encode("utf-8", "surrogateescape")`), but lone
+        /// surrogates: Loki refuses the whole request, VictoriaLogs stores the escape as text.
+        case surrogateEscape = "surrogateescape"
+
+        var json: JSONString.InvalidUTF8 { self == .replace ? .replace : .surrogateEscape }
+    }
+
     /// The format this formatter writes.
     public let format: RecordFormat
     /// How each record is laid out (a flat object, or a receiver's entry).
     public let shape: RecordShape
-    /// The longest line made into one record: a producer cuts longer lines here (`LineRecords`).
-    public let maxLineBytes: Int
+    /// The most bytes one record takes, its `\n` not counted (as receivers count a line).
+    public let maxRecordBytes: Int
+    /// What bytes that are not UTF-8 become.
+    public let invalidUTF8: InvalidUTF8
     private let layout: RecordLayout
+    /// The most escaped line bytes a wrapped record has room for.
+    private let messageBudget: Int
+    /// The most bytes a line that is a JSON object gains when fields are merged into it.
+    private let mergeGrowth: Int
     private var time = RecordTime()
     private var scanner = JSONObjectScanner()
 
@@ -67,28 +94,51 @@ public struct RecordFormatter: Sendable {
     ///   - host: the value of the host field (this machine's name by default).
     ///   - path: the value of the path field (the file a follower reads); nil writes no path.
     ///   - extra: extra string fields (`--field name=value`), in order.
-    ///   - maxLineBytes: the longest line made into one record (see ``maxRecordBytes``).
+    ///   - maxRecordBytes: the most bytes of one record, its `\n` not counted (1 MiB by
+    ///     default); longer lines are cut into pieces that fit.
+    ///   - invalidUTF8: what bytes that are not UTF-8 become (U+FFFD by default).
     /// - Throws: `StreamUpError` `.invalidConfiguration` when two of the keys (message, time,
-    ///   host, path) are the same, or an extra field uses the message key.
+    ///   host, path) are the same, an extra field uses the message key, or the record's other
+    ///   fields leave less than 64 bytes of `maxRecordBytes` for the line.
     public init(
         format: RecordFormat, shape: RecordShape = .object, keys: Keys? = nil, host: String = RecordFormatter.localHostName(),
-        path: String? = nil, fields extra: [(name: String, value: String)] = [], maxLineBytes: Int = 1 << 20
+        path: String? = nil, fields extra: [(name: String, value: String)] = [], maxRecordBytes: Int = 1 << 20,
+        invalidUTF8: InvalidUTF8 = .replace
     ) throws(StreamUpError) {
-        guard maxLineBytes > 0 else { throw StreamUpError(.invalidConfiguration, "records need a positive line length") }
         self.format = format
         self.shape = shape
-        self.maxLineBytes = maxLineBytes
+        self.maxRecordBytes = maxRecordBytes
+        self.invalidUTF8 = invalidUTF8
         layout = try RecordLayout.make(shape, keys: keys ?? shape.defaultKeys, host: host, path: path, fields: extra)
-    }
-
-    /// The most bytes one record can take: a line of ``maxLineBytes`` whose every byte needs a
-    /// six-byte escape (`\u001b`, `\udcff`), plus the rest of the record. A buffer that splits
-    /// records longer than its limit must allow this much, or it splits a record's JSON.
-    public var maxRecordBytes: Int {
+        // A time takes at most 32 bytes (`TimeStyle`); the literals include the `\n`.
         let literals = layout.parts.reduce(0) { $0 + $1.literal.count }
         let times = layout.parts.filter { if case .time = $0.slot { true } else { false } }.count
-        let merged = layout.mergeFields.map { $0.reduce(0) { $0 + $1.keyPrefix.count + 32 } } ?? 0
-        return literals + times * 32 + merged + 6 * maxLineBytes
+        let rest = literals + times * 32
+        messageBudget = maxRecordBytes + 1 - rest
+        mergeGrowth = layout.mergeFields.map { $0.reduce(0) { $0 + $1.keyPrefix.count + 1 + $1.value.maximumCount } } ?? 0
+        guard maxRecordBytes > 0 else { throw StreamUpError(.invalidConfiguration, "records need a positive length") }
+        guard format == .raw || messageBudget >= 64 else {
+            throw StreamUpError(
+                .invalidConfiguration,
+                "records of at most \(maxRecordBytes) bytes leave no room for the line: the record's other fields take up to \(rest - 1)")
+        }
+    }
+
+    /// How many bytes from the start of `line` (without its `\n`) make one record of at most
+    /// ``maxRecordBytes``: `line.count` when the whole line fits, else the longest start that
+    /// does, never ending inside a character or a sequence replaced by one U+FFFD (at least one
+    /// byte). With `complete` false, the line may go on: the answer is `line.count` unless a
+    /// cut is sure however it goes on (the caller then cuts only 4 bytes or more before the end
+    /// of what it holds, so no UTF-8 sequence at the cut is judged before it is whole).
+    public mutating func pieceLength(_ line: UnsafeRawBufferPointer, complete: Bool) -> Int {
+        if format == .raw { return min(line.count, maxRecordBytes) }
+        // Every byte takes at most six when escaped (`\u001b`, `\udcff`).
+        if line.count <= messageBudget / 6 { return line.count }
+        if format == .json, layout.mergeFields != nil, line.count + mergeGrowth <= maxRecordBytes {
+            // It may be (or become) an object that goes as it is.
+            if !complete || scanner.scan(line) != nil { return line.count }
+        }
+        return JSONString.prefixLength(line, within: messageBudget, invalidUTF8: invalidUTF8.json)
     }
 
     /// Appends the record for `line` (without its `\n`), read at `time`, to `output`.
@@ -129,7 +179,7 @@ public struct RecordFormatter: Sendable {
             output.append(contentsOf: part.literal)
             switch part.slot {
             case .time(let style): time.append(style, to: &output)
-            case .message: JSONString.appendContent(line, to: &output)
+            case .message: JSONString.appendContent(line, invalidUTF8: invalidUTF8.json, to: &output)
             case .end: break
             }
         }

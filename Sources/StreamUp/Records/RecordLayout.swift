@@ -32,6 +32,15 @@ struct RecordLayout: Sendable {
         case json([UInt8])
         case time(TimeStyle)
         case message
+
+        /// The most bytes it writes (a time at most 32 and its quotes; a message is never merged).
+        var maximumCount: Int {
+            switch self {
+            case .json(let bytes): bytes.count
+            case .time: 34
+            case .message: 0
+            }
+        }
     }
 
     /// One member of a flat object: its key as UTF-8 (to compare with keys a line has) and

@@ -1,5 +1,6 @@
 import Foundation
 import StreamUpSystem
+import StreamUpHTTP
 
 /// What a producer that follows files has to say about them, for a person: a pattern that
 /// matches nothing yet, a directory that does not exist, a file it cannot read, too many files.
@@ -72,7 +73,7 @@ public enum SourceEvent: Sendable, Equatable, CustomStringConvertible {
         case .unwatched(let path, let reason):
             "cannot watch \(path) with inotify: \(reason); checking it every 250 ms instead (raise fs.inotify.max_user_watches)"
         case .unterminatedLine(let path, let bytes):
-            "\(path) ended without a newline: its last \(bytes) bytes were sent as a line of their own"
+            "\(path) ended without a newline: its last \(counted(bytes, "byte")) \(bytes == 1 ? "was" : "were") sent as a line of their own"
         case .following(let path, let offset):
             offset == 0 ? "following \(path) from its start" : "following \(path) from byte \(offset)"
         case .finished(let path):

@@ -11,7 +11,8 @@ public struct BodyEncoding: Sendable, Equatable {
     /// per acknowledged segment; a single request is flushed (`Z_SYNC_FLUSH`) when it would
     /// wait for input, and at least every 250 ms, never per line.
     public var gzip = false
-    /// The zlib level (1: fast, about 3.5× on log lines; 6: about 4.4×, three times the CPU).
+    /// The zlib level, 0 to 9 (1: fast, about 3.5× on log lines; 6: about 4.4×, three times the
+    /// CPU); another level is refused when an uploader is made.
     public var gzipLevel: Int32 = 1
 
     public init(envelope: Envelope? = nil, gzip: Bool = false) {

@@ -33,22 +33,22 @@ extension ReliableUploader {
 }
 
 extension TelemetryEmitter {
-    /// Runs `body` with a started emitter, then finishes the upload and returns the server's
-    /// answer: the emitter lives exactly as long as the call. If `body` throws, the upload is
-    /// cancelled and the error is thrown.
+    /// Runs `body` with an emitter, then finishes the upload and returns the server's answer
+    /// (nil when nothing was emitted): the emitter lives exactly as long as the call. If `body`
+    /// throws, the upload is cancelled and the error is thrown.
     ///
     /// ```swift
     /// let answer = try await TelemetryEmitter.withEmitter(UploadConfiguration(url: url)) { emitter in
     ///     try await emitter.emit(["event": "started"])
     /// }
     /// ```
+    @discardableResult
     public static func withEmitter(
-        _ configuration: UploadConfiguration, delivery: ReliableUploader.Options? = nil,
+        _ configuration: UploadConfiguration, delivery: Delivery = .segments(), whenFull: WhenFull = .wait,
         onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in },
         _ body: (TelemetryEmitter) async throws -> Void
-    ) async throws -> UploadResponse {
-        let emitter = try TelemetryEmitter(configuration, delivery: delivery, onEvent: onEvent)
-        emitter.start()
+    ) async throws -> UploadResponse? {
+        let emitter = try TelemetryEmitter(configuration, delivery: delivery, whenFull: whenFull, onEvent: onEvent)
         do {
             try await body(emitter)
         } catch {

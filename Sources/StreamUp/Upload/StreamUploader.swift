@@ -34,7 +34,7 @@ public final class StreamUploader: Sendable {
 
     /// What is sent and where.
     public let configuration: UploadConfiguration
-    private let writer: StreamWriter
+    let writer: StreamWriter
     private let input: StreamReference<BoundInputStream>
     private let onEvent: @Sendable (UploadEvent) -> Void
     private let state = Mutex(State())
@@ -44,7 +44,7 @@ public final class StreamUploader: Sendable {
     public init(_ configuration: UploadConfiguration, onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in }) throws {
         try configuration.validate()
         self.configuration = configuration
-        self.onEvent = onEvent
+        self.onEvent = { onEvent($0.redacted) }
         let pair = BoundStreamPair(bufferSize: configuration.bufferSize)
         input = StreamReference(pair.input)
         writer = StreamWriter(output: pair.output)

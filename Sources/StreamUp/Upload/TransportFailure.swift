@@ -44,6 +44,8 @@ enum TransportFailure {
         /// The address libcurl says it could not connect to, when that is not the target (a
         /// proxy): `127.0.0.1:3128`.
         let proxy: String?
+        /// The request was one segment of an acknowledged stream (retried, already short).
+        var segmented = false
 
         /// `detail` after `prefix`, or the whole detail: "self-signed certificate".
         func detail(after prefix: String) -> String {
@@ -102,7 +104,11 @@ enum TransportFailure {
             "\(facts.target) did not answer within the response timeout: check that the server is up and not overloaded, or raise the timeout"
         },
         Rule(codes: [unknown, lost], prefixes: ["Send failure"]) { facts in
-            "\(facts.target) closed the connection while the body was being sent, without answering (\(facts.detail(after: "Send failure:"))): often a server's or proxy's limit on long or idle request bodies; send shorter requests (segmented delivery) or raise that limit"
+            let head = "\(facts.target) closed the connection while the body was being sent, without answering (\(facts.detail(after: "Send failure:")))"
+            // A segment is short already: the usual causes are a restart or a size limit.
+            return facts.segmented
+                ? "\(head): the server or a proxy in front of it restarted or dropped the request (a limit on request bodies, an idle timeout); check its logs"
+                : "\(head): often a server's or proxy's limit on long or idle request bodies; send shorter requests (segmented delivery) or raise that limit"
         },
         Rule(codes: [lost], prefixes: []) { facts in
             "the connection to \(facts.target) was reset before an answer came: the server or a proxy in front of it dropped the request (crashed, restarted or refused it); check its logs"
@@ -164,7 +170,7 @@ enum TransportFailure {
     ]
 
     /// The error for a task that completed with `error` while sending to `url`.
-    static func error(for error: Error, url: URL?) -> StreamUpError {
+    static func error(for error: Error, url: URL?, segmented: Bool = false) -> StreamUpError {
         let target = url.map(SessionURL.authority(of:)) ?? "the server"
         guard let urlError = error as? URLError else {
             return StreamUpError(.transport, "the connection to \(target) failed: \(error.localizedDescription)")
@@ -172,15 +178,16 @@ enum TransportFailure {
         if urlError.code == .cancelled {
             return StreamUpError(.cancelled, "the upload was cancelled", urlError: urlError)
         }
-        return StreamUpError(.transport, line(code: urlError.code.rawValue, text: urlError.localizedDescription, url: url), urlError: urlError)
+        return StreamUpError(.transport, line(code: urlError.code.rawValue, text: urlError.localizedDescription, url: url, segmented: segmented), urlError: urlError)
     }
 
-    /// The line for a failure with `code` and libcurl's `text`, sending to `url`.
-    static func line(code: Int, text: String, url: URL?) -> String {
+    /// The line for a failure with `code` and libcurl's `text`, sending to `url` (one segment
+    /// of an acknowledged stream when `segmented`).
+    static func line(code: Int, text: String, url: URL?, segmented: Bool = false) -> String {
         let target = url.map(SessionURL.authority(of:)) ?? "the server"
         // Foundation's stand-in when there is no text: "The operation could not be completed. (…)"
         let detail = text.isEmpty || text.hasPrefix("The operation could not be completed") ? nil : text
-        let facts = Facts(target: target, detail: detail, code: code, proxy: proxy(in: text, target: url))
+        let facts = Facts(target: target, detail: detail, code: code, proxy: proxy(in: text, target: url), segmented: segmented)
         let rule = rules.first { $0.matches(code: code, text: text) } ?? rules[rules.count - 1]
         return rule.sentence(facts)
     }

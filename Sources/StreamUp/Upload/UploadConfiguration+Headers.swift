@@ -21,8 +21,8 @@
 extension UploadConfiguration.Header {
     /// The fields streamup sets itself, lowercased, with the reason.
     static let managedFields: [String: String] = [
-        "content-length": "the body is sent chunked, its length unknown",
-        "transfer-encoding": "streamup frames the body itself (chunked)",
+        "content-length": "streamup sets it (a segment's complete body) or sends the body chunked (--single-request)",
+        "transfer-encoding": "streamup frames the body itself (Content-Length, or chunked with --single-request)",
         "connection": "the connection is managed by streamup's HTTP client",
         "keep-alive": "the connection is managed by streamup's HTTP client",
         "proxy-connection": "the connection is managed by streamup's HTTP client",

@@ -79,6 +79,11 @@ public struct UploadConfiguration: Sendable {
         guard bufferSize > 0 && bufferSize <= 1 << 30 else {
             throw StreamUpError(.invalidConfiguration, "buffer size \(bufferSize) is out of range (1 byte to 1 GiB)")
         }
+        // zlib takes 0-9; a level it refuses must not turn into an uncompressed body
+        // labelled `Content-Encoding: gzip` (BodyEncoding.stages).
+        if body.gzip, !(0...9).contains(body.gzipLevel) {
+            throw StreamUpError(.invalidConfiguration, "gzip level \(body.gzipLevel) is out of range (0: store, 1: fastest, to 9: smallest)")
+        }
         // Which fields and values can be sent: UploadConfiguration+Headers.swift.
         for header in headers {
             if let problem = header.problem { throw StreamUpError(.invalidConfiguration, problem) }

@@ -14,6 +14,8 @@ public struct UploadResponse: Sendable {
     public let body: Data
     /// Body bytes sent by the producer and read by the upload.
     public let bytesSent: Int
+    /// Whether the server sent more body than ``body`` keeps.
+    public var isBodyCut = false
 
     /// Whether the status is 2xx.
     public var isSuccess: Bool { (200..<300).contains(statusCode) }
@@ -26,8 +28,28 @@ public struct UploadResponse: Sendable {
     /// The body as text (UTF-8, invalid bytes replaced).
     public var bodyText: String { String(decoding: body, as: UTF8.self) }
 
+    /// The body's first line for a message: at most `limit` characters, control characters
+    /// and bytes that are not UTF-8 shown as escapes (`\u{1B}`, `\u{FFFD}`); nil when the
+    /// body has no text before its first line break.
+    public func firstLine(limit: Int = 200) -> String? {
+        var line = ""
+        var count = 0
+        for scalar in String(decoding: body.prefix(limit * 4), as: UTF8.self).unicodeScalars {
+            if scalar == "\n" || scalar == "\r" { break }
+            if count == limit {
+                line += "…"
+                break
+            }
+            line += scalar.properties.generalCategory == .control || scalar == "\u{FFFD}"
+                ? "\\u{\(String(scalar.value, radix: 16, uppercase: true))}" : String(scalar)
+            count += 1
+        }
+        let trimmed = line.trimmingCharacters(in: .whitespaces)
+        return trimmed.isEmpty ? nil : trimmed
+    }
+
     /// The same answer with another status (a partial failure that asks for a retry).
     func withStatus(_ status: Int) -> UploadResponse {
-        UploadResponse(statusCode: status, headers: headers, body: body, bytesSent: bytesSent)
+        UploadResponse(statusCode: status, headers: headers, body: body, bytesSent: bytesSent, isBodyCut: isBodyCut)
     }
 }

@@ -16,16 +16,26 @@ package protocol UploadRunning: Sendable {
     var bytesDelivered: Int { get }
     /// Suspends until `produced` bytes of this run are delivered, or the upload can deliver no more.
     func waitUntilDelivered(_ produced: Int) async
+    /// The writer into the upload's buffer; it takes bytes before ``run(_:)`` starts.
+    var bufferWriter: StreamWriter { get }
+    /// Bytes an earlier run left to send first (a spool's); 0 for one request.
+    var recoveredBytes: Int { get }
+    /// Ends a retry's backoff now (segments); nothing for one request, which is not retried.
+    func retryNow()
 }
 
 extension StreamUploader: UploadRunning {
     package var bytesProduced: Int { progress.bytesProduced }
     package var bytesDelivered: Int { progress.bytesSent }
     package func waitUntilDelivered(_ produced: Int) async { await waitUntilSent(produced) }
+    package var bufferWriter: StreamWriter { writer }
+    package var recoveredBytes: Int { 0 }
+    package func retryNow() {}
 }
 
 extension ReliableUploader: UploadRunning {
     package var bytesProduced: Int { progress.produced }
     package var bytesDelivered: Int { max(0, progress.acknowledged - producerStart) }
     package func waitUntilDelivered(_ produced: Int) async { await waitUntilAcknowledged(producerStart + produced) }
+    package var bufferWriter: StreamWriter { writer }
 }

@@ -14,6 +14,8 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
         var bodyRequests = 0
         var response: HTTPURLResponse?
         var body = Data()
+        /// More body came than `maxResponseBodyBytes` keeps.
+        var bodyCut = false
         var completion: CheckedContinuation<Result<UploadResponse, StreamUpError>, Never>?
         var result: Result<UploadResponse, StreamUpError>?
         /// The 401/407 that carried an authentication challenge we turned down.
@@ -24,10 +26,13 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
     private let body: (any RequestBody)?
     private let maxResponseBodyBytes: Int
     private let onEvent: @Sendable (UploadEvent) -> Void
+    /// The request is one segment of an acknowledged stream (for the failure's words).
+    private let segmented: Bool
     private let state = Mutex(State())
 
-    init(body: (any RequestBody)?, maxResponseBodyBytes: Int, onEvent: @escaping @Sendable (UploadEvent) -> Void) {
+    init(body: (any RequestBody)?, maxResponseBodyBytes: Int, segmented: Bool = false, onEvent: @escaping @Sendable (UploadEvent) -> Void) {
         self.body = body
+        self.segmented = segmented
         self.maxResponseBodyBytes = maxResponseBodyBytes
         self.onEvent = onEvent
     }
@@ -101,6 +106,7 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
         state.withLock { state in
             let room = limit - state.body.count
             if room > 0 { state.body.append(data.prefix(room)) }
+            if data.count > room { state.bodyCut = true }
         }
     }
 
@@ -112,13 +118,13 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
             if let challenged = state.refusedChallenge {
                 result = .success(UploadResponse(
                     statusCode: challenged.statusCode, headers: Self.headers(of: challenged), body: state.body,
-                    bytesSent: bytesSent))
+                    bytesSent: bytesSent, isBodyCut: state.bodyCut))
             } else if let error {
-                result = .failure(failure ?? TransportFailure.error(for: error, url: task.originalRequest?.url))
+                result = .failure(failure ?? TransportFailure.error(for: error, url: task.originalRequest?.url, segmented: segmented))
             } else if let response = state.response ?? (task.response as? HTTPURLResponse) {
                 result = .success(UploadResponse(
                     statusCode: response.statusCode, headers: Self.headers(of: response), body: state.body,
-                    bytesSent: bytesSent))
+                    bytesSent: bytesSent, isBodyCut: state.bodyCut))
             } else {
                 result = .failure(StreamUpError(.transport, "the server closed the connection without an HTTP answer"))
             }

@@ -93,7 +93,7 @@ struct ResumableRequestHandler {
             case .offsetMismatch(let held):
                 if conflictForgets { _ = uploads.cancel(token) }
                 return .respond(ResumableResponses.conflict(
-                    "Upload-Offset \(offset) is not the \(held) bytes held", held: held, version: version))
+                    "Upload-Offset \(offset) is not the \(counted(Int(held), "byte")) held", held: held, version: version))
             case .busy(let held):
                 if conflictForgets { _ = uploads.cancel(token) }
                 return .respond(ResumableResponses.conflict(

@@ -52,9 +52,9 @@ extension SinkConnection {
     /// Why a declared `Content-Length` is refused.
     static func declaredTooLarge(_ declared: Int, allowance: Int, _ resumable: ResumableRequest?) -> String {
         guard case .append(_, let offset, _) = resumable?.kind else {
-            return "the body of \(declared) bytes exceeds the limit of \(allowance) bytes"
+            return "the body of \(counted(declared, "byte")) exceeds the limit of \(counted(allowance, "byte"))"
         }
-        return "the upload would hold \(offset + declared) bytes, over the limit of \(offset + allowance) bytes"
+        return "the upload would hold \(counted(offset + declared, "byte")), over the limit of \(counted(offset + allowance, "byte"))"
     }
 
     /// An ordinary request's head: open its file and send `100 Continue` if asked.

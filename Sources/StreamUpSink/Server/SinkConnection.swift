@@ -240,8 +240,8 @@ struct SinkConnection {
             let fits = max(0, limit - received)
             guard appendBody(UnsafeRawBufferPointer(rebasing: bytes[..<fits]), socket) == .keepReading else { return .close }
             let what = attached == nil ? "the body" : "the upload"
-            let limitText = context.configuration.maxBodyBytes.map(String.init) ?? "?"
-            reject(status: 413, reason: "\(what) exceeds the limit of \(limitText) bytes", socket)
+            let limitText = context.configuration.maxBodyBytes.map { counted($0, "byte") } ?? "? bytes"
+            reject(status: 413, reason: "\(what) exceeds the limit of \(limitText)", socket)
             return .close
         }
         context.faultState.countBody(bytes.count)
@@ -257,7 +257,7 @@ struct SinkConnection {
             case .storage(let storageError):
                 reject(status: 500, reason: "storing the body failed: \(storageError.details)", socket)
             case .memoryLimitExceeded(let limit):
-                reject(status: 413, reason: "body exceeds \(limit) bytes kept in memory", socket)
+                reject(status: 413, reason: "body exceeds \(counted(limit, "byte")) kept in memory", socket)
             }
             return .close
         }

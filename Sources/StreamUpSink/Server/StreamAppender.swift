@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import StreamUpHTTP
 
 /// A resumable upload's live writer into a de-duplicated stream (see ``StreamStore``): the
 /// upload's byte `k` is the stream's byte `base + k`. Each piece is merged under the stream's
@@ -78,7 +79,7 @@ final class StreamAppender {
             guard offset <= current else {
                 // Cannot happen while only the sink writes the file: the upload's earlier bytes
                 // are all in it.
-                throw SinkError(.storage, operation: "append", detail: "\(path): stream is \(current) bytes, upload piece starts at \(offset)")
+                throw SinkError(.storage, operation: "append", detail: "\(path): stream is \(counted(Int(current), "byte")), upload piece starts at \(offset)")
             }
             let end = offset + bytes.count
             guard end > current else { return current }

@@ -6,13 +6,14 @@
 ///     32 fingerprint u64 | 40 sourceStart i64 | 48 sourceEnd i64 | 56 flags u32 | 60 entryCRC u32
 ///
 /// The last entry of the newest file grows in place while writes continue it (same source,
-/// contiguous, at most 64 KiB), so a file read line by line costs an entry per 64 KiB (an
-/// entry of formatted records then stands for its source range as a whole).
+/// contiguous, up to ``maxLength``), so a file read line by line costs an entry per 64 KiB (an
+/// entry of formatted records then stands for its source range as a whole). One write makes
+/// one entry however long it is (stdin's are 256 KiB): readers assume no bound on `length`.
 ///
 /// Thread safety: a value type.
 struct SpoolIndexEntry: Equatable {
     static let size = 64
-    /// The most data bytes one entry covers (so a damaged byte costs at most this much).
+    /// The length up to which an entry grows by later writes (a single write may be longer).
     static let maxLength = 64 * 1024
 
     var streamStart: Int
@@ -96,7 +97,8 @@ struct SpoolIndexEntry: Equatable {
         }
         guard get(60, UInt32.self) == Checksum.crc32(UnsafeRawBufferPointer(rebasing: bytes[..<60])) else { return nil }
         let flags = get(56, UInt32.self)
-        streamStart = Int(get(0, UInt64.self))
+        // Numbers from disk never trap: one out of range fails the checks that follow.
+        streamStart = Int(truncatingIfNeeded: get(0, UInt64.self))
         length = Int(get(8, UInt32.self))
         dataCRC = get(12, UInt32.self)
         source = flags & 1 != 0 ? SourceID(device: get(16, UInt64.self), inode: get(24, UInt64.self), fingerprint: get(32, UInt64.self)) : nil

@@ -251,21 +251,37 @@ extension SpoolStorage {
             }
         }
 
-        /// Reads every pending byte and checks it against its entry's CRC-32.
+        /// Reads every pending byte and checks it against its entry's CRC-32. An entry may be
+        /// longer than the buffer (one write makes one entry of up to the staging size, and an
+        /// entry's length is whatever the index says): each is read in pieces.
         func verifyPending() throws(StreamUpError) {
-            var buffer = [UInt8](repeating: 0, count: SpoolIndexEntry.maxLength)
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: SpoolIndexEntry.maxLength, alignment: 16)
+            defer { buffer.deallocate() }
             for (file, list) in zip(files, entries) {
+                let dataPath = path(of: file.start, in: directory, suffix: "spool")
                 for entry in list where entry.streamEnd > marks.acknowledged {
-                    let offset = entry.streamStart - file.start
-                    let read = buffer.withUnsafeMutableBytes { raw in
-                        SystemCall.retryingInterrupts { pread(file.data, raw.baseAddress!, entry.length, off_t(offset)) }
-                    }
-                    let crc = buffer.withUnsafeBytes { Checksum.crc32(UnsafeRawBufferPointer(rebasing: $0[..<max(0, read)])) }
-                    guard read == entry.length, crc == entry.dataCRC else {
+                    let crc = try Self.crc32(of: file.data, at: entry.streamStart - file.start, count: entry.length, through: buffer, path: dataPath)
+                    guard crc == entry.dataCRC else {
                         throw damaged(directory, "bytes \(entry.streamStart)..<\(entry.streamEnd) of \(SpoolMarks.digits(file.start)).spool changed after they were written (CRC-32 mismatch)")
                     }
                 }
             }
+        }
+
+        /// The CRC-32 of `count` bytes at `offset` of `descriptor`, read through `buffer` (of any
+        /// size); nil when the file ends before them.
+        private static func crc32(
+            of descriptor: CInt, at offset: Int, count: Int, through buffer: UnsafeMutableRawBufferPointer, path: String
+        ) throws(StreamUpError) -> UInt32? {
+            var crc: UInt32 = 0, done = 0
+            while done < count {
+                let piece = min(buffer.count, count - done)
+                let read = try SystemCall.runBlocking("cannot read \(path)") { pread(descriptor, buffer.baseAddress!, piece, off_t(offset + done)) }
+                guard read > 0 else { return nil }
+                crc = Checksum.crc32(UnsafeRawBufferPointer(rebasing: buffer[..<read]), continuing: crc)
+                done += read
+            }
+            return crc
         }
 
         private static func contents(of descriptor: CInt, path: String) throws(StreamUpError) -> [UInt8] {

@@ -101,8 +101,8 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
     }
 
     /// The capacity used when none is given: 1 GiB, or half of what the file system holding
-    /// `directory` has free, whichever is smaller (at least 1 MiB), so a spool cannot fill its
-    /// file system by itself.
+    /// `directory` has free, whichever is smaller, so a spool cannot fill its file system by
+    /// itself (its files hold a little more: each goes once all its bytes are acknowledged).
     static func defaultCapacity(for directory: String) -> Int {
         var status = statvfs()
         var path = directory
@@ -112,7 +112,7 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
             path = parent
         }
         let free = Int(status.f_bavail) * Int(status.f_frsize)
-        return max(1 << 20, min(1 << 30, free / 2))
+        return min(1 << 30, free / 2)
     }
 
     /// Remembers the resumable upload the stream is appended to (nil: none), for the next start.

@@ -23,9 +23,12 @@ final class FormattingLineSink: LineSink {
 
     func write(_ bytes: UnsafeRawBufferPointer, mark: SourceMark?) throws {
         guard let mark else {
-            guard let source = lastSource, var held = lines[source], let record = held.flush(readAt: Date()) else { return }
+            guard let source = lastSource, var held = lines[source] else { return }
+            let records = held.flush(readAt: Date())
             lines[source] = held
-            try inner.write(record.bytes, mark: SourceMark(source: source, start: record.start, end: record.end))
+            for record in records {
+                try inner.write(record.bytes, mark: SourceMark(source: source, start: record.start, end: record.end))
+            }
             return
         }
         lastSource = mark.source

@@ -1,0 +1,180 @@
+import Foundation
+import StreamUpTestSupport
+import Testing
+
+/// The command matrix (``MatrixRow/table``), end to end: for every row, the built binary runs
+/// the command as a user types it into a fresh receiver (the sink, the validator written from
+/// the receiver's API documentation, or the real ClickHouse), and the receiver must hold every
+/// line once, whole, in its own format: no request it found wrong, no record it refused, and
+/// the command's exit status 0.
+///
+/// Rows run in parallel, at most ``MatrixSlots/limit`` at a time (each starts a receiver and
+/// streamup). Every wait is a poll with a deadline; a row whose delivery fails (the receiver
+/// counts a problem, or streamup says "delivery is failing") stops waiting at once.
+@Suite(.timeLimit(.minutes(5))) struct CommandMatrixTests {
+    @Test(arguments: MatrixRow.selected.filter { $0.target.server != .clickhouse })
+    func row(_ row: MatrixRow) async throws {
+        try await MatrixSlots.shared.run { try await Self.check(row) }
+    }
+
+    /// The ClickHouse rows: the real server, where it is installed (always under CI).
+    @Test(.enabled(if: ClickHouse.isAvailable), arguments: MatrixRow.selected.filter { $0.target.server == .clickhouse })
+    func clickHouseRow(_ row: MatrixRow) async throws {
+        try await MatrixSlots.shared.run { try await Self.check(row) }
+    }
+
+    /// Runs `row` and checks what arrived.
+    static func check(_ row: MatrixRow) async throws {
+        try await MatrixReceiver.with(row.target) { receiver in
+            let scratch = try TemporaryDirectory()
+            let log = scratch.file("app.log")
+            let arguments = row.arguments(url: receiver.url, log: log, scratch: scratch.path)
+            let child = try StreamupProcess(arguments)
+            let expected = row.command == .heartbeat ? [] : MatrixRow.lines.compactMap(row.target.shown)
+            let status: Int32?
+            do {
+                status = try await drive(row.command, child, into: receiver, log: log, records: expected.count)
+            } catch {
+                child.signal(SIGKILL)  // a row that could not go on leaves nothing running
+                _ = await child.waitForExit(timeout: 10)
+                throw error
+            }
+            let stored = try await receiver.stored()
+            let context = "\(arguments.joined(separator: " "))\nexit status \(status.map { String($0) } ?? "none (killed)"); stderr: \(child.stderr.suffix(1_000))"
+            #expect(status == 0, "\(context)")
+            // Nothing refused, so nothing kept as a dead letter either.
+            let dead = (try? FileManager.default.contentsOfDirectory(atPath: MatrixVariant.deadLetterDirectory(scratch: scratch.path))) ?? []
+            #expect(dead.isEmpty, "dead letters kept: \(dead)\n\(context)")
+            let clean = stored.problems.isEmpty
+            #expect(clean, "the receiver found \(stored.problems.count) problems: \(stored.problems.prefix(3).joined(separator: "; "))\n\(context)")
+            if row.command == .heartbeat {
+                checkBeats(stored, context: context)
+            } else {
+                let expectedOrder = stored.ordered ? expected : expected.sorted { $0.lexicographicallyPrecedes($1) }
+                let everyLineOnce = stored.lines == expectedOrder
+                #expect(everyLineOnce, "\(difference(expected: expected, stored: stored.lines))\n\(context)")
+            }
+        }
+    }
+
+    /// Feeds the command what it reads (stdin, the file; heartbeat makes its own) and stops
+    /// it as a user would; returns its exit status (see ``stop(_:when:holds:)``).
+    static func drive(_ command: MatrixCommand, _ child: StreamupProcess, into receiver: MatrixReceiver, log: String, records: Int) async throws -> Int32? {
+        switch command {
+        case .stdin:
+            child.write(Data(MatrixRow.lines.map { $0 + [0x0A] }.joined()))
+            child.closeStdin()
+            return await stop(child, when: receiver, holds: nil)
+        case .tail:
+            // The file appears once the pattern is watched ("waiting for" on stderr), so it is
+            // read from its beginning; then its lines come in two writes.
+            try #require(await eventually { child.stderr.contains("waiting for \(log)") }, "stderr: \(child.stderr)")
+            let half = MatrixRow.lines.count / 2
+            try Data(MatrixRow.lines[..<half].map { $0 + [0x0A] }.joined()).write(to: URL(fileURLWithPath: log))
+            let handle = try #require(FileHandle(forWritingAtPath: log))
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data(MatrixRow.lines[half...].map { $0 + [0x0A] }.joined()))
+            try handle.close()
+            return await stop(child, when: receiver, holds: records)
+        case .heartbeat:
+            return await stop(child, when: receiver, holds: 3)
+        }
+    }
+
+    /// Waits until the receiver holds at least `records` records (nil: until streamup ends by
+    /// itself, as a stdin row does), then stops streamup with SIGTERM unless it has exited;
+    /// returns its exit status (nil: it did not exit, and was killed). A row whose delivery
+    /// fails (streamup says so, or the receiver counts a problem) stops waiting at once: the
+    /// row has failed, and a short wait for the exit says the rest.
+    static func stop(_ child: StreamupProcess, when receiver: MatrixReceiver, holds records: Int?) async -> Int32? {
+        let healthy = await onOwnThread {
+            // The receiver is asked at most every 50 ms: each answer costs it a JSON dump of
+            // everything it holds, and the process checks in between cost nothing.
+            var asked = ContinuousClock.now - .seconds(1)
+            return poll(within: .seconds(30)) { () -> Bool? in
+                if !child.process.isRunning { return true }
+                if child.stderr.contains("delivery is failing") { return false }
+                // (stdin: streamup's own end, whatever the receiver found on the way.)
+                guard let records, ContinuousClock.now - asked >= .milliseconds(50) else { return nil }
+                asked = ContinuousClock.now
+                guard let count = receiver.count() else { return nil }
+                if count.problems > 0 { return false }
+                return count.records >= records ? true : nil
+            } ?? false
+        }
+        if child.process.isRunning { child.signal(SIGTERM) }
+        return await child.waitForExit(timeout: healthy ? 60 : 10)
+    }
+
+    /// Heartbeat rows: every record is a beat (`ts`, `seq`, `host`), `seq` runs 1...n without
+    /// a gap or a repeat, and the last is the `{"event":"stop"}` record SIGTERM sends.
+    static func checkBeats(_ stored: MatrixReceiver.Stored, context: String) {
+        var beats: [[String: Any]] = []
+        for line in stored.lines {
+            guard let beat = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any] else {
+                Issue.record("a record is not a beat: \(MatrixReport.show(line))\n\(context)")
+                return
+            }
+            beats.append(beat)
+        }
+        if !stored.ordered { beats.sort { ($0["seq"] as? Int ?? 0) < ($1["seq"] as? Int ?? 0) } }
+        #expect(beats.count >= 3, "\(beats.count) beats arrived\n\(context)")
+        #expect(beats.map { $0["seq"] as? Int ?? 0 } == Array(1..<(beats.count + 1)), "seq: \(beats.map { $0["seq"] as? Int ?? 0 })\n\(context)")
+        #expect(beats.allSatisfy { $0["ts"] is String && $0["host"] is String }, "\(beats.prefix(2))\n\(context)")
+        #expect(beats.last?["event"] as? String == "stop", "the last beat: \(String(describing: beats.last))\n\(context)")
+    }
+
+    /// What differs between the lines expected and those stored: missing, extra, repeated.
+    static func difference(expected: [[UInt8]], stored: [[UInt8]]) -> String {
+        var left = stored
+        var missing: [[UInt8]] = []
+        for line in expected {
+            if let index = left.firstIndex(of: line) { left.remove(at: index) } else { missing.append(line) }
+        }
+        var words = ["expected \(expected.count) lines, stored \(stored.count)"]
+        if !missing.isEmpty { words.append("missing \(MatrixReport.show(missing))") }
+        if !left.isEmpty { words.append("not expected \(MatrixReport.show(Array(left.prefix(6))))") }
+        if missing.isEmpty && left.isEmpty { words.append("in another order: \(MatrixReport.show(stored))") }
+        return words.joined(separator: "; ")
+    }
+}
+
+/// At most ``limit`` matrix rows at a time: each holds a receiver and streamup (and perhaps a
+/// ClickHouse server), the CI machine has 2 cores, and the other suites run meanwhile.
+///
+/// Thread safety: an actor.
+actor MatrixSlots {
+    static let limit = 4
+    static let shared = MatrixSlots()
+
+    private var free = limit
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    /// Runs `body` once a slot is free.
+    nonisolated func run(_ body: () async throws -> Void) async throws {
+        await acquire()
+        do {
+            try await body()
+        } catch {
+            await release()
+            throw error
+        }
+        await release()
+    }
+
+    private func acquire() async {
+        if free > 0 {
+            free -= 1
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    private func release() {
+        if waiting.isEmpty {
+            free += 1
+        } else {
+            waiting.removeFirst().resume()
+        }
+    }
+}

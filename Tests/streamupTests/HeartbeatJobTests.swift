@@ -1,0 +1,80 @@
+import Foundation
+import StreamUpTestSupport
+import Testing
+
+/// `streamup heartbeat URL -- COMMAND` as a cron wrapper, run as the built binary: the job's
+/// output and exit status are the job's, with the monitor up or down.
+@Suite(.timeLimit(.minutes(2))) struct HeartbeatJobTests {
+    /// A job that writes bytes that are not text and no final newline on stdout, a line on
+    /// stderr, and exits with `status`.
+    private static func job(exiting status: Int) -> [String] {
+        ["sh", "-c", #"printf 'report line\n\377\000tail without newline'; printf 'job warning\n' >&2; exit "$0""#, "\(status)"]
+    }
+    private static let jobStdout = Data("report line\n".utf8) + Data([0xFF, 0x00]) + Data("tail without newline".utf8)
+
+    /// Monitor up (it answers every request with a body): stdout is the job's, byte for
+    /// byte, without the monitor's answer; stderr is the job's; the status is the job's.
+    @Test(arguments: [0, 3])
+    func monitorUpLeavesTheJobsOutputAndStatus(status: Int) async throws {
+        let monitor = try StubHTTPServer(.answerAfterBody(status: 200, body: #"{"monitor":"ok"}"#))
+        defer { monitor.stop() }
+        let child = try StreamupProcess(["heartbeat", "--every", "50ms", monitor.url, "--"] + Self.job(exiting: status))
+        #expect(await child.waitForExit() == Int32(status), "stderr: \(child.stderr)")
+        #expect(child.stdoutData == Self.jobStdout)
+        #expect(child.stderr == "job warning\n")
+        #expect(!monitor.receivedHeads.isEmpty, "no beat reached the monitor")
+    }
+
+    /// Monitor down (nothing listens): the job's output and status still, and the delivery
+    /// trouble as one line on stderr, soon after the job ended rather than once retries run out
+    /// (the test's wait is shorter than the retries).
+    @Test(arguments: [0, 3])
+    func monitorDownLeavesTheJobsOutputAndStatusAndSaysSoOnce(status: Int) async throws {
+        let child = try StreamupProcess(["heartbeat", "--every", "50ms", "http://127.0.0.1:\(unusedLocalPort())/beats", "--"] + Self.job(exiting: status))
+        #expect(await child.waitForExit(timeout: 30) == Int32(status), "stderr: \(child.stderr)")
+        #expect(child.stdoutData == Self.jobStdout)
+        let lines = child.stderr.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        #expect(lines.filter { $0 != "job warning" }.count == 1, "stderr: \(child.stderr)")
+        let trouble = try #require(lines.first { $0.hasPrefix("streamup: ") })
+        #expect(trouble.hasPrefix("streamup: heartbeat: the beats were not all delivered: "))
+        #expect(trouble.contains("connection refused"))
+        #expect(trouble.contains("of the command's end (--shutdown-timeout)"))
+    }
+
+    /// The monitor refuses the beats (404): one line, and the job's status still.
+    @Test func monitorRefusingTheBeatsLeavesTheJobsStatus() async throws {
+        let monitor = try StubHTTPServer(.answerAfterBody(status: 404, body: "no such check"))
+        defer { monitor.stop() }
+        let child = try StreamupProcess(["heartbeat", monitor.url, "--"] + Self.job(exiting: 0))
+        #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+        #expect(child.stdoutData == Self.jobStdout)
+        #expect(child.stderr == "job warning\nstreamup: heartbeat: the beats were not delivered: server answered 404 Not Found: no such check\n")
+    }
+
+    /// The job runs with the signal dispositions a shell gives it: a pipe whose reader has
+    /// gone ends the writer quietly (streamup itself ignores SIGPIPE; the job must not inherit it).
+    @Test func jobDoesNotInheritAnIgnoredSIGPIPE() async throws {
+        try await withSink { sink, _ in
+            let child = try StreamupProcess(["heartbeat", sink.url.absoluteString, "--", "sh", "-c", "yes | head -n 1"])
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(child.stdout == "y\n")
+            #expect(child.stderr.isEmpty, "stderr: \(child.stderr)")
+        }
+    }
+
+    /// SIGTERM goes to the job, with one line saying so; the job's own handling decides the
+    /// status and its output is kept.
+    @Test func signalIsPassedOnToTheJob() async throws {
+        try await withSink { sink, _ in
+            let child = try StreamupProcess([
+                "heartbeat", "--every", "50ms", sink.url.absoluteString, "--",
+                "sh", "-c", #"trap 'echo job stopped; exit 7' TERM; echo ready; while :; do sleep 0.05; done"#,
+            ])
+            #expect(await child.firstLine() == "ready")
+            child.signal(SIGTERM)
+            #expect(await child.waitForExit() == 7, "stderr: \(child.stderr)")
+            #expect(child.stdout == "ready\njob stopped\n")
+            #expect(child.stderr == "streamup: stopping (SIGTERM): passed on to the command, whose end ends the beats (a second SIGINT/SIGTERM stops at once)\n")
+        }
+    }
+}
