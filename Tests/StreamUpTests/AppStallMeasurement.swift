@@ -25,8 +25,7 @@ extension InProcessUploads {
                 let url = app.url.appendingPathComponent("health")
                 print("app GETs, none:          " + describe(try await timeGets(url)))
                 for (label, perSecond) in [("idle (1 event/s)", 1), ("busy (1,000 events/s)", 1_000)] {
-                    let emitter = try TelemetryEmitter(UploadConfiguration(url: receiver.url), delivery: ReliableUploader.Options())
-                    emitter.start()
+                    let emitter = try TelemetryEmitter(UploadConfiguration(url: receiver.url))
                     let emitting = Task {
                         var index = 0
                         let start = ContinuousClock.now
