@@ -24,8 +24,11 @@ public struct AnswerReader: Sendable {
     private let read: Read
     private let permanent: Permanent
 
-    /// - Parameter permanent: answers that are final although their status is retried (a
-    ///   ClickHouse 500 for an unknown column); by default none.
+    /// - Parameters:
+    ///   - name: the receiver's name, for messages.
+    ///   - permanent: answers that are final although their status is retried (a ClickHouse
+    ///     500 for an unknown column); by default none.
+    ///   - read: what the receiver refused in an answer, or nil when it refused nothing.
     public init(name: String, permanent: @escaping Permanent = { _ in false }, _ read: @escaping Read) {
         self.name = name
         self.read = read
