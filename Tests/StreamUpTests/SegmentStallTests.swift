@@ -14,7 +14,7 @@ extension InProcessUploads {
     /// before the segment's request has even started. The segment is cut in the delivery task
     /// and goes out as a complete body when it ends. (A segment whose body read waited inside
     /// URLSession held its one process-wide queue: every request in the process waited for
-    /// the segment's next record or its end, DESIGN.md fact 10.)
+    /// the segment's next record or its end, DesignNotes, platform fact 10.)
     @Test func anOpenSegmentDoesNotHoldUpTheAppsOwnRequests() async throws {
         try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
             try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { appServer in

@@ -143,7 +143,7 @@ extension ReliableUploader {
         }
         var (request, fields, start) = build(exchange, configuration)
         if let body {
-            // libcurl sends exactly this many bytes, and no chunked encoding (DESIGN.md fact 5).
+            // libcurl sends exactly this many bytes, and no chunked encoding (DesignNotes, platform fact 5).
             let length = UploadConfiguration.Header(name: "Content-Length", value: String(body.length))
             request.setValue(length.value, forHTTPHeaderField: length.name)
             request.setValue(" ", forHTTPHeaderField: "Transfer-Encoding")

@@ -9,7 +9,7 @@ import StreamUpSystem
 /// The complete body of one segment request, built before the request starts: the cut
 /// segment's records (``WindowSource``) through the body stages of its ``BodyEncoding``
 /// (envelope, gzip), read to their end. The request carries its `Content-Length`, so
-/// URLSession never waits for a body byte (DESIGN.md facts 3 and 10) and no
+/// URLSession never waits for a body byte (DesignNotes, platform facts 3 and 10) and no
 /// `Transfer-Encoding: chunked` is sent.
 ///
 /// URLSession reads it as a stream, so that a body libcurl must re-send (a reused connection

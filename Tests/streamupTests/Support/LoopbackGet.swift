@@ -7,7 +7,7 @@ import Glibc
 /// A plain `GET` to 127.0.0.1, for the cheap checks a test repeats while it waits (how many
 /// records a validator holds, a ClickHouse count): an HTTP/1.0 request on a socket of its own,
 /// read to the server's close. No URLSession (its shared queue may be busy with another test's
-/// live body, DESIGN.md fact 3) and no child process per check.
+/// live body, DesignNotes, platform fact 3) and no child process per check.
 ///
 /// Blocking: call it from a thread of its own (``onOwnThread(_:)``), never from a task.
 ///
