@@ -31,7 +31,7 @@ configuration.headers = [.init(name: "X-Log-Source", value: ProcessInfo.processI
 var options = ReliableUploader.Options()
 options.storage = .spool(directory: URL(fileURLWithPath: logPath + ".streamup-spool"))  // survives a crash; sent first on the next start
 options.stateFile = URL(fileURLWithPath: logPath + ".streamup-state")       // where the file stands: each line once, even after kill -9
-options.retry = RetryPolicy(maxRetries: nil)            // a daemon: never give up
+options.retry.maxRetries = nil                          // a daemon: never give up
 let uploader = try ReliableUploader(configuration, options: options)
 
 // Ctrl-C ends the stream gracefully: what was read is sent, then the server answers.

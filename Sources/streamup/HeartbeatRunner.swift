@@ -157,7 +157,7 @@ final class DeliveryTrouble: Sendable {
     /// Keeps the reason of a failure; true when `event` is about a failing spell (which this
     /// tells instead of the usual lines).
     func absorb(_ event: UploadEvent) -> Bool {
-        switch event {
+        switch event.detail {
         case .retrying(let reason, _, _, _):
             state.withLock { $0.lastFailure = reason }
             return true

@@ -155,7 +155,7 @@ enum UploadRunner {
     /// notices always (one line each, the first failure of a spell only), the rest with `-v`.
     /// Secret header values are redacted here, URLs' user information in ``Terminal``.
     static func logEvent(_ event: UploadEvent, verbose: Bool) {
-        switch event {
+        switch event.detail {
         case .requestStarted(let method, let url, let headers):
             guard verbose else { return }
             Terminal.info("> \(method) \(url.absoluteString)")

@@ -35,7 +35,7 @@ extension InProcessUploads {
 
                 let status = try await get(appServer.url.appendingPathComponent("health"))
                 #expect(status > 0)
-                let segmentStarted = events.all.contains { if case .requestStarted = $0 { true } else { false } }
+                let segmentStarted = events.all.contains { if case .requestStarted = $0.detail { true } else { false } }
                 #expect(!segmentStarted, "the app's request was answered only after the segment's request started")
                 #expect(sink.requests.isEmpty)
 

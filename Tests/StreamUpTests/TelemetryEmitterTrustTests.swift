@@ -36,7 +36,7 @@ extension InProcessUploads {
 
     private static func dropNotices(_ recorder: EventRecorder<UploadEvent>) -> [String] {
         recorder.all.compactMap { event in
-            guard case .notice(let text) = event, text.contains("was full") else { return nil }
+            guard case .notice(let text) = event.detail, text.contains("was full") else { return nil }
             return text
         }
     }
@@ -149,8 +149,8 @@ extension InProcessUploads {
             let recorder = EventRecorder<UploadEvent>()
             let emitter = try TelemetryEmitter(url: sink.url, onEvent: recorder.handler)
             try await emitter.emit(Reading(task: 0, index: 0, note: "after the outage"))
-            let retrying = await poll { recorder.all.first { if case .retrying = $0 { true } else { false } } }
-            guard case .retrying(_, _, let delay, _) = try #require(retrying) else { return }
+            let retrying = await poll { recorder.all.first { if case .retrying = $0.detail { true } else { false } } }
+            guard case .retrying(_, _, let delay, _) = try #require(retrying).detail else { return }
             #expect(delay == .seconds(3600))
             let answer = try await emitter.finish(within: .seconds(60))
             #expect(answer?.isSuccess == true)
@@ -242,7 +242,7 @@ extension InProcessUploads {
             try await emitter.emit(Reading(task: 0, index: 0, note: "n"))
             _ = try await emitter.finish()
             let sent = recorder.all.compactMap { event -> [UploadConfiguration.Header]? in
-                guard case .requestStarted(_, _, let headers) = event else { return nil }
+                guard case .requestStarted(_, _, let headers) = event.detail else { return nil }
                 return headers
             }
             #expect(!sent.isEmpty)

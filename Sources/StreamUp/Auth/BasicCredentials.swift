@@ -5,13 +5,13 @@ import Foundation
 /// for, and what curl sends).
 ///
 /// Thread safety: a value type.
-public struct BasicCredentials: Sendable, Equatable {
-    public let user: String
-    public let password: String
+package struct BasicCredentials: Sendable, Equatable {
+    package let user: String
+    package let password: String
 
     /// - Throws: ``StreamUpError`` (`.invalidConfiguration`) when the user name holds a colon
     ///   (RFC 7617 §2: it would end the name) or either holds a control character.
-    public init(user: String, password: String) throws {
+    package init(user: String, password: String) throws {
         guard !user.contains(":") else {
             throw StreamUpError(.invalidConfiguration, "the user name '\(user)' contains ':', which Basic authentication cannot carry (RFC 7617)")
         }
@@ -27,7 +27,7 @@ public struct BasicCredentials: Sendable, Equatable {
     }
 
     /// `Authorization: Basic …`.
-    public var header: UploadConfiguration.Header {
+    package var header: UploadConfiguration.Header {
         UploadConfiguration.Header(name: "Authorization", value: "Basic " + Data("\(user):\(password)".utf8).base64EncodedString())
     }
 }

@@ -7,26 +7,26 @@
 ///
 /// Thread safety: a value type; ``headerProvider()``'s closure reads the file on whichever
 /// thread calls it.
-public struct HeaderFile: Sendable {
-    public let path: String
+package struct HeaderFile: Sendable {
+    package let path: String
     private let file: SecretFile
 
     /// Reads the fields once now.
     /// - Throws: ``StreamUpError`` (`.io`) when the file cannot be read, holds no field, or a
     ///   line is not a field streamup can send.
-    public init(path: String) throws {
+    package init(path: String) throws {
         self.path = path
         file = try SecretFile(path: path, kind: "header file")
         _ = try headers()
     }
 
     /// The fields the file holds now, in order.
-    public func headers() throws -> [UploadConfiguration.Header] {
+    package func headers() throws -> [UploadConfiguration.Header] {
         try Self.headers(in: try file.read(), path: path)
     }
 
     /// A provider for ``UploadConfiguration/headerProvider``: the fields, read afresh each call.
-    public func headerProvider() -> @Sendable () throws -> [UploadConfiguration.Header] {
+    package func headerProvider() -> @Sendable () throws -> [UploadConfiguration.Header] {
         let copy = self
         return { try copy.headers() }
     }

@@ -13,14 +13,14 @@
 ///
 /// Thread safety: a value type; ``headerProvider()``'s closure reads the file on whichever
 /// thread calls it.
-public struct TokenFile: Sendable {
-    public let path: String
-    public let style: TokenHeaderStyle
+package struct TokenFile: Sendable {
+    package let path: String
+    package let style: TokenHeaderStyle
     private let file: SecretFile
 
     /// Reads the token once now.
     /// - Throws: ``StreamUpError`` (`.io`) when the file cannot be read or holds no valid token.
-    public init(path: String, style: TokenHeaderStyle = .bearer) throws {
+    package init(path: String, style: TokenHeaderStyle = .bearer) throws {
         self.path = path
         self.style = style
         file = try SecretFile(path: path, kind: "token file")
@@ -30,13 +30,13 @@ public struct TokenFile: Sendable {
     /// The header field with the token the file holds now.
     /// - Throws: ``StreamUpError`` (`.io`) when the file cannot be read or holds no valid token;
     ///   an uploader retries such a request like a failed connection (the file may be mid-rotation).
-    public func header() throws -> UploadConfiguration.Header {
+    package func header() throws -> UploadConfiguration.Header {
         let token = try Self.token(in: try file.read(), path: path)
         return style.header(token: token)
     }
 
     /// A provider for ``UploadConfiguration/headerProvider``: the field, read afresh each call.
-    public func headerProvider() -> @Sendable () throws -> [UploadConfiguration.Header] {
+    package func headerProvider() -> @Sendable () throws -> [UploadConfiguration.Header] {
         let copy = self
         return { [try copy.header()] }
     }

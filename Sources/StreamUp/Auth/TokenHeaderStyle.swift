@@ -3,37 +3,37 @@
 /// Splunk HEC wants `Authorization: Splunk <token>`, Datadog `DD-API-KEY: <token>`.
 ///
 /// Thread safety: a value type.
-public struct TokenHeaderStyle: Sendable, Equatable, CustomStringConvertible {
+package struct TokenHeaderStyle: Sendable, Equatable, CustomStringConvertible {
     /// The header field name: `Authorization`, `DD-API-KEY`.
-    public var name: String
+    package var name: String
     /// The word before the token and a space (`Bearer`, `Splunk`); nil: the token alone.
-    public var scheme: String?
+    package var scheme: String?
 
-    public init(name: String, scheme: String? = nil) {
+    package init(name: String, scheme: String? = nil) {
         self.name = name
         self.scheme = scheme
     }
 
     /// `Authorization: Bearer <token>` (RFC 6750 §2.1).
-    public static let bearer = TokenHeaderStyle(name: "Authorization", scheme: "Bearer")
+    package static let bearer = TokenHeaderStyle(name: "Authorization", scheme: "Bearer")
     /// Splunk HTTP Event Collector: `Authorization: Splunk <token>`.
     /// https://docs.splunk.com/Documentation/Splunk/latest/Data/FormateventsforHTTPEventCollector
-    public static let splunk = TokenHeaderStyle(name: "Authorization", scheme: "Splunk")
+    package static let splunk = TokenHeaderStyle(name: "Authorization", scheme: "Splunk")
     /// Datadog's logs intake: `DD-API-KEY: <key>`.
     /// https://docs.datadoghq.com/api/latest/logs/#send-logs
-    public static let datadog = TokenHeaderStyle(name: "DD-API-KEY")
+    package static let datadog = TokenHeaderStyle(name: "DD-API-KEY")
 
     /// The field carrying `token`.
-    public func header(token: String) -> UploadConfiguration.Header {
+    package func header(token: String) -> UploadConfiguration.Header {
         UploadConfiguration.Header(name: name, value: scheme.map { "\($0) \(token)" } ?? token)
     }
 
     /// `Authorization: Bearer`, `DD-API-KEY`: how the style is written on the command line.
-    public var description: String { name + (scheme.map { ": \($0)" } ?? "") }
+    package var description: String { name + (scheme.map { ": \($0)" } ?? "") }
 
     /// Parses `NAME[: SCHEME]` (`Authorization: Splunk`, `DD-API-KEY`); nil when the name is not
     /// a field name or the scheme is not one word.
-    public init?(parsing text: String) {
+    package init?(parsing text: String) {
         let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map { String($0).trimmingWhitespace }
         guard let name = parts.first, UploadConfiguration.Header.isToken(name) else { return nil }
         let scheme = parts.count == 2 && !parts[1].isEmpty ? parts[1] : nil

@@ -18,30 +18,30 @@
 /// CR and LF percent-encoded (https://html.spec.whatwg.org/multipage/form-control-infrastructure.html#multipart-form-data).
 ///
 /// Thread safety: a value type.
-public struct MultipartForm: Sendable, Equatable {
+package struct MultipartForm: Sendable, Equatable {
     /// A text field, sent before the file part.
-    public struct TextField: Sendable, Equatable {
-        public var name: String
-        public var value: String
-        public init(name: String, value: String) {
+    package struct TextField: Sendable, Equatable {
+        package var name: String
+        package var value: String
+        package init(name: String, value: String) {
             self.name = name
             self.value = value
         }
     }
 
-    public let boundary: String
-    public let textFields: [TextField]
+    package let boundary: String
+    package let textFields: [TextField]
     /// The file part's field name and file name.
-    public let fileField: String
-    public let filename: String
+    package let fileField: String
+    package let filename: String
     /// The file part's `Content-Type` (the records' type).
-    public let fileContentType: String
+    package let fileContentType: String
 
     /// A form with the given boundary, or a random one (see the type's notes) when nil.
     /// - Throws: ``StreamUpError`` (`.invalidConfiguration`) for a given boundary that is not
     ///   1-70 letters, digits and `'()+_,-./:=?` (RFC 2046 §5.1.1, no space) or that occurs in
     ///   the fields, names or content type.
-    public init(
+    package init(
         fileField: String, filename: String, fileContentType: String = "application/octet-stream",
         textFields: [TextField] = [], boundary: String? = nil
     ) throws {
@@ -66,7 +66,7 @@ public struct MultipartForm: Sendable, Equatable {
     }
 
     /// `streamup-` and 32 random letters and digits (190 bits from `SystemRandomNumberGenerator`).
-    public static func randomBoundary() -> String {
+    package static func randomBoundary() -> String {
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".unicodeScalars)
         var generator = SystemRandomNumberGenerator()
         var text = "streamup-"
@@ -75,11 +75,11 @@ public struct MultipartForm: Sendable, Equatable {
     }
 
     /// The request's `Content-Type`.
-    public var contentType: String { "multipart/form-data; boundary=\(boundary)" }
+    package var contentType: String { "multipart/form-data; boundary=\(boundary)" }
 
     /// The envelope that makes each request's body this form, with the records (wrapped in
     /// `inner` first, if given: a JSON array inside the file part) as the file's contents.
-    public func envelope(around inner: Envelope? = nil) -> Envelope {
+    package func envelope(around inner: Envelope? = nil) -> Envelope {
         var head = ""
         for field in textFields {
             head += "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(Self.quoted(field.name))\"\r\n\r\n\(field.value)\r\n"

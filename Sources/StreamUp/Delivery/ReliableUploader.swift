@@ -54,7 +54,7 @@ public final class ReliableUploader: Sendable {
         /// others (Elasticsearch items, Splunk's invalid event, OTLP partial success, Loki's
         /// ignored entries): those are reported, kept in `deadLetterDirectory`, never sent
         /// again, and what the receiver did not process is. nil: the status alone decides.
-        public var answerReader: AnswerReader?
+        package var answerReader: AnswerReader?
         /// Save where a ``PositionedProducer``'s sources stand in this file, and continue from
         /// there on the next start.
         public var stateFile: URL?
@@ -277,7 +277,7 @@ public final class ReliableUploader: Sendable {
     package var recoveredBytes: Int { max(0, producerStart - buffer.acknowledgedOffset) }
 
     /// Where each source stands in the saved state (empty without a state file).
-    public var sourcePositions: [SourcePosition] { stateStore?.positions ?? [] }
+    package var sourcePositions: [SourcePosition] { stateStore?.positions ?? [] }
 
     /// Runs `producer` and delivers all it writes; returns the server's last answer. Call it once.
     /// - Returns: a 2xx answer once everything is acknowledged (or set aside as dead letters),

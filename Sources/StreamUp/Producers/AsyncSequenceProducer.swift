@@ -6,14 +6,14 @@
 /// ```
 ///
 /// Thread safety: immutable; `produce` iterates the sequence in one task.
-public struct AsyncSequenceProducer<Elements: AsyncSequence & Sendable>: Producer where Elements.Element == [UInt8] {
-    public let elements: Elements
+package struct AsyncSequenceProducer<Elements: AsyncSequence & Sendable>: Producer where Elements.Element == [UInt8] {
+    package let elements: Elements
 
-    public init(_ elements: Elements) {
+    package init(_ elements: Elements) {
         self.elements = elements
     }
 
-    public func produce(into writer: StreamWriter) async throws {
+    package func produce(into writer: StreamWriter) async throws {
         for try await bytes in elements {
             try await writer.write(bytes)
         }

@@ -10,21 +10,21 @@ import Foundation
 ///
 /// Thread safety: immutable; `produce` runs the inner producer in a task and the formatting
 /// loop on a thread of its own.
-public struct FormattingProducer<Inner: Producer>: Producer {
-    public let inner: Inner
+package struct FormattingProducer<Inner: Producer>: Producer {
+    package let inner: Inner
     /// How each line becomes a record; a line whose record would be longer than its
     /// ``RecordFormatter/maxRecordBytes`` is cut into records that fit.
-    public let formatter: RecordFormatter
+    package let formatter: RecordFormatter
 
     /// - Parameters:
     ///   - inner: the producer whose lines become records.
     ///   - formatter: how each line becomes a record.
-    public init(_ inner: Inner, formatter: RecordFormatter) {
+    package init(_ inner: Inner, formatter: RecordFormatter) {
         self.inner = inner
         self.formatter = formatter
     }
 
-    public func produce(into writer: StreamWriter) async throws {
+    package func produce(into writer: StreamWriter) async throws {
         let pair = BoundStreamPair(bufferSize: 64 * 1024)
         let innerWriter = StreamWriter(output: pair.output)
         let input = StreamReference(pair.input)

@@ -12,19 +12,19 @@ import Foundation
 /// then it writes the final record (waiting for space, since it must arrive) and returns.
 ///
 /// Thread safety: immutable; `produce` runs in one task. The stop handle may be used from anywhere.
-public struct HeartbeatProducer<C: Clock>: Producer where C.Duration == Duration {
+package struct HeartbeatProducer<C: Clock>: Producer where C.Duration == Duration {
     /// Time between beats.
-    public let interval: Duration
+    package let interval: Duration
     /// Stop after this many beats (nil: until stopped or cancelled).
-    public let count: Int?
+    package let count: Int?
     /// Extra fields added to every record, in order.
-    public let fields: [(name: String, value: String)]
+    package let fields: [(name: String, value: String)]
     /// Ends the beats early with a final record.
-    public let stopHandle: HeartbeatStop
+    package let stopHandle: HeartbeatStop
     private let clock: C
 
     /// Creates a heartbeat on `clock` (use `ContinuousClock()` outside tests).
-    public init(
+    package init(
         every interval: Duration, count: Int? = nil, fields: [(name: String, value: String)] = [],
         stop: HeartbeatStop = HeartbeatStop(), clock: C
     ) {
@@ -36,7 +36,7 @@ public struct HeartbeatProducer<C: Clock>: Producer where C.Duration == Duration
         self.clock = clock
     }
 
-    public func produce(into writer: StreamWriter) async throws {
+    package func produce(into writer: StreamWriter) async throws {
         let start = clock.now
         let records = HeartbeatRecord(fields: fields)
         var skipped = 0
@@ -70,7 +70,7 @@ public struct HeartbeatProducer<C: Clock>: Producer where C.Duration == Duration
 
 extension HeartbeatProducer where C == ContinuousClock {
     /// Creates a heartbeat on the continuous clock.
-    public init(every interval: Duration, count: Int? = nil, fields: [(name: String, value: String)] = [], stop: HeartbeatStop = HeartbeatStop()) {
+    package init(every interval: Duration, count: Int? = nil, fields: [(name: String, value: String)] = [], stop: HeartbeatStop = HeartbeatStop()) {
         self.init(every: interval, count: count, fields: fields, stop: stop, clock: ContinuousClock())
     }
 }

@@ -4,17 +4,17 @@ import StreamUpSystem
 /// writes one last record with the given fields and returns.
 ///
 /// Thread safety: guarded by `state`'s `Mutex`; callable from any thread or task.
-public final class HeartbeatStop: Sendable {
+package final class HeartbeatStop: Sendable {
     private struct State {
         var final: [(name: String, value: JSONValue)]?
         var waiter: CheckedContinuation<Void, Never>?
     }
     private let state = Mutex(State())
 
-    public init() {}
+    package init() {}
 
     /// Stops the heartbeat; its last record carries `final` (e.g. a command's exit status).
-    public func stop(final: [(name: String, value: JSONValue)] = []) {
+    package func stop(final: [(name: String, value: JSONValue)] = []) {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             guard state.final == nil else { return nil }
             state.final = final

@@ -3,7 +3,7 @@ import Foundation
 /// A JSON scalar for a heartbeat's final record.
 ///
 /// Thread safety: a value type.
-public enum JSONValue: Sendable, Equatable {
+package enum JSONValue: Sendable, Equatable {
     case string(String), int(Int), double(Double), bool(Bool)
 
     func add(to line: inout JSONLine, as name: String) {

@@ -12,15 +12,15 @@
 /// ``Receiver`` presets set them. Write your own for another receiver.
 ///
 /// Thread safety: immutable; the closure is `@Sendable` and called from the delivery task.
-public struct AnswerReader: Sendable {
+package struct AnswerReader: Sendable {
     /// Reads one answer; `records` returns the request's records in order.
-    public typealias Read = @Sendable (_ answer: UploadResponse, _ records: () -> [[UInt8]]) -> PartialFailure?
+    package typealias Read = @Sendable (_ answer: UploadResponse, _ records: () -> [[UInt8]]) -> PartialFailure?
 
     /// Says whether a refusal is one that no retry fixes, whatever its status.
-    public typealias Permanent = @Sendable (_ answer: UploadResponse) -> Bool
+    package typealias Permanent = @Sendable (_ answer: UploadResponse) -> Bool
 
     /// Names the receiver in messages.
-    public let name: String
+    package let name: String
     private let read: Read
     private let permanent: Permanent
 
@@ -29,30 +29,30 @@ public struct AnswerReader: Sendable {
     ///   - permanent: answers that are final although their status is retried (a ClickHouse
     ///     500 for an unknown column); by default none.
     ///   - read: what the receiver refused in an answer, or nil when it refused nothing.
-    public init(name: String, permanent: @escaping Permanent = { _ in false }, _ read: @escaping Read) {
+    package init(name: String, permanent: @escaping Permanent = { _ in false }, _ read: @escaping Read) {
         self.name = name
         self.read = read
         self.permanent = permanent
     }
 
     /// What `answer` says about the records `records` returns.
-    public func partialFailure(in answer: UploadResponse, records: () -> [[UInt8]]) -> PartialFailure? {
+    package func partialFailure(in answer: UploadResponse, records: () -> [[UInt8]]) -> PartialFailure? {
         read(answer, records)
     }
 
     /// Whether `answer` refuses the request for good (retrying cannot fix it).
-    public func isPermanent(_ answer: UploadResponse) -> Bool {
+    package func isPermanent(_ answer: UploadResponse) -> Bool {
         !answer.isSuccess && permanent(answer)
     }
 
     /// Elasticsearch and OpenSearch `_bulk`: `errors:true` items (`ElasticsearchBulkAnswer`).
-    public static let elasticsearchBulk = AnswerReader(name: "Elasticsearch") { ElasticsearchBulkAnswer.read($0, records: $1) }
+    package static let elasticsearchBulk = AnswerReader(name: "Elasticsearch") { ElasticsearchBulkAnswer.read($0, records: $1) }
     /// Splunk HEC: `invalid-event-number` (`SplunkHECAnswer`).
-    public static let splunkHEC = AnswerReader(name: "Splunk HEC") { SplunkHECAnswer.read($0, records: $1) }
+    package static let splunkHEC = AnswerReader(name: "Splunk HEC") { SplunkHECAnswer.read($0, records: $1) }
     /// OTLP/HTTP: `partialSuccess` (`OTLPAnswer`).
-    public static let otlp = AnswerReader(name: "OTLP") { OTLPAnswer.read($0, records: $1) }
+    package static let otlp = AnswerReader(name: "OTLP") { OTLPAnswer.read($0, records: $1) }
     /// Loki push: a 400 listing the ignored entries (`LokiAnswer`).
-    public static let loki = AnswerReader(name: "Loki") { LokiAnswer.read($0, records: $1) }
+    package static let loki = AnswerReader(name: "Loki") { LokiAnswer.read($0, records: $1) }
     /// ClickHouse HTTP: no partial failures; exception codes no retry fixes are final (`ClickHouseAnswer`).
-    public static let clickHouse = AnswerReader(name: "ClickHouse", permanent: ClickHouseAnswer.isPermanent) { _, _ in nil }
+    package static let clickHouse = AnswerReader(name: "ClickHouse", permanent: ClickHouseAnswer.isPermanent) { _, _ in nil }
 }

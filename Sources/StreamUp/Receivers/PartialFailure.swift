@@ -7,36 +7,36 @@
 /// in the stream).
 ///
 /// Thread safety: a value type.
-public struct PartialFailure: Sendable, Equatable {
+package struct PartialFailure: Sendable, Equatable {
     /// One refused record: its number within the request and the receiver's reason.
     ///
     /// Thread safety: a value type.
-    public struct Rejection: Sendable, Equatable {
-        public var index: Int
-        public var reason: String
-        public init(index: Int, reason: String) {
+    package struct Rejection: Sendable, Equatable {
+        package var index: Int
+        package var reason: String
+        package init(index: Int, reason: String) {
             self.index = index
             self.reason = reason
         }
     }
 
     /// The records the receiver refused for good; they are never sent again.
-    public var rejected: [Rejection]
+    package var rejected: [Rejection]
     /// How many records the receiver refused without saying which (OTLP's
     /// `rejectedLogRecords`, a Loki answer that names fewer entries than it ignored): the
     /// whole request is then kept as a dead letter, and ``summary`` says why.
-    public var unidentified: Int
+    package var unidentified: Int
     /// The first record the receiver did not process: it and all after it are sent again
     /// (Splunk indexes the events before the invalid one and none after it). nil: every
     /// record was processed.
-    public var unprocessedFrom: Int?
+    package var unprocessedFrom: Int?
     /// Whether the unprocessed records wait for a backoff first (the receiver was overloaded,
     /// as with Elasticsearch items answered 429).
-    public var backoff: Bool
+    package var backoff: Bool
     /// One line for a person: what the receiver said.
-    public var summary: String
+    package var summary: String
 
-    public init(rejected: [Rejection] = [], unidentified: Int = 0, unprocessedFrom: Int? = nil, backoff: Bool = false, summary: String) {
+    package init(rejected: [Rejection] = [], unidentified: Int = 0, unprocessedFrom: Int? = nil, backoff: Bool = false, summary: String) {
         self.rejected = rejected
         self.unidentified = unidentified
         self.unprocessedFrom = unprocessedFrom
@@ -45,5 +45,5 @@ public struct PartialFailure: Sendable, Equatable {
     }
 
     /// How many records the receiver refused.
-    public var rejectedCount: Int { rejected.count + unidentified }
+    package var rejectedCount: Int { rejected.count + unidentified }
 }

@@ -43,7 +43,7 @@ extension Receiver {
     }
 
     /// How its partial failures are read (nil: it reports none; the status decides).
-    public var answerReader: AnswerReader? {
+    package var answerReader: AnswerReader? {
         switch self {
         case .elasticsearch: .elasticsearchBulk
         case .splunkHEC: .splunkHEC

@@ -19,7 +19,7 @@ extension Receiver {
     /// The header a token goes in, and the word before it: Splunk's `Authorization: Splunk
     /// <token>`, Datadog's `DD-API-KEY: <key>`, Elasticsearch's `Authorization: ApiKey <key>`;
     /// the others take `Authorization: Bearer <token>`.
-    public var tokenHeader: TokenHeaderStyle {
+    package var tokenHeader: TokenHeaderStyle {
         switch self {
         case .splunkHEC: .splunk
         case .datadog: .datadog
@@ -46,7 +46,7 @@ extension Receiver {
     /// FORMAT JSONEachRow` query when there is none; VictoriaLogs: `_msg_field`, `_time_field`
     /// and `_stream_fields` (host, path, the labels) unless the URL sets them. A URL that says
     /// what it wants is left as it is.
-    public func url(for url: URL, keys: RecordFormatter.Keys? = nil, labels: [(name: String, value: String)] = []) -> URL {
+    package func url(for url: URL, keys: RecordFormatter.Keys? = nil, labels: [(name: String, value: String)] = []) -> URL {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url }
         let path = components.percentEncodedPath
         if path.isEmpty || path == "/" {
@@ -81,7 +81,7 @@ extension Receiver {
     /// - Elasticsearch: a `create` action line per document (what data streams require).
     /// - Datadog, Fluent Bit: a JSON array.
     /// - Throws: ``StreamUpError`` `.invalidConfiguration` for a Loki label name Loki refuses.
-    public func envelope(labels: [(name: String, value: String)] = [], host: String = RecordFormatter.localHostName()) throws(StreamUpError) -> Envelope? {
+    package func envelope(labels: [(name: String, value: String)] = [], host: String = RecordFormatter.localHostName()) throws(StreamUpError) -> Envelope? {
         switch self {
         case .loki:
             for label in labels where !Self.isLokiLabelName(label.name) {
@@ -107,11 +107,20 @@ extension Receiver {
         }
     }
 
-    /// A request configuration for this receiver at `url` (completed by ``url(for:keys:labels:)``):
-    /// method, content type, the envelope, and room for the answers it reads.
+    /// A request configuration for this receiver at `url` (its ingestion path added when `url`
+    /// has none): method, content type, the envelope, and room for the answers it reads.
+    /// - Parameters:
+    ///   - url: the receiver's address.
+    ///   - labels: the stream's labels, where the receiver has them (``labelMeaning``).
     /// - Throws: ``StreamUpError`` for a URL that cannot work or a label the receiver refuses.
-    public func configuration(
-        url: URL, keys: RecordFormatter.Keys? = nil, labels: [(name: String, value: String)] = [],
+    public func configuration(url: URL, labels: [(name: String, value: String)] = []) throws -> UploadConfiguration {
+        try configuration(url: url, keys: nil, labels: labels)
+    }
+
+    /// A request configuration for this receiver at `url` (completed by ``url(for:keys:labels:)``),
+    /// with the record `keys` and the `host` of its envelope.
+    package func configuration(
+        url: URL, keys: RecordFormatter.Keys?, labels: [(name: String, value: String)] = [],
         host: String = RecordFormatter.localHostName()
     ) throws -> UploadConfiguration {
         var configuration = UploadConfiguration(url: try UploadConfiguration.url(from: self.url(for: url, keys: keys, labels: labels).absoluteString))

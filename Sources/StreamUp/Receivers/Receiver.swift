@@ -70,7 +70,7 @@ public enum Receiver: String, Sendable, CaseIterable {
 
     /// How lines become records: JSON records of ``shape`` (`ndjson`), or the lines as they are
     /// (`raw`, Vector's `bytes` codec).
-    public var format: RecordFormat {
+    package var format: RecordFormat {
         switch self {
         case .vector: .raw
         case .victorialogs, .loki, .elasticsearch, .clickhouse, .splunkHEC, .otlp, .datadog, .fluentBit: .ndjson
@@ -78,7 +78,7 @@ public enum Receiver: String, Sendable, CaseIterable {
     }
 
     /// The receiver's record shape.
-    public var shape: RecordShape {
+    package var shape: RecordShape {
         switch self {
         case .victorialogs, .vector: .object
         case .loki: .lokiEntry
@@ -92,7 +92,7 @@ public enum Receiver: String, Sendable, CaseIterable {
     }
 
     /// The key names of its records (VictoriaLogs: `_msg` and `_time`, its special fields).
-    public var keys: RecordFormatter.Keys {
+    package var keys: RecordFormatter.Keys {
         switch self {
         case .victorialogs: RecordFormatter.Keys(message: "_msg", time: "_time")
         case .loki, .elasticsearch, .clickhouse, .splunkHEC, .otlp, .datadog, .vector, .fluentBit: shape.defaultKeys
@@ -120,12 +120,26 @@ public enum Receiver: String, Sendable, CaseIterable {
         }
     }
 
+    /// The formatter of this receiver's records from the file at `path` (nil: no file), with
+    /// `fields` on every record (for VictoriaLogs, `labels` are fields too: its stream fields),
+    /// for ``FileTailer/init(patterns:options:onEvent:format:)``.
+    /// - Parameters:
+    ///   - path: the file the lines come from, named in each record.
+    ///   - fields: extra string fields on every record.
+    ///   - labels: the stream's labels, as given to ``configuration(url:labels:)``.
+    /// - Throws: ``StreamUpError`` `.invalidConfiguration` when a field collides with a key.
+    public func formatter(
+        path: String? = nil, fields: [(name: String, value: String)] = [], labels: [(name: String, value: String)] = []
+    ) throws(StreamUpError) -> RecordFormatter {
+        try formatter(format: nil, path: path, fields: fields, labels: labels)
+    }
+
     /// The formatter of its records from `path` (nil: stdin), with `fields` on every record;
     /// for VictoriaLogs, `labels` are fields too (its stream fields). Records are at most
     /// `maxRecordBytes` (nil: the receiver's ``Limits/maxRecordBytes``); bytes that are not
     /// UTF-8 become U+FFFD unless `invalidUTF8` says otherwise.
     /// - Throws: ``StreamUpError`` `.invalidConfiguration` when a field collides with a key.
-    public func formatter(
+    package func formatter(
         format: RecordFormat? = nil, keys: RecordFormatter.Keys? = nil, host: String = RecordFormatter.localHostName(), path: String? = nil,
         fields: [(name: String, value: String)] = [], labels: [(name: String, value: String)] = [], maxRecordBytes: Int? = nil,
         invalidUTF8: RecordFormatter.InvalidUTF8 = .replace

@@ -1,7 +1,7 @@
 /// How each input line becomes a record (a line of the body, ending in `\n`).
 ///
 /// Thread safety: a value type; safe to pass anywhere.
-public enum RecordFormat: String, Sendable, CaseIterable {
+package enum RecordFormat: String, Sendable, CaseIterable {
     /// The line as it is.
     case raw
     /// A JSON object per line: the line as a string field beside time, host, path and extra fields.

@@ -3,29 +3,32 @@ import StreamUpHTTP
 
 /// Turns one input line (its bytes, without the `\n`) into one record: a line ending in `\n`.
 ///
-/// - ``RecordFormat/raw``: the line itself.
-/// - ``RecordFormat/ndjson``: the line in a record of the formatter's ``RecordShape``. The
-///   default, ``RecordShape/object``, is a JSON object, its members in this fixed order: the
+/// An app gets one for a receiver from ``Receiver/formatter(path:fields:labels:)`` and hands it to
+/// ``FileTailer/init(patterns:options:onEvent:format:)``.
+///
+/// - `RecordFormat.raw`: the line itself.
+/// - `RecordFormat.ndjson`: the line in a record of the formatter's `RecordShape`. The
+///   default, `RecordShape.object`, is a JSON object, its members in this fixed order: the
 ///   time the line was read (RFC 3339 UTC with milliseconds), the host, the path (only when one
 ///   is given), the extra fields in the order given, and last the line itself as a string. Each
 ///   key is configurable; time, host and path can be left out (a nil key). The other shapes are
 ///   the entries receivers take (Loki, OTLP, Splunk HEC, …).
-/// - ``RecordFormat/json``: a line that is exactly one JSON object (checked against the JSON
+/// - `RecordFormat.json`: a line that is exactly one JSON object (checked against the JSON
 ///   grammar by `JSONObjectScanner`, not re-serialized: its bytes, key order and number
 ///   spellings are kept) gets the same fields inserted right after its `{`, minus any key the
 ///   object already has: **the line's own key wins** and no key is written twice. Any other line
 ///   is wrapped as in `ndjson`, and so is every line in a shape that cannot take an object of
-///   its own (``RecordShape/mergesJSONObjects``).
+///   its own (`RecordShape.mergesJSONObjects`).
 ///
 /// An extra field whose key is the time, host or path key replaces that value in place (for
 /// example `host` set by hand); of two extra fields with one key, the last wins.
 ///
 /// The line goes in as a JSON string of valid Unicode: control characters as `\n`, `\t`,
 /// `\u001b`…, bytes that are not UTF-8 as U+FFFD for each maximal subpart (or, with
-/// ``InvalidUTF8/surrogateEscape``, as `\udcXX` per byte, which decodes back to exactly the
+/// ``InvalidUTF8.surrogateEscape``, as `\udcXX` per byte, which decodes back to exactly the
 /// bytes; see `JSONString`); nothing is trimmed (a CRLF line keeps its `\r`).
 ///
-/// No record is longer than ``maxRecordBytes``: a producer cuts a longer line into pieces
+/// No record is longer than `maxRecordBytes`: a producer cuts a longer line into pieces
 /// (`LineRecords`, asking ``pieceLength(_:complete:)``), each the longest start of the rest
 /// whose record fits, counted after escaping, so where the reads of the input fall never
 /// matters.
@@ -36,17 +39,17 @@ public struct RecordFormatter: Sendable {
     /// The JSON keys of the fields a record carries.
     ///
     /// Thread safety: a value type; safe to pass anywhere.
-    public struct Keys: Sendable, Hashable {
+    package struct Keys: Sendable, Hashable {
         /// The key of the line itself.
-        public var message: String
+        package var message: String
         /// The key of the time the line was read; nil leaves the time out.
-        public var time: String?
+        package var time: String?
         /// The key of the host name; nil leaves the host out.
-        public var host: String?
+        package var host: String?
         /// The key of the file path, written when the formatter is given one; nil leaves it out.
-        public var path: String?
+        package var path: String?
 
-        public init(message: String = "message", time: String? = "time", host: String? = "host", path: String? = "path") {
+        package init(message: String = "message", time: String? = "time", host: String? = "host", path: String? = "path") {
             self.message = message
             self.time = time
             self.host = host
@@ -57,7 +60,7 @@ public struct RecordFormatter: Sendable {
     /// What bytes of a line that are not UTF-8 become in its JSON string.
     ///
     /// Thread safety: a value type.
-    public enum InvalidUTF8: String, Sendable, CaseIterable {
+    package enum InvalidUTF8: String, Sendable, CaseIterable {
         /// U+FFFD for each maximal subpart of an ill-formed sequence (Unicode §3.9): valid
         /// Unicode, which every receiver stores as it is. The default.
         case replace
@@ -70,13 +73,13 @@ public struct RecordFormatter: Sendable {
     }
 
     /// The format this formatter writes.
-    public let format: RecordFormat
+    package let format: RecordFormat
     /// How each record is laid out (a flat object, or a receiver's entry).
-    public let shape: RecordShape
+    package let shape: RecordShape
     /// The most bytes one record takes, its `\n` not counted (as receivers count a line).
-    public let maxRecordBytes: Int
+    package let maxRecordBytes: Int
     /// What bytes that are not UTF-8 become.
-    public let invalidUTF8: InvalidUTF8
+    package let invalidUTF8: InvalidUTF8
     private let layout: RecordLayout
     /// The most escaped line bytes a wrapped record has room for.
     private let messageBudget: Int
@@ -100,7 +103,7 @@ public struct RecordFormatter: Sendable {
     /// - Throws: `StreamUpError` `.invalidConfiguration` when two of the keys (message, time,
     ///   host, path) are the same, an extra field uses the message key, or the record's other
     ///   fields leave less than 64 bytes of `maxRecordBytes` for the line.
-    public init(
+    package init(
         format: RecordFormat, shape: RecordShape = .object, keys: Keys? = nil, host: String = RecordFormatter.localHostName(),
         path: String? = nil, fields extra: [(name: String, value: String)] = [], maxRecordBytes: Int = 1 << 20,
         invalidUTF8: InvalidUTF8 = .replace
@@ -130,7 +133,7 @@ public struct RecordFormatter: Sendable {
     /// byte). With `complete` false, the line may go on: the answer is `line.count` unless a
     /// cut is sure however it goes on (the caller then cuts only 4 bytes or more before the end
     /// of what it holds, so no UTF-8 sequence at the cut is judged before it is whole).
-    public mutating func pieceLength(_ line: UnsafeRawBufferPointer, complete: Bool) -> Int {
+    package mutating func pieceLength(_ line: UnsafeRawBufferPointer, complete: Bool) -> Int {
         if format == .raw { return min(line.count, maxRecordBytes) }
         // Every byte takes at most six when escaped (`\u001b`, `\udcff`).
         if line.count <= messageBudget / 6 { return line.count }
@@ -142,12 +145,12 @@ public struct RecordFormatter: Sendable {
     }
 
     /// Appends the record for `line` (without its `\n`), read at `time`, to `output`.
-    public mutating func append(_ line: UnsafeRawBufferPointer, readAt time: Date, to output: inout [UInt8]) {
+    package mutating func append(_ line: UnsafeRawBufferPointer, readAt time: Date, to output: inout [UInt8]) {
         append(line, milliseconds: Int64((time.timeIntervalSince1970 * 1000).rounded(.down)), to: &output)
     }
 
     /// The record for `line` (without its `\n`), read at `time`.
-    public mutating func record(_ line: [UInt8], readAt time: Date) -> [UInt8] {
+    package mutating func record(_ line: [UInt8], readAt time: Date) -> [UInt8] {
         var output: [UInt8] = []
         line.withUnsafeBytes { append($0, readAt: time, to: &output) }
         return output
@@ -212,7 +215,7 @@ public struct RecordFormatter: Sendable {
     }
 
     /// This machine's name from `gethostname` (no DNS lookup), or `localhost` if it has none.
-    public static func localHostName() -> String {
+    package static func localHostName() -> String {
         var name = [CChar](repeating: 0, count: 256)
         guard gethostname(&name, name.count - 1) == 0 else { return "localhost" }
         let bytes = name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }

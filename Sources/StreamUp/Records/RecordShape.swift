@@ -24,7 +24,7 @@
 /// the formatter has one (a followed file).
 ///
 /// Thread safety: a value type.
-public enum RecordShape: String, Sendable, CaseIterable {
+package enum RecordShape: String, Sendable, CaseIterable {
     /// A flat JSON object (`--format ndjson`): time, host, path, the extra fields, the message;
     /// every key settable through ``RecordFormatter/Keys``.
     case object
@@ -57,7 +57,7 @@ public enum RecordShape: String, Sendable, CaseIterable {
 
     /// Whether a line that is a JSON object keeps its own object with the fields merged in
     /// (``RecordFormat/json``). The other shapes send such a line as the message string.
-    public var mergesJSONObjects: Bool {
+    package var mergesJSONObjects: Bool {
         switch self {
         case .object, .elasticsearchDocument, .fluentBitRecord, .clickHouseRow: true
         case .lokiEntry, .otlpLogRecord, .splunkEvent, .datadogLog: false
@@ -65,7 +65,7 @@ public enum RecordShape: String, Sendable, CaseIterable {
     }
 
     /// The key names the receiver expects, for the shapes that are flat objects.
-    public var defaultKeys: RecordFormatter.Keys {
+    package var defaultKeys: RecordFormatter.Keys {
         switch self {
         case .object: RecordFormatter.Keys()
         case .elasticsearchDocument: RecordFormatter.Keys(message: "message", time: "@timestamp", host: "host.name", path: "log.file.path")
@@ -78,7 +78,7 @@ public enum RecordShape: String, Sendable, CaseIterable {
 
     /// Whether ``RecordFormatter/Keys`` names the fields (the other shapes use the receiver's
     /// fixed names).
-    public var usesKeys: Bool {
+    package var usesKeys: Bool {
         switch self {
         case .object, .elasticsearchDocument, .fluentBitRecord, .clickHouseRow, .datadogLog: true
         case .lokiEntry, .otlpLogRecord, .splunkEvent: false

@@ -13,7 +13,7 @@
 ///   nothing (one file, known by its path, needs none of it).
 ///
 /// Thread safety: called from the uploader's task; implementations are `Sendable`.
-public protocol PositionedProducer: Producer {
+package protocol PositionedProducer: Producer {
     /// Called once, before `produce`, with the saved positions (the most recently read last);
     /// empty on a first run.
     func resume(from positions: [SourcePosition])
@@ -27,5 +27,5 @@ public protocol PositionedProducer: Producer {
 
 extension PositionedProducer {
     /// Reports nothing.
-    public func reportSources(to report: @escaping @Sendable (SourceChange) -> Void) {}
+    package func reportSources(to report: @escaping @Sendable (SourceChange) -> Void) {}
 }

@@ -4,7 +4,7 @@
 /// which nothing was sent yet), and can forget files that are gone.
 ///
 /// Thread safety: a value type.
-public enum SourceChange: Sendable, Equatable {
+package enum SourceChange: Sendable, Equatable {
     /// The producer follows this source from this position on. The saved state records the
     /// position if it has none for the source (it never moves a known source back), and
     /// marks the source present again.

@@ -9,7 +9,7 @@ import StreamUpHTTP
 /// should show without being asked (the rest are for a verbose mode).
 ///
 /// Thread safety: a value type.
-public enum SourceEvent: Sendable, Equatable, CustomStringConvertible {
+package enum SourceEvent: Sendable, Equatable, CustomStringConvertible {
     /// No file matches `pattern` yet; it is waited for (said once per pattern, unless
     /// ``directoryMissing(directory:pattern:)`` was said for it).
     case waitingForMatch(pattern: String)
@@ -47,7 +47,7 @@ public enum SourceEvent: Sendable, Equatable, CustomStringConvertible {
     case readingCopy(path: String, copy: String, offset: Int64)
 
     /// Whether a tool should show it without a verbose mode.
-    public var isNotice: Bool {
+    package var isNotice: Bool {
         switch self {
         case .waitingForMatch, .directoryMissing, .skipped, .tooManyFiles, .outOfDescriptors, .unwatched, .unterminatedLine:
             true
@@ -56,7 +56,7 @@ public enum SourceEvent: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .waitingForMatch(let pattern):
             "waiting for \(pattern): no file matches it yet"

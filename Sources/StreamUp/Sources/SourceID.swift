@@ -3,12 +3,12 @@
 /// a reused inode number is not taken for the old one (0 when not computed).
 ///
 /// Thread safety: a value type.
-public struct SourceID: Hashable, Sendable, Codable {
-    public var device: UInt64
-    public var inode: UInt64
-    public var fingerprint: UInt64
+package struct SourceID: Hashable, Sendable, Codable {
+    package var device: UInt64
+    package var inode: UInt64
+    package var fingerprint: UInt64
 
-    public init(device: UInt64, inode: UInt64, fingerprint: UInt64 = 0) {
+    package init(device: UInt64, inode: UInt64, fingerprint: UInt64 = 0) {
         self.device = device
         self.inode = inode
         self.fingerprint = fingerprint

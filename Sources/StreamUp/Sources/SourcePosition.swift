@@ -2,18 +2,18 @@
 /// offset of the next byte to read.
 ///
 /// Thread safety: a value type.
-public struct SourcePosition: Hashable, Sendable, Codable {
-    public var source: SourceID
+package struct SourcePosition: Hashable, Sendable, Codable {
+    package var source: SourceID
     /// The path the source had when last read (a rotated file may have moved since).
-    public var path: String
+    package var path: String
     /// The offset in the source up to which its bytes are safe.
-    public var offset: Int64
+    package var offset: Int64
     /// When the producer stopped following the source (Unix time, seconds); nil while it is
     /// followed. A state file forgets sources gone for longer than its uploader's
     /// ``ReliableUploader/Options/forgetSourcesAfter``.
-    public var goneSince: Int64?
+    package var goneSince: Int64?
 
-    public init(source: SourceID, path: String, offset: Int64, goneSince: Int64? = nil) {
+    package init(source: SourceID, path: String, offset: Int64, goneSince: Int64? = nil) {
         self.source = source
         self.path = path
         self.offset = offset

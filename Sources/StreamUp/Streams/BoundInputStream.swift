@@ -10,7 +10,7 @@ import Foundation
 /// Thread safety: all state lives in the shared core behind its lock (Foundation's `Stream`
 /// opts out of `Sendable`, so the library passes it across threads in a `StreamReference`); one reading thread at a
 /// time, any thread for the rest.
-public final class BoundInputStream: InputStream {
+package final class BoundInputStream: InputStream {
     let core: BoundStreamCore
     private let delegateBox = DelegateBox()
 
@@ -20,34 +20,34 @@ public final class BoundInputStream: InputStream {
         core.inputStream = self
     }
 
-    public override func open() {
+    package override func open() {
         core.open(.input)
     }
 
-    public override func close() {
+    package override func close() {
         core.close(.input)
     }
 
-    public override var streamStatus: Stream.Status { core.status(of: .input) }
+    package override var streamStatus: Stream.Status { core.status(of: .input) }
 
-    public override var streamError: Error? {
+    package override var streamError: Error? {
         core.status(of: .input) == .error ? core.failure : nil
     }
 
-    public override var hasBytesAvailable: Bool { core.inputHasBytesAvailable }
+    package override var hasBytesAvailable: Bool { core.inputHasBytesAvailable }
 
-    public override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {
+    package override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {
         core.read(buffer, maxLength: len)
     }
 
-    public override func getBuffer(
+    package override func getBuffer(
         _ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, length len: UnsafeMutablePointer<Int>
     ) -> Bool {
         false
     }
 
     /// Receives the stream's events. Defaults to none (unlike Foundation's self-delegation).
-    public override var delegate: StreamDelegate? {
+    package override var delegate: StreamDelegate? {
         get { delegateBox.delegate }
         set {
             delegateBox.delegate = newValue
@@ -55,16 +55,16 @@ public final class BoundInputStream: InputStream {
         }
     }
 
-    public override func schedule(in aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
+    package override func schedule(in aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
         core.setTarget(.runLoop(aRunLoop, [mode]), for: .input)
     }
 
-    public override func remove(from aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
+    package override func remove(from aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
         core.setTarget(nil, for: .input)
     }
 
     /// Delivers this stream's events on `queue` instead of a run loop (nil stops delivery).
-    public func setDispatchQueue(_ queue: DispatchQueue?) {
+    package func setDispatchQueue(_ queue: DispatchQueue?) {
         core.setTarget(queue.map { .queue($0) }, for: .input)
     }
 

@@ -9,7 +9,7 @@ import Foundation
 /// Thread safety: all state lives in the shared core behind its lock (Foundation's `Stream`
 /// opts out of `Sendable`, so the library passes it across threads in a `StreamReference`); one writing thread at a
 /// time, any thread for the rest.
-public final class BoundOutputStream: OutputStream {
+package final class BoundOutputStream: OutputStream {
     let core: BoundStreamCore
     private let delegateBox = DelegateBox()
 
@@ -20,27 +20,27 @@ public final class BoundOutputStream: OutputStream {
     }
 
     @available(*, unavailable, message: "create a BoundStreamPair")
-    public required init(toMemory: ()) {
+    package required init(toMemory: ()) {
         fatalError("create a BoundStreamPair")
     }
 
-    public override func open() {
+    package override func open() {
         core.open(.output)
     }
 
-    public override func close() {
+    package override func close() {
         core.close(.output)
     }
 
-    public override var streamStatus: Stream.Status { core.status(of: .output) }
+    package override var streamStatus: Stream.Status { core.status(of: .output) }
 
-    public override var streamError: Error? {
+    package override var streamError: Error? {
         core.status(of: .output) == .error ? core.failure : nil
     }
 
-    public override var hasSpaceAvailable: Bool { core.outputHasSpaceAvailable }
+    package override var hasSpaceAvailable: Bool { core.outputHasSpaceAvailable }
 
-    public override func write(_ buffer: UnsafePointer<UInt8>, maxLength len: Int) -> Int {
+    package override func write(_ buffer: UnsafePointer<UInt8>, maxLength len: Int) -> Int {
         guard core.status(of: .output) != .notOpen else { return -1 }
         return core.write(buffer, maxLength: len)
     }
@@ -49,7 +49,7 @@ public final class BoundOutputStream: OutputStream {
     /// `read(2)` from a file descriptor. `fill` gets one contiguous piece of at most `maxLength`
     /// bytes and returns how many it wrote. Returns that count, or nil when the buffer is full
     /// (`fill` is not called); throws ``StreamUpError`` once the pair has failed.
-    public func write(
+    package func write(
         maxLength: Int, _ fill: (UnsafeMutableRawBufferPointer) throws -> Int
     ) throws -> Int? {
         switch try core.withWritableSpace(maxLength: maxLength, fill) {
@@ -61,12 +61,12 @@ public final class BoundOutputStream: OutputStream {
 
     /// Ends the body with a failure instead of a clean end: the reader's next `read` returns -1
     /// and its `streamError` is `error`.
-    public func fail(_ error: StreamUpError) {
+    package func fail(_ error: StreamUpError) {
         core.fail(error)
     }
 
     /// Receives the stream's events. Defaults to none (unlike Foundation's self-delegation).
-    public override var delegate: StreamDelegate? {
+    package override var delegate: StreamDelegate? {
         get { delegateBox.delegate }
         set {
             delegateBox.delegate = newValue
@@ -74,16 +74,16 @@ public final class BoundOutputStream: OutputStream {
         }
     }
 
-    public override func schedule(in aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
+    package override func schedule(in aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
         core.setTarget(.runLoop(aRunLoop, [mode]), for: .output)
     }
 
-    public override func remove(from aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
+    package override func remove(from aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
         core.setTarget(nil, for: .output)
     }
 
     /// Delivers this stream's events on `queue` instead of a run loop (nil stops delivery).
-    public func setDispatchQueue(_ queue: DispatchQueue?) {
+    package func setDispatchQueue(_ queue: DispatchQueue?) {
         core.setTarget(queue.map { .queue($0) }, for: .output)
     }
 

@@ -9,25 +9,25 @@ import Foundation
 /// never grow.
 ///
 /// Thread safety: the pair is immutable; see each stream for its own rules.
-public struct BoundStreamPair {
+package struct BoundStreamPair {
     /// The side the upload task reads.
-    public let input: BoundInputStream
+    package let input: BoundInputStream
     /// The side producers write.
-    public let output: BoundOutputStream
+    package let output: BoundOutputStream
 
     /// Creates a pair over a buffer of at least `bufferSize` bytes (rounded up to a power of two).
-    public init(bufferSize: Int = 64 * 1024) {
+    package init(bufferSize: Int = 64 * 1024) {
         let core = BoundStreamCore(minimumCapacity: bufferSize)
         input = BoundInputStream(core: core)
         output = BoundOutputStream(core: core)
     }
 
     /// The buffer's capacity in bytes.
-    public var capacity: Int { input.core.capacity }
+    package var capacity: Int { input.core.capacity }
     /// Bytes written into the pair so far.
-    public var bytesWritten: Int { input.core.bytesWritten }
+    package var bytesWritten: Int { input.core.bytesWritten }
     /// Bytes read out of the pair so far.
-    public var bytesRead: Int { input.core.bytesRead }
+    package var bytesRead: Int { input.core.bytesRead }
     /// Bytes written and not yet read.
-    public var bufferedCount: Int { input.core.bufferedCount }
+    package var bufferedCount: Int { input.core.bufferedCount }
 }

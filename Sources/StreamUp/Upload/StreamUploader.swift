@@ -59,7 +59,7 @@ public final class StreamUploader: Sendable {
     }
 
     /// Bytes produced and sent so far.
-    public var progress: UploadProgress {
+    public var progress: Progress {
         UploadProgress(bytesProduced: input.value.core.bytesWritten, bytesSent: input.value.core.bytesRead)
     }
 

@@ -33,7 +33,7 @@ extension UploadConfiguration.Header {
     ]
 
     /// Why this field cannot be sent, naming it; nil when it can.
-    public var problem: String? {
+    package var problem: String? {
         guard Self.isToken(name) else {
             return "'\(Self.escaped(name))' is not a valid header name"
         }
@@ -54,7 +54,7 @@ extension UploadConfiguration.Header {
     }
 
     /// `text` with control characters written as `\r`, `\n`, `\0` or `\u{1B}`, for one-line messages.
-    public static func escaped(_ text: String) -> String {
+    package static func escaped(_ text: String) -> String {
         String(text.unicodeScalars.map { scalar -> String in
             switch scalar {
             case "\r": return "\\r"

@@ -6,7 +6,7 @@ extension UploadEvent {
     /// URLs in texts are replaced by `<redacted>`. Both uploaders hand only redacted events to
     /// `onEvent`: what an app logs never holds its tokens.
     var redacted: UploadEvent {
-        switch self {
+        switch detail {
         case .requestStarted(let method, let url, let headers):
             return .requestStarted(method: method, url: Self.redacting(url), headers: headers.map {
                 UploadConfiguration.Header(name: $0.name, value: SecretRedaction.value(ofField: $0.name, $0.value))

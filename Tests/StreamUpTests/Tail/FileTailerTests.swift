@@ -493,7 +493,7 @@ private final class TailHarness: Sendable {
     init(patterns: [String], options: FileTailer.Options, saved: [SourcePosition], gate: Gate?, capacity: Int) throws {
         let said = self.said
         tailer = try FileTailer(patterns: patterns, options: options) { event in
-            guard case .source(let source) = event else { return }
+            guard case .source(let source) = event.detail else { return }
             said.append(source)
             gate?.pass(source)
         }

@@ -40,7 +40,7 @@ import StreamUpSystem
 /// Thread safety: configuration is immutable; what is shared with other threads (saved
 /// positions, the report closure, paths and positions) is guarded by the `shared` mutex; the
 /// following loop runs on one dedicated thread, which cancellation wakes via a `WakePipe`.
-public final class FileTailer: PositionedProducer {
+public final class FileTailer: Producer, PositionedProducer {
     /// The patterns as given.
     public let patterns: [String]
     public let options: Options
@@ -62,8 +62,8 @@ public final class FileTailer: PositionedProducer {
     }
     private let shared = Mutex(Shared())
 
-    /// A tailer of what `patterns` select; `onEvent` gets its ``SourceEvent``s (as
-    /// ``UploadEvent/source(_:)``).
+    /// A tailer of what `patterns` select; `onEvent` gets what it says about the files (events
+    /// of kind ``UploadEvent/Kind/source``).
     /// - Throws: ``StreamUpError`` `.invalidConfiguration` for no pattern, an empty one, or
     ///   options that cannot work.
     /// - Parameters:
@@ -71,7 +71,8 @@ public final class FileTailer: PositionedProducer {
     ///   - options: exclusions, start position and limits.
     ///   - onEvent: notices about the files (waiting, gone, skipped), from the tailer's thread.
     ///   - format: makes the formatter for the lines of the file at a path, so each line
-    ///     becomes a record naming its file (nil: lines go as they are).
+    ///     becomes a record naming its file (nil: lines go as they are); see
+    ///     ``Receiver/formatter(path:fields:labels:)``.
     public init(
         patterns: [String], options: Options = Options(), onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in },
         format: (@Sendable (_ path: String) -> RecordFormatter?)? = nil
@@ -87,23 +88,23 @@ public final class FileTailer: PositionedProducer {
     }
 
     /// Continues each file the saved positions know where they say (call before `produce`).
-    public func resume(from positions: [SourcePosition]) {
+    package func resume(from positions: [SourcePosition]) {
         shared.withLock { $0.saved = positions }
     }
 
     /// The path the file `source` was last read at; nil for a file not followed (any more).
-    public func path(of source: SourceID) -> String? {
+    package func path(of source: SourceID) -> String? {
         shared.withLock { $0.paths[source] }
     }
 
     /// Keeps `report` for the files it begins and stops following (call before `produce`).
-    public func reportSources(to report: @escaping @Sendable (SourceChange) -> Void) {
+    package func reportSources(to report: @escaping @Sendable (SourceChange) -> Void) {
         shared.withLock { $0.report = report }
     }
 
     /// Where each followed file stands: the offset up to which its lines went into the writer.
     /// Save these after the server acknowledged everything (one request) to resume there.
-    public var positions: [SourcePosition] {
+    package var positions: [SourcePosition] {
         shared.withLock { state in state.positions.values.sorted { $0.path < $1.path } }
     }
 
