@@ -17,7 +17,7 @@ import StreamUpHTTP
 /// backoff, smaller segments after failures, dead letters, the resumable sequence) are a pure
 /// `DeliveryMachine`. When the buffer is full, the producer waits: nothing is dropped.
 ///
-/// With a state file and a ``PositionedProducer`` (a ``FileTailer``), the uploader saves
+/// With a state file and a `PositionedProducer` (a ``FileTailer``), the uploader saves
 /// where the producer's sources stand once their bytes are safe and hands the positions back
 /// on the next start: each byte is delivered once across restarts (with a spool, even across
 /// `kill -9`).
@@ -55,11 +55,11 @@ public final class ReliableUploader: Sendable {
         /// ignored entries): those are reported, kept in `deadLetterDirectory`, never sent
         /// again, and what the receiver did not process is. nil: the status alone decides.
         package var answerReader: AnswerReader?
-        /// Save where a ``PositionedProducer``'s sources stand in this file, and continue from
+        /// Save where a `PositionedProducer`'s sources stand in this file, and continue from
         /// there on the next start.
         public var stateFile: URL?
         /// Forget the saved position of a source once the producer has not followed it for
-        /// this long (``SourceChange/stopped(_:)``); nil: keep every position.
+        /// this long (`SourceChange.stopped(_:)`); nil: keep every position.
         public var forgetSourcesAfter: Duration?
         /// Names the stream in `Streamup-Stream-Id` (a spool with pending bytes keeps its own).
         /// nil (the default): each uploader draws a new one, so two uploaders made from the same
@@ -124,7 +124,8 @@ public final class ReliableUploader: Sendable {
         public var deadLetterBytes: Int
         /// Records longer than `maxRecordBytes` that were split.
         public var splitRecords: Int
-        /// Records the receiver refused while it stored the others (``Options/answerReader``).
+        /// Records the receiver refused while it stored the others (`Options.answerReader`, set
+        /// by ``Receiver/deliveryOptions(_:)``).
         public var rejectedRecords: Int
     }
 

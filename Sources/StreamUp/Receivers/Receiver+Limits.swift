@@ -9,7 +9,7 @@ extension Receiver {
         /// The most records in one request (nil: no limit).
         public var maxRecordsPerSegment: Int?
         /// The most bytes of one record, its `\n` not counted and escapes included: a longer
-        /// line is cut into records that fit (``RecordFormatter/pieceLength(_:complete:)``).
+        /// line is cut into records that fit (`RecordFormatter.pieceLength(_:complete:)`).
         public var maxRecordBytes: Int
         /// Room kept for an answer (Elasticsearch answers with an item per document).
         public var maxResponseBodyBytes: Int

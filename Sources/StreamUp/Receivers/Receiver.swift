@@ -27,7 +27,7 @@ import Foundation
 /// | `fluent-bit` | — (the path is the tag) | JSON array of records |
 ///
 /// Each preset's documentation page is ``Receiver/documentation``; the request shapes are
-/// ``RecordShape``; the limits are in ``deliveryOptions(_:)``.
+/// `RecordShape`; the limits are in ``deliveryOptions(_:)``.
 ///
 /// Thread safety: a value type.
 public enum Receiver: String, Sendable, CaseIterable {

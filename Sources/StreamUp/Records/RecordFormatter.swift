@@ -25,11 +25,11 @@ import StreamUpHTTP
 ///
 /// The line goes in as a JSON string of valid Unicode: control characters as `\n`, `\t`,
 /// `\u001b`…, bytes that are not UTF-8 as U+FFFD for each maximal subpart (or, with
-/// ``InvalidUTF8.surrogateEscape``, as `\udcXX` per byte, which decodes back to exactly the
+/// `InvalidUTF8.surrogateEscape`, as `\udcXX` per byte, which decodes back to exactly the
 /// bytes; see `JSONString`); nothing is trimmed (a CRLF line keeps its `\r`).
 ///
 /// No record is longer than `maxRecordBytes`: a producer cuts a longer line into pieces
-/// (`LineRecords`, asking ``pieceLength(_:complete:)``), each the longest start of the rest
+/// (`LineRecords`, asking `pieceLength(_:complete:)`), each the longest start of the rest
 /// whose record fits, counted after escaping, so where the reads of the input fall never
 /// matters.
 ///

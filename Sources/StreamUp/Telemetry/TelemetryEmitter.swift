@@ -293,7 +293,7 @@ public final class TelemetryEmitter: Sendable {
 
     /// Adds a heartbeat record to this emitter's stream every `interval`, at once first: `ts`,
     /// `seq`, `host`, `pid`, `uptime_s`, `skipped`, then `fields` (the records of a
-    /// ``HeartbeatProducer``). A beat that does not fit in the buffer is skipped, and the next
+    /// `HeartbeatProducer`). A beat that does not fit in the buffer is skipped, and the next
     /// record says how many were (`skipped`). It stops at ``finish(within:)`` or ``cancel()``,
     /// or when this is called again (the new heartbeat replaces it).
     /// - Parameters:

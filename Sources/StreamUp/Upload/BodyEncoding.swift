@@ -1,6 +1,6 @@
 extension UploadConfiguration {
     /// How each request's body is made from the records it carries: wrapped into one document
-    /// (an ``Envelope``: a JSON array, Loki's `{"streams":…}`, a multipart form), and compressed
+    /// (an `Envelope`: a JSON array, Loki's `{"streams":…}`, a multipart form), and compressed
     /// with gzip. Every request is complete on its own, and a resent segment is wrapped and
     /// compressed exactly as the first time (the stages run again over the same records).
     ///
@@ -25,7 +25,7 @@ extension UploadConfiguration {
         /// bytes and a receiver can join segments byte for byte).
         package var isIdentity: Bool { envelope == nil && !gzip }
 
-        /// Why a body whose records hold ``Envelope/recordsMustNotContain`` fails.
+        /// Why a body whose records hold `Envelope.recordsMustNotContain` fails.
         static let boundaryInRecords = "a record contains the multipart boundary, which no input holds by chance: the request was aborted rather than sent as a broken form; remove that text from the input (a new run draws a new boundary)"
 
         /// The stage URLSession reads: `source`, wrapped and compressed as this encoding says.

@@ -8,7 +8,7 @@ import StreamUpSystem
 /// the producer runs, and returns the server's answer.
 ///
 /// Each uploader owns one `URLSession` (its serial work queue blocks while the body waits for
-/// bytes, DesignNotes, platform fact 3), one ``BoundStreamPair`` and one upload task. The producer writes
+/// bytes, DesignNotes, platform fact 3), one `BoundStreamPair` and one upload task. The producer writes
 /// into the pair's output only when it has space; the task reads the input side.
 ///
 /// ```swift

@@ -11,7 +11,7 @@ import StreamUpSystem
 ///   less `excludes` (`PathSelection`). The directories the patterns reach are watched with
 ///   inotify, so a file that starts to match is picked up at once (no polling where inotify
 ///   works); a pattern that matches nothing yet, or whose directory does not exist, is waited
-///   for and said once (``SourceEvent``).
+///   for and said once (events of kind ``UploadEvent/Kind/source``).
 /// - Where each file starts: on a first run at its end (or its beginning with
 ///   ``Options/startAt``); a file that appears later, or that the saved positions do not
 ///   know, from its beginning (as Fluent Bit and Vector do); a known one where its saved
@@ -25,14 +25,14 @@ import StreamUpSystem
 /// - Interleaving: every write holds whole lines of one file (`LineReader`), marked with the
 ///   file and offset, so lines never mix and positions are exact. A partial last line waits for
 ///   its newline; when its file is finished (rotated away or deleted, and drained) it goes out
-///   with a newline added, and a ``SourceEvent/unterminatedLine(path:bytes:)`` says so. Files
+///   with a newline added, and a `SourceEvent.unterminatedLine(path:bytes:)` says so. Files
 ///   take turns of at most ``Options/readChunk`` bytes (`TailScheduler`): a busy file
 ///   cannot starve a quiet one.
 /// - Limits: at most ``Options/maxOpenFiles`` descriptors; beyond it the least recently
 ///   written files are closed and wait (their inotify watch stays, so a write wakes them).
 ///
-/// As a ``PositionedProducer`` it resumes from saved positions and reports every file it
-/// begins or stops following (``SourceChange``), so one state file serves all files and
+/// As a `PositionedProducer` it resumes from saved positions and reports every file it
+/// begins or stops following (`SourceChange`), so one state file serves all files and
 /// forgets the ones long gone: give a ``ReliableUploader`` a state file
 /// (``ReliableUploader/Options/stateFile``) and each line is delivered once across restarts.
 /// Reads happen only when the upload has room.
