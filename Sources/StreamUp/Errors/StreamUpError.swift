@@ -63,7 +63,7 @@ public struct StreamUpError: Error, Sendable, CustomStringConvertible {
     /// The errno behind an I/O failure, if any.
     public let errno: Int32?
 
-    init(_ code: Code, _ context: String, urlError: URLError? = nil, errno: Int32? = nil) {
+    package init(_ code: Code, _ context: String, urlError: URLError? = nil, errno: Int32? = nil) {
         self.code = code
         self.context = context
         self.urlError = urlError

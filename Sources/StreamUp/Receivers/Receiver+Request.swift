@@ -1,7 +1,7 @@
 import Foundation
 
 /// What each request to the receiver looks like: endpoint, method, content type, the document
-/// around its records, and the header its token goes in.
+/// around its records (the header its token goes in is the CLI's `Receiver.tokenHeader`).
 extension Receiver {
     /// The request method (every receiver here takes POST).
     public var method: String { "POST" }
@@ -13,18 +13,6 @@ extension Receiver {
         case .loki, .splunkHEC, .otlp, .datadog, .fluentBit: "application/json"
         case .elasticsearch, .clickhouse: "application/x-ndjson"
         case .vector: "text/plain"
-        }
-    }
-
-    /// The header a token goes in, and the word before it: Splunk's `Authorization: Splunk
-    /// <token>`, Datadog's `DD-API-KEY: <key>`, Elasticsearch's `Authorization: ApiKey <key>`;
-    /// the others take `Authorization: Bearer <token>`.
-    package var tokenHeader: TokenHeaderStyle {
-        switch self {
-        case .splunkHEC: .splunk
-        case .datadog: .datadog
-        case .elasticsearch: TokenHeaderStyle(name: "Authorization", scheme: "ApiKey")
-        case .victorialogs, .loki, .clickhouse, .otlp, .vector, .fluentBit: .bearer
         }
     }
 

@@ -47,7 +47,7 @@ extension UploadConfiguration.Header {
     }
 
     /// A field name is a token (RFC 9110 §5.1).
-    static func isToken(_ name: String) -> Bool {
+    package static func isToken(_ name: String) -> Bool {
         !name.isEmpty && name.utf8.allSatisfy { byte in
             byte > 32 && byte < 127 && !"()<>@,;:\\\"/[]?={}".utf8.contains(byte)
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import StreamUp
+@testable import streamup
 
 /// ``TokenFile``, ``HeaderFile`` and ``BasicCredentials``: what a file or a user name may hold,
 /// and the one-line errors that say what to do.

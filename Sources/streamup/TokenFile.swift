@@ -1,3 +1,6 @@
+import Foundation
+import StreamUp
+
 /// A token kept in a file and sent in a header field (``TokenHeaderStyle``) with every request.
 /// A regular file is read again for every request, so a token rotated in place (written anew,
 /// or replaced by a rename as Kubernetes does with mounted secrets) is used by the next request
@@ -13,14 +16,14 @@
 ///
 /// Thread safety: a value type; ``headerProvider()``'s closure reads the file on whichever
 /// thread calls it.
-package struct TokenFile: Sendable {
-    package let path: String
-    package let style: TokenHeaderStyle
+struct TokenFile: Sendable {
+    let path: String
+    let style: TokenHeaderStyle
     private let file: SecretFile
 
     /// Reads the token once now.
     /// - Throws: ``StreamUpError`` (`.io`) when the file cannot be read or holds no valid token.
-    package init(path: String, style: TokenHeaderStyle = .bearer) throws {
+    init(path: String, style: TokenHeaderStyle = .bearer) throws {
         self.path = path
         self.style = style
         file = try SecretFile(path: path, kind: "token file")
@@ -30,13 +33,13 @@ package struct TokenFile: Sendable {
     /// The header field with the token the file holds now.
     /// - Throws: ``StreamUpError`` (`.io`) when the file cannot be read or holds no valid token;
     ///   an uploader retries such a request like a failed connection (the file may be mid-rotation).
-    package func header() throws -> UploadConfiguration.Header {
+    func header() throws -> UploadConfiguration.Header {
         let token = try Self.token(in: try file.read(), path: path)
         return style.header(token: token)
     }
 
     /// A provider for ``UploadConfiguration/headerProvider``: the field, read afresh each call.
-    package func headerProvider() -> @Sendable () throws -> [UploadConfiguration.Header] {
+    func headerProvider() -> @Sendable () throws -> [UploadConfiguration.Header] {
         let copy = self
         return { [try copy.header()] }
     }

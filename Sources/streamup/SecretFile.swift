@@ -3,6 +3,12 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Foundation
+import StreamUp
+import StreamUpSystem
+
+/// The system calls here throw ``StreamUpError``, as the library's do.
+private typealias SystemCall = StreamUpSystem.SystemCall<StreamUpError>
 
 /// Reads a small file that holds a secret (a token, header fields) as text, with one-line
 /// errors that say what to do. A regular file is read afresh at every ``read()`` (a rotated

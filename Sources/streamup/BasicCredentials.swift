@@ -1,17 +1,18 @@
 import Foundation
+import StreamUp
 
 /// HTTP Basic authentication (RFC 7617): `Authorization: Basic base64(user:password)`, the
 /// user name and password encoded as UTF-8 (the `charset="UTF-8"` the RFC allows servers to ask
 /// for, and what curl sends).
 ///
 /// Thread safety: a value type.
-package struct BasicCredentials: Sendable, Equatable {
-    package let user: String
-    package let password: String
+struct BasicCredentials: Sendable, Equatable {
+    let user: String
+    let password: String
 
     /// - Throws: ``StreamUpError`` (`.invalidConfiguration`) when the user name holds a colon
     ///   (RFC 7617 §2: it would end the name) or either holds a control character.
-    package init(user: String, password: String) throws {
+    init(user: String, password: String) throws {
         guard !user.contains(":") else {
             throw StreamUpError(.invalidConfiguration, "the user name '\(user)' contains ':', which Basic authentication cannot carry (RFC 7617)")
         }
@@ -27,7 +28,7 @@ package struct BasicCredentials: Sendable, Equatable {
     }
 
     /// `Authorization: Basic …`.
-    package var header: UploadConfiguration.Header {
+    var header: UploadConfiguration.Header {
         UploadConfiguration.Header(name: "Authorization", value: "Basic " + Data("\(user):\(password)".utf8).base64EncodedString())
     }
 }

@@ -1,3 +1,6 @@
+import Foundation
+import StreamUp
+
 /// Request header fields kept in a file, one `Name: value` per line (curl's `-H @FILE`), so
 /// secrets stay out of the command line and `ps`. Empty lines and lines starting with `#` are
 /// skipped; a CRLF line end is fine. Like ``TokenFile``, a regular file is read again for every
@@ -7,26 +10,26 @@
 ///
 /// Thread safety: a value type; ``headerProvider()``'s closure reads the file on whichever
 /// thread calls it.
-package struct HeaderFile: Sendable {
-    package let path: String
+struct HeaderFile: Sendable {
+    let path: String
     private let file: SecretFile
 
     /// Reads the fields once now.
     /// - Throws: ``StreamUpError`` (`.io`) when the file cannot be read, holds no field, or a
     ///   line is not a field streamup can send.
-    package init(path: String) throws {
+    init(path: String) throws {
         self.path = path
         file = try SecretFile(path: path, kind: "header file")
         _ = try headers()
     }
 
     /// The fields the file holds now, in order.
-    package func headers() throws -> [UploadConfiguration.Header] {
+    func headers() throws -> [UploadConfiguration.Header] {
         try Self.headers(in: try file.read(), path: path)
     }
 
     /// A provider for ``UploadConfiguration/headerProvider``: the fields, read afresh each call.
-    package func headerProvider() -> @Sendable () throws -> [UploadConfiguration.Header] {
+    func headerProvider() -> @Sendable () throws -> [UploadConfiguration.Header] {
         let copy = self
         return { try copy.headers() }
     }
