@@ -31,6 +31,8 @@ struct UploadOptions: Sendable, Equatable {
     /// `--multipart`, `--form` (MultipartOptions.swift).
     var multipart = MultipartOptions()
     var delivery = DeliveryOptions()
+    /// `--metrics`, `--unhealthy-after` (MetricsOptions.swift).
+    var metrics = MetricsOptions()
     /// The request options given on the command line (a preset's values give way to them).
     var given: Set<String> = []
 
@@ -165,7 +167,7 @@ struct UploadOptions: Sendable, Equatable {
         .value("-o", "--output", valueName: "FILE", help: "write a 2xx answer's body to FILE instead of stdout (- is stdout; without URL: the summary)") { options, value in
             options.outputFile = value == "-" ? nil : value
         },
-    ] + TLSOptions.table() + [
+    ] + MetricsOptions.table.map { $0.lifted(\UploadOptions.metrics) } + TLSOptions.table() + [
         .flag("-v", "--verbose", help: "print each request, answer and retry, and the counts every second, on stderr") { $0.verbose = true },
         .flag("--progress", help: "show the progress meter even when stderr is not a terminal (one line a second)") { $0.progress = true },
         .flag("--no-progress", help: "never show the progress meter (by default it shows when stderr is a terminal)") { $0.progress = false },
