@@ -19,6 +19,10 @@ import StreamUpTestSupport
                 #expect(counted == piece.filter { $0 == 0x0A }.count, "length \(length) at \(start), \(random)")
             }
         }
+        // Past the 255 words one sum holds, all newlines and then random bytes.
+        for bytes in [[UInt8](repeating: 0x0A, count: 255 * 8 * 3 + 5), (0..<(255 * 8 * 2 + 13)).map { _ in UInt8(truncatingIfNeeded: random.next()) }] {
+            #expect(bytes.withUnsafeBytes { ReplayBuffer.newlineCount(in: $0) } == bytes.filter { $0 == 0x0A }.count, "\(random)")
+        }
     }
 
     /// Lines are counted as they are written, across writes that split them; opaque bytes

@@ -492,23 +492,33 @@ final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
         return nil
     }
 
-    /// How many `\n` bytes `bytes` holds, eight bytes at a time (a byte of the word XOR `\n`s
-    /// is zero exactly where a `\n` was; the high bit of each byte of `nonzero` says it is not).
+    /// How many `\n` bytes `bytes` holds, eight bytes at a time without a popcount (the
+    /// baseline x86-64 has none): a byte of the word XOR `\n`s is zero exactly where a `\n` was,
+    /// which the bit trick turns into a 1 in that byte; the bytes of `sums` add these up over at
+    /// most 255 words, then their sum is taken. About 0.15 CPU-s per GB here (lines or not).
     static func newlineCount(in bytes: UnsafeRawBufferPointer) -> Int {
         guard let base = bytes.baseAddress else { return 0 }
         let newlines: UInt64 = 0x0A0A_0A0A_0A0A_0A0A
         let low7: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
+        let lanes: UInt64 = 0x00FF_00FF_00FF_00FF
         var count = 0
-        var index = 0
-        while index + 8 <= bytes.count {
-            let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self) ^ newlines
-            let nonzero = (((word & low7) &+ low7) | word) & ~low7
-            count += 8 - nonzero.nonzeroBitCount
-            index += 8
+        let words = bytes.count / 8
+        var word = 0
+        while word < words {
+            var sums: UInt64 = 0
+            let stop = min(words, word &+ 255)
+            while word < stop {
+                let x = base.loadUnaligned(fromByteOffset: word &* 8, as: UInt64.self) ^ newlines
+                sums &+= ~((((x & low7) &+ low7) | x) | low7) >> 7
+                word &+= 1
+            }
+            let pairs = (sums & lanes) &+ ((sums >> 8) & lanes)
+            count &+= Int((pairs &* 0x0001_0001_0001_0001) >> 48)
         }
+        var index = words &* 8
         while index < bytes.count {
-            if base.load(fromByteOffset: index, as: UInt8.self) == 0x0A { count += 1 }
-            index += 1
+            if base.load(fromByteOffset: index, as: UInt8.self) == 0x0A { count &+= 1 }
+            index &+= 1
         }
         return count
     }
