@@ -294,6 +294,11 @@ struct UploadOptions: Sendable, Equatable {
         of argv; token and header files are read for every request, so a rotated secret is used
         by the next one. -v shows Authorization, cookies, API keys and tokens (by field name)
         and URL passwords as <redacted>.
+        Metrics: --metrics 9400 serves GET /metrics (Prometheus text format: lines and bytes
+        read, delivered and sent again, requests by endpoint and status class, retries, dead
+        letters, buffer fill, age of the oldest unacknowledged byte, last success) and GET /health
+        (503 once delivery has failed --unhealthy-after, default 60s) on 127.0.0.1 (README:
+        Metrics and health).
         TLS: URLSession on Linux trusts only the system's CA store; trust a private CA with
         `cp ca.crt /usr/local/share/ca-certificates/NAME.crt && update-ca-certificates`.
         There is no --cacert, -k or client certificate (they are refused, not ignored).
