@@ -170,6 +170,29 @@ import Testing
         }
     }
 
+    /// `heartbeat --metrics`, alone and around a job: the beats read are the lines the sink got.
+    @Test(arguments: [false, true]) func heartbeatCountsItsBeats(job: Bool) async throws {
+        try await withSink { sink, directory in
+            let command = job ? ["--", "sh", "-c", "cat > /dev/null"] : []
+            let child = try StreamupProcess(["heartbeat", "--every", "300ms", "--metrics", "0", sink.url.absoluteString] + command)
+            let url = try #require(await Self.metricsURL(of: child), "stderr: \(child.stderr)")
+            let port = UInt16(url.port ?? 0)
+            // Beats keep coming: wait for a moment between two, when all read is acknowledged.
+            #expect(await Self.scraped {
+                guard let lines = Self.sample("streamup_lines_read_total", port: port), lines >= 3,
+                      let read = Self.sample("streamup_bytes_read_total", port: port),
+                      Self.sample("streamup_bytes_delivered_total", port: port) == read,
+                      Self.sample("streamup_lines_read_total", port: port) == lines else { return false }
+                let stored = streamText(in: directory) ?? ""
+                return Double(stored.utf8.count) == read && Double(stored.split(separator: "\n").count) == lines
+            }, "stderr: \(child.stderr)")
+            let scrape = try await Self.parse(url: url.absoluteString)
+            #expect(scrape.types["streamup_lines_read"] == "counter" && (scrape["streamup_requests_total{endpoint=\"\(sink.url.host ?? ""):\(sink.port)\",status=\"2xx\"}"] ?? 0) >= 1, "\(scrape.samples)")
+            if job { child.closeStdin() } else { child.signal(SIGTERM) }
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+        }
+    }
+
     /// The text itself, through the independent parser: every family typed, counters end in
     /// `_total`, label values escaped, requests by endpoint and status class (none: no answer).
     @Test func theExpositionParses() async throws {
