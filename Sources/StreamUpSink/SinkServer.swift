@@ -41,6 +41,8 @@ import StreamUpSystem
 ///   closes the connection, and none lets a client make the sink allocate, open or wait in
 ///   proportion to what the client claims.
 /// - Faults: ``SinkConfiguration/faults`` makes the server misbehave on purpose; see ``SinkFaults``.
+/// - Responder (package API): a server made with a `SinkResponder` answers every request with
+///   it instead of storing anything, under the same limits (`streamup --metrics`).
 /// - SIGPIPE: never raised; see ``Socket``.
 ///
 /// Thread safety: guarded by the `lifecycle` mutex; every member is callable from any thread.
