@@ -41,6 +41,8 @@ import StreamUpSystem
 ///   closes the connection, and none lets a client make the sink allocate, open or wait in
 ///   proportion to what the client claims.
 /// - Faults: ``SinkConfiguration/faults`` makes the server misbehave on purpose; see ``SinkFaults``.
+/// - Responder (package API): a server made with a `SinkResponder` answers every request with
+///   it instead of storing anything, under the same limits (`streamup --metrics`).
 /// - SIGPIPE: never raised; see ``Socket``.
 ///
 /// Thread safety: guarded by the `lifecycle` mutex; every member is callable from any thread.
@@ -71,8 +73,17 @@ public final class SinkServer: Sendable {
     /// - Throws: ``SinkError`` when the configuration is out of range, the host does not
     ///   resolve, the port is taken (`errno == EADDRINUSE`) or the directory can't be created or
     ///   written to; its description is one line that says what to do.
-    public init(
+    public convenience init(
         configuration: SinkConfiguration = SinkConfiguration(),
+        onEvent: @escaping @Sendable (SinkRequestEvent) -> Void = { _ in }
+    ) throws(SinkError) {
+        try self.init(configuration: configuration, responder: nil, onEvent: onEvent)
+    }
+
+    /// A server whose every request `responder` answers (nil: the sink's own storing), with
+    /// the same limits, deadlines and connection bound.
+    package init(
+        configuration: SinkConfiguration, responder: SinkResponder?,
         onEvent: @escaping @Sendable (SinkRequestEvent) -> Void = { _ in }
     ) throws(SinkError) {
         try configuration.validate()
@@ -101,7 +112,7 @@ public final class SinkServer: Sendable {
         self.wake = wake
         context = SinkServerContext(
             configuration: configuration, storage: storage,
-            origin: SinkServer.origin(host: local.host, port: local.port), onEvent: onEvent)
+            origin: SinkServer.origin(host: local.host, port: local.port), responder: responder, onEvent: onEvent)
         lifecycle = Mutex(.bound(listener: listener.release()))
     }
 

@@ -4,6 +4,7 @@ import Glibc
 #endif
 import StreamUp
 import StreamUpHTTP
+import StreamUpSink
 import StreamUpSystem
 
 /// Runs the heartbeat command: beats alone, or around a job (`-- COMMAND`, ``runJob``).
@@ -63,8 +64,10 @@ enum HeartbeatRunner {
     ) async -> (upload: Int32, job: Int32?) {
         let verbose = options.upload.verbose
         let trouble = DeliveryTrouble()
+        let metrics = options.upload.metrics.host == nil ? nil : Metrics(unhealthyAfter: options.upload.metrics.unhealthyAfter)
         let uploader: any Upload
         switch UploadRunner.makeUploader(options.upload, to: url, onEvent: { event in
+            metrics?.record(event)
             // A failing spell is told once, at the end (or when the upload gives up).
             if !verbose, trouble.absorb(event) { return }
             UploadRunner.logEvent(event, verbose: verbose)
@@ -72,6 +75,12 @@ enum HeartbeatRunner {
         case .success(let made): uploader = made
         case .failure(let failure): return (failure.status, nil)
         }
+        let metricsServer: SinkServer?
+        switch UploadRunner.serveMetrics(metrics, options.upload, uploader: uploader, files: nil) {
+        case .success(let server): metricsServer = server
+        case .failure(let failure): return (failure.status, nil)
+        }
+        defer { metricsServer?.stop() }
         let name = options.command.joined(separator: " ")
         let timeout = options.upload.shutdownTimeout ?? defaultJobShutdownTimeout
         let child = Process()

@@ -16,6 +16,8 @@ protocol Upload: UploadRunning {
     var abortLine: String { get }
     /// What the server refused and where it was kept, when it refused anything (dead letters).
     var refusedLine: String? { get }
+    /// The uploader's own counts for `--metrics`.
+    var metricGauges: Metrics.Gauges { get }
 }
 
 extension StreamUploader: Upload {
@@ -37,6 +39,14 @@ extension StreamUploader: Upload {
         let progress = self.progress
         return ProgressMeter.Counts(read: progress.bytesProduced, delivered: progress.bytesSent, waiting: progress.bytesBuffered, retries: 0)
     }
+
+    /// One request: bytes handed to the connection count as delivered; no lines are counted.
+    var metricGauges: Metrics.Gauges {
+        let progress = self.progress
+        return Metrics.Gauges(
+            bytesRead: progress.bytesProduced, bytesDelivered: progress.bytesSent, heldBytes: progress.bytesBuffered,
+            capacityBytes: configuration.bufferSize)
+    }
 }
 
 extension ReliableUploader: Upload {
@@ -53,6 +63,15 @@ extension ReliableUploader: Upload {
         let progress = self.progress
         return ProgressMeter.Counts(
             read: progress.produced, delivered: bytesDelivered, waiting: progress.held, retries: progress.retries)
+    }
+
+    var metricGauges: Metrics.Gauges {
+        let progress = self.progress
+        return Metrics.Gauges(
+            linesRead: linesProduced, bytesRead: progress.produced, bytesDelivered: bytesDelivered, bytesResent: progress.resent,
+            retries: progress.retries, deadLetters: progress.deadLetters, deadLetterBytes: progress.deadLetterBytes,
+            recordsRefused: progress.rejectedRecords, heldBytes: progress.held, capacityBytes: storageCapacity,
+            storage: options.spoolDirectory == nil ? "memory" : "spool", oldestUnacknowledged: oldestUnacknowledgedAge)
     }
 
     var refusedLine: String? {

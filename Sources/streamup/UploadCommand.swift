@@ -31,6 +31,8 @@ struct UploadOptions: Sendable, Equatable {
     /// `--multipart`, `--form` (MultipartOptions.swift).
     var multipart = MultipartOptions()
     var delivery = DeliveryOptions()
+    /// `--metrics`, `--unhealthy-after` (MetricsOptions.swift).
+    var metrics = MetricsOptions()
     /// The request options given on the command line (a preset's values give way to them).
     var given: Set<String> = []
 
@@ -165,7 +167,7 @@ struct UploadOptions: Sendable, Equatable {
         .value("-o", "--output", valueName: "FILE", help: "write a 2xx answer's body to FILE instead of stdout (- is stdout; without URL: the summary)") { options, value in
             options.outputFile = value == "-" ? nil : value
         },
-    ] + TLSOptions.table() + [
+    ] + MetricsOptions.table.map { $0.lifted(\UploadOptions.metrics) } + TLSOptions.table() + [
         .flag("-v", "--verbose", help: "print each request, answer and retry, and the counts every second, on stderr") { $0.verbose = true },
         .flag("--progress", help: "show the progress meter even when stderr is not a terminal (one line a second)") { $0.progress = true },
         .flag("--no-progress", help: "never show the progress meter (by default it shows when stderr is a terminal)") { $0.progress = false },
@@ -292,6 +294,11 @@ struct UploadOptions: Sendable, Equatable {
         of argv; token and header files are read for every request, so a rotated secret is used
         by the next one. -v shows Authorization, cookies, API keys and tokens (by field name)
         and URL passwords as <redacted>.
+        Metrics: --metrics 9400 serves GET /metrics (Prometheus text format: lines and bytes
+        read, delivered and sent again, requests by endpoint and status class, retries, dead
+        letters, buffer fill, age of the oldest unacknowledged byte, last success) and GET /health
+        (503 once delivery has failed --unhealthy-after, default 60s) on 127.0.0.1 (README:
+        Metrics and health).
         TLS: URLSession on Linux trusts only the system's CA store; trust a private CA with
         `cp ca.crt /usr/local/share/ca-certificates/NAME.crt && update-ca-certificates`.
         There is no --cacert, -k or client certificate (they are refused, not ignored).

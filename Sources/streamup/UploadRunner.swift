@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import StreamUp
 import StreamUpHTTP
+import StreamUpSink
 
 /// Runs `streamup [options] [URL]`: stdin → one chunked request → exit status from the answer.
 ///
@@ -41,11 +42,21 @@ enum UploadRunner {
         forgetSourcesAfter: Duration? = nil, onSignal: (@Sendable () -> Void)? = nil
     ) async -> (status: Int32, response: UploadResponse?) {
         let verbose = options.verbose
+        let metrics = options.metrics.host == nil ? nil : Metrics(unhealthyAfter: options.metrics.unhealthyAfter)
         let uploader: any Upload
-        switch makeUploader(options, to: urlText, stateFile: stateFile, forgetSourcesAfter: forgetSourcesAfter, onEvent: { logEvent($0, verbose: verbose) }) {
+        switch makeUploader(options, to: urlText, stateFile: stateFile, forgetSourcesAfter: forgetSourcesAfter, onEvent: { event in
+            metrics?.record(event)
+            logEvent(event, verbose: verbose)
+        }) {
         case .success(let made): uploader = made
         case .failure(let failure): return (failure.status, nil)
         }
+        let metricsServer: SinkServer?
+        switch serveMetrics(metrics, options, uploader: uploader, files: producer as? FileTailer) {
+        case .success(let server): metricsServer = server
+        case .failure(let failure): return (failure.status, nil)
+        }
+        defer { metricsServer?.stop() }
         installSignals(for: uploader, timeout: options.shutdownTimeout ?? UploadOptions.defaultShutdownTimeout) {
             onSignal?() ?? uploader.finish()
         }
@@ -127,6 +138,28 @@ enum UploadRunner {
             return .failure(NotMade(status: ExitStatus.ioFailure))
         } catch {
             Terminal.error("\(error)")
+            return .failure(NotMade(status: ExitStatus.usage))
+        }
+    }
+
+    /// Serves `--metrics` for `uploader` (and the files `files` follows) with `metrics`; nil
+    /// without --metrics; after one line on stderr, the exit status when it cannot listen.
+    static func serveMetrics(_ metrics: Metrics?, _ options: UploadOptions, uploader: any Upload, files: FileTailer?) -> Result<SinkServer?, NotMade> {
+        guard let metrics else { return .success(nil) }
+        metrics.attach {
+            var gauges = uploader.metricGauges
+            gauges.filesFollowed = files?.followedFileCount
+            return gauges
+        }
+        do {
+            guard let server = try options.metrics.server(for: metrics) else { return .success(nil) }
+            // A port picked by the system must be said; a chosen one only with -v.
+            if options.metrics.port == 0 || options.verbose {
+                Terminal.error("serving metrics on \(server.urlString)metrics and health on \(server.urlString)health")
+            }
+            return .success(server)
+        } catch {
+            Terminal.error("--metrics: \(error)")
             return .failure(NotMade(status: ExitStatus.usage))
         }
     }

@@ -270,6 +270,16 @@ public final class ReliableUploader: Sendable {
         }
     }
 
+    /// Lines the producer wrote in this run (0 with ``RecordMode/rawBytes``), for `--metrics`.
+    package var linesProduced: Int { buffer.linesWritten }
+
+    /// How long ago the oldest byte the server has not acknowledged was written (zero when
+    /// none is held), for `--metrics`: older by less than 100 ms than the truth.
+    package var oldestUnacknowledgedAge: Duration { buffer.oldestHeldAge() }
+
+    /// The bytes the storage (memory or spool) holds at most.
+    package var storageCapacity: Int { buffer.capacity }
+
     /// The stream offset of the producer's first byte: 0, or after what a spool still held.
     package var producerStart: Int { buffer.producerStart }
 

@@ -2,7 +2,7 @@ import StreamUpHTTP
 
 /// Builds the few responses the sink sends, as bytes ready for one `send`.
 ///
-/// Every final response carries `Content-Type: application/json`, an exact `Content-Length`, and
+/// Every final response carries a `Content-Type` (`application/json`, or a responder's own), an exact `Content-Length`, and
 /// `Connection: close` when the connection ends after it.
 ///
 /// Thread safety: stateless; callable from any thread.
@@ -35,12 +35,17 @@ enum HTTPResponse {
 
     /// A complete response with a JSON body; `extraHeaders` are added as given.
     static func json(status: Int, body: String, close: Bool, extraHeaders: [SinkHeaderField] = []) -> [UInt8] {
+        content(status: status, type: "application/json", body: body, close: close, extraHeaders: extraHeaders)
+    }
+
+    /// A complete response with a body of content type `type`; `extraHeaders` are added as given.
+    static func content(status: Int, type: String, body: String, close: Bool, extraHeaders: [SinkHeaderField] = []) -> [UInt8] {
         let payload = Array(body.utf8)
         var head = "HTTP/1.1 \(status) \(reasonPhrase(status))\r\n"
         for field in extraHeaders {
             head += "\(field.name): \(field.value)\r\n"
         }
-        head += "Content-Type: application/json\r\n"
+        head += "Content-Type: \(type)\r\n"
         head += "Content-Length: \(payload.count)\r\n"
         head += close ? "Connection: close\r\n" : "Connection: keep-alive\r\n"
         head += "\r\n"

@@ -8,17 +8,18 @@ import StreamUpHTTP
 struct PreparedResponse: Equatable {
     var status: Int
     var headers: [SinkHeaderField] = []
-    /// The JSON body; `nil` for none.
+    /// The body (JSON unless `contentType` says otherwise); `nil` for none.
     var json: String?
     /// Why the request was refused, for its event; `nil` for a success.
     var failure: String?
+    var contentType = "application/json"
 
     /// The response bytes; an answer to `HEAD` never has content.
     func bytes(close: Bool, isHead: Bool) -> [UInt8] {
         guard let json, !isHead else {
             return HTTPResponse.empty(status: status, close: close, extraHeaders: headers)
         }
-        return HTTPResponse.json(status: status, body: json, close: close, extraHeaders: headers)
+        return HTTPResponse.content(status: status, type: contentType, body: json, close: close, extraHeaders: headers)
     }
 }
 

@@ -25,6 +25,13 @@ extension SinkConnection {
             reject(status: 413, reason: SinkConnection.declaredTooLarge(declared, allowance: allowance, resumable), socket)
             return .close
         }
+        if let responder = context.responder {
+            // Outside any lock: the responder is the caller's code.
+            let answer = responder(head.method, head.target)
+            return prepare(
+                PreparedResponse(status: answer.status, headers: answer.headers, json: answer.body, contentType: answer.contentType),
+                head: head, sequence: sequence, socket)
+        }
         let next: Next
         if context.faultState.claimFailure() {
             next = prepare(injectedFailure(head), head: head, sequence: sequence, socket)

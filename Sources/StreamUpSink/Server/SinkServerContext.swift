@@ -27,6 +27,8 @@ final class SinkServerContext: Sendable {
     /// `http://HOST:PORT` of the listener (loopback for a wildcard), for upload URLs when a
     /// request has no usable `Host`.
     let origin: String
+    /// Answers every request instead of the sink's storing, when set (``SinkResponder``).
+    let responder: SinkResponder?
 
     private let onEvent: @Sendable (SinkRequestEvent) -> Void
     private let sequence: Atomic<Int>
@@ -37,9 +39,10 @@ final class SinkServerContext: Sendable {
     static let threadStackSize = 512 << 10
 
     init(
-        configuration: SinkConfiguration, storage: BodyStorage?, origin: String,
+        configuration: SinkConfiguration, storage: BodyStorage?, origin: String, responder: SinkResponder? = nil,
         onEvent: @escaping @Sendable (SinkRequestEvent) -> Void
     ) {
+        self.responder = responder
         self.configuration = configuration
         self.storage = storage
         self.origin = origin

@@ -102,6 +102,11 @@ public final class FileTailer: Producer, PositionedProducer {
         shared.withLock { $0.report = report }
     }
 
+    /// How many files are followed now, for `--metrics`.
+    package var followedFileCount: Int {
+        shared.withLock { $0.paths.count }
+    }
+
     /// Where each followed file stands: the offset up to which its lines went into the writer.
     /// Save these after the server acknowledged everything (one request) to resume there.
     package var positions: [SourcePosition] {
