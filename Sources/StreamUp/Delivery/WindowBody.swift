@@ -17,7 +17,8 @@ import StreamUpSystem
 /// the same bytes (corelibs does not rewind a `Data` body for a re-send, measured: the short
 /// re-sent body met 408). Resumable appends refuse a re-send instead: a PATCH re-sent with its
 /// stale `Upload-Offset` after part of it arrived would conflict; the request fails and HEAD
-/// says where to go on.
+/// says where to go on. A segment that fits one libcurl read goes as `Data` instead
+/// (``oneReadData()``), and refuses a re-send the same way.
 ///
 /// Memory: the body is a copy of at most one segment (its envelope added, or gzipped), held
 /// while its request runs; the records themselves stay in the replay buffer until acknowledged.
@@ -33,7 +34,12 @@ final class WindowBody: RequestBody, Sendable {
         var refused: StreamUpError?
         /// The most bytes any stream of this request handed out.
         var furthest = 0
+        /// The body went to URLSession as `Data` (``oneReadData()``), which it cannot re-send.
+        var handedAsData = false
     }
+    /// The most body bytes libcurl takes in one read: its upload buffer (`CURLOPT_UPLOAD_BUFFERSIZE`,
+    /// 64 KiB by default, which corelibs leaves as it is).
+    static let oneRead = 64 * 1024
     /// The stream range the body carries.
     let range: Range<Int>
     /// The body's length in bytes (its `Content-Length`).
@@ -81,10 +87,38 @@ final class WindowBody: RequestBody, Sendable {
         }
     }
 
+    /// The body as `Data`, when it is a segment libcurl takes in one read (at most
+    /// ``oneRead`` bytes); nil otherwise. Handed over this way, libcurl knows the length, ends
+    /// the body in the read that sends it and then waits for the answer on read readiness
+    /// alone, which on a reused connection costs no CPU. A stream's length is unknown to
+    /// libcurl: it asks for write readiness once more to find the end, and URLSession's write
+    /// source then fires until the answer comes (DesignNotes, platform fact 9: ~0.4 CPU-s per
+    /// second of waiting, measured). corelibs cannot send a `Data` body again, so a re-send is
+    /// refused (``stream(forAttempt:)``): the request ends and the delivery sends the segment
+    /// again itself, as for any broken connection.
+    func oneReadData() -> Data? {
+        guard allowsResend, length <= Self.oneRead else { return nil }
+        return current.withLock { current in
+            current.handedAsData = current.data != nil
+            return current.data
+        }
+    }
+
+    /// URLSession read `count` bytes of a body handed over as `Data` (`countOfBytesSent`).
+    func noteSent(_ count: Int) {
+        current.withLock { $0.furthest = max($0.furthest, count) }
+    }
+
     func stream(forAttempt attempt: Int) -> InputStream? {
-        let (previous, data) = current.withLock { current -> (BodyInputStream?, Data?) in
+        let (previous, data, handedAsData) = current.withLock { current -> (BodyInputStream?, Data?, Bool) in
             current.furthest = max(current.furthest, current.stream?.value.bytesRead ?? 0)
-            return (current.stream?.value, current.data)
+            return (current.stream?.value, current.data, current.handedAsData)
+        }
+        if handedAsData {
+            // Only a re-send asks a `Data` body for a stream, and corelibs would crash on one
+            // (it rewinds stream bodies only): refuse, and the request fails.
+            current.withLock { $0.refused = StreamUpError(.bodyNotRewindable, "the connection broke as the segment went out") }
+            return nil
         }
         if attempt > 1, !allowsResend {
             // URLSession keeps reading the old stream when given none (fact 2): fail it.
