@@ -92,8 +92,8 @@ final class WindowBody: RequestBody, Sendable {
     /// the body in the read that sends it and then waits for the answer on read readiness
     /// alone, which on a reused connection costs no CPU. A stream's length is unknown to
     /// libcurl: it asks for write readiness once more to find the end, and URLSession's write
-    /// source then fires until the answer comes (DesignNotes, platform fact 9: ~0.4 CPU-s per
-    /// second of waiting, measured). corelibs cannot send a `Data` body again, so a re-send is
+    /// source then fires until the answer comes (DesignNotes, platform fact 9: about half a
+    /// core for as long as the answer takes, measured). corelibs cannot send a `Data` body again, so a re-send is
     /// refused (``stream(forAttempt:)``): the request ends and the delivery sends the segment
     /// again itself, as for any broken connection.
     func oneReadData() -> Data? {
