@@ -9,7 +9,9 @@
 //
 // MODE: get | post-small | post4m | BYTES (a POST of that many bytes), optionally prefixed with
 // "warm-": one request first on the same session (not counted), so the measured one reuses
-// the connection.
+// the connection; and "stream-": the POST body is an InputStream (`uploadTask(withStreamedRequest:)`
+// with `Content-Length`, as a segment goes), not `Data`. "expect-" sends `Expect: 100-continue`
+// (the default for large bodies); otherwise an empty `Expect` turns it off.
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -24,41 +26,59 @@ func cpuSeconds() -> (user: Double, system: Double) {
     return (s(usage.ru_utime), s(usage.ru_stime))
 }
 
-func send(_ session: URLSession, _ url: URL, body: Data?) {
-    let done = DispatchSemaphore(value: 0)
+final class Delegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    var body = Data()
+    var done = DispatchSemaphore(value: 0)
+    func urlSession(_ session: URLSession, task: URLSessionTask, needNewBodyStream completionHandler: @escaping (InputStream?) -> Void) {
+        completionHandler(InputStream(data: body))
+    }
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
+        if let error { print("error: \(error)") } else { print("status \((task.response as! HTTPURLResponse).statusCode)") }
+        done.signal()
+    }
+}
+
+func send(_ session: URLSession, _ delegate: Delegate, _ url: URL, body: Data?, stream: Bool, expect: Bool) {
     var request = URLRequest(url: url)
     let task: URLSessionTask
     if let body {
         request.httpMethod = "POST"
-        task = session.uploadTask(with: request, from: body) { _, response, error in
-            if let error { print("error: \(error)") } else { print("status \((response as! HTTPURLResponse).statusCode)") }
-            done.signal()
+        request.setValue(expect ? "100-continue" : "", forHTTPHeaderField: "Expect")
+        if stream {
+            request.setValue(String(body.count), forHTTPHeaderField: "Content-Length")
+            request.setValue(" ", forHTTPHeaderField: "Transfer-Encoding")
+            delegate.body = body
+            task = session.uploadTask(withStreamedRequest: request)
+        } else {
+            task = session.uploadTask(with: request, from: body)
         }
     } else {
-        task = session.dataTask(with: request) { _, response, error in
-            if let error { print("error: \(error)") } else { print("status \((response as! HTTPURLResponse).statusCode)") }
-            done.signal()
-        }
+        task = session.dataTask(with: request)
     }
     task.resume()
-    done.wait()
+    delegate.done.wait()
 }
 
 let url = URL(string: CommandLine.arguments[1])!
-let mode = CommandLine.arguments[2]
-let session = URLSession(configuration: .ephemeral)
-let warm = mode.hasPrefix("warm-")
-let kind = warm ? String(mode.dropFirst(5)) : mode
+var kind = Substring(CommandLine.arguments[2])
+let mode = kind
+var options: Set<String> = []
+for prefix in ["warm-", "stream-", "expect-"] where kind.hasPrefix(prefix) || kind.contains(prefix) {
+    if let r = kind.range(of: prefix) { kind.removeSubrange(r); options.insert(prefix) }
+}
+let delegate = Delegate()
+let session = URLSession(configuration: .ephemeral, delegate: delegate, delegateQueue: nil)
 let body: Data? = switch kind {
 case "get": nil
 case "post-small": Data(repeating: 0x61, count: 100)
 case "post4m": Data(repeating: 0x61, count: 4 << 20)
 case let size where Int(size) != nil: Data(repeating: 0x61, count: Int(size)!)
-default: fatalError("mode: get | post4m | post-small, optionally warm-")
+default: fatalError("mode: [warm-][stream-][expect-](get | post4m | post-small | BYTES)")
 }
-if warm { send(session, url, body: kind == "get" ? nil : Data("warm".utf8)) }
+let stream = options.contains("stream-"), expect = options.contains("expect-")
+if options.contains("warm-") { send(session, delegate, url, body: kind == "get" ? nil : Data("warm".utf8), stream: stream, expect: false) }
 let before = cpuSeconds()
 let start = Date()
-send(session, url, body: body)
+send(session, delegate, url, body: body, stream: stream, expect: expect)
 let after = cpuSeconds()
-print(String(format: "%@: %.2f s waiting, CPU user %.2f s + system %.2f s", mode, Date().timeIntervalSince(start), after.user - before.user, after.system - before.system))
+print(String(format: "%@: %.2f s waiting, CPU user %.2f s + system %.2f s", String(mode), Date().timeIntervalSince(start), after.user - before.user, after.system - before.system))

@@ -40,6 +40,26 @@ import Testing
         }
     }
 
+    /// Segments that fit one libcurl read go to URLSession as `Data`, which it cannot send
+    /// again: when a reused connection dies under one (libcurl would re-send the request by
+    /// itself), the request ends and streamup sends the segment again whole. Nothing lost or
+    /// stored twice, and no re-sent head waits for a body that never comes (the sink's 408).
+    @Test func smallSegmentsCutOnAReusedConnectionAreSentAgainWhole() async throws {
+        let lines = (0..<400).map { "line \($0) " + String(repeating: "x", count: 40) + "\n" }.joined()
+        try await withSink(configure: { configuration in
+            configuration.faults = SinkFaults(dropAfterBytes: 3_000, dropRepeatedly: true)
+            configuration.idleTimeout = .milliseconds(500)
+        }) { sink, directory in
+            let child = try StreamupProcess(["--retries", "30", "--segment-bytes", "1k", sink.url.absoluteString])
+            child.write(lines)
+            child.closeStdin()
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(streamText(in: directory) == lines)
+            #expect(sink.requests.contains { !$0.isComplete }, "no request was cut")
+            #expect(!sink.requests.contains { $0.status == 408 }, "a re-sent request waited for its body: \(sink.requests.map(\.status))")
+        }
+    }
+
     /// The sink stores a segment but its answer is lost: streamup cannot know, sends the segment
     /// again, and the sink's de-duplication by `Streamup-Offset` stores it once.
     @Test func aLostAnswerCausesAResendThatIsStoredOnce() async throws {

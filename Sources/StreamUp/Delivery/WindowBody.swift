@@ -17,10 +17,13 @@ import StreamUpSystem
 /// the same bytes (corelibs does not rewind a `Data` body for a re-send, measured: the short
 /// re-sent body met 408). Resumable appends refuse a re-send instead: a PATCH re-sent with its
 /// stale `Upload-Offset` after part of it arrived would conflict; the request fails and HEAD
-/// says where to go on.
+/// says where to go on. A segment that fits one libcurl read goes as `Data` instead
+/// (``oneReadData()``), and refuses a re-send the same way.
 ///
-/// Memory: the body is a copy of at most one segment (its envelope added, or gzipped), held
-/// while its request runs; the records themselves stay in the replay buffer until acknowledged.
+/// Memory: a body that is the records as they are (no envelope, no gzip) held in memory is not
+/// copied: its streams read the replay buffer, which keeps those bytes until they are
+/// acknowledged. Any other body is a copy of at most one segment (its envelope added, or
+/// gzipped), held while its request runs.
 ///
 /// Thread safety: the body and the streams handed out are guarded by a `Mutex` (URLSession
 /// asks for streams on its delegate queue, the delivery task reads what was sent).
@@ -33,12 +36,21 @@ final class WindowBody: RequestBody, Sendable {
         var refused: StreamUpError?
         /// The most bytes any stream of this request handed out.
         var furthest = 0
+        /// The body went to URLSession as `Data` (``oneReadData()``), which it cannot re-send.
+        var handedAsData = false
+        /// The request is over: no more streams.
+        var closed = false
     }
+    /// The most body bytes libcurl takes in one read: its upload buffer (`CURLOPT_UPLOAD_BUFFERSIZE`,
+    /// 64 KiB by default, which corelibs leaves as it is).
+    static let oneRead = 64 * 1024
     /// The stream range the body carries.
     let range: Range<Int>
     /// The body's length in bytes (its `Content-Length`).
     let length: Int
     private let allowsResend: Bool
+    /// The buffer the streams read, when the body is its records as they are.
+    private let records: ReplayBuffer?
     private let current: Mutex<Current>
 
     /// Builds the body of `range` of `buffer` as `encoding` says.
@@ -47,9 +59,19 @@ final class WindowBody: RequestBody, Sendable {
     init(_ range: Range<Int>, of buffer: ReplayBuffer, encoding: BodyEncoding, allowsResend: Bool) throws {
         self.range = range
         self.allowsResend = allowsResend
-        let data = try Self.build(encoding.stages(over: WindowSource(buffer: buffer, range: range)), expected: range.count)
-        self.length = data.count
-        self.current = Mutex(Current(data: data))
+        if encoding.isIdentity, !buffer.storage.isDurable, range.count > Self.oneRead {
+            // Read from the buffer, where the bytes stay until acknowledged (after the answer):
+            // a copy would add a segment to peak memory. (A spool is read by the delivery task
+            // instead, never by URLSession's shared queue, fact 3; a small body goes as `Data`.)
+            records = buffer
+            length = range.count
+            current = Mutex(Current())
+        } else {
+            let data = try Self.build(encoding.stages(over: WindowSource(buffer: buffer, range: range)), expected: range.count)
+            records = nil
+            length = data.count
+            current = Mutex(Current(data: data))
+        }
     }
 
     /// Reads `top` to its end. The window's end is fixed, so no stage ever waits for input.
@@ -81,10 +103,38 @@ final class WindowBody: RequestBody, Sendable {
         }
     }
 
+    /// The body as `Data`, when it is a segment libcurl takes in one read (at most
+    /// ``oneRead`` bytes); nil otherwise. Handed over this way, libcurl knows the length, ends
+    /// the body in the read that sends it and then waits for the answer on read readiness
+    /// alone, which on a reused connection costs no CPU. A stream's length is unknown to
+    /// libcurl: it asks for write readiness once more to find the end, and URLSession's write
+    /// source then fires until the answer comes (DesignNotes, platform fact 9: about half a
+    /// core for as long as the answer takes, measured). corelibs cannot send a `Data` body again, so a re-send is
+    /// refused (``stream(forAttempt:)``): the request ends and the delivery sends the segment
+    /// again itself, as for any broken connection.
+    func oneReadData() -> Data? {
+        guard allowsResend, length <= Self.oneRead else { return nil }
+        return current.withLock { current in
+            current.handedAsData = current.data != nil
+            return current.data
+        }
+    }
+
+    /// URLSession read `count` bytes of a body handed over as `Data` (`countOfBytesSent`).
+    func noteSent(_ count: Int) {
+        current.withLock { $0.furthest = max($0.furthest, count) }
+    }
+
     func stream(forAttempt attempt: Int) -> InputStream? {
-        let (previous, data) = current.withLock { current -> (BodyInputStream?, Data?) in
+        let (previous, data, handedAsData) = current.withLock { current -> (BodyInputStream?, Data?, Bool) in
             current.furthest = max(current.furthest, current.stream?.value.bytesRead ?? 0)
-            return (current.stream?.value, current.data)
+            return (current.stream?.value, current.data, current.handedAsData)
+        }
+        if handedAsData {
+            // Only a re-send asks a `Data` body for a stream, and corelibs would crash on one
+            // (it rewinds stream bodies only): refuse, and the request fails.
+            current.withLock { $0.refused = StreamUpError(.bodyNotRewindable, "the connection broke as the segment went out") }
+            return nil
         }
         if attempt > 1, !allowsResend {
             // URLSession keeps reading the old stream when given none (fact 2): fail it.
@@ -93,8 +143,15 @@ final class WindowBody: RequestBody, Sendable {
             current.withLock { $0.refused = again }
             return nil
         }
-        guard let data else { return nil }
-        let stream = BodyInputStream(source: DataSource(data))
+        let source: any BodySource
+        if let records {
+            guard !current.withLock({ $0.closed }) else { return nil }
+            source = WindowSource(buffer: records, range: range)
+        } else {
+            guard let data else { return nil }
+            source = DataSource(data)
+        }
+        let stream = BodyInputStream(source: source)
         current.withLock { $0.stream = StreamReference(stream) }
         return stream
     }
@@ -111,7 +168,10 @@ final class WindowBody: RequestBody, Sendable {
 
     /// The request is over: the body's bytes go (nothing waits on a complete body).
     func close() {
-        current.withLock { $0.data = nil }
+        current.withLock { current in
+            current.data = nil
+            current.closed = true
+        }
     }
 
     func abort(_ error: StreamUpError) {

@@ -62,7 +62,11 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
             state.bodyRequests += 1
             return state.bodyRequests
         }
-        completionHandler(body.stream(forAttempt: attempt))
+        let stream = body.stream(forAttempt: attempt)
+        // A body that refused has failed: end the request now. (A `Data` body has no stream to
+        // fail, and libcurl would go on with the head and none of the body.)
+        if stream == nil, body.failure != nil { TaskReference(task).cancelSoon() }
+        completionHandler(stream)
     }
 
     func urlSession(
