@@ -77,7 +77,7 @@ final class Metrics: Sendable {
     /// Counts what `event` says about requests, answers and failures.
     func record(_ event: UploadEvent, now: ContinuousClock.Instant = .now, date: Date = Date()) {
         state.withLock { state in
-            switch event {
+            switch event.detail {
             case .requestStarted(_, let url, _):
                 Self.endUnanswered(&state)
                 let endpoint = Self.endpoint(of: url)
