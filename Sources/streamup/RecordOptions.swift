@@ -15,10 +15,25 @@ struct RecordOptions: Sendable, Equatable {
     var labels: [(String, String)] = []
     /// The record options given on the command line (a preset's values give way to them).
     var given: Set<String> = []
+    /// `--multiline`, `--multiline-timeout`, `--multiline-max-lines`: how lines join into
+    /// records (nil kind: a record per line).
+    var multilineKind: MultilineRule.Kind?
+    var multilineTimeout: Duration?
+    var multilineMaxLines: Int?
+
+    /// The multiline rule the options give; nil without `--multiline`.
+    var multiline: MultilineRule? {
+        guard let multilineKind else { return nil }
+        var rule = MultilineRule(multilineKind)
+        if let multilineTimeout { rule.timeout = multilineTimeout }
+        if let multilineMaxLines { rule.maxLines = multilineMaxLines }
+        return rule
+    }
 
     static func == (lhs: RecordOptions, rhs: RecordOptions) -> Bool {
         lhs.format == rhs.format && lhs.invalidUTF8 == rhs.invalidUTF8 && lhs.keys == rhs.keys && lhs.fields.elementsEqual(rhs.fields) { $0 == $1 }
             && lhs.receiver == rhs.receiver && lhs.labels.elementsEqual(rhs.labels) { $0 == $1 } && lhs.given == rhs.given
+            && lhs.multiline == rhs.multiline && lhs.multilineTimeout == rhs.multilineTimeout && lhs.multilineMaxLines == rhs.multilineMaxLines
     }
 
     /// The format records get: the one given, else the receiver's, else raw.
@@ -60,6 +75,13 @@ extension UploadOptions {
     ///   small for the record's other fields.
     func recordFormatter(path: String? = nil) throws -> RecordFormatter? {
         try records.formatter(path: path, maxRecordBytes: delivery.maxRecordBytes)
+    }
+
+    /// The formatter for records of joined lines (`--multiline`): the record formatter, or
+    /// for raw lines one that keeps them as they are, cut at `--max-record`.
+    func multilineFormatter(path: String? = nil) throws -> RecordFormatter {
+        if let formatter = try recordFormatter(path: path) { return formatter }
+        return try RecordFormatter(format: .raw, maxRecordBytes: delivery.maxRecordBytes ?? 1 << 20)
     }
 
     /// The longest record the upload keeps whole: a formatted record and its `\n`, or a raw

@@ -11,14 +11,18 @@ import StreamUpHTTP
 enum UploadRunner {
     static func run(_ options: UploadOptions) async -> Int32 {
         let formatter: RecordFormatter?
+        let multiline = options.records.multiline
         do {
-            formatter = try options.recordFormatter()
+            formatter = multiline == nil ? try options.recordFormatter() : try options.multilineFormatter()
         } catch {
             Terminal.error("\(error)")
             return ExitStatus.usage
         }
         return await withTarget(options) { url in
             let stdin = FileDescriptorProducer(fileDescriptor: 0)
+            if let formatter, let multiline {
+                return await upload(options, to: url, producer: FormattingProducer(stdin, formatter: formatter, multiline: multiline)).status
+            }
             guard let formatter else { return await upload(options, to: url, producer: stdin).status }
             return await upload(options, to: url, producer: FormattingProducer(stdin, formatter: formatter)).status
         }

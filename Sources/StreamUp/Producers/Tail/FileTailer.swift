@@ -127,9 +127,9 @@ public final class FileTailer: PositionedProducer {
         try await withTaskCancellationHandler {
             try await writer.runBlocking { [self] blocking in
                 var loop = TailLoop(tailer: self, watcher: TailWatcher(wake: wake), wake: wake, saved: SavedPositions(saved))
-                guard let format else { try loop.run(blocking) }
-                let formatting = FormattingLineSink(blocking, maxLine: options.maxLineBytes) { [self] source in
-                    path(of: source).flatMap(format)
+                guard format != nil || options.multiline != nil else { try loop.run(blocking) }
+                let formatting = FormattingLineSink(blocking, maxLine: options.maxLineBytes, multiline: options.multiline) { [self] source in
+                    format.flatMap { format in path(of: source).flatMap(format) }
                 }
                 try loop.run(formatting)
             }
