@@ -20,6 +20,8 @@ struct RecordOptions: Sendable, Equatable {
     var multilineKind: MultilineRule.Kind?
     var multilineTimeout: Duration?
     var multilineMaxLines: Int?
+    /// `--parse cri|docker`: lines are a container runtime's (nil: lines are the messages).
+    var parse: ContainerLogFormat?
 
     /// The multiline rule the options give; nil without `--multiline`.
     var multiline: MultilineRule? {
@@ -34,6 +36,7 @@ struct RecordOptions: Sendable, Equatable {
         lhs.format == rhs.format && lhs.invalidUTF8 == rhs.invalidUTF8 && lhs.keys == rhs.keys && lhs.fields.elementsEqual(rhs.fields) { $0 == $1 }
             && lhs.receiver == rhs.receiver && lhs.labels.elementsEqual(rhs.labels) { $0 == $1 } && lhs.given == rhs.given
             && lhs.multiline == rhs.multiline && lhs.multilineTimeout == rhs.multilineTimeout && lhs.multilineMaxLines == rhs.multilineMaxLines
+            && lhs.parse == rhs.parse
     }
 
     /// The format records get: the one given, else the receiver's, else raw.
@@ -53,10 +56,10 @@ struct RecordOptions: Sendable, Equatable {
 
     /// The formatter for records read at `path` (nil for stdin), or nil for raw lines: the
     /// receiver's format, keys and record limit with the options given explicitly winning
-    /// (`maxRecordBytes` is `--max-record`).
-    func formatter(path: String? = nil, maxRecordBytes: Int?) throws -> RecordFormatter? {
+    /// (`maxRecordBytes` is `--max-record`); `extra` fields (a container's) come first.
+    func formatter(path: String? = nil, maxRecordBytes: Int?, extra: [(name: String, value: String)] = []) throws -> RecordFormatter? {
         guard effectiveFormat != .raw else { return nil }
-        let fields = fields.map { (name: $0.0, value: $0.1) }
+        let fields = extra + fields.map { (name: $0.0, value: $0.1) }
         if let receiver {
             return try receiver.formatter(
                 format: effectiveFormat, keys: effectiveKeys, path: path, fields: fields, labels: labels.map { (name: $0.0, value: $0.1) },
@@ -77,10 +80,11 @@ extension UploadOptions {
         try records.formatter(path: path, maxRecordBytes: delivery.maxRecordBytes)
     }
 
-    /// The formatter for records of joined lines (`--multiline`): the record formatter, or
-    /// for raw lines one that keeps them as they are, cut at `--max-record`.
-    func multilineFormatter(path: String? = nil) throws -> RecordFormatter {
-        if let formatter = try recordFormatter(path: path) { return formatter }
+    /// The formatter for records of joined lines (`--multiline`) or container messages
+    /// (`--parse`, with the container's `extra` fields): the record formatter, or for raw lines
+    /// one that keeps them as they are, cut at `--max-record`.
+    func multilineFormatter(path: String? = nil, extra: [(name: String, value: String)] = []) throws -> RecordFormatter {
+        if let formatter = try records.formatter(path: path, maxRecordBytes: delivery.maxRecordBytes, extra: extra) { return formatter }
         return try RecordFormatter(format: .raw, maxRecordBytes: delivery.maxRecordBytes ?? 1 << 20)
     }
 

@@ -125,6 +125,10 @@ struct UploadOptions: Sendable, Equatable {
             guard let count = Int(value), count >= 1 else { throw UsageError("--multiline-max-lines: '\(value)' is not a number of at least 1") }
             options.records.multilineMaxLines = count
         },
+        .value("--parse", valueName: "cri|docker", help: "lines are a container runtime's: cri (Kubernetes, /var/log/pods/: TIME STREAM P|F MESSAGE, P pieces joined until F) or docker (json-file: {\"log\",\"stream\",\"time\"}, pieces joined until one ends in a newline); the message becomes the record, its time the record's time, stream a field, and for tail namespace, pod and container fields from the path (with --format or --to)") { options, value throws(UsageError) in
+            guard let format = ContainerLogFormat(rawValue: value) else { throw UsageError("--parse: '\(value)' is not cri or docker") }
+            options.records.parse = format
+        },
         .value("--compress", valueName: "gzip", help: "compress each request with gzip (Content-Encoding: gzip): one gzip member per request; a single request is flushed whenever it would wait for input") { options, value throws(UsageError) in
             guard value == "gzip" else { throw UsageError("--compress: '\(value)' is not supported (gzip is)") }
             options.gzip = true
@@ -204,8 +208,8 @@ struct UploadOptions: Sendable, Equatable {
         if records.multilineKind == nil && (records.multilineTimeout != nil || records.multilineMaxLines != nil) {
             throw UsageError("--multiline-timeout and --multiline-max-lines shape multiline records: add --multiline")
         }
-        if records.multilineKind != nil && delivery.records == .rawBytes {
-            throw UsageError("--multiline makes records of lines: it cannot go with --records none")
+        if (records.multilineKind != nil || records.parse != nil) && delivery.records == .rawBytes {
+            throw UsageError("\(records.parse != nil ? "--parse" : "--multiline") makes records of lines: it cannot go with --records none")
         }
         if records.effectiveFormat != .raw && delivery.records == .rawBytes {
             throw UsageError("--format \(records.effectiveFormat.rawValue) makes records of lines: it cannot go with --records none")

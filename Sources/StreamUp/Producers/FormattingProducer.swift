@@ -21,6 +21,10 @@ public struct FormattingProducer<Inner: Producer>: Producer {
     public let formatter: RecordFormatter
     /// How lines join into records (nil: a record per line).
     let multiline: MultilineRule?
+    /// How container log lines are taken apart (nil: lines are the messages).
+    let parse: ContainerLogFormat?
+    /// The formatter of a stream's records, with `--parse` (nil: ``formatter``).
+    let streamFormatter: (@Sendable (String) -> RecordFormatter?)?
 
     /// - Parameters:
     ///   - inner: the producer whose lines become records.
@@ -34,10 +38,17 @@ public struct FormattingProducer<Inner: Producer>: Producer {
     ///   - formatter: how each record becomes bytes (a ``RecordFormat/raw`` one keeps them as
     ///     they are).
     ///   - multiline: how lines join into records.
-    package init(_ inner: Inner, formatter: RecordFormatter, multiline: MultilineRule?) {
+    ///   - parse: how container log lines are taken apart.
+    ///   - streamFormatter: the formatter of a stream's records (`stdout`, `stderr`).
+    package init(
+        _ inner: Inner, formatter: RecordFormatter, multiline: MultilineRule?, parse: ContainerLogFormat? = nil,
+        streamFormatter: (@Sendable (String) -> RecordFormatter?)? = nil
+    ) {
         self.inner = inner
         self.formatter = formatter
         self.multiline = multiline
+        self.parse = parse
+        self.streamFormatter = streamFormatter
     }
 
     public func produce(into writer: StreamWriter) async throws {
@@ -49,9 +60,11 @@ public struct FormattingProducer<Inner: Producer>: Producer {
         defer { innerTask.cancel() }
         let formatter = self.formatter
         let multiline = multiline
+        let parse = parse
+        let streamFormatter = streamFormatter
         try await withTaskCancellationHandler {
             try await writer.runBlocking { blocking in
-                var lines = LineRecords(formatter: formatter, multiline: multiline)
+                var lines = LineRecords(formatter: formatter, multiline: multiline, parse: parse, streamFormatter: streamFormatter)
                 var chunk = [UInt8](repeating: 0, count: 64 * 1024)
                 var position: Int64 = 0
                 let clock = ContinuousClock()

@@ -50,6 +50,8 @@ extension FileTailer {
         /// How each file's lines join into multiline records (nil: a record per line). A
         /// file's saved position never passes a line of a record not yet acknowledged whole.
         package var multiline: MultilineRule?
+        /// How each line is taken apart as a container runtime's (nil: lines are the messages).
+        package var parse: ContainerLogFormat?
 
         public init() {}
 

@@ -27,6 +27,8 @@ struct MultilineJoiner {
         var start: Int64
         var end: Int64
         var lines: Int
+        /// What the container runtime said of its first line (`--parse`); empty otherwise.
+        var meta = RecordMeta()
     }
 
     let rule: MultilineRule
@@ -49,12 +51,13 @@ struct MultilineJoiner {
     var deadline: Duration? { held == nil ? nil : lastLineAt + rule.timeout }
 
     /// Adds `line` (without its `\n`), source bytes `start..<end`, read at `now`; returns the
-    /// record it completed, if any.
-    mutating func add(_ line: UnsafeRawBufferPointer, start: Int64, end: Int64, at now: Duration) -> Joined? {
+    /// record it completed, if any. A line of another stream (`meta`) than the held record's
+    /// starts a record.
+    mutating func add(_ line: UnsafeRawBufferPointer, start: Int64, end: Int64, at now: Duration, meta: RecordMeta = RecordMeta()) -> Joined? {
         let continues = matcher.continues(line)
         var done: Joined?
         if var record = held {
-            if continues && record.lines < rule.maxLines && record.bytes.count + 1 + line.count <= maxBytes {
+            if continues && record.meta.stream == meta.stream && record.lines < rule.maxLines && record.bytes.count + 1 + line.count <= maxBytes {
                 record.bytes.append(0x0A)
                 record.bytes.append(contentsOf: line)
                 record.end = end
@@ -65,7 +68,7 @@ struct MultilineJoiner {
             }
             done = record
         }
-        held = Joined(bytes: Array(line), start: start, end: end, lines: 1)
+        held = Joined(bytes: Array(line), start: start, end: end, lines: 1, meta: meta)
         lastLineAt = now
         return done
     }
@@ -81,4 +84,14 @@ struct MultilineJoiner {
         defer { held = nil }
         return held
     }
+}
+
+/// What a container runtime wrote beside a message (`ContainerLogLine`): its stream and time.
+///
+/// Thread safety: a value type.
+struct RecordMeta: Equatable {
+    /// `stdout` or `stderr`; nil for a plain line.
+    var stream: String?
+    /// The runtime's time of the line, in milliseconds since 1970; nil: the time it was read.
+    var milliseconds: Int64?
 }

@@ -10,7 +10,8 @@ import Foundation
 /// With a ``MultilineRule``, each file's lines join into records of their own (`LineRecords`
 /// per file); a record is marked with the range of all its lines, so a file's saved position
 /// never passes a line of a record not yet sent and acknowledged. ``expire(at:)`` sends the
-/// records whose timeout passed.
+/// records whose timeout passed. With a ``ContainerLogFormat``, each file's container lines are
+/// taken apart, their records made by the formatter of their stream.
 ///
 /// Thread safety: confined to the tailer's thread.
 final class FormattingLineSink: LineSink {
@@ -18,16 +19,29 @@ final class FormattingLineSink: LineSink {
     private let maxLine: Int
     private let makeFormatter: (SourceID) -> RecordFormatter?
     private let multiline: MultilineRule?
+    private let parse: ContainerLogFormat?
+    private let makeStreamFormatter: ((SourceID, String) -> RecordFormatter?)?
     private var lines: [SourceID: LineRecords] = [:]
     private var lastSource: SourceID?
     /// The origin of the monotonic times `LineRecords` gets.
     private let origin = ContinuousClock.now
 
-    init(_ inner: BlockingStreamWriter, maxLine: Int, multiline: MultilineRule? = nil, makeFormatter: @escaping (SourceID) -> RecordFormatter?) {
+    init(
+        _ inner: BlockingStreamWriter, maxLine: Int, multiline: MultilineRule? = nil, parse: ContainerLogFormat? = nil,
+        makeStreamFormatter: ((SourceID, String) -> RecordFormatter?)? = nil, makeFormatter: @escaping (SourceID) -> RecordFormatter?
+    ) {
         self.inner = inner
         self.maxLine = maxLine
         self.multiline = multiline
+        self.parse = parse
+        self.makeStreamFormatter = makeStreamFormatter
         self.makeFormatter = makeFormatter
+    }
+
+    /// The records of a new source's lines.
+    private func newLines(_ source: SourceID) -> LineRecords {
+        let streamFormatter = makeStreamFormatter.map { make in { (stream: String) in make(source, stream) } }
+        return LineRecords(formatter: makeFormatter(source), maxLine: maxLine, multiline: multiline, parse: parse, streamFormatter: streamFormatter)
     }
 
     var deadline: ContinuousClock.Instant? {
@@ -60,7 +74,7 @@ final class FormattingLineSink: LineSink {
             return try write(records, of: source)
         }
         lastSource = mark.source
-        var fileLines = lines[mark.source] ?? LineRecords(formatter: makeFormatter(mark.source), maxLine: maxLine, multiline: multiline)
+        var fileLines = lines[mark.source] ?? newLines(mark.source)
         let records = fileLines.take(bytes, from: mark.start, readAt: Date(), now: ContinuousClock.now - origin)
         lines[mark.source] = fileLines
         try write(records, of: mark.source)
