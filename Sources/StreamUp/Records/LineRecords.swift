@@ -75,6 +75,9 @@ struct LineRecords {
     /// Whether a partial line is held.
     var isHoldingPartialLine: Bool { !carry.isEmpty }
 
+    /// Whether anything is held: a partial line, pieces of a container line, a multiline record.
+    var isHolding: Bool { !carry.isEmpty || partial != nil || joiner?.isHolding == true }
+
     /// When the multiline record held goes out without more input (``expire(at:)``); nil when
     /// none is held.
     var deadline: Duration? { joiner?.deadline }

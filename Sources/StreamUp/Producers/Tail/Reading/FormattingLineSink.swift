@@ -57,7 +57,7 @@ final class FormattingLineSink: LineSink {
             try write(records, of: source)
         }
         // Files no longer read (rotated away, truncated) leave nothing behind.
-        lines = lines.filter { $0.value.deadline != nil || $0.value.isHoldingPartialLine || $0.key == lastSource }
+        lines = lines.filter { $0.value.isHolding || $0.key == lastSource }
     }
 
     private func write(_ records: [LineRecords.Record], of source: SourceID) throws {
