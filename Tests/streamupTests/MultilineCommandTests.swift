@@ -41,6 +41,23 @@ import Testing
         }
     }
 
+    /// stdin left open: the trace, last before a quiet spell, goes out after
+    /// --multiline-timeout, before the input ends.
+    @Test func quietStdinSendsTheHeldTraceAfterTheTimeout() async throws {
+        let trace = Self.javaTrace("quiet", frames: 5)
+        try await ReceiverValidator.with("loki") { validator in
+            let child = try StreamupProcess([
+                "--to", "loki", "--multiline", "java", "--multiline-timeout", "200ms", "--segment-seconds", "100ms", validator.url.absoluteString,
+            ])
+            child.write(Self.text(["2026-11-25 09:59:59 INFO started"] + trace))
+            #expect(await Self.waitForRecords(validator, 2), "stderr: \(child.stderr)")
+            let stored = try await validator.snapshot()
+            #expect(stored.text == ["2026-11-25 09:59:59 INFO started", trace.joined(separator: "\n")])
+            child.closeStdin()
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+        }
+    }
+
     /// tail into Elasticsearch: the trace in a followed file is one document; the last line,
     /// with nothing after it, goes out after --multiline-timeout.
     @Test func javaTraceFromTailIsOneDocument() async throws {
