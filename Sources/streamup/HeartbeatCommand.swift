@@ -31,7 +31,7 @@ struct HeartbeatOptions: Sendable, Equatable {
             }
             options.fields.append(.init(name: name, value: String(value[value.index(after: equals)...])))
         },
-    ] + UploadOptions.table.filter { !$0.names.contains("--content-type") && !$0.names.contains("--field") }.map { $0.lifted(\HeartbeatOptions.upload) }
+    ] + UploadOptions.table.filter { !$0.names.contains("--content-type") && !$0.names.contains("--field") && !$0.names.contains { $0.hasPrefix("--multiline") || $0 == "--parse" } }.map { $0.lifted(\HeartbeatOptions.upload) }
 
     static let help = """
         usage: streamup heartbeat [options] [URL] [-- COMMAND [ARG...]]

@@ -15,10 +15,28 @@ struct RecordOptions: Sendable, Equatable {
     var labels: [(String, String)] = []
     /// The record options given on the command line (a preset's values give way to them).
     var given: Set<String> = []
+    /// `--multiline`, `--multiline-timeout`, `--multiline-max-lines`: how lines join into
+    /// records (nil kind: a record per line).
+    var multilineKind: MultilineRule.Kind?
+    var multilineTimeout: Duration?
+    var multilineMaxLines: Int?
+    /// `--parse cri|docker`: lines are a container runtime's (nil: lines are the messages).
+    var parse: ContainerLogFormat?
+
+    /// The multiline rule the options give; nil without `--multiline`.
+    var multiline: MultilineRule? {
+        guard let multilineKind else { return nil }
+        var rule = MultilineRule(multilineKind)
+        if let multilineTimeout { rule.timeout = multilineTimeout }
+        if let multilineMaxLines { rule.maxLines = multilineMaxLines }
+        return rule
+    }
 
     static func == (lhs: RecordOptions, rhs: RecordOptions) -> Bool {
         lhs.format == rhs.format && lhs.invalidUTF8 == rhs.invalidUTF8 && lhs.keys == rhs.keys && lhs.fields.elementsEqual(rhs.fields) { $0 == $1 }
             && lhs.receiver == rhs.receiver && lhs.labels.elementsEqual(rhs.labels) { $0 == $1 } && lhs.given == rhs.given
+            && lhs.multiline == rhs.multiline && lhs.multilineTimeout == rhs.multilineTimeout && lhs.multilineMaxLines == rhs.multilineMaxLines
+            && lhs.parse == rhs.parse
     }
 
     /// The format records get: the one given, else the receiver's, else raw.
@@ -38,10 +56,10 @@ struct RecordOptions: Sendable, Equatable {
 
     /// The formatter for records read at `path` (nil for stdin), or nil for raw lines: the
     /// receiver's format, keys and record limit with the options given explicitly winning
-    /// (`maxRecordBytes` is `--max-record`).
-    func formatter(path: String? = nil, maxRecordBytes: Int?) throws -> RecordFormatter? {
+    /// (`maxRecordBytes` is `--max-record`); `extra` fields (a container's) come first.
+    func formatter(path: String? = nil, maxRecordBytes: Int?, extra: [(name: String, value: String)] = []) throws -> RecordFormatter? {
         guard effectiveFormat != .raw else { return nil }
-        let fields = fields.map { (name: $0.0, value: $0.1) }
+        let fields = extra + fields.map { (name: $0.0, value: $0.1) }
         if let receiver {
             return try receiver.formatter(
                 format: effectiveFormat, keys: effectiveKeys, path: path, fields: fields, labels: labels.map { (name: $0.0, value: $0.1) },
@@ -60,6 +78,14 @@ extension UploadOptions {
     ///   small for the record's other fields.
     func recordFormatter(path: String? = nil) throws -> RecordFormatter? {
         try records.formatter(path: path, maxRecordBytes: delivery.maxRecordBytes)
+    }
+
+    /// The formatter for records of joined lines (`--multiline`) or container messages
+    /// (`--parse`, with the container's `extra` fields): the record formatter, or for raw lines
+    /// one that keeps them as they are, cut at `--max-record`.
+    func multilineFormatter(path: String? = nil, extra: [(name: String, value: String)] = []) throws -> RecordFormatter {
+        if let formatter = try records.formatter(path: path, maxRecordBytes: delivery.maxRecordBytes, extra: extra) { return formatter }
+        return try RecordFormatter(format: .raw, maxRecordBytes: delivery.maxRecordBytes ?? 1 << 20)
     }
 
     /// The longest record the upload keeps whole: a formatted record and its `\n`, or a raw

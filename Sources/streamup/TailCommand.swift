@@ -47,6 +47,8 @@ struct TailOptions: Sendable, Equatable {
         if let readChunk { tailer.readChunk = readChunk }
         // Pieces of an over-long line are records of their own only if both agree.
         if let maxRecord = upload.delivery.maxRecordBytes { tailer.maxLineBytes = maxRecord }
+        tailer.multiline = upload.records.multiline
+        tailer.parse = upload.records.parse
         return tailer
     }
 

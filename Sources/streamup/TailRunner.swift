@@ -20,9 +20,15 @@ enum TailRunner {
             if try upload.recordFormatter(path: "") != nil {
                 format = { path in try? upload.recordFormatter(path: path) }
             }
+            // --parse: a formatter per file and stream, with the container's fields.
+            var formatFields: (@Sendable (String, [(name: String, value: String)]) -> RecordFormatter?)?
+            if upload.records.parse != nil {
+                _ = try upload.multilineFormatter(path: "", extra: [(name: "stream", value: "stdout")])
+                formatFields = { path, fields in try? upload.multilineFormatter(path: path, extra: fields) }
+            }
             tailer = try FileTailer(
                 patterns: options.patterns, options: options.tailerOptions,
-                onEvent: { event in UploadRunner.logEvent(event, verbose: verbose) }, format: format)
+                onEvent: { event in UploadRunner.logEvent(event, verbose: verbose) }, format: format, formatFields: formatFields)
         } catch {
             Terminal.error("tail: \(error)")
             return ExitStatus.usage

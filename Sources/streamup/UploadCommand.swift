@@ -111,6 +111,26 @@ struct UploadOptions: Sendable, Equatable {
             options.records.keys.time = value == "none" ? nil : value
             options.records.given.insert("--time-key")
         },
+        .value("--multiline", valueName: "start=REGEX|indented|java|python|go", help: "join lines into one record: start=REGEX: a line REGEX matches (Swift Regex, anywhere in the line; anchor with ^) starts a record, the others continue it; indented: a line starting with a space or tab continues the one before; java, python, go: their stack traces (at …, Caused by:, Traceback (most recent call last):, goroutine N [running]:) are one record. The record keeps its newlines (raw), or is one message with \\n (ndjson, json, --to)") { options, value throws(UsageError) in
+            do {
+                options.records.multilineKind = try MultilineRule(parsing: value).kind
+            } catch {
+                throw UsageError("\(error)")
+            }
+        },
+        .value("--multiline-timeout", valueName: "DURATION", help: "with --multiline: a record goes out after this long without a continuation (default 1s)") { options, value throws(UsageError) in
+            let timeout = try parseDuration(value, option: "--multiline-timeout")
+            guard timeout > .zero else { throw UsageError("--multiline-timeout: '\(value)' must be positive") }
+            options.records.multilineTimeout = timeout
+        },
+        .value("--multiline-max-lines", valueName: "N", help: "with --multiline: the most lines of one record (default 500; --max-record bounds its bytes); the next line starts a new record") { options, value throws(UsageError) in
+            guard let count = Int(value), count >= 1 else { throw UsageError("--multiline-max-lines: '\(value)' is not a number of at least 1") }
+            options.records.multilineMaxLines = count
+        },
+        .value("--parse", valueName: "cri|docker", help: "lines are a container runtime's: cri (Kubernetes, /var/log/pods/: TIME STREAM P|F MESSAGE, P pieces joined until F) or docker (json-file: {\"log\",\"stream\",\"time\"}, pieces joined until one ends in a newline); the message becomes the record, its time the record's time, stream a field, and for tail namespace, pod and container fields from the path (with --format or --to)") { options, value throws(UsageError) in
+            guard let format = ContainerLogFormat(rawValue: value) else { throw UsageError("--parse: '\(value)' is not cri or docker") }
+            options.records.parse = format
+        },
         .value("--compress", valueName: "gzip", help: "compress each request with gzip (Content-Encoding: gzip): one gzip member per request; a single request is flushed whenever it would wait for input") { options, value throws(UsageError) in
             guard value == "gzip" else { throw UsageError("--compress: '\(value)' is not supported (gzip is)") }
             options.gzip = true
@@ -186,6 +206,12 @@ struct UploadOptions: Sendable, Equatable {
         try validateReceiver()
         if records.effectiveFormat == .raw && (!records.fields.isEmpty || records.keys != RecordFormatter.Keys()) {
             throw UsageError("--field, --message-key and --time-key shape records: add --format ndjson or --format json")
+        }
+        if records.multilineKind == nil && (records.multilineTimeout != nil || records.multilineMaxLines != nil) {
+            throw UsageError("--multiline-timeout and --multiline-max-lines shape multiline records: add --multiline")
+        }
+        if (records.multilineKind != nil || records.parse != nil) && delivery.records == .rawBytes {
+            throw UsageError("\(records.parse != nil ? "--parse" : "--multiline") makes records of lines: it cannot go with --records none")
         }
         if records.effectiveFormat != .raw && delivery.records == .rawBytes {
             throw UsageError("--format \(records.effectiveFormat.rawValue) makes records of lines: it cannot go with --records none")

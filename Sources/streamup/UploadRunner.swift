@@ -12,14 +12,23 @@ import StreamUpSink
 enum UploadRunner {
     static func run(_ options: UploadOptions) async -> Int32 {
         let formatter: RecordFormatter?
+        let multiline = options.records.multiline
+        let parse = options.records.parse
         do {
-            formatter = try options.recordFormatter()
+            formatter = multiline == nil && parse == nil ? try options.recordFormatter() : try options.multilineFormatter()
         } catch {
             Terminal.error("\(error)")
             return ExitStatus.usage
         }
         return await withTarget(options) { url in
             let stdin = FileDescriptorProducer(fileDescriptor: 0)
+            if let formatter, multiline != nil || parse != nil {
+                let streamFormatter: @Sendable (String) -> RecordFormatter? = { stream in
+                    try? options.multilineFormatter(extra: [(name: "stream", value: stream)])
+                }
+                let producer = FormattingProducer(stdin, formatter: formatter, multiline: multiline, parse: parse, streamFormatter: streamFormatter)
+                return await upload(options, to: url, producer: producer).status
+            }
             guard let formatter else { return await upload(options, to: url, producer: stdin).status }
             return await upload(options, to: url, producer: FormattingProducer(stdin, formatter: formatter)).status
         }

@@ -10,7 +10,17 @@ import Foundation
 ///
 /// Each record comes with the source range it was made from (`start..<end`, `end` after the
 /// line's `\n`), so a producer can mark it and an acknowledgement maps back to a position.
-/// Pure: bytes in, records out, no I/O.
+///
+/// With a ``MultilineRule``, whole lines first go through a `MultilineJoiner`, and each joined
+/// record (its lines joined by `\n`) becomes one record (or its pieces, all marked with the
+/// whole record's source range); the producer calls ``expire(at:)`` when ``deadline`` passes.
+///
+/// With a ``ContainerLogFormat`` (`--parse`), each line is taken apart first
+/// (`ContainerLogLine`): its pieces (CRI `P`, Docker's without `\n`) are joined until the last
+/// one, and the message is what becomes the record (or what the joiner sees), formatted by the
+/// formatter of its stream (`streamFormatter`, which adds the stream and the path's fields)
+/// with the runtime's time.
+/// Pure: bytes in, records out, no I/O; times come from the caller.
 ///
 /// Thread safety: a value type, confined to its producer's thread.
 struct LineRecords {
@@ -28,19 +38,54 @@ struct LineRecords {
     private var carryStart: Int64 = 0
     /// Pieces cut from lines too long for one record.
     private(set) var cutLines = 0
+    /// Joins lines into multiline records; nil: each line is a record.
+    private var joiner: MultilineJoiner?
+    /// The monotonic time of the read being taken (for the joiner).
+    private var now: Duration = .zero
+    /// The most bytes of one message (joined pieces, joined lines).
+    private let maxMessage: Int
+    /// How container log lines are taken apart; nil: each line is a message.
+    private let parse: ContainerLogFormat?
+    /// The pieces of a container line so far, until its last piece.
+    private var partial: (message: [UInt8], start: Int64, meta: RecordMeta)?
+    /// Makes the formatter of a stream's records; nil: ``formatter`` for all.
+    private let streamFormatter: ((String) -> RecordFormatter?)?
+    private var streamFormatters: [String: RecordFormatter] = [:]
+    /// The runtime's time of the record being formatted (nil: the time it was read).
+    private var recordMilliseconds: Int64?
 
-    /// - Parameter maxLine: where lines are cut when there is no formatter.
-    init(formatter: RecordFormatter?, maxLine: Int = 1 << 20) {
+    /// - Parameters:
+    ///   - maxLine: where lines are cut when there is no formatter.
+    ///   - multiline: how lines join into records (nil: a record per line).
+    ///   - parse: how container log lines are taken apart (nil: they are the messages).
+    ///   - streamFormatter: the formatter of a stream's records (`--parse`; nil: `formatter`).
+    init(
+        formatter: RecordFormatter?, maxLine: Int = 1 << 20, multiline: MultilineRule? = nil, parse: ContainerLogFormat? = nil,
+        streamFormatter: ((String) -> RecordFormatter?)? = nil
+    ) {
         precondition(maxLine > 0, "lines need room")
         self.formatter = formatter
         self.maxLine = maxLine
+        maxMessage = formatter?.maxRecordBytes ?? maxLine
+        self.parse = parse
+        self.streamFormatter = streamFormatter
+        joiner = multiline.map { MultilineJoiner($0, maxBytes: formatter?.maxRecordBytes ?? maxLine) }
     }
 
     /// Whether a partial line is held.
     var isHoldingPartialLine: Bool { !carry.isEmpty }
 
-    /// The records completed by `bytes`, read from the source at `position` at `time`.
-    mutating func take(_ bytes: UnsafeRawBufferPointer, from position: Int64, readAt time: Date) -> [Record] {
+    /// Whether anything is held: a partial line, pieces of a container line, a multiline record.
+    var isHolding: Bool { !carry.isEmpty || partial != nil || joiner?.isHolding == true }
+
+    /// When the multiline record held goes out without more input (``expire(at:)``); nil when
+    /// none is held.
+    var deadline: Duration? { joiner?.deadline }
+
+    /// The records completed by `bytes`, read from the source at `position` at `time`, `now`
+    /// on a monotonic clock (it matters only with a multiline rule).
+    mutating func take(_ bytes: UnsafeRawBufferPointer, from position: Int64, readAt time: Date, now: Duration = .zero) -> [Record] {
+        self.now = now
         if carry.isEmpty { carryStart = position }
         var records: [Record] = []
         var lineStart = 0
@@ -54,28 +99,120 @@ struct LineRecords {
             let end = lineStart + (newline - rest.startIndex)
             let line = UnsafeRawBufferPointer(rebasing: bytes[lineStart..<end])
             if carry.isEmpty {
-                emit(line, terminated: true, into: &records, time: time)
+                carryStart = position + Int64(lineStart)
+                takeLine(line, terminated: true, into: &records, time: time)
             } else {
                 var held = carry
                 carry = []
                 held.append(contentsOf: line)
-                held.withUnsafeBytes { emit($0, terminated: true, into: &records, time: time) }
+                held.withUnsafeBytes { takeLine($0, terminated: true, into: &records, time: time) }
                 held.removeAll(keepingCapacity: true)
                 carry = held
             }
             lineStart = end + 1
+            carryStart = position + Int64(lineStart)
         }
         return records
     }
 
-    /// The held partial line as records (the input ended, or its file was left behind).
+    /// The held partial line and multiline record as records (the input ended, or its file
+    /// was left behind).
     mutating func flush(readAt time: Date) -> [Record] {
-        guard !carry.isEmpty else { return [] }
         var records: [Record] = []
-        let held = carry
-        carry = []
-        held.withUnsafeBytes { emit($0, terminated: false, into: &records, time: time) }
+        if !carry.isEmpty {
+            let held = carry
+            carry = []
+            held.withUnsafeBytes { takeLine($0, terminated: false, into: &records, time: time) }
+        }
+        flushHeld(into: &records, time: time)
         return records
+    }
+
+    /// The held container pieces and multiline record, as records.
+    private mutating func flushHeld(into records: inout [Record], time: Date) {
+        if let held = partial {
+            partial = nil
+            held.message.withUnsafeBytes { message($0, start: held.start, end: carryStart, meta: held.meta, into: &records, time: time) }
+        }
+        if let joined = joiner?.flush() { emit(joined, into: &records, time: time) }
+    }
+
+    /// The multiline record held, if its ``deadline`` has come at `now`.
+    mutating func expire(at now: Duration, readAt time: Date) -> [Record] {
+        guard let joined = joiner?.expire(at: now) else { return [] }
+        var records: [Record] = []
+        emit(joined, into: &records, time: time)
+        return records
+    }
+
+    /// A whole line (source bytes from `carryStart`, and its `\n` when `terminated`): a record
+    /// (or pieces) of its own, or into the multiline record.
+    private mutating func takeLine(_ line: UnsafeRawBufferPointer, terminated: Bool, into records: inout [Record], time: Date) {
+        guard joiner != nil || parse != nil else { return emit(line, terminated: terminated, into: &records, time: time) }
+        let start = carryStart
+        let end = start + Int64(line.count) + (terminated ? 1 : 0)
+        // A line that is not the runtime's format goes on as it is.
+        guard let parse, let entry = ContainerLogLine.parse(line, as: parse) else {
+            if let held = partial {
+                partial = nil
+                held.message.withUnsafeBytes { message($0, start: held.start, end: start, meta: held.meta, into: &records, time: time) }
+            }
+            message(line, start: start, end: end, meta: RecordMeta(), into: &records, time: time)
+            carryStart = end
+            return
+        }
+        var text = entry.message
+        var first = start
+        var meta = RecordMeta(stream: entry.stream, milliseconds: entry.milliseconds)
+        if let held = partial {
+            partial = nil
+            if held.meta.stream == entry.stream {
+                text = held.message + entry.message
+                first = held.start
+                meta = held.meta
+            } else {
+                held.message.withUnsafeBytes { message($0, start: held.start, end: start, meta: held.meta, into: &records, time: time) }
+            }
+        }
+        carryStart = end
+        if entry.partial && text.count < maxMessage {
+            partial = (text, first, meta)
+            return
+        }
+        text.withUnsafeBytes { message($0, start: first, end: end, meta: meta, into: &records, time: time) }
+    }
+
+    /// A whole message (source bytes `start..<end`): into the multiline record, or a record.
+    private mutating func message(
+        _ text: UnsafeRawBufferPointer, start: Int64, end: Int64, meta: RecordMeta, into records: inout [Record], time: Date
+    ) {
+        guard joiner != nil else {
+            return emit(MultilineJoiner.Joined(bytes: Array(text), start: start, end: end, lines: 1, meta: meta), into: &records, time: time)
+        }
+        if let joined = joiner!.add(text, start: start, end: end, at: now, meta: meta) { emit(joined, into: &records, time: time) }
+    }
+
+    /// The records of a joined multiline record: one, or pieces that fit, each marked with the
+    /// whole record's source range (so a position after it is saved only once all are
+    /// acknowledged).
+    private mutating func emit(_ joined: MultilineJoiner.Joined, into records: inout [Record], time: Date) {
+        var pieces: [Record] = []
+        let saved = carryStart
+        let base = formatter
+        if let stream = joined.meta.stream, let streamFormatter {
+            formatter = streamFormatters[stream] ?? streamFormatter(stream) ?? base
+        }
+        recordMilliseconds = joined.meta.milliseconds
+        joined.bytes.withUnsafeBytes { emit($0, terminated: true, into: &pieces, time: time) }
+        if let stream = joined.meta.stream, streamFormatter != nil { streamFormatters[stream] = formatter }
+        formatter = base
+        recordMilliseconds = nil
+        carryStart = saved
+        for var piece in pieces {
+            piece.start = joined.start
+            piece.end = joined.end
+            records.append(piece)
+        }
     }
 
     /// How much of the start of `line` makes one record.
@@ -90,6 +227,8 @@ struct LineRecords {
         while true {
             let length = carry.withUnsafeBytes { pieceLength($0, complete: false) }
             guard length + 4 <= carry.count else { return }
+            // What is held of a multiline record goes first, so records keep the source order.
+            flushHeld(into: &records, time: time)
             let piece = Array(carry[..<length])
             carry.removeFirst(length)
             cutLines += 1
@@ -121,7 +260,9 @@ struct LineRecords {
     /// ended.
     private mutating func record(_ line: UnsafeRawBufferPointer, length: Int, time: Date) -> Record {
         var bytes: [UInt8] = []
-        if formatter != nil {
+        if formatter != nil, let recordMilliseconds {
+            formatter!.append(line, milliseconds: recordMilliseconds, to: &bytes)
+        } else if formatter != nil {
             formatter!.append(line, readAt: time, to: &bytes)
         } else {
             bytes.reserveCapacity(line.count + 1)

@@ -236,6 +236,21 @@ final class BoundStreamCore: @unchecked Sendable {
         return total
     }
 
+    /// Waits until there is something to read (bytes, the end, a failure) or `deadline`
+    /// passes; returns whether something is there. For a reader that has work of its own due
+    /// at a time (a multiline record's timeout, `FormattingProducer`).
+    func waitForInput(until deadline: Date) -> Bool {
+        stateLock.lock()
+        defer { stateLock.unlock() }
+        while state.ring.readableCount == 0 && !state.writerClosed && state.failure == nil && !state.input.closed {
+            state.readerWaiting = true
+            let signalled = stateLock.wait(until: deadline)
+            state.readerWaiting = false
+            if !signalled { return state.ring.readableCount > 0 || state.writerClosed || state.failure != nil || state.input.closed }
+        }
+        return true
+    }
+
     // MARK: - Events
 
     /// Runs `change` under the lock, then works out which events each side is owed and delivers

@@ -47,6 +47,11 @@ extension FileTailer {
         /// line (at 10,000 lines/s: about 50 lines per read); lines wait at most this much longer.
         /// Zero reads at once.
         public var gatherDelay: Duration = .milliseconds(5)
+        /// How each file's lines join into multiline records (nil: a record per line). A
+        /// file's saved position never passes a line of a record not yet acknowledged whole.
+        package var multiline: MultilineRule?
+        /// How each line is taken apart as a container runtime's (nil: lines are the messages).
+        package var parse: ContainerLogFormat?
 
         public init() {}
 
@@ -56,6 +61,7 @@ extension FileTailer {
             if readChunk < 1 { return "the read chunk must be positive" }
             if maxLineBytes < 1 { return "the longest line must be positive" }
             if rotateWait < .zero { return "the rotate wait cannot be negative" }
+            if let problem = multiline?.problem { return problem }
             return nil
         }
     }

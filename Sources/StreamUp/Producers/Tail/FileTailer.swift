@@ -48,6 +48,9 @@ public final class FileTailer: Producer, PositionedProducer {
     let onEvent: @Sendable (UploadEvent) -> Void
     /// Makes the formatter of a file's lines (nil: lines go as they are).
     let format: (@Sendable (_ path: String) -> RecordFormatter?)?
+    /// With ``Options/parse``: makes the formatter of a file's records of one stream, given the
+    /// fields to add (the path's `namespace`, `pod`, `container`, and `stream`).
+    let formatFields: (@Sendable (_ path: String, _ fields: [(name: String, value: String)]) -> RecordFormatter?)?
 
     /// What other threads see of the tailer.
     ///
@@ -73,14 +76,25 @@ public final class FileTailer: Producer, PositionedProducer {
     ///   - format: makes the formatter for the lines of the file at a path, so each line
     ///     becomes a record naming its file (nil: lines go as they are); see
     ///     ``Receiver/formatter(path:fields:labels:)``.
-    public init(
+    public convenience init(
         patterns: [String], options: Options = Options(), onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in },
         format: (@Sendable (_ path: String) -> RecordFormatter?)? = nil
+    ) throws {
+        try self.init(patterns: patterns, options: options, onEvent: onEvent, format: format, formatFields: nil)
+    }
+
+    /// A tailer as above; with ``Options/parse``, `formatFields` makes the formatter of a file's
+    /// records of one stream, given the fields to add.
+    package init(
+        patterns: [String], options: Options, onEvent: @escaping @Sendable (UploadEvent) -> Void,
+        format: (@Sendable (_ path: String) -> RecordFormatter?)?,
+        formatFields: (@Sendable (_ path: String, _ fields: [(name: String, value: String)]) -> RecordFormatter?)?
     ) throws {
         if let problem = options.problem { throw StreamUpError(.invalidConfiguration, problem) }
         self.patterns = patterns
         self.options = options
         self.format = format
+        self.formatFields = formatFields
         self.onEvent = onEvent
         selection = try PathSelection(includes: patterns, excludes: options.excludes) { path in
             ((try? FileStatus.of(path: path, throwing: StreamUpError.self)) ?? nil)?.isDirectory ?? false
@@ -133,9 +147,17 @@ public final class FileTailer: Producer, PositionedProducer {
         try await withTaskCancellationHandler {
             try await writer.runBlocking { [self] blocking in
                 var loop = TailLoop(tailer: self, watcher: TailWatcher(wake: wake), wake: wake, saved: SavedPositions(saved))
-                guard let format else { try loop.run(blocking) }
-                let formatting = FormattingLineSink(blocking, maxLine: options.maxLineBytes) { [self] source in
-                    path(of: source).flatMap(format)
+                guard format != nil || options.multiline != nil || options.parse != nil else { try loop.run(blocking) }
+                let streamFormatter = formatFields.map { make in
+                    { [self] (source: SourceID, stream: String) -> RecordFormatter? in
+                        path(of: source).flatMap { path in make(path, ContainerPath.fields(of: path) + [(name: "stream", value: stream)]) }
+                    }
+                }
+                let formatting = FormattingLineSink(
+                    blocking, maxLine: options.maxLineBytes, multiline: options.multiline, parse: options.parse,
+                    makeStreamFormatter: streamFormatter
+                ) { [self] source in
+                    format.flatMap { format in path(of: source).flatMap(format) }
                 }
                 try loop.run(formatting)
             }

@@ -70,9 +70,10 @@ struct TailLoop: ~Copyable {
             if rescanNeeded { try rescan() }
             try serveTurns(writer)
             try finishVanished(writer)
+            try writer.expire(at: clock.now)
             if scheduler.hasReady || rescanNeeded { continue }
             events.removeAll(keepingCapacity: true)
-            try watcher.wait(timeout: waitTimeout(), into: &events)
+            try watcher.wait(timeout: waitTimeout(until: writer.deadline), into: &events)
             // Woken by a change: let the lines of a burst gather (FileTailer.Options.gatherDelay).
             if !events.isEmpty && options.gatherDelay > .zero {
                 usleep(useconds_t(options.gatherDelay.nanoseconds / 1_000))
@@ -226,12 +227,13 @@ struct TailLoop: ~Copyable {
         if !watcher.isFullyWatched { rescanNeeded = true }
     }
 
-    /// How long to sleep: until the next safety check, or until a vanished file's rotate wait
-    /// ends.
-    private func waitTimeout() -> CInt {
+    /// How long to sleep: until the next safety check, until a vanished file's rotate wait
+    /// ends, or until `due` (a multiline record's timeout).
+    private func waitTimeout(until due: ContinuousClock.Instant?) -> CInt {
         let now = clock.now
         let untilCheck = Duration.milliseconds(Int64(safetyInterval)) - (now - lastCheck)
         var timeout = max(0, Self.milliseconds(untilCheck))
+        if let due { timeout = min(timeout, max(0, Self.milliseconds(due - now))) }
         for identity in vanished {
             guard let tailed = files[identity], !tailed.finishing, let since = tailed.vanishedAt else { continue }
             let ends = max(since, tailed.lastGrowth) + options.rotateWait
