@@ -7,6 +7,10 @@ import StreamUp
 struct UploadOptions: Sendable, Equatable {
     /// nil: stream to an embedded local sink and print what it received.
     var url: String?
+    /// The URLs after the first: several endpoints (EndpointOptions.swift).
+    var moreURLs: [String] = []
+    /// `--endpoints failover|balance` (nil: not given; failover).
+    var endpointChoice: EndpointChoice?
     var method = "POST"
     var contentType = "application/octet-stream"
     var headers: [UploadConfiguration.Header] = []
@@ -52,7 +56,7 @@ struct UploadOptions: Sendable, Equatable {
         var segmentOptions: [String] = []
     }
 
-    static let table: [OptionSpec<UploadOptions>] = receiverTable + [
+    static let table: [OptionSpec<UploadOptions>] = receiverTable + endpointTable + [
         .value("-H", "--header", valueName: "'NAME: VALUE'|@FILE", help: "add a request header (repeatable); @FILE: the fields in FILE, one 'Name: value' per line, read for every request (keeps secrets out of argv and ps)") { options, value throws(UsageError) in
             guard !value.hasPrefix("@") else {
                 guard value.count > 1 else { throw UsageError("-H @FILE: the file name is empty") }
@@ -182,6 +186,7 @@ struct UploadOptions: Sendable, Equatable {
     /// Checks the options together, after parsing.
     func validate() throws(UsageError) {
         try validateReceiver()
+        try validateEndpoints()
         if records.effectiveFormat == .raw && (!records.fields.isEmpty || records.keys != RecordFormatter.Keys()) {
             throw UsageError("--field, --message-key and --time-key shape records: add --format ndjson or --format json")
         }
@@ -244,9 +249,9 @@ struct UploadOptions: Sendable, Equatable {
     }
 
     static let help = """
-        usage: streamup [options] [URL]
-               streamup tail [options] PATTERN... [URL]
-               streamup heartbeat [options] [URL] [-- COMMAND ...]
+        usage: streamup [options] [URL...]
+               streamup tail [options] PATTERN... [URL...]
+               streamup heartbeat [options] [URL...] [-- COMMAND ...]
                streamup sink [options]
                streamup --help | --version
 
