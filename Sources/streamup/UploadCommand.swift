@@ -287,6 +287,13 @@ struct UploadOptions: Sendable, Equatable {
         --resumable speaks the IETF resumable-upload protocol instead of separate requests
         (any server that speaks it, e.g. `streamup sink` or Apple's NIOResumableUpload): one
         upload, a PATCH per segment, and after a failure a HEAD tells where to go on.
+        Several URLs are endpoints of one receiver cluster (each with the --to preset's path):
+        --endpoints failover (the default) sends to the first one not set aside, balance round
+        robin over those. One that fails (no answer, 408, 429, 5xx) is set aside with a backoff
+        and probed again after it; its segment goes to another at once. All set aside: the
+        usual retries. Each endpoint gets a gapless Streamup-Offset (stream id ID-from-OFFSET
+        when it starts later in the stream). Not with --resumable or --single-request.
+            tail -F app.log | streamup --endpoints balance http://ingest-1/in http://ingest-2/in
         --spool DIR keeps the unacknowledged bytes on disk: a crash or kill loses none of them,
         and the next start with the same DIR sends them first (same stream id and offsets).
         SIGINT/SIGTERM: stop reading stdin, send what is buffered, wait for the answers (at

@@ -52,9 +52,11 @@ import Glibc
         func send(_ line: String) async -> Bool {
             written.append(line)
             child.write(line + "\n")
-            return await eventually { Self.stored(first.url).contains(line) || Self.stored(second.url).contains(line) }
+            func isStored() -> Bool { Self.stored(first.url).contains(line) || Self.stored(second.url).contains(line) }
+            _ = await eventually { isStored() || !child.process.isRunning }
+            return isStored()
         }
-        for index in 0..<10 { #expect(await send("both up \(index)")) }
+        for index in 0..<10 { #expect(await send("both up \(index)"), "stderr: \(child.stderr)") }
         #expect(Self.stored(first.url).count >= 4 && Self.stored(second.url).count >= 4, "round robin")
         // Given the last line went to b after a's answer came back, a stops.
         if Self.stored(second.url).last != written.last { #expect(await send("both up, one more")) }
@@ -66,7 +68,7 @@ import Glibc
         a = try startedSink(port: a.port, storingIn: first.url)
         defer { a.stop() }
         var index = 0
-        while Self.stored(first.url).count == storedAtA, index < 400 {
+        while Self.stored(first.url).count == storedAtA, index < 400, child.process.isRunning {
             #expect(await send("a back \(index)"))
             index += 1
         }
@@ -93,6 +95,23 @@ import Glibc
             child.signal(SIGTERM)
             #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
             #expect(Self.counts(Self.stored(directory)) == Self.counts(lines))
+        }
+    }
+
+    /// `heartbeat` takes several URLs alike: with balance over a dead port and a sink, every
+    /// beat reaches the sink once, in order.
+    @Test func heartbeatBalancesToo() async throws {
+        try await withSink { sink, directory in
+            let child = try StreamupProcess([
+                "heartbeat", "--every", "20ms", "--count", "20", "--endpoints", "balance", "--segment-seconds", "50ms",
+                "http://127.0.0.1:\(unusedLocalPort())/", sink.url.absoluteString,
+            ])
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+            let seqs = Self.stored(directory).compactMap { line -> Int? in
+                let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                return object?["seq"] as? Int
+            }
+            #expect(seqs.sorted() == Array(1...20), "stderr: \(child.stderr)")
         }
     }
 
