@@ -33,10 +33,10 @@ enum CommandLineParser {
         var options = UploadOptions()
         let (positional, rest) = try parseOptions(arguments, table: UploadOptions.table, into: &options)
         let all = positional + (rest ?? [])
-        guard all.count <= 1 else {
-            throw UsageError("expected one URL, got \(all.count) arguments: \(all.joined(separator: " "))")
+        if all.count > 1, let other = all.first(where: { !TailOptions.isURL($0) }) {
+            throw UsageError("expected URLs, got '\(other)', which is not an http or https URL")
         }
-        options.url = all.first
+        options.setURLs(all)
         try options.validate()
         return .upload(options)
     }
@@ -57,10 +57,10 @@ enum CommandLineParser {
         if wantsVersion(arguments) { return .version }
         var options = HeartbeatOptions()
         let (positional, command) = try parseOptions(arguments, table: HeartbeatOptions.table, into: &options)
-        guard positional.count <= 1 else {
-            throw UsageError("heartbeat: expected one URL, got \(positional.joined(separator: " ")) (put a command after --)")
+        if let other = positional.first(where: { !TailOptions.isURL($0) }), positional.count > 1 {
+            throw UsageError("heartbeat: '\(other)' is not an http or https URL (put a command after --)")
         }
-        options.upload.url = positional.first
+        options.upload.setURLs(positional)
         if let command {
             guard !command.isEmpty else { throw UsageError("heartbeat: '--' must be followed by a command") }
             options.command = command
@@ -76,9 +76,6 @@ enum CommandLineParser {
         let (positional, rest) = try parseOptions(arguments, table: TailOptions.table, into: &options)
         let all = positional + (rest ?? [])
         let urls = all.filter(TailOptions.isURL)
-        guard urls.count <= 1 else {
-            throw UsageError("tail: expected one URL, got \(urls.count): \(urls.joined(separator: " "))")
-        }
         options.patterns = all.filter { !TailOptions.isURL($0) }
         guard !options.patterns.isEmpty else {
             throw UsageError("tail: expected at least one FILE or PATTERN to follow (see --help)")
@@ -86,7 +83,7 @@ enum CommandLineParser {
         if let empty = options.patterns.first(where: \.isEmpty) {
             throw UsageError("tail: '\(empty)' is not a file or pattern")
         }
-        options.upload.url = urls.first
+        options.upload.setURLs(urls)
         try options.upload.validate()
         return .tail(options)
     }

@@ -34,7 +34,7 @@ struct HeartbeatOptions: Sendable, Equatable {
     ] + UploadOptions.table.filter { !$0.names.contains("--content-type") && !$0.names.contains("--field") && !$0.names.contains { $0.hasPrefix("--multiline") || $0 == "--parse" } }.map { $0.lifted(\HeartbeatOptions.upload) }
 
     static let help = """
-        usage: streamup heartbeat [options] [URL] [-- COMMAND [ARG...]]
+        usage: streamup heartbeat [options] [URL...] [-- COMMAND [ARG...]]
 
         Streams one NDJSON record per interval to URL as one long chunked request:
           {"ts":"2026-11-22T08:15:30.123Z","seq":1,"host":"web-1","pid":4242,"uptime_s":0.000,"skipped":0}

@@ -7,6 +7,10 @@ import StreamUp
 struct UploadOptions: Sendable, Equatable {
     /// nil: stream to an embedded local sink and print what it received.
     var url: String?
+    /// The URLs after the first: several endpoints (EndpointOptions.swift).
+    var moreURLs: [String] = []
+    /// `--endpoints failover|balance` (nil: not given; failover).
+    var endpointChoice: EndpointChoice?
     var method = "POST"
     var contentType = "application/octet-stream"
     var headers: [UploadConfiguration.Header] = []
@@ -54,7 +58,7 @@ struct UploadOptions: Sendable, Equatable {
         var segmentOptions: [String] = []
     }
 
-    static let table: [OptionSpec<UploadOptions>] = receiverTable + [
+    static let table: [OptionSpec<UploadOptions>] = receiverTable + endpointTable + [
         .value("-H", "--header", valueName: "'NAME: VALUE'|@FILE", help: "add a request header (repeatable); @FILE: the fields in FILE, one 'Name: value' per line, read for every request (keeps secrets out of argv and ps)") { options, value throws(UsageError) in
             guard !value.hasPrefix("@") else {
                 guard value.count > 1 else { throw UsageError("-H @FILE: the file name is empty") }
@@ -204,6 +208,7 @@ struct UploadOptions: Sendable, Equatable {
     /// Checks the options together, after parsing.
     func validate() throws(UsageError) {
         try validateReceiver()
+        try validateEndpoints()
         if records.effectiveFormat == .raw && (!records.fields.isEmpty || records.keys != RecordFormatter.Keys()) {
             throw UsageError("--field, --message-key and --time-key shape records: add --format ndjson or --format json")
         }
@@ -272,9 +277,9 @@ struct UploadOptions: Sendable, Equatable {
     }
 
     static let help = """
-        usage: streamup [options] [URL]
-               streamup tail [options] PATTERN... [URL]
-               streamup heartbeat [options] [URL] [-- COMMAND ...]
+        usage: streamup [options] [URL...]
+               streamup tail [options] PATTERN... [URL...]
+               streamup heartbeat [options] [URL...] [-- COMMAND ...]
                streamup sink [options]
                streamup --help | --version
 
@@ -310,6 +315,13 @@ struct UploadOptions: Sendable, Equatable {
         --resumable speaks the IETF resumable-upload protocol instead of separate requests
         (any server that speaks it, e.g. `streamup sink` or Apple's NIOResumableUpload): one
         upload, a PATCH per segment, and after a failure a HEAD tells where to go on.
+        Several URLs are endpoints of one receiver cluster (each with the --to preset's path):
+        --endpoints failover (the default) sends to the first one not set aside, balance round
+        robin over those. One that fails (no answer, 408, 429, 5xx) is set aside with a backoff
+        and probed again after it; its segment goes to another at once. All set aside: the
+        usual retries. Each endpoint gets a gapless Streamup-Offset (stream id ID-from-OFFSET
+        when it starts later in the stream). Not with --resumable or --single-request.
+            tail -F app.log | streamup --endpoints balance http://ingest-1/in http://ingest-2/in
         --spool DIR keeps the unacknowledged bytes on disk: a crash or kill loses none of them,
         and the next start with the same DIR sends them first (same stream id and offsets).
         SIGINT/SIGTERM: stop reading stdin, send what is buffered, wait for the answers (at

@@ -139,6 +139,8 @@ enum UploadRunner {
             }
             var library = options.libraryOptions
             if let bufferSize = options.bufferSize, case .memory = library.storage { library.storage = .memory(capacity: bufferSize) }
+            library.endpoints = try options.endpoints(first: configuration.url)
+            library.endpointChoice = options.endpointChoice ?? .failover
             library.stateFile = stateFile.map { URL(fileURLWithPath: $0) }
             library.forgetSourcesAfter = forgetSourcesAfter
             return .success(try ReliableUploader(configuration, options: library, onEvent: onEvent))

@@ -37,7 +37,9 @@ import Testing
         #expect(throws: UsageError("--method: 'GET' is not supported; a streamed body goes with POST, PUT or PATCH")) {
             try CommandLineParser.parse(["-X", "GET", "http://h"])
         }
-        #expect(throws: UsageError.self) { try CommandLineParser.parse(["http://a", "http://b"]) }
+        #expect(throws: UsageError("expected URLs, got 'input.txt', which is not an http or https URL")) {
+            try CommandLineParser.parse(["http://a", "input.txt"])
+        }
         #expect(throws: UsageError.self) { try CommandLineParser.parse(["heartbeat", "--every", "soon"]) }
         #expect(throws: UsageError.self) { try CommandLineParser.parse(["sink", "--port", "70000"]) }
         #expect(throws: UsageError.self) { try CommandLineParser.parse(["tail"]) }
@@ -196,18 +198,38 @@ import Testing
         #expect(plain.forgetAfter == .seconds(24 * 3600))
     }
 
-    /// `tail` without a file, with two URLs, or with a limit that cannot work is a usage error.
+    /// `tail` without a file, or with a limit that cannot work is a usage error.
     @Test func tailUsageErrors() {
         #expect(throws: UsageError("tail: expected at least one FILE or PATTERN to follow (see --help)")) {
             try CommandLineParser.parse(["tail", "http://h/in"])
         }
-        #expect(throws: UsageError("tail: expected one URL, got 2: http://a http://b")) {
-            try CommandLineParser.parse(["tail", "a.log", "http://a", "http://b"])
+        #expect(throws: UsageError("--endpoints balance needs two URLs or more")) {
+            try CommandLineParser.parse(["tail", "--endpoints", "balance", "a.log", "http://a"])
         }
         #expect(throws: UsageError("--max-open-files: '0' is not a positive number")) {
             try CommandLineParser.parse(["tail", "--max-open-files", "0", "a.log"])
         }
         #expect(throws: UsageError.self) { try CommandLineParser.parse(["tail", "--forget-after", "soon", "a.log"]) }
+    }
+
+    /// Several URLs are several endpoints, for stdin, `tail` and `heartbeat` alike (the first is
+    /// the URL); `--endpoints` picks how they share the segments.
+    @Test func severalURLsAreEndpoints() throws {
+        guard case .upload(let upload) = try CommandLineParser.parse(["--endpoints", "balance", "http://a/", "http://b/", "http://c/"]) else {
+            Issue.record("not an upload"); return
+        }
+        #expect(upload.urls == ["http://a/", "http://b/", "http://c/"] && upload.endpointChoice == .balance)
+        guard case .tail(let tail) = try CommandLineParser.parse(["tail", "http://a/", "a.log", "http://b/"]) else {
+            Issue.record("not tail"); return
+        }
+        #expect(tail.upload.urls == ["http://a/", "http://b/"] && tail.patterns == ["a.log"] && tail.upload.endpointChoice == nil)
+        guard case .heartbeat(let heartbeat) = try CommandLineParser.parse(["heartbeat", "http://a/", "http://b/", "--", "true"]) else {
+            Issue.record("not heartbeat"); return
+        }
+        #expect(heartbeat.upload.urls == ["http://a/", "http://b/"] && heartbeat.command == ["true"])
+        #expect(throws: UsageError("heartbeat: 'true' is not an http or https URL (put a command after --)")) {
+            try CommandLineParser.parse(["heartbeat", "http://a/", "true"])
+        }
     }
 
     /// `tail --help` names the new form and its options.

@@ -78,6 +78,8 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         /// The receiver's answer reader knows this refusal for one no retry fixes (a
         /// ClickHouse exception code for an unknown table or a parse error).
         var permanent = false
+        /// The endpoint that answered, when there are several (it names it in messages).
+        var endpoint: String? = nil
         var isSuccess: Bool { (200..<300).contains(status) }
     }
 
@@ -87,6 +89,8 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         enum Kind: Equatable { case transport, certificate, unsendable, cancelled }
         var kind: Kind
         var message: String
+        /// The endpoint that did not answer, when there are several (it names it in messages).
+        var endpoint: String? = nil
     }
 
     /// How an exchange ended, and which stream bytes its body carried.
@@ -210,7 +214,9 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     // MARK: Results
 
     /// Takes the outcome of `exchange` (which `next` asked for) and returns what to do about it.
-    mutating func handle(_ result: Result, of exchange: Exchange, now: Instant) -> [Effect] {
+    /// `elsewhere`: another endpoint takes a request now, so a plain segment that failed in a way
+    /// that is retried goes there at once, without a backoff (it still counts as a retry).
+    mutating func handle(_ result: Result, of exchange: Exchange, now: Instant, elsewhere: Bool = false) -> [Effect] {
         switch (exchange, result) {
         case (.segment(_, let limits), .answered(let answer, let carried)):
             noteSent(carried)
@@ -220,10 +226,10 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
             if answer.isSuccess {
                 return succeeded(acknowledging: carried.upperBound, now: now)
             }
-            return failed(.answer(answer), exchange: exchange, carried: carried, now: now)
+            return failed(.answer(answer), exchange: exchange, carried: carried, now: now, elsewhere: elsewhere)
         case (.segment, .failed(let failure, let carried)):
             noteSent(carried)
-            return failed(.failure(failure), exchange: exchange, carried: carried, now: now)
+            return failed(.failure(failure), exchange: exchange, carried: carried, now: now, elsewhere: elsewhere)
         case (.create, _), (.checkOffset, _), (.append, _), (.complete, _):
             return handleResumable(result, of: exchange, now: now)
         }
@@ -270,14 +276,30 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         case failure(Failure)
         var reason: String {
             switch self {
-            case .answer(let answer): "the server answered \(answer.status)" + (answer.firstLine.map { ": \($0)" } ?? "")
-            case .failure(let failure): failure.message
+            case .answer(let answer): "\(answer.endpoint ?? "the server") answered \(answer.status)" + (answer.firstLine.map { ": \($0)" } ?? "")
+            case .failure(let failure): (failure.endpoint.map { "\($0): " } ?? "") + failure.message
             }
         }
     }
 
+    /// Whether `result` is a failure the retry policy retries (no answer, 408, 429, 5xx): the
+    /// endpoint it came from is set aside for a while.
+    func isRetryable(_ result: Result) -> Bool {
+        Self.problem(of: result).map(isRetryable) ?? false
+    }
+
+    /// What went wrong in `result`, if anything did.
+    static func problem(of result: Result) -> Problem? {
+        switch result {
+        case .answered(let answer, _): answer.isSuccess ? nil : .answer(answer)
+        case .failed(let failure, _): .failure(failure)
+        }
+    }
+
     /// An attempt failed: retry after a backoff, shrink, set the segment aside, or stop.
-    mutating func failed(_ problem: Problem, exchange: Exchange, carried: Range<Int>, now: Instant, alwaysRetry: Bool = false) -> [Effect] {
+    mutating func failed(
+        _ problem: Problem, exchange: Exchange, carried: Range<Int>, now: Instant, alwaysRetry: Bool = false, elsewhere: Bool = false
+    ) -> [Effect] {
         if case .failure(let failure) = problem, failure.kind == .cancelled {
             pending = .stop(.failure(failure))
             return []
@@ -306,8 +328,12 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         guard alwaysRetry || isRetryable(problem) else { return effects + final(problem, exchange: exchange, carried: carried) }
         failures += 1
         failingSince = failingSince ?? now
-        let first = spell == nil
-        spell = (spell?.start ?? now, now, (spell?.attempts ?? 0) + 1, spell?.resent ?? 0)
+        // A failure another endpoint takes over at once is that endpoint's to report, not a
+        // failing spell of the delivery.
+        let first = spell == nil && !elsewhere
+        if !elsewhere || spell != nil {
+            spell = (spell?.start ?? now, now, (spell?.attempts ?? 0) + 1, spell?.resent ?? 0)
+        }
         if giveUp(now: now) { return effects + final(problem, exchange: exchange, carried: carried) }
         if case .failure = problem, isSegment, !carried.isEmpty, limits.maxBytes > 1 {
             // A segment whose connection breaks goes smaller, so a link that breaks every N
@@ -322,8 +348,9 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         retries += 1
         var retryAfter: String?
         if case .answer(let answer) = problem { retryAfter = answer.retryAfter }
-        let delay = configuration.retry.delay(attempt: failures, retryAfter: retryAfter, random: configuration.random)
-        retryAt = now.advanced(by: delay)
+        // Another endpoint is there: no reason to wait (that endpoint is set aside instead).
+        let delay = elsewhere ? .zero : configuration.retry.delay(attempt: failures, retryAfter: retryAfter, random: configuration.random)
+        retryAt = elsewhere ? nil : now.advanced(by: delay)
         effects.append(.notice(.retrying(reason: problem.reason, attempt: failures, delay: delay, first: first)))
         return effects
     }

@@ -15,6 +15,8 @@ extension ReliableUploader {
                 limits: SegmentLimits(maxBytes: options.segmentBytes, maxDuration: options.segmentDuration, maxRecords: options.maxRecordsPerSegment),
                 retry: options.retry, resumable: options.delivery == .resumableUpload, keepsDeadLetters: deadLetters != nil),
             acknowledged: buffer.acknowledgedOffset, alreadySent: buffer.producerStart, upload: recoveredUpload)
+        var endpoints = Endpoints(
+            options.endpoints.isEmpty ? [configuration.url] : options.endpoints, choice: options.endpointChoice, retry: options.retry)
         var lastAnswer: UploadResponse?
         var lastSuccess: UploadResponse?
         var lastError: StreamUpError?
@@ -31,14 +33,29 @@ extension ReliableUploader {
             case .sleep(let until):
                 if try await backoff.sleep(until: until) { machine.endBackoff() }
             case .send(let exchange):
-                let (result, response, error) = await perform(exchange, session: session)
+                var endpoint: Int?
+                var target: Target?
+                if case .segment(let from, _) = exchange {
+                    let index = endpoints.choose(now: .now)
+                    let place = endpoints.place(index, offset: from - skippedBytes)
+                    endpoint = index
+                    target = Target(
+                        url: endpoints.url(index), streamName: place.start == 0 ? streamID : "\(streamID)-from-\(place.start)",
+                        offset: place.offset)
+                }
+                var (result, response, error) = await perform(exchange, session: session, to: target)
                 if let failure = buffer.failure { throw failure }
                 if let response {
                     lastAnswer = response
                     if response.isSuccess { lastSuccess = response }
                 }
                 if let error { lastError = error }
-                for effect in machine.handle(result, of: exchange, now: .now) {
+                var elsewhere = false
+                if let endpoint {
+                    if endpoints.count > 1 { result = result.naming(endpoints.url(endpoint).absoluteString) }
+                    elsewhere = report(result, of: endpoint, to: &endpoints, machine: machine, answer: response)
+                }
+                for effect in machine.handle(result, of: exchange, now: .now, elsewhere: elsewhere) {
                     try apply(effect, answer: response)
                 }
                 state.withLock { state in
@@ -69,6 +86,43 @@ extension ReliableUploader {
                 throw StreamUpError(.protocolError, message)
             }
         }
+    }
+
+    typealias Endpoints = EndpointSet<ContinuousClock.Instant>
+
+    /// Where a plain segment goes: the endpoint's URL, and the stream name and offset of its
+    /// first byte there (``EndpointSet``).
+    struct Target {
+        var url: URL
+        var streamName: String
+        var offset: Int
+    }
+
+    /// Tells `endpoints` what came of a request to endpoint `index`, with a line when it is set
+    /// aside or back; returns whether the segment goes to another endpoint at once.
+    private func report(
+        _ result: Machine.Result, of index: Int, to endpoints: inout Endpoints, machine: Machine, answer: UploadResponse?
+    ) -> Bool {
+        let now = ContinuousClock.now
+        let url = endpoints.url(index).absoluteString
+        guard machine.isRetryable(result) else {
+            var carried = 0..<0
+            if case .answered(let answer, let range) = result, answer.isSuccess {
+                let skipped = skippedBytes
+                carried = (range.lowerBound - skipped)..<(range.upperBound - skipped)
+            }
+            if endpoints.succeeded(index, carried: carried, now: now), endpoints.count > 1 {
+                onEvent(.notice("\(url) answers again: back in use"))
+            }
+            return false
+        }
+        let (aside, first) = endpoints.failed(index, retryAfter: answer?.value(forHeader: "Retry-After"), now: now)
+        let elsewhere = endpoints.hasUsable(besides: index, now: now)
+        if first, endpoints.count > 1, let problem = Machine.problem(of: result) {
+            let meanwhile = elsewhere ? "the others take its segments meanwhile" : "no other endpoint is in use"
+            onEvent(.notice(problem.reason + String(format: "; %@ is set aside for %.1f s (%@), then tried again", url, aside.seconds, meanwhile)))
+        }
+        return elsewhere
     }
 
     /// The buffer as the machine needs it.
@@ -116,7 +170,9 @@ extension ReliableUploader {
     /// task for its records (``ReplayBuffer/cutSegment(from:limits:)``), then built as a
     /// complete body (``WindowBody``) and sent with `Content-Length`: nothing waits inside
     /// URLSession, so the process's other requests never queue behind a segment.
-    private func perform(_ exchange: Machine.Exchange, session: SegmentSession) async -> (Machine.Result, UploadResponse?, StreamUpError?) {
+    private func perform(
+        _ exchange: Machine.Exchange, session: SegmentSession, to target: Target?
+    ) async -> (Machine.Result, UploadResponse?, StreamUpError?) {
         var segment: Range<Int>?
         switch exchange {
         case .segment(let from, let limits), .append(_, let from, let limits):
@@ -132,7 +188,9 @@ extension ReliableUploader {
         let configuration: UploadConfiguration
         let body: WindowBody?
         do {
-            configuration = try self.configuration.resolvingHeaders()
+            var resolved = try self.configuration.resolvingHeaders()
+            if let target { resolved.url = target.url }
+            configuration = resolved
             let allowsResend = if case .segment = exchange { true } else { false }
             body = try segment.map { try WindowBody($0, of: buffer, encoding: configuration.body, allowsResend: allowsResend) }
         } catch {
@@ -141,7 +199,7 @@ extension ReliableUploader {
             let failure = error as? StreamUpError ?? StreamUpError(.io, "\(error)")
             return (.failed(Self.failure(failure), carried: segment ?? 0..<0), nil, failure)
         }
-        var (request, fields, start) = build(exchange, configuration)
+        var (request, fields, start) = build(exchange, configuration, target: target)
         if let body {
             // libcurl sends exactly this many bytes, and no chunked encoding (DesignNotes, platform fact 5).
             let length = UploadConfiguration.Header(name: "Content-Length", value: String(body.length))
@@ -184,15 +242,17 @@ extension ReliableUploader {
 
     /// The request for `exchange`, its header fields for `-v`, and the stream offset it
     /// starts at.
-    private func build(_ exchange: Machine.Exchange, _ configuration: UploadConfiguration) -> (URLRequest, [UploadConfiguration.Header], Int) {
+    private func build(
+        _ exchange: Machine.Exchange, _ configuration: UploadConfiguration, target: Target?
+    ) -> (URLRequest, [UploadConfiguration.Header], Int) {
         switch exchange {
         case .segment(let from, _):
             var segment = configuration
             if configuration.body.isIdentity {
                 // Offsets count body bytes only when the body is the stream as it is.
                 segment.headers += [
-                    .init(name: "Streamup-Stream-Id", value: streamID),
-                    .init(name: "Streamup-Offset", value: String(from - skippedBytes)),
+                    .init(name: "Streamup-Stream-Id", value: target?.streamName ?? streamID),
+                    .init(name: "Streamup-Offset", value: String(target?.offset ?? (from - skippedBytes))),
                 ]
             }
             return (StreamUploader.makeRequest(segment), StreamUploader.headerFields(segment), from)
@@ -278,5 +338,19 @@ extension ReliableUploader {
         // fails the same way every time.
         if error.code == .invalidConfiguration { return Machine.Failure(kind: .unsendable, message: error.description) }
         return Machine.Failure(kind: .transport, message: error.description)
+    }
+}
+
+extension DeliveryMachine.Result {
+    /// The result with `endpoint` named in its answer or failure (for messages).
+    func naming(_ endpoint: String) -> Self {
+        switch self {
+        case .answered(var answer, let carried):
+            answer.endpoint = endpoint
+            return .answered(answer, carried: carried)
+        case .failed(var failure, let carried):
+            failure.endpoint = endpoint
+            return .failed(failure, carried: carried)
+        }
     }
 }

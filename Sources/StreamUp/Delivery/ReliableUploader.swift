@@ -65,6 +65,12 @@ public final class ReliableUploader: Sendable {
         /// nil (the default): each uploader draws a new one, so two uploaders made from the same
         /// options never share a stream at the receiver.
         public var streamID: String?
+        /// Send to these URLs instead of the configuration's alone (each with the configuration's
+        /// method, headers and body), spread by `endpointChoice`; an endpoint that fails in a way
+        /// that is retried is set aside with a backoff and probed again, and the segment goes to
+        /// another one at once (``EndpointSet``). Plain requests only. Empty: the configuration's URL.
+        package var endpoints: [URL] = []
+        package var endpointChoice: EndpointChoice = .failover
         public init() {}
 
         /// The spool directory's path, if the bytes are held there.
@@ -172,6 +178,9 @@ public final class ReliableUploader: Sendable {
         try configuration.validate()
         guard options.segmentBytes > 0, options.segmentDuration > .zero, options.maxRecordBytes > 0 else {
             throw StreamUpError(.invalidConfiguration, "segments need a positive size and duration, and records a positive size")
+        }
+        if options.endpoints.count > 1, options.delivery == .resumableUpload {
+            throw StreamUpError(.invalidConfiguration, "a resumable upload lives at one endpoint: it cannot be spread over \(options.endpoints.count)")
         }
         self.configuration = configuration
         self.onEvent = { onEvent($0.redacted) }
