@@ -62,11 +62,11 @@ struct TailOptions: Sendable, Equatable {
         usage: streamup tail [options] PATTERN... [URL...]
 
         Follows files like `tail -F` and streams every line appended to them, in order and
-        once, to URL (the argument that starts with http:// or https://; several: endpoints, see
-        `streamup --help`; without URL: to a local sink). PATTERN is a file, a directory (every file in it), or a glob: * and ?
-        within a name, [abc] and [a-z] sets, ** for any depth of subdirectories; quote it so
-        the shell does not expand it. Hidden files are matched only by a pattern that spells
-        their dot.
+        once, to URL (the argument that starts with http:// or https://; several: endpoints,
+        see `streamup --help`; without URL: to a local sink). PATTERN is a file, a directory
+        (every file in it), or a glob: * and ? within a name, [abc] and [a-z] sets, ** for any
+        depth of subdirectories; quote it so the shell does not expand it. Hidden files are
+        matched only by a pattern that spells their dot.
 
             streamup tail '/var/log/app/*.log' --exclude '*.gz' https://logs.example/ingest
 

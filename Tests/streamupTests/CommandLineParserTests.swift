@@ -235,7 +235,7 @@ import Testing
     /// `tail --help` names the new form and its options.
     @Test func tailHelpDescribesPatterns() throws {
         guard case .help(let text) = try CommandLineParser.parse(["tail", "--help"]) else { Issue.record("no help"); return }
-        for words in ["usage: streamup tail [options] PATTERN... [URL]", "--exclude PATTERN", "--max-open-files N", "--forget-after DURATION",
+        for words in ["usage: streamup tail [options] PATTERN... [URL...]", "--exclude PATTERN", "--max-open-files N", "--forget-after DURATION",
                       "a file\n    that appears later is read from its beginning"] {
             #expect(text.contains(words), "\(words)")
         }
