@@ -13,6 +13,7 @@
 // with `Content-Length`, as a segment goes), not `Data`. "expect-" sends `Expect: 100-continue`
 // (the default for large bodies); otherwise an empty `Expect` turns it off.
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -21,7 +22,8 @@ import Glibc
 #endif
 
 func cpuSeconds() -> (user: Double, system: Double) {
-    var usage = rusage(); getrusage(RUSAGE_SELF.rawValue, &usage)
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
     func s(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
     return (s(usage.ru_utime), s(usage.ru_stime))
 }
@@ -64,21 +66,29 @@ var kind = Substring(CommandLine.arguments[2])
 let mode = kind
 var options: Set<String> = []
 for prefix in ["warm-", "stream-", "expect-"] where kind.hasPrefix(prefix) || kind.contains(prefix) {
-    if let r = kind.range(of: prefix) { kind.removeSubrange(r); options.insert(prefix) }
+    if let r = kind.range(of: prefix) {
+        kind.removeSubrange(r)
+        options.insert(prefix)
+    }
 }
 let delegate = Delegate()
 let session = URLSession(configuration: .ephemeral, delegate: delegate, delegateQueue: nil)
-let body: Data? = switch kind {
-case "get": nil
-case "post-small": Data(repeating: 0x61, count: 100)
-case "post4m": Data(repeating: 0x61, count: 4 << 20)
-case let size where Int(size) != nil: Data(repeating: 0x61, count: Int(size)!)
-default: fatalError("mode: [warm-][stream-][expect-](get | post4m | post-small | BYTES)")
-}
-let stream = options.contains("stream-"), expect = options.contains("expect-")
+let body: Data? =
+    switch kind {
+    case "get": nil
+    case "post-small": Data(repeating: 0x61, count: 100)
+    case "post4m": Data(repeating: 0x61, count: 4 << 20)
+    case let size where Int(size) != nil: Data(repeating: 0x61, count: Int(size)!)
+    default: fatalError("mode: [warm-][stream-][expect-](get | post4m | post-small | BYTES)")
+    }
+let stream = options.contains("stream-")
+let expect = options.contains("expect-")
 if options.contains("warm-") { send(session, delegate, url, body: kind == "get" ? nil : Data("warm".utf8), stream: stream, expect: false) }
 let before = cpuSeconds()
 let start = Date()
 send(session, delegate, url, body: body, stream: stream, expect: expect)
 let after = cpuSeconds()
-print(String(format: "%@: %.2f s waiting, CPU user %.2f s + system %.2f s", String(mode), Date().timeIntervalSince(start), after.user - before.user, after.system - before.system))
+print(
+    String(
+        format: "%@: %.2f s waiting, CPU user %.2f s + system %.2f s", String(mode), Date().timeIntervalSince(start), after.user - before.user,
+        after.system - before.system))

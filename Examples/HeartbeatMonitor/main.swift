@@ -20,8 +20,10 @@ for step in 1...4 {
     try await Task.sleep(for: .milliseconds(500))
     try await emitter.emit(["job": "nightly-report", "step": "\(step)"])
 }
-try await emitter.emit(["job": "nightly-report", "event": "done", "rows": "12345",
-                        "duration_s": String(format: "%.3f", (ContinuousClock.now - started) / .seconds(1))])
+try await emitter.emit([
+    "job": "nightly-report", "event": "done", "rows": "12345",
+    "duration_s": String(format: "%.3f", (ContinuousClock.now - started) / .seconds(1)),
+])
 
 let response = try await emitter.finish(within: .seconds(5))
 print("server answered \(response?.statusCode ?? 0), \(emitter.metrics.accepted) records and the beats")

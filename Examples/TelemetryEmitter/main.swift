@@ -11,7 +11,7 @@ struct RequestServed: Encodable {
     let route: String
     let status: Int
     let milliseconds: Double
-    let at: Date   // RFC 3339 in UTC with milliseconds
+    let at: Date  // RFC 3339 in UTC with milliseconds
 }
 
 let sink = CommandLine.arguments.count > 1 ? nil : try SinkServer(configuration: SinkConfiguration())
@@ -25,9 +25,10 @@ try await withThrowingTaskGroup(of: Void.self) { group in
     for worker in 0..<10 {
         group.addTask {
             for request in 0..<1_000 {
-                try await emitter.emit(RequestServed(
-                    route: "/cart/\(worker)", status: request % 50 == 0 ? 500 : 200,
-                    milliseconds: Double(request % 97) / 3, at: Date()))
+                try await emitter.emit(
+                    RequestServed(
+                        route: "/cart/\(worker)", status: request % 50 == 0 ? 500 : 200,
+                        milliseconds: Double(request % 97) / 3, at: Date()))
             }
         }
     }

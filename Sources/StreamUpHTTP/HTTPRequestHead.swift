@@ -110,9 +110,9 @@ extension HTTPRequestHead {
         let elements = values.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
             .map { $0.trimmingWhitespace() }
         guard let first = elements.first, elements.allSatisfy({ $0 == first }),
-              !first.isEmpty, first.utf8.count <= 18,
-              first.utf8.allSatisfy({ ASCII.decimalDigit($0) != nil }),
-              let value = Int(first)
+            !first.isEmpty, first.utf8.count <= 18,
+            first.utf8.allSatisfy({ ASCII.decimalDigit($0) != nil }),
+            let value = Int(first)
         else {
             throw HTTPParseError.badRequest("invalid Content-Length")
         }
@@ -125,7 +125,7 @@ extension StringProtocol {
     package func trimmingWhitespace() -> String {
         let isWhitespace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
         guard let start = firstIndex(where: { !isWhitespace($0) }),
-              let end = lastIndex(where: { !isWhitespace($0) })
+            let end = lastIndex(where: { !isWhitespace($0) })
         else { return "" }
         return String(self[start...end])
     }

@@ -3,8 +3,8 @@ extension HTTPRequestParser {
     /// `method SP request-target SP HTTP-version`.
     static func requestLine(_ line: [UInt8]) throws(HTTPParseError) -> RequestLineParts {
         guard let firstSpace = line.firstIndex(of: ASCII.space),
-              let lastSpace = line.lastIndex(of: ASCII.space),
-              firstSpace < lastSpace
+            let lastSpace = line.lastIndex(of: ASCII.space),
+            firstSpace < lastSpace
         else {
             throw HTTPParseError.badRequest("malformed request line")
         }
@@ -19,7 +19,7 @@ extension HTTPRequestParser {
         }
         let prefix = Array("HTTP/".utf8)
         guard version.count == 8, Array(version[0..<5]) == prefix, version[6] == UInt8(ascii: "."),
-              let major = ASCII.decimalDigit(version[5]), let minor = ASCII.decimalDigit(version[7])
+            let major = ASCII.decimalDigit(version[5]), let minor = ASCII.decimalDigit(version[7])
         else {
             throw HTTPParseError.badRequest("malformed HTTP version")
         }

@@ -164,7 +164,8 @@ package struct HTTPRequestParser {
                 case .chunkData(let remaining):
                     let take = min(remaining, input.count - index)
                     guard take > 0 else { return (.needMoreData, index) }
-                    state = take == remaining
+                    state =
+                        take == remaining
                         ? .chunkDataEnd(sawCarriageReturn: false)
                         : .chunkData(remaining: remaining - take)
                     return (.body(index..<(index + take)), index + take)

@@ -113,7 +113,7 @@ package enum StructuredFieldItem {
         while let first = rest.first, first == ASCII.semicolon {
             rest = rest.dropFirst().drop { $0 == ASCII.space }
             guard let start = rest.first,
-                  start == UInt8(ascii: "*") || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(start)
+                start == UInt8(ascii: "*") || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(start)
             else { return nil }
             rest = rest.drop { byte in
                 (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || ASCII.decimalDigit(byte) != nil
@@ -131,7 +131,7 @@ package enum StructuredFieldItem {
     private static func isBase64Byte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "/"), UInt8(ascii: "="):
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "/"), UInt8(ascii: "="):
             true
         default:
             false

@@ -127,11 +127,12 @@ public final class SinkServer: Sendable {
 
     /// `http://HOST:PORT` for a bound address, with a wildcard host replaced by loopback.
     static func origin(host boundHost: String, port: UInt16) -> String {
-        let host = switch boundHost {
-        case "0.0.0.0": "127.0.0.1"
-        case "::": "::1"
-        default: boundHost
-        }
+        let host =
+            switch boundHost {
+            case "0.0.0.0": "127.0.0.1"
+            case "::": "::1"
+            default: boundHost
+            }
         return host.contains(":") ? "http://[\(host)]:\(port)" : "http://\(host):\(port)"
     }
 

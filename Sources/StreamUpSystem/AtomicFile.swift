@@ -22,7 +22,8 @@ package enum AtomicFile {
         typealias Call = SystemCall<Failure>
         let components = PathComponents(path)
         let separator = components.directory.hasSuffix("/") ? "" : "/"
-        let temporary = components.directory + separator
+        let temporary =
+            components.directory + separator
             + ".\(components.name).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
         let fd = try Call.runBlocking("create \(temporary) failed") {
             Call.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o644)

@@ -1,8 +1,9 @@
 import Foundation
+import StreamUpSystem
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import StreamUpSystem
 
 /// The bare uploader's URLSession delegate: hands over one ``MemoryBodyStream``, drains the
 /// answer, and signals completion with the final status.

@@ -108,16 +108,17 @@ struct BenchOptions: Sendable {
         let digits = text.prefix { $0.isNumber || $0 == "." }
         guard let number = Double(digits), number >= 0 else { return nil }
         let unit = text.dropFirst(digits.count).lowercased()
-        let factor: Double? = switch unit {
-        case "", "b": 1
-        case "k", "kb": 1e3
-        case "m", "mb": 1e6
-        case "g", "gb": 1e9
-        case "kib": 1_024
-        case "mib": 1_048_576
-        case "gib": 1_073_741_824
-        default: nil
-        }
+        let factor: Double? =
+            switch unit {
+            case "", "b": 1
+            case "k", "kb": 1e3
+            case "m", "mb": 1e6
+            case "g", "gb": 1e9
+            case "kib": 1_024
+            case "mib": 1_048_576
+            case "gib": 1_073_741_824
+            default: nil
+            }
         guard let factor, number * factor < 1e15 else { return nil }
         return Int(number * factor)
     }

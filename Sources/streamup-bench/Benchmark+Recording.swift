@@ -33,7 +33,8 @@ extension Benchmark {
             results[result.client].firstByteMs.append(Double(first) / 1e6)
         }
         guard result.failure == nil, let p50 = result.percentileMilliseconds(50),
-              let p99 = result.percentileMilliseconds(99), let max = result.maxMilliseconds else {
+            let p99 = result.percentileMilliseconds(99), let max = result.maxMilliseconds
+        else {
             results[result.client].latencyFailures.append("round \(round + 1), latency at \(result.rate) lines/s: \(result.failure ?? "no lines")")
             return
         }
@@ -63,21 +64,25 @@ extension Benchmark {
 
     func describe(_ result: UploadResult) -> String {
         if let failure = result.failure { return "FAILED: \(failure)" }
-        return "\(Report.number(result.megabytesPerSecond)) MB/s, \(Report.number(result.cpuSecondsPerGB, digits: 2)) CPU s/GB, peak RSS \(Report.number(result.maxRSSMiB, digits: 1)) MiB, \(result.requests) request\(result.requests == 1 ? "" : "s")"
+        return
+            "\(Report.number(result.megabytesPerSecond)) MB/s, \(Report.number(result.cpuSecondsPerGB, digits: 2)) CPU s/GB, peak RSS \(Report.number(result.maxRSSMiB, digits: 1)) MiB, \(result.requests) request\(result.requests == 1 ? "" : "s")"
     }
 
     func describe(_ result: LatencyResult) -> String {
         if let failure = result.failure { return "FAILED: \(failure)" }
         let ms = { (value: Double?) in value.map { Report.number($0, digits: 2) } ?? "-" }
         let first = result.firstByteNanos.map { Report.number(Double($0) / 1e6, digits: 1) } ?? "-"
-        return "\(result.latencies.count) lines, p50 \(ms(result.percentileMilliseconds(50))) ms, p99 \(ms(result.percentileMilliseconds(99))) ms, max \(ms(result.maxMilliseconds)) ms; first byte after \(first) ms"
+        return
+            "\(result.latencies.count) lines, p50 \(ms(result.percentileMilliseconds(50))) ms, p99 \(ms(result.percentileMilliseconds(99))) ms, max \(ms(result.maxMilliseconds)) ms; first byte after \(first) ms"
     }
 
     func describe(_ result: ShippingResult) -> String {
         let writer = result.writer
-        let pace = "writer \(Report.number(writer.linesPerSecond(rate: options.logRate))) lines/s in \(writer.writes) writes, worst lag \(Report.number(Double(writer.maxLagNanos) / 1e6, digits: 1)) ms"
+        let pace =
+            "writer \(Report.number(writer.linesPerSecond(rate: options.logRate))) lines/s in \(writer.writes) writes, worst lag \(Report.number(Double(writer.maxLagNanos) / 1e6, digits: 1)) ms"
         if let failure = result.failure { return "FAILED: \(failure); \(pace)" }
         let cpu = result.exits.count == 1 ? "" : " (" + result.exits.map { Report.number($0.cpuSeconds, digits: 2) }.joined(separator: " + ") + ")"
-        return "CPU \(Report.number(result.cpuSeconds, digits: 2)) s\(cpu), peak RSS \(Report.number(result.maxRSSMiB, digits: 1)) MiB, \(result.counts.distinct) of \(writer.lines) lines in \(result.counts.requests) request\(result.counts.requests == 1 ? "" : "s"); \(pace)"
+        return
+            "CPU \(Report.number(result.cpuSeconds, digits: 2)) s\(cpu), peak RSS \(Report.number(result.maxRSSMiB, digits: 1)) MiB, \(result.counts.distinct) of \(writer.lines) lines in \(result.counts.requests) request\(result.counts.requests == 1 ? "" : "s"); \(pace)"
     }
 }

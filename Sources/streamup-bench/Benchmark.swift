@@ -40,7 +40,9 @@ struct Benchmark {
         let shippingSink = options.shipping ? try LineCountingSink() : nil
         defer { shippingSink?.stop() }
         let url = sink.urlString
-        Progress.log("sink (in-process, no hashing) at \(url); streamup: \(binaries.streamup); curl: \(binaries.curl); syslog-ng: \(binaries.syslogNG ?? "not installed")")
+        Progress.log(
+            "sink (in-process, no hashing) at \(url); streamup: \(binaries.streamup); curl: \(binaries.curl); syslog-ng: \(binaries.syslogNG ?? "not installed")"
+        )
 
         var results = Results()
         let started = MonotonicClock.now()

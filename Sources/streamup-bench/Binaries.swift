@@ -25,12 +25,14 @@ struct Binaries: Sendable {
     }
 
     static func locate() throws(BenchError) -> Binaries {
-        let own = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        let own =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? CommandLine.arguments.first ?? "."
         let directory = URL(fileURLWithPath: own).deletingLastPathComponent()
         let streamup = directory.appendingPathComponent("streamup").path
         guard FileManager.default.isExecutableFile(atPath: streamup) else {
-            throw BenchError("""
+            throw BenchError(
+                """
                 no streamup binary next to the bench (\(streamup)).
                 Build it first with `swift build -c release`, then run `swift run -c release streamup-bench` again.
                 """)
@@ -38,7 +40,8 @@ struct Binaries: Sendable {
         guard let curl = onPath("curl") else { throw BenchError("curl was not found on PATH; the comparison needs it") }
         guard let tail = onPath("tail") else { throw BenchError("tail was not found on PATH; the log-shipping runs need it") }
         guard let time = ["/usr/bin/time"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            throw BenchError("""
+            throw BenchError(
+                """
                 GNU time (/usr/bin/time) was not found; it measures each client's own peak RSS.
                 Install it with `apt-get install time`.
                 """)

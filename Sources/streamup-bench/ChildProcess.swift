@@ -1,7 +1,8 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 
 /// A child started with `posix_spawn(2)`, reaped with `wait4(2)` so its `rusage` is available
 /// (Foundation's `Process` does not expose it).

@@ -67,11 +67,12 @@ enum Client: String, Sendable, CaseIterable {
     }
 
     private func displayCommand(_ arguments: [String]) -> String {
-        let program = switch self {
-        case .segments, .single: "streamup"
-        case .curl: "curl"
-        case .bare: "streamup-bench"
-        }
+        let program =
+            switch self {
+            case .segments, .single: "streamup"
+            case .curl: "curl"
+            case .bare: "streamup-bench"
+            }
         return ([program] + arguments).joined(separator: " ")
     }
 

@@ -1,7 +1,8 @@
+import StreamUpSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import StreamUpSystem
 
 /// Pipes, loopback sockets and whole-buffer I/O on raw descriptors. Every descriptor is
 /// created close-on-exec; sends use `MSG_NOSIGNAL`, so a vanished peer is an error, not SIGPIPE.

@@ -1,7 +1,8 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 
 /// Blocks in `wait4(2)` on a thread of its own, so the caller can watch the clock meanwhile.
 ///
@@ -20,12 +21,13 @@ final class ExitWaiter: Sendable {
             let end = MonotonicClock.now()
             let signal = status & 0x7f
             let code: Int32 = signal == 0 ? (status >> 8) & 0xff : -signal
-            slot.set(ChildExit(
-                status: code,
-                userSeconds: Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6,
-                systemSeconds: Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6,
-                maxRSSKiB: Int(usage.ru_maxrss),
-                endNanos: end))
+            slot.set(
+                ChildExit(
+                    status: code,
+                    userSeconds: Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6,
+                    systemSeconds: Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6,
+                    maxRSSKiB: Int(usage.ru_maxrss),
+                    endNanos: end))
             done.signal()
         }
         thread.name = "bench.wait4"

@@ -65,7 +65,8 @@ enum LatencyRun {
         if lines.firstBodyByteNanos == 0 {
             failure = "no body byte arrived within \(Int(stallSeconds * 2)) s" + (killed ? "; killed" : "")
         } else if killed {
-            failure = "did not end the body within \(Int(stallSeconds)) s of stdin closing (\(lines.latencies.count) of \(sent) timed lines had arrived); killed"
+            failure =
+                "did not end the body within \(Int(stallSeconds)) s of stdin closing (\(lines.latencies.count) of \(sent) timed lines had arrived); killed"
         } else if let error = lines.error {
             failure = error
         } else if !exit.succeeded {

@@ -1,8 +1,9 @@
 import Foundation
+import StreamUpHTTP
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import StreamUpHTTP
 
 /// The receiver of the log-shipping runs: a ``ProbeServer`` (keep-alive, chunked or
 /// `Content-Length` bodies, `100 Continue` when asked) that counts the ``LogWriter`` lines in

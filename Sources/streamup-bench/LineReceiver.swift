@@ -1,8 +1,9 @@
 import Foundation
+import StreamUpHTTP
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import StreamUpHTTP
 
 /// What a ``LineReceiver`` saw over a run.
 ///

@@ -7,7 +7,8 @@ import Foundation
 enum MachineInfo {
     static func collect(binaries: Binaries) -> Report.Machine {
         let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
-        let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
+        let model =
+            cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
             .flatMap { $0.split(separator: ":", maxSplits: 1).last }
             .map { $0.trimmingCharacters(in: .whitespaces) } ?? "unknown CPU"
         let kernel = ((try? String(contentsOfFile: "/proc/sys/kernel/osrelease", encoding: .utf8)) ?? "?")
@@ -48,7 +49,8 @@ struct SyslogNGVersion: Sendable {
 
     init?(_ lines: [String]) {
         guard let first = lines.first, first.hasPrefix("syslog-ng"),
-              let open = first.firstIndex(of: "("), let close = first.firstIndex(of: ")"), open < close else { return nil }
+            let open = first.firstIndex(of: "("), let close = first.firstIndex(of: ")"), open < close
+        else { return nil }
         release = String(first[first.index(after: open)..<close])
         let parts = release.split(separator: ".")
         guard parts.count >= 2 else { return nil }

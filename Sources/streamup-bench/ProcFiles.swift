@@ -25,8 +25,9 @@ enum ProcFiles {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return nil }
         for entry in entries {
             guard let pid = pid_t(entry), pid != parent,
-                  let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { continue }
+                let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { continue }
             // After "pid (comm)": state, then the parent's pid.
             let fields = stat[stat.index(after: close)...].split(separator: " ")
             if fields.count > 1, pid_t(fields[1]) == parent { return pid }

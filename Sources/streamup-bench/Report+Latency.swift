@@ -6,16 +6,21 @@ extension Report {
         var lines: [String] = []
         lines.append("#### Line latency: streamup beside curl")
         lines.append("")
-        lines.append("- Clients: `\(Client.segments.latencyDisplayCommand)` (the default: acknowledged segments of whole lines, so the segments' lines are timed across all their requests), `\(Client.single.latencyDisplayCommand)` (one request) and `\(Client.curl.latencyDisplayCommand)`.")
-        lines.append("- Latency: 100-byte lines written one `write(2)` each into the client's stdin at a steady rate for \(number(options.latencySeconds, digits: 0)) s, each stamped with `CLOCK_MONOTONIC` ns when written, timed on arrival at a minimal HTTP/1.1 receiver in the bench (the sink has no per-chunk hook; this one splits bodies into lines as bytes arrive, answers each request 200 and keeps the connection). First byte: a line is already in the pipe at spawn. A run counts only if every line arrived once and every request ended.")
+        lines.append(
+            "- Clients: `\(Client.segments.latencyDisplayCommand)` (the default: acknowledged segments of whole lines, so the segments' lines are timed across all their requests), `\(Client.single.latencyDisplayCommand)` (one request) and `\(Client.curl.latencyDisplayCommand)`."
+        )
+        lines.append(
+            "- Latency: 100-byte lines written one `write(2)` each into the client's stdin at a steady rate for \(number(options.latencySeconds, digits: 0)) s, each stamped with `CLOCK_MONOTONIC` ns when written, timed on arrival at a minimal HTTP/1.1 receiver in the bench (the sink has no per-chunk hook; this one splits bodies into lines as bytes arrive, answers each request 200 and keeps the connection). First byte: a line is already in the pipe at spawn. A run counts only if every line arrived once and every request ended."
+        )
         lines.append("")
         let clients = Client.latencyClients
         var table = MarkdownTable(["Measure"] + clients.map(\.title) + ["segments / single", "single / curl"])
         func row(_ title: String, digits: Int, _ values: (Results.ClientMeasures) -> [Double]) {
-            table.add([title] + clients.map { MarkdownTable.cell(values(results[$0]), digits: digits) } + [
-                MarkdownTable.ratio(values(results[.segments]), values(results[.single])),
-                MarkdownTable.ratio(values(results[.single]), values(results[.curl])),
-            ])
+            table.add(
+                [title] + clients.map { MarkdownTable.cell(values(results[$0]), digits: digits) } + [
+                    MarkdownTable.ratio(values(results[.segments]), values(results[.single])),
+                    MarkdownTable.ratio(values(results[.single]), values(results[.curl])),
+                ])
         }
         for rate in Benchmark.latencyRates {
             let label = grouped(rate)
@@ -36,7 +41,9 @@ extension Report {
         var lines: [String] = []
         lines.append("#### The sink")
         lines.append("")
-        lines.append("- Memory: `streamup \(SinkMemory.arguments.joined(separator: " "))` as a child; N raw connections each send a chunked PUT head and three 4-byte chunks 100 ms apart and stay open; VmRSS from `/proc/PID/status` minus the same process's VmRSS before any connection.")
+        lines.append(
+            "- Memory: `streamup \(SinkMemory.arguments.joined(separator: " "))` as a child; N raw connections each send a chunked PUT head and three 4-byte chunks 100 ms apart and stay open; VmRSS from `/proc/PID/status` minus the same process's VmRSS before any connection."
+        )
         lines.append("- Ceiling: a raw sender in the bench (one `send` per 1 MiB chunk of a prebuilt chunked body) into the in-process sink.")
         lines.append("")
         var table = MarkdownTable(["Measure", "streamup sink"])

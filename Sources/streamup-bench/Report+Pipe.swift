@@ -8,13 +8,21 @@ extension Report {
         lines.append("#### A stream from a pipe: \(size) to the sink")
         lines.append("")
         lines.append("- Clients, each a chunked `PUT`:")
-        lines.append("  - \(Client.segments.title): `\(Client.segments.displayCommand)`, acknowledged segments of at most 8 MiB / 1 s, `--records none` (the bytes are opaque);")
+        lines.append(
+            "  - \(Client.segments.title): `\(Client.segments.displayCommand)`, acknowledged segments of at most 8 MiB / 1 s, `--records none` (the bytes are opaque);"
+        )
         lines.append("  - \(Client.single.title): `\(Client.single.displayCommand)`, one never-ending request;")
         lines.append("  - curl: `\(Client.curl.displayCommand)`;")
-        lines.append("  - bare URLSession, the platform's bound (DesignNotes, platform fact 7): `\(Client.bare.displayCommand)`, the bench itself run as a child, a bare `URLSession.uploadTask(withStreamedRequest:)` reading an in-memory `InputStream` subclass (one `memcpy` per read, from a 1 MiB buffer of the same bytes; no pipe, no ring, no other thread of ours), so its `rusage` is URLSession's alone.")
-        lines.append("- Input: a bench thread writing one prefilled 1 MiB buffer (64-byte text lines) again and again with `write(2)` into the client's stdin pipe (enlarged to 1 MiB); the bare uploader makes the same bytes itself.")
+        lines.append(
+            "  - bare URLSession, the platform's bound (DesignNotes, platform fact 7): `\(Client.bare.displayCommand)`, the bench itself run as a child, a bare `URLSession.uploadTask(withStreamedRequest:)` reading an in-memory `InputStream` subclass (one `memcpy` per read, from a 1 MiB buffer of the same bytes; no pipe, no ring, no other thread of ours), so its `rusage` is URLSession's alone."
+        )
+        lines.append(
+            "- Input: a bench thread writing one prefilled 1 MiB buffer (64-byte text lines) again and again with `write(2)` into the client's stdin pipe (enlarged to 1 MiB); the bare uploader makes the same bytes itself."
+        )
         lines.append("- Check: the sink's requests for the run add up to exactly \(size), every one complete and answered 200 (no retry, no duplicate).")
-        lines.append("- Peak RSS, 10 GB: one \(bytes(Benchmark.bigStreamBytes)) stream per client after the rounds (only where the median throughput predicts at most \(Int(Benchmark.bigStreamBudgetSeconds)) s).")
+        lines.append(
+            "- Peak RSS, 10 GB: one \(bytes(Benchmark.bigStreamBytes)) stream per client after the rounds (only where the median throughput predicts at most \(Int(Benchmark.bigStreamBudgetSeconds)) s)."
+        )
         lines.append("")
 
         let clients = Client.allCases
@@ -46,8 +54,11 @@ extension Report {
         let rssGap = differenceOfMedians(results[.segments].rssMiB, results[.single].rssMiB)
         lines.append("")
         lines.append("Targets (issue 9), acknowledged segments beside the single request, from the table:")
-        lines.append("- throughput ≥ 0.90× the single request's: \(throughput.map { number($0, digits: 2) + "×" } ?? "—") — \(verdict(throughput) { $0 >= 0.9 });")
-        lines.append("- peak RSS ≤ the single request's + 8 MiB: \(rssGap.map { (($0 >= 0) ? "+" : "") + number($0, digits: 1) + " MiB" } ?? "—") — \(verdict(rssGap) { $0 <= 8 }).")
+        lines.append(
+            "- throughput ≥ 0.90× the single request's: \(throughput.map { number($0, digits: 2) + "×" } ?? "—") — \(verdict(throughput) { $0 >= 0.9 });")
+        lines.append(
+            "- peak RSS ≤ the single request's + 8 MiB: \(rssGap.map { (($0 >= 0) ? "+" : "") + number($0, digits: 1) + " MiB" } ?? "—") — \(verdict(rssGap) { $0 <= 8 })."
+        )
         lines += notesAndFailures(clients.map { ($0.title, results[$0].notes, results[$0].pipeFailures) })
         return lines
     }

@@ -21,10 +21,18 @@ enum Report {
         lines.append("### Measured \(date)")
         lines.append("")
         lines.append("- Machine: \(machine.cores) cores (\(machine.cpu)), Linux \(machine.kernel), \(machine.curlVersion), \(syslogNG).")
-        lines.append("- Run: `swift build -c release && swift run -c release streamup-bench\(arguments.isEmpty ? "" : " " + arguments.joined(separator: " "))`; \(options.rounds) round\(options.rounds == 1 ? "" : "s"); in each, every step runs its clients one after another, in the order of the table's columns in odd rounds and reversed in even ones; cells are the median (min–max) over the rounds; ratios are of the medians; total \(Int(results.elapsedSeconds.rounded())) s.")
-        lines.append("- Sink: `SinkServer` in the bench process on 127.0.0.1, port 0, `hashBodies: false`, no output directory; every run checks what it received (below).")
-        lines.append("- CPU (user+sys, in 10 ms steps) and peak RSS of a client are its own, as GNU time (`/usr/bin/time -f '\(RusageReport.format)'`) reports them for the program it forks: a child started straight from the bench would report the bench's own peak RSS if larger (Linux keeps the old address space's high-water mark across `execve`). Time is from just before `posix_spawn` to the exit.")
-        lines.append("- A run whose progress stops for \(Int(options.stallSeconds)) s is killed and counted in the table's last row and listed under it, not in the medians.")
+        lines.append(
+            "- Run: `swift build -c release && swift run -c release streamup-bench\(arguments.isEmpty ? "" : " " + arguments.joined(separator: " "))`; \(options.rounds) round\(options.rounds == 1 ? "" : "s"); in each, every step runs its clients one after another, in the order of the table's columns in odd rounds and reversed in even ones; cells are the median (min–max) over the rounds; ratios are of the medians; total \(Int(results.elapsedSeconds.rounded())) s."
+        )
+        lines.append(
+            "- Sink: `SinkServer` in the bench process on 127.0.0.1, port 0, `hashBodies: false`, no output directory; every run checks what it received (below)."
+        )
+        lines.append(
+            "- CPU (user+sys, in 10 ms steps) and peak RSS of a client are its own, as GNU time (`/usr/bin/time -f '\(RusageReport.format)'`) reports them for the program it forks: a child started straight from the bench would report the bench's own peak RSS if larger (Linux keeps the old address space's high-water mark across `execve`). Time is from just before `posix_spawn` to the exit."
+        )
+        lines.append(
+            "- A run whose progress stops for \(Int(options.stallSeconds)) s is killed and counted in the table's last row and listed under it, not in the medians."
+        )
         lines.append("")
         lines += pipeSection(results, options: options)
         lines.append("")

@@ -1,7 +1,8 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 
 /// GNU time's report on the program it ran (`-o FILE -f 'rusage %U %S %M'`): user and system
 /// CPU seconds and peak RSS in KiB, on a line of its own, after a `Command terminated by

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -90,7 +91,8 @@ enum ShippingRun {
         _ = waitUntil(seconds: 2) { !shipper.sendsOneRequest || tally.counts.requests > 0 }
         let counts = tally.counts
         if failure == nil && (counts.distinct != writer.lines || counts.duplicates > 0 || counts.abortedRequests > 0) {
-            failure = "the sink got \(counts.distinct) of \(writer.lines) lines, \(counts.duplicates) duplicates, \(counts.abortedRequests) requests cut before their end"
+            failure =
+                "the sink got \(counts.distinct) of \(writer.lines) lines, \(counts.duplicates) duplicates, \(counts.abortedRequests) requests cut before their end"
         }
         return ShippingResult(shipper: shipper, exits: exits, writer: writer, counts: counts, failure: failure)
     }
@@ -129,9 +131,11 @@ enum ShippingRun {
             }
             try SyslogNGSetup.prepare(directory: directory, version: version.configVersion, file: file, url: url)
             let output = ChildStream.file("\(directory)/syslog-ng.stderr")
-            return [try ChildProcess.spawn(
-                path, SyslogNGSetup.arguments(directory: directory), stdout: output, stderr: output,
-                name: "syslog-ng", measuredBy: binaries.time)]
+            return [
+                try ChildProcess.spawn(
+                    path, SyslogNGSetup.arguments(directory: directory), stdout: output, stderr: output,
+                    name: "syslog-ng", measuredBy: binaries.time)
+            ]
         }
     }
 

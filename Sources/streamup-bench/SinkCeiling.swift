@@ -25,7 +25,10 @@ enum SinkCeiling {
             let count = min(remaining, chunkSize)
             let header = Array((String(count, radix: 16) + "\r\n").utf8)
             var offset = 0
-            for byte in header { chunk[offset] = byte; offset += 1 }
+            for byte in header {
+                chunk[offset] = byte
+                offset += 1
+            }
             // The payload bytes stay as they are (their value does not matter to the sink).
             offset += count
             chunk[offset] = 13
@@ -52,8 +55,8 @@ enum SinkCeiling {
     }
 }
 
-private extension [UInt8] {
-    var containsHeadEnd: Bool {
+extension [UInt8] {
+    fileprivate var containsHeadEnd: Bool {
         count >= 4 && indices.dropLast(3).contains { self[$0] == 13 && self[$0 + 1] == 10 && self[$0 + 2] == 13 && self[$0 + 3] == 10 }
     }
 }

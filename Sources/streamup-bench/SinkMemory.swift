@@ -45,7 +45,8 @@ enum SinkMemory {
             throw BenchError("`streamup sink` printed no first line within 10 s")
         }
         guard let portText = firstLine.split(separator: ":").last, let port = UInt16(portText),
-              firstLine.hasPrefix("listening on ") else {
+            firstLine.hasPrefix("listening on ")
+        else {
             throw BenchError("unexpected first line from `streamup sink`: \(firstLine)")
         }
         MonotonicClock.sleep(seconds: 0.3)

@@ -65,7 +65,8 @@ enum UploadRun {
             let progress = generator.map { "after \(Report.bytes($0.bytesWritten)) went into the pipe" } ?? "(bytes it wrote stopped growing)"
             failure = "stalled: no progress for \(Int(stallSeconds)) s \(progress); killed"
         } else if !exit.succeeded {
-            let message = (try? String(contentsOfFile: stderrFile, encoding: .utf8))?
+            let message =
+                (try? String(contentsOfFile: stderrFile, encoding: .utf8))?
                 .split(separator: "\n").first.map(String.init) ?? ""
             failure = "exit status \(exit.status)" + (message.isEmpty ? "" : ": \(message)")
         } else {

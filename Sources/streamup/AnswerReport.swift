@@ -1,8 +1,9 @@
 import Foundation
+import StreamUp
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import StreamUp
 
 /// How the CLI shows the server's answer: one line on stderr for an answer that is not 2xx,
 /// and the body of a 2xx answer as the command's result, as curl prints it.
@@ -26,7 +27,8 @@ enum AnswerReport {
         }
         if (300..<400).contains(status), let location = field("Location") {
             let target = URL(string: location, relativeTo: requestURL)?.absoluteString ?? location
-            return "\(head): Location \(oneLine(Array(target.utf8), isHTML: false, totalBytes: target.utf8.count, limit: 2048)); a streamed body cannot follow redirects, use that URL"
+            return
+                "\(head): Location \(oneLine(Array(target.utf8), isHTML: false, totalBytes: target.utf8.count, limit: 2048)); a streamed body cannot follow redirects, use that URL"
         }
         let contentType = field("Content-Type")?.lowercased() ?? ""
         let isHTML = contentType.hasPrefix("text/html") || contentType.hasPrefix("application/xhtml")
@@ -84,7 +86,8 @@ enum AnswerReport {
         if response.isBodyCut {
             Terminal.error("only the first \(body.count) bytes of the answer are kept; the rest was dropped")
         }
-        let what = "the server's answer (\(response.statusCode) \(HTTPURLResponse.localizedString(forStatusCode: response.statusCode)), the upload itself succeeded)"
+        let what =
+            "the server's answer (\(response.statusCode) \(HTTPURLResponse.localizedString(forStatusCode: response.statusCode)), the upload itself succeeded)"
         if let file { return ResultOutput.write(body, what: what, to: file) }
         guard let printable = printable(body) else { return ExitStatus.success }
         return ResultOutput.write(printable, what: what)

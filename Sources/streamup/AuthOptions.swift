@@ -33,20 +33,34 @@ struct AuthOptions: Sendable, Equatable {
     static let passwordVariable = "STREAMUP_PASSWORD"
 
     static let table: [OptionSpec<AuthOptions>] = [
-        .value("-u", "--user", valueName: "USER[:PASSWORD]", help: "HTTP Basic authentication; without :PASSWORD the password comes from $STREAMUP_PASSWORD (which keeps it out of ps and shell history)") { options, value throws(UsageError) in
+        .value(
+            "-u", "--user", valueName: "USER[:PASSWORD]",
+            help: "HTTP Basic authentication; without :PASSWORD the password comes from $STREAMUP_PASSWORD (which keeps it out of ps and shell history)"
+        ) { options, value throws(UsageError) in
             guard options.user == nil else { throw UsageError("-u: given twice") }
             guard !value.isEmpty, !value.hasPrefix(":") else { throw UsageError("-u: the user name is empty (USER[:PASSWORD])") }
             options.user = value
         },
-        .value("--bearer-token-file", valueName: "FILE", help: "send Authorization: Bearer TOKEN, with TOKEN read from FILE for every request (a rotated token is used by the next request; FILE holds only the token)") { options, value throws(UsageError) in
+        .value(
+            "--bearer-token-file", valueName: "FILE",
+            help:
+                "send Authorization: Bearer TOKEN, with TOKEN read from FILE for every request (a rotated token is used by the next request; FILE holds only the token)"
+        ) { options, value throws(UsageError) in
             try options.setTokenFile(value, bearer: true)
         },
-        .value("--token-file", valueName: "FILE", help: "like --bearer-token-file, in the field --token-header names (default: the preset's, e.g. Authorization: Splunk; else Authorization: Bearer)") { options, value throws(UsageError) in
+        .value(
+            "--token-file", valueName: "FILE",
+            help: "like --bearer-token-file, in the field --token-header names (default: the preset's, e.g. Authorization: Splunk; else Authorization: Bearer)"
+        ) { options, value throws(UsageError) in
             try options.setTokenFile(value, bearer: false)
         },
-        .value("--token-header", valueName: "'NAME[: SCHEME]'", help: "the field that carries --token-file's token: 'Authorization: Bearer', 'Authorization: Splunk', 'DD-API-KEY', 'X-API-Key'") { options, value throws(UsageError) in
+        .value(
+            "--token-header", valueName: "'NAME[: SCHEME]'",
+            help: "the field that carries --token-file's token: 'Authorization: Bearer', 'Authorization: Splunk', 'DD-API-KEY', 'X-API-Key'"
+        ) { options, value throws(UsageError) in
             guard let style = TokenHeaderStyle(parsing: value) else {
-                throw UsageError("--token-header: '\(UploadConfiguration.Header.escaped(value))' is not NAME or 'NAME: SCHEME' (e.g. 'Authorization: Splunk', DD-API-KEY)")
+                throw UsageError(
+                    "--token-header: '\(UploadConfiguration.Header.escaped(value))' is not NAME or 'NAME: SCHEME' (e.g. 'Authorization: Splunk', DD-API-KEY)")
             }
             if let problem = style.header(token: "x").problem { throw UsageError("--token-header: \(problem)") }
             options.tokenHeader = style

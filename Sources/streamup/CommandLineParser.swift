@@ -1,4 +1,3 @@
-
 /// Turns argv (without the program name) into a ``Command``; a pure function.
 ///
 /// Thread safety: stateless.

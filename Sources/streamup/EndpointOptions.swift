@@ -6,12 +6,16 @@ import StreamUp
 /// path and request, as a single URL does.
 extension UploadOptions {
     static let endpointTable: [OptionSpec<UploadOptions>] = [
-        .value("--endpoints", valueName: "failover|balance", help: "with several URLs: failover (the default) sends every request to the first URL that is not set aside; balance spreads them round robin over those that are not. A URL that fails (no answer, 408, 429, 5xx) is set aside with a backoff and tried again after it; the request goes to another one at once") { options, value throws(UsageError) in
+        .value(
+            "--endpoints", valueName: "failover|balance",
+            help:
+                "with several URLs: failover (the default) sends every request to the first URL that is not set aside; balance spreads them round robin over those that are not. A URL that fails (no answer, 408, 429, 5xx) is set aside with a backoff and tried again after it; the request goes to another one at once"
+        ) { options, value throws(UsageError) in
             guard let choice = EndpointChoice(rawValue: value) else {
                 throw UsageError("--endpoints: '\(value)' is not failover or balance")
             }
             options.endpointChoice = choice
-        },
+        }
     ]
 
     /// Takes the URL arguments: the first is the URL, the others further endpoints.

@@ -13,25 +13,29 @@ struct HeartbeatOptions: Sendable, Equatable {
     /// Run this command and beat while it runs (after `--`).
     var command: [String] = []
 
-    static let table: [OptionSpec<HeartbeatOptions>] = [
-        .value("--every", valueName: "DURATION", help: "time between beats (default 10s; e.g. 500ms, 0.2s, 5m)") { options, value throws(UsageError) in
-            options.every = try parseDuration(value, option: "--every")
-        },
-        .value("--count", valueName: "N", help: "stop after N beats") { options, value throws(UsageError) in
-            guard let count = Int(value), count > 0 else { throw UsageError("--count: '\(value)' is not a positive number") }
-            options.count = count
-        },
-        .value("--field", valueName: "KEY=VALUE", help: "add a string field to every record (repeatable)") { options, value throws(UsageError) in
-            guard let equals = value.firstIndex(of: "="), equals != value.startIndex else {
-                throw UsageError("--field: '\(value)' is not KEY=VALUE")
-            }
-            let name = String(value[..<equals])
-            guard !["ts", "seq", "host", "pid", "uptime_s", "skipped"].contains(name) else {
-                throw UsageError("--field: '\(name)' is a built-in field")
-            }
-            options.fields.append(.init(name: name, value: String(value[value.index(after: equals)...])))
-        },
-    ] + UploadOptions.table.filter { !$0.names.contains("--content-type") && !$0.names.contains("--field") && !$0.names.contains { $0.hasPrefix("--multiline") || $0 == "--parse" } }.map { $0.lifted(\HeartbeatOptions.upload) }
+    static let table: [OptionSpec<HeartbeatOptions>] =
+        [
+            .value("--every", valueName: "DURATION", help: "time between beats (default 10s; e.g. 500ms, 0.2s, 5m)") { options, value throws(UsageError) in
+                options.every = try parseDuration(value, option: "--every")
+            },
+            .value("--count", valueName: "N", help: "stop after N beats") { options, value throws(UsageError) in
+                guard let count = Int(value), count > 0 else { throw UsageError("--count: '\(value)' is not a positive number") }
+                options.count = count
+            },
+            .value("--field", valueName: "KEY=VALUE", help: "add a string field to every record (repeatable)") { options, value throws(UsageError) in
+                guard let equals = value.firstIndex(of: "="), equals != value.startIndex else {
+                    throw UsageError("--field: '\(value)' is not KEY=VALUE")
+                }
+                let name = String(value[..<equals])
+                guard !["ts", "seq", "host", "pid", "uptime_s", "skipped"].contains(name) else {
+                    throw UsageError("--field: '\(name)' is a built-in field")
+                }
+                options.fields.append(.init(name: name, value: String(value[value.index(after: equals)...])))
+            },
+        ]
+        + UploadOptions.table.filter {
+            !$0.names.contains("--content-type") && !$0.names.contains("--field") && !$0.names.contains { $0.hasPrefix("--multiline") || $0 == "--parse" }
+        }.map { $0.lifted(\HeartbeatOptions.upload) }
 
     static let help = """
         usage: streamup heartbeat [options] [URL...] [-- COMMAND [ARG...]]

@@ -1,11 +1,12 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import StreamUp
 import StreamUpHTTP
 import StreamUpSink
 import StreamUpSystem
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Runs the heartbeat command: beats alone, or around a job (`-- COMMAND`, ``runJob``).
 ///
@@ -34,11 +35,12 @@ enum HeartbeatRunner {
         }
         var jobStatus: Int32?
         let uploadStatus = await UploadRunner.withTarget(options.upload) { url in
-            let ran = if let formatter {
-                await runJob(options, producer: FormattingProducer(producer, formatter: formatter), stop: stop, to: url)
-            } else {
-                await runJob(options, producer: producer, stop: stop, to: url)
-            }
+            let ran =
+                if let formatter {
+                    await runJob(options, producer: FormattingProducer(producer, formatter: formatter), stop: stop, to: url)
+                } else {
+                    await runJob(options, producer: producer, stop: stop, to: url)
+                }
             jobStatus = ran.job
             return ran.upload
         }
@@ -66,12 +68,15 @@ enum HeartbeatRunner {
         let trouble = DeliveryTrouble()
         let metrics = options.upload.metrics.host == nil ? nil : Metrics(unhealthyAfter: options.upload.metrics.unhealthyAfter)
         let uploader: any Upload
-        switch UploadRunner.makeUploader(options.upload, to: url, onEvent: { event in
-            metrics?.record(event)
-            // A failing spell is told once, at the end (or when the upload gives up).
-            if !verbose, trouble.absorb(event) { return }
-            UploadRunner.logEvent(event, verbose: verbose)
-        }) {
+        switch UploadRunner.makeUploader(
+            options.upload, to: url,
+            onEvent: { event in
+                metrics?.record(event)
+                // A failing spell is told once, at the end (or when the upload gives up).
+                if !verbose, trouble.absorb(event) { return }
+                UploadRunner.logEvent(event, verbose: verbose)
+            })
+        {
         case .success(let made): uploader = made
         case .failure(let failure): return (failure.status, nil)
         }
@@ -104,10 +109,11 @@ enum HeartbeatRunner {
         // The handlers go in first (they take effect a moment after install): a signal that
         // arrives while the job starts is passed on once it runs, never lost.
         let forward = SignalForward()
-        SignalHandling.install(onFirst: { signal, number in
-            Terminal.error("stopping (\(signal)): passed on to the command, whose end ends the beats \(SignalHandling.secondStops)")
-            forward.send(number)
-        }, onSecond: { uploader.abortLine })
+        SignalHandling.install(
+            onFirst: { signal, number in
+                Terminal.error("stopping (\(signal)): passed on to the command, whose end ends the beats \(SignalHandling.secondStops)")
+                forward.send(number)
+            }, onSecond: { uploader.abortLine })
         do {
             try child.run()
         } catch {

@@ -39,7 +39,8 @@ enum LocalSink {
     private static func summary(of directory: URL, requests: [SinkRequestEvent]) -> (bytes: Int, sha256: String)? {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         if let stream = names.first(where: { $0.hasPrefix("stream-") && $0.hasSuffix(".body") }),
-           let handle = FileHandle(forReadingAtPath: directory.appendingPathComponent(stream).path) {
+            let handle = FileHandle(forReadingAtPath: directory.appendingPathComponent(stream).path)
+        {
             defer { try? handle.close() }
             var hasher = SHA256()
             var bytes = 0

@@ -1,7 +1,7 @@
 import Foundation
 import StreamUp
-import StreamUpSink
 import StreamUpHTTP
+import StreamUpSink
 import StreamUpSystem
 
 /// What `--metrics` serves: `/metrics` in the Prometheus text format (version 0.0.4) and
@@ -171,19 +171,25 @@ final class Metrics: Sendable {
         counter("streamup_bytes_read_total", "Bytes read from the input in this run.", gauges.bytesRead)
         counter("streamup_bytes_delivered_total", "Bytes of this run the receiver acknowledged (with --single-request: sent).", gauges.bytesDelivered)
         counter("streamup_bytes_resent_total", "Bytes sent more than once (after a failed or unanswered request).", gauges.bytesResent)
-        family("streamup_requests_total", "counter", "Requests by endpoint (host:port) and status class (2xx..5xx; none: no answer).",
-               requests.sorted { $0.key < $1.key }.map { key, count in
-                   ("{endpoint=\"\(Self.escaped(key.endpoint))\",status=\"\(key.status)\"}", "\(count)")
-               })
+        family(
+            "streamup_requests_total", "counter", "Requests by endpoint (host:port) and status class (2xx..5xx; none: no answer).",
+            requests.sorted { $0.key < $1.key }.map { key, count in
+                ("{endpoint=\"\(Self.escaped(key.endpoint))\",status=\"\(key.status)\"}", "\(count)")
+            })
         counter("streamup_retries_total", "Failed requests that were retried.", gauges.retries)
         counter("streamup_dead_letters_total", "Segments set aside in the dead-letter directory.", gauges.deadLetters)
         counter("streamup_dead_letter_bytes_total", "Bytes of the segments set aside in the dead-letter directory.", gauges.deadLetterBytes)
         counter("streamup_records_refused_total", "Records a receiver refused while it stored the others (--to).", gauges.recordsRefused)
         let storage = "{storage=\"\(gauges.storage)\"}"
         gauge("streamup_buffer_held_bytes", "Bytes held until the receiver acknowledges them (memory buffer or spool).", "\(gauges.heldBytes)", labels: storage)
-        gauge("streamup_buffer_capacity_bytes", "The most bytes the buffer or spool holds; the input waits when it is full.", "\(gauges.capacityBytes)", labels: storage)
-        gauge("streamup_oldest_unacknowledged_seconds", "Age of the oldest byte read and not yet acknowledged (0: none held).", Self.seconds(gauges.oldestUnacknowledged))
-        gauge("streamup_last_success_timestamp_seconds", "Unix time of the last 2xx answer (0: none yet).", lastSuccess.map { String(format: "%.3f", $0) } ?? "0")
+        gauge(
+            "streamup_buffer_capacity_bytes", "The most bytes the buffer or spool holds; the input waits when it is full.", "\(gauges.capacityBytes)",
+            labels: storage)
+        gauge(
+            "streamup_oldest_unacknowledged_seconds", "Age of the oldest byte read and not yet acknowledged (0: none held).",
+            Self.seconds(gauges.oldestUnacknowledged))
+        gauge(
+            "streamup_last_success_timestamp_seconds", "Unix time of the last 2xx answer (0: none yet).", lastSuccess.map { String(format: "%.3f", $0) } ?? "0")
         gauge("streamup_delivery_failing_seconds", "How long delivery has been failing without a success (0: it is not).", Self.seconds(failing))
         gauge("streamup_unhealthy_after_seconds", "How long a failure lasts before /health answers 503 (--unhealthy-after).", Self.seconds(unhealthyAfter))
         if let files = gauges.filesFollowed {

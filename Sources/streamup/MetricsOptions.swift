@@ -15,10 +15,17 @@ struct MetricsOptions: Sendable, Equatable {
     static let defaultUnhealthyAfter: Duration = .seconds(60)
 
     static let table: [OptionSpec<MetricsOptions>] = [
-        .value("--metrics", valueName: "[ADDR:]PORT", help: "serve GET /metrics (Prometheus text format) and GET /health on PORT of 127.0.0.1, or of ADDR when given (0.0.0.0: every address; [::1]:PORT for IPv6); port 0 picks a free one, said on stderr") { options, value throws(UsageError) in
+        .value(
+            "--metrics", valueName: "[ADDR:]PORT",
+            help:
+                "serve GET /metrics (Prometheus text format) and GET /health on PORT of 127.0.0.1, or of ADDR when given (0.0.0.0: every address; [::1]:PORT for IPv6); port 0 picks a free one, said on stderr"
+        ) { options, value throws(UsageError) in
             (options.host, options.port) = try parseAddress(value)
         },
-        .value("--unhealthy-after", valueName: "DURATION", help: "GET /health answers 503 once delivery has failed this long without a success (default 60s); 200 while delivering or idle") { options, value throws(UsageError) in
+        .value(
+            "--unhealthy-after", valueName: "DURATION",
+            help: "GET /health answers 503 once delivery has failed this long without a success (default 60s); 200 while delivering or idle"
+        ) { options, value throws(UsageError) in
             options.unhealthyAfter = try parseDuration(value, option: "--unhealthy-after")
         },
     ]

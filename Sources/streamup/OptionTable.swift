@@ -78,7 +78,8 @@ func helpLines<Options>(for table: [OptionSpec<Options>]) -> String {
     let width = min((left.map(\.count).max() ?? 0) + 2, 30)
     var text = ""
     for (label, spec) in zip(left, table) {
-        let padded = label.count + 2 > width ? label + "\n" + String(repeating: " ", count: width + 2) : label.padding(toLength: width, withPad: " ", startingAt: 0)
+        let padded =
+            label.count + 2 > width ? label + "\n" + String(repeating: " ", count: width + 2) : label.padding(toLength: width, withPad: " ", startingAt: 0)
         text += "  \(padded)\(spec.help)\n"
     }
     return text

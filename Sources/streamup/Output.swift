@@ -1,9 +1,10 @@
+import StreamUpSystem
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import StreamUpSystem
 
 /// One of the process's standard output streams (stdout or stderr), written with `write(2)`.
 ///

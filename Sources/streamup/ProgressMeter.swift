@@ -1,10 +1,11 @@
 import Foundation
+import StreamUpHTTP
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import StreamUpHTTP
 
 /// Shows how an upload goes, once a second on stderr: on a terminal, one line redrawn in place
 /// the way curl's meter is (read, delivered and its rate, waiting, retries, time); with `-v`,
@@ -69,7 +70,8 @@ final class ProgressMeter: @unchecked Sendable {
     /// `12.3 MiB read, 11.9 MiB delivered at 2.1 MiB/s, 412 KiB waiting, 0 retries, 0:07`.
     static func line(_ counts: Counts, rate: Double, elapsed: Duration) -> String {
         let seconds = Int(elapsed.seconds)
-        let time = seconds >= 3600
+        let time =
+            seconds >= 3600
             ? String(format: "%d:%02d:%02d", seconds / 3600, seconds / 60 % 60, seconds % 60)
             : String(format: "%d:%02d", seconds / 60, seconds % 60)
         return "\(size(counts.read)) read, \(size(counts.delivered)) delivered at \(size(Int(rate)))/s, "

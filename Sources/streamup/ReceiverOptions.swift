@@ -6,13 +6,20 @@ import StreamUp
 /// delivery limits; every option given explicitly wins over the preset's value.
 extension UploadOptions {
     static let receiverTable: [OptionSpec<UploadOptions>] = [
-        .value("--to", valueName: "RECEIVER", help: "speak a receiver's ingestion API: \(Receiver.names.joined(separator: ", ")); sets its usual path (when the URL has none), content type, record shape, per-request document, token header and request limits, and reads the records it refuses; options given explicitly win (README: Receivers)") { options, value throws(UsageError) in
+        .value(
+            "--to", valueName: "RECEIVER",
+            help:
+                "speak a receiver's ingestion API: \(Receiver.names.joined(separator: ", ")); sets its usual path (when the URL has none), content type, record shape, per-request document, token header and request limits, and reads the records it refuses; options given explicitly win (README: Receivers)"
+        ) { options, value throws(UsageError) in
             guard let receiver = Receiver(named: value) else {
                 throw UsageError("--to: '\(value)' is not a receiver streamup knows (\(Receiver.names.joined(separator: ", ")))")
             }
             options.records.receiver = receiver
         },
-        .value("--label", valueName: "KEY=VALUE", help: "with --to loki: a stream label (default job=streamup; host is added); victorialogs: a stream field; otlp: a resource attribute (repeatable)") { options, value throws(UsageError) in
+        .value(
+            "--label", valueName: "KEY=VALUE",
+            help: "with --to loki: a stream label (default job=streamup; host is added); victorialogs: a stream field; otlp: a resource attribute (repeatable)"
+        ) { options, value throws(UsageError) in
             guard let equals = value.firstIndex(of: "="), equals != value.startIndex else { throw UsageError("--label: '\(value)' is not KEY=VALUE") }
             options.records.labels.append((String(value[..<equals]), String(value[value.index(after: equals)...])))
         },
@@ -32,7 +39,8 @@ extension UploadOptions {
             throw UsageError("\(key) cannot go with --to \(name): its records use the receiver's own names")
         }
         if delivery.singleRequest, !receiver.takesSingleRequest {
-            throw UsageError("--single-request cannot go with --to \(name): it reads each request whole before storing any of it, so it needs segments (the default)")
+            throw UsageError(
+                "--single-request cannot go with --to \(name): it reads each request whole before storing any of it, so it needs segments (the default)")
         }
         if delivery.resumable {
             throw UsageError("--resumable cannot go with --to \(name): it does not speak the IETF resumable-upload protocol")

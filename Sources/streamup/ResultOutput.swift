@@ -1,9 +1,10 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
 
 /// Where a command's result goes when printing it is the point of the command: the help
 /// text, the version, a dry run's summary, the body of a 2xx answer. Stdout, or the file

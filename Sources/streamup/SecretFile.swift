@@ -1,11 +1,12 @@
+import Foundation
+import StreamUp
+import StreamUpSystem
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
-import StreamUp
-import StreamUpSystem
 
 /// The system calls here throw ``StreamUpError``, as the library's do.
 private typealias SystemCall = StreamUpSystem.SystemCall<StreamUpError>

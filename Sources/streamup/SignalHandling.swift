@@ -1,8 +1,9 @@
 import Foundation
+import StreamUpHTTP
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import StreamUpHTTP
 
 /// Turns SIGINT and SIGTERM into a graceful stop: the first one calls `onFirst` with the
 /// signal's name, a second one prints what `onSecond` says was lost (one line) and exits at

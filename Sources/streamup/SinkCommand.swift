@@ -1,6 +1,6 @@
 import Foundation
-import StreamUpSink
 import StreamUpHTTP
+import StreamUpSink
 
 /// `streamup sink [options]`: run the local HTTP sink until SIGINT/SIGTERM.
 ///
@@ -48,20 +48,24 @@ struct SinkOptions: Sendable, Equatable {
         .value("--idle-timeout", valueName: "DURATION", help: "close a connection silent this long (default 60s)") { options, value throws(UsageError) in
             options.idleTimeout = try parseDuration(value, option: "--idle-timeout")
         },
-        .value("--head-timeout", valueName: "DURATION", help: "longest a whole request head may take, however steadily it trickles (default 10s)") { options, value throws(UsageError) in
+        .value("--head-timeout", valueName: "DURATION", help: "longest a whole request head may take, however steadily it trickles (default 10s)") {
+            options, value throws(UsageError) in
             options.headTimeout = try parseDuration(value, option: "--head-timeout")
         },
-        .value("--min-body-rate", valueName: "BYTES_PER_SECOND", help: "slowest a body may arrive while its bytes are owed (default 500; 0 or off: no minimum)") { options, value throws(UsageError) in
+        .value("--min-body-rate", valueName: "BYTES_PER_SECOND", help: "slowest a body may arrive while its bytes are owed (default 500; 0 or off: no minimum)")
+        { options, value throws(UsageError) in
             if value == "off" || value == "0" {
                 options.minimumBodyBytesPerSecond = nil
             } else {
                 options.minimumBodyBytesPerSecond = try count(value, option: "--min-body-rate", minimum: 1)
             }
         },
-        .value("--body-rate-window", valueName: "DURATION", help: "window of --min-body-rate, also its grace at a body's start (default 10s)") { options, value throws(UsageError) in
+        .value("--body-rate-window", valueName: "DURATION", help: "window of --min-body-rate, also its grace at a body's start (default 10s)") {
+            options, value throws(UsageError) in
             options.bodyRateWindow = try parseDuration(value, option: "--body-rate-window")
         },
-        .value("--max-body", valueName: "SIZE", help: "largest body (and resumable upload) accepted; more gets 413 (default: no limit)") { options, value throws(UsageError) in
+        .value("--max-body", valueName: "SIZE", help: "largest body (and resumable upload) accepted; more gets 413 (default: no limit)") {
+            options, value throws(UsageError) in
             options.maxBodyBytes = try parseByteSize(value, option: "--max-body")
         },
         .value("--max-uploads", valueName: "N", help: "most resumable uploads open at once; more get 503 (default 1000)") { options, value throws(UsageError) in
@@ -77,14 +81,19 @@ struct SinkOptions: Sendable, Equatable {
         .value("--drop-after", valueName: "BYTES", help: "fault: reset the first request reaching BYTES body bytes") { options, value throws(UsageError) in
             options.faults.dropAfterBytes = try count(value, option: "--drop-after", minimum: 0)
         },
-        .flag("--drop-every", help: "fault: with --drop-after, reset a connection every BYTES body bytes (counted across requests)") { $0.faults.dropRepeatedly = true },
+        .flag("--drop-every", help: "fault: with --drop-after, reset a connection every BYTES body bytes (counted across requests)") {
+            $0.faults.dropRepeatedly = true
+        },
         .value("--fail-next", valueName: "K", help: "fault: answer the next K requests --fail-status") { options, value throws(UsageError) in
             options.faults.failNextRequests = try count(value, option: "--fail-next", minimum: 0)
         },
-        .value("--lose-answers", valueName: "K", help: "fault: store the next K requests answered 200, then reset the connection instead of answering") { options, value throws(UsageError) in
+        .value("--lose-answers", valueName: "K", help: "fault: store the next K requests answered 200, then reset the connection instead of answering") {
+            options, value throws(UsageError) in
             options.faults.loseAnswers = try count(value, option: "--lose-answers", minimum: 0)
         },
-        .flag("--conflict-forgets", help: "fault: a 409 to a resumable PATCH also forgets the upload, as NIOResumableUpload does") { $0.faults.conflictForgetsUpload = true },
+        .flag("--conflict-forgets", help: "fault: a 409 to a resumable PATCH also forgets the upload, as NIOResumableUpload does") {
+            $0.faults.conflictForgetsUpload = true
+        },
         .value("--fail-status", valueName: "S", help: "fault: the status for --fail-next, 400-599 (default 503)") { options, value throws(UsageError) in
             let status = try count(value, option: "--fail-status", minimum: 400)
             guard status <= 599 else { throw UsageError("--fail-status: '\(value)' is not a status in 400-599") }
@@ -99,7 +108,8 @@ struct SinkOptions: Sendable, Equatable {
         .value("--stall-after", valueName: "BYTES", help: "fault: stop reading the first request at BYTES body bytes") { options, value throws(UsageError) in
             options.faults.stallAfterBytes = try count(value, option: "--stall-after", minimum: 0)
         },
-        .value("--forget-uploads-after", valueName: "SIZE", help: "fault: forget all resumable uploads once SIZE of their bytes arrived") { options, value throws(UsageError) in
+        .value("--forget-uploads-after", valueName: "SIZE", help: "fault: forget all resumable uploads once SIZE of their bytes arrived") {
+            options, value throws(UsageError) in
             options.faults.forgetUploadsAfterBytes = try parseByteSize(value, option: "--forget-uploads-after")
         },
         .flag("-h", "--help", help: "show this help") { _ in },

@@ -31,7 +31,8 @@ enum StandardDescriptors {
     /// Why an upload of stdin cannot start, when stdin was closed (`<&-`); nil otherwise.
     static var closedStdinProblem: String? {
         guard closedAtStart.contains(0) else { return nil }
-        return "stdin is closed (<&-), so there is nothing to stream: pipe something in (tail -F app.log | streamup URL) or follow a file (streamup tail FILE URL)"
+        return
+            "stdin is closed (<&-), so there is nothing to stream: pipe something in (tail -F app.log | streamup URL) or follow a file (streamup tail FILE URL)"
     }
 
     /// Fills closed standard descriptors now (see the type's doc). Call first thing in `main`.

@@ -5,17 +5,27 @@
 ///
 /// Thread safety: immutable values.
 enum TLSOptions {
-    static let trustStore = "add the CA to the system store instead: copy it to /usr/local/share/ca-certificates/NAME.crt (PEM, .crt) and run update-ca-certificates"
+    static let trustStore =
+        "add the CA to the system store instead: copy it to /usr/local/share/ca-certificates/NAME.crt (PEM, .crt) and run update-ca-certificates"
 
     static func table<Options>() -> [OptionSpec<Options>] {
         [
-            .value("--cacert", "--capath", valueName: "FILE", help: "refused: URLSession on Linux trusts only the system's CA store (README, TLS); \(trustStore)") { _, _ throws(UsageError) in
+            .value(
+                "--cacert", "--capath", valueName: "FILE", help: "refused: URLSession on Linux trusts only the system's CA store (README, TLS); \(trustStore)"
+            ) { _, _ throws(UsageError) in
                 throw UsageError("--cacert/--capath: URLSession on Linux trusts only the system's CA store; \(trustStore)")
             },
-            .value("--cert", "--key", valueName: "FILE", help: "refused: URLSession on Linux cannot send a client certificate; put a TLS proxy (stunnel, nginx) in front of the server") { _, _ throws(UsageError) in
-                throw UsageError("--cert/--key: URLSession on Linux cannot send a client certificate; reach the server through a local TLS proxy that holds it (stunnel, nginx)")
+            .value(
+                "--cert", "--key", valueName: "FILE",
+                help: "refused: URLSession on Linux cannot send a client certificate; put a TLS proxy (stunnel, nginx) in front of the server"
+            ) { _, _ throws(UsageError) in
+                throw UsageError(
+                    "--cert/--key: URLSession on Linux cannot send a client certificate; reach the server through a local TLS proxy that holds it (stunnel, nginx)"
+                )
             },
-            OptionSpec(names: ["-k", "--insecure"], valueName: nil, help: "refused: URLSession on Linux cannot skip certificate checks; trust the server's CA instead") { _, _ throws(UsageError) in
+            OptionSpec(
+                names: ["-k", "--insecure"], valueName: nil, help: "refused: URLSession on Linux cannot skip certificate checks; trust the server's CA instead"
+            ) { _, _ throws(UsageError) in
                 throw UsageError("-k: URLSession on Linux cannot skip certificate checks; \(trustStore)")
             },
         ]

@@ -16,27 +16,43 @@ struct TailOptions: Sendable, Equatable {
     var maxOpenFiles: Int?
     var readChunk: Int?
 
-    static let table: [OptionSpec<TailOptions>] = [
-        .flag("--from-start", help: "send what the files hold when streamup starts, then follow (default: start at their end; files that appear later are always read from their start)") { $0.fromStart = true },
-        .value("--exclude", valueName: "PATTERN", help: "leave out files matching PATTERN (repeatable; without a '/', matched against the file name: --exclude '*.gz')") { options, value in
-            options.excludes.append(value)
-        },
-        .value("--state", valueName: "FILE", help: "remember where each file stands in FILE (once acknowledged) and continue from there on the next start") { options, value in
-            options.stateFile = value
-        },
-        .value("--forget-after", valueName: "DURATION", help: "with --state, forget a file that has been gone (deleted or rotated away, and read to its end) this long (default 24h)") { options, value throws(UsageError) in
-            options.forgetAfter = try parseDuration(value, option: "--forget-after")
-        },
-        .value("--max-open-files", valueName: "N", help: "keep at most N files open (default 256); beyond it, the least recently written files are closed and wait until they are written to again") { options, value throws(UsageError) in
-            guard let count = Int(value), count > 0 else { throw UsageError("--max-open-files: '\(value)' is not a positive number") }
-            options.maxOpenFiles = count
-        },
-        .value("--read-chunk", valueName: "SIZE", help: "the most one file sends before the next file's turn (default 64KiB)") { options, value throws(UsageError) in
-            let size = try parseByteSize(value, option: "--read-chunk")
-            guard size <= 64 << 20 else { throw UsageError("--read-chunk: '\(value)' is over 64 MiB") }
-            options.readChunk = size
-        },
-    ] + UploadOptions.table.map { $0.lifted(\TailOptions.upload) }
+    static let table: [OptionSpec<TailOptions>] =
+        [
+            .flag(
+                "--from-start",
+                help:
+                    "send what the files hold when streamup starts, then follow (default: start at their end; files that appear later are always read from their start)"
+            ) { $0.fromStart = true },
+            .value(
+                "--exclude", valueName: "PATTERN",
+                help: "leave out files matching PATTERN (repeatable; without a '/', matched against the file name: --exclude '*.gz')"
+            ) { options, value in
+                options.excludes.append(value)
+            },
+            .value("--state", valueName: "FILE", help: "remember where each file stands in FILE (once acknowledged) and continue from there on the next start")
+            { options, value in
+                options.stateFile = value
+            },
+            .value(
+                "--forget-after", valueName: "DURATION",
+                help: "with --state, forget a file that has been gone (deleted or rotated away, and read to its end) this long (default 24h)"
+            ) { options, value throws(UsageError) in
+                options.forgetAfter = try parseDuration(value, option: "--forget-after")
+            },
+            .value(
+                "--max-open-files", valueName: "N",
+                help: "keep at most N files open (default 256); beyond it, the least recently written files are closed and wait until they are written to again"
+            ) { options, value throws(UsageError) in
+                guard let count = Int(value), count > 0 else { throw UsageError("--max-open-files: '\(value)' is not a positive number") }
+                options.maxOpenFiles = count
+            },
+            .value("--read-chunk", valueName: "SIZE", help: "the most one file sends before the next file's turn (default 64KiB)") {
+                options, value throws(UsageError) in
+                let size = try parseByteSize(value, option: "--read-chunk")
+                guard size <= 64 << 20 else { throw UsageError("--read-chunk: '\(value)' is over 64 MiB") }
+                options.readChunk = size
+            },
+        ] + UploadOptions.table.map { $0.lifted(\TailOptions.upload) }
 
     /// The library's options for these.
     var tailerOptions: FileTailer.Options {

@@ -31,7 +31,10 @@ extension StreamUploader: Upload {
 
     var abortLine: String {
         let progress = self.progress
-        let unsent = progress.bytesBuffered > 0 ? "; \(counted(progress.bytesBuffered, "byte")) read \(progress.bytesBuffered == 1 ? "was" : "were") not sent and \(progress.bytesBuffered == 1 ? "is" : "are") lost" : ""
+        let unsent =
+            progress.bytesBuffered > 0
+            ? "; \(counted(progress.bytesBuffered, "byte")) read \(progress.bytesBuffered == 1 ? "was" : "were") not sent and \(progress.bytesBuffered == 1 ? "is" : "are") lost"
+            : ""
         return "the request ended without an answer: the server may hold none, some or all of the \(counted(progress.bytesSent, "byte")) sent\(unsent)"
     }
 
@@ -54,9 +57,11 @@ extension ReliableUploader: Upload {
         let progress = self.progress
         let recovered = recoveredBytes > 0 ? ", \(recoveredBytes) from the spool" : ""
         let paused = progress.pauses > 0 ? ", paused \(counted(progress.pauses, "time"))" + String(format: " (%.1f s)", progress.pausedTime.seconds) : ""
-        var refused = progress.deadLetters > 0 ? ", \(counted(progress.deadLetters, "segment")) (\(counted(progress.deadLetterBytes, "byte"))) kept as dead letters" : ""
+        var refused =
+            progress.deadLetters > 0 ? ", \(counted(progress.deadLetters, "segment")) (\(counted(progress.deadLetterBytes, "byte"))) kept as dead letters" : ""
         if progress.rejectedRecords > 0 { refused += ", \(counted(progress.rejectedRecords, "record")) refused" }
-        return "read \(counted(progress.produced, "byte"))\(recovered), acknowledged \(progress.acknowledged), held \(progress.held), resent \(progress.resent), retries \(progress.retries)\(paused)\(refused)"
+        return
+            "read \(counted(progress.produced, "byte"))\(recovered), acknowledged \(progress.acknowledged), held \(progress.held), resent \(progress.resent), retries \(progress.retries)\(paused)\(refused)"
     }
 
     var meterCounts: ProgressMeter.Counts {
@@ -93,13 +98,14 @@ extension ReliableUploader: Upload {
         let held = progress.held
         guard held > 0 else { return nil }
         if let spool = options.spoolDirectory {
-            return "\(counted(held, "byte")) the server did not acknowledge \(held == 1 ? "is" : "are") kept in \(spool); the next start with --spool \(spool) sends them first"
+            return
+                "\(counted(held, "byte")) the server did not acknowledge \(held == 1 ? "is" : "are") kept in \(spool); the next start with --spool \(spool) sends them first"
         }
-        return "\(counted(held, "byte")) read \(held == 1 ? "was" : "were") not delivered and \(held == 1 ? "is" : "are") lost (--spool DIR keeps them for the next start)"
+        return
+            "\(counted(held, "byte")) read \(held == 1 ? "was" : "were") not delivered and \(held == 1 ? "is" : "are") lost (--spool DIR keeps them for the next start)"
     }
 
     var abortLine: String {
         unacknowledgedLine ?? "nothing is lost: every byte read was acknowledged"
     }
 }
-

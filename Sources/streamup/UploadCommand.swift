@@ -58,146 +58,222 @@ struct UploadOptions: Sendable, Equatable {
         var segmentOptions: [String] = []
     }
 
-    static let table: [OptionSpec<UploadOptions>] = receiverTable + endpointTable + [
-        .value("-H", "--header", valueName: "'NAME: VALUE'|@FILE", help: "add a request header (repeatable); @FILE: the fields in FILE, one 'Name: value' per line, read for every request (keeps secrets out of argv and ps)") { options, value throws(UsageError) in
-            guard !value.hasPrefix("@") else {
-                guard value.count > 1 else { throw UsageError("-H @FILE: the file name is empty") }
-                options.auth.headerFiles.append(String(value.dropFirst()))
-                return
-            }
-            options.headers.append(try parseHeader(value))
-        },
-    ] + AuthOptions.table.map { $0.lifted(\UploadOptions.auth) } + [
-        .value("--content-type", valueName: "TYPE", help: "Content-Type of the body (default application/octet-stream)") { options, value in
-            options.contentType = value
-            options.given.insert("--content-type")
-        },
-        .value("-X", "--method", valueName: "METHOD", help: "POST (default), PUT or PATCH") { options, value throws(UsageError) in
-            let method = value.uppercased()
-            guard method == "POST" || method == "PUT" || method == "PATCH" else {
-                throw UsageError("--method: '\(value)' is not supported; a streamed body goes with POST, PUT or PATCH")
-            }
-            options.method = method
-            options.given.insert("--method")
-        },
-        .value("--buffer-size", valueName: "SIZE", help: "the buffer between the input and the upload, holding what is not yet acknowledged (default 8MiB; 1MiB with --single-request); the input waits when it is full; it must hold one record (--max-record), and segments are at most half of it") { options, value throws(UsageError) in
-            let size = try parseByteSize(value, option: "--buffer-size")
-            guard size <= 1 << 30 else { throw UsageError("--buffer-size: '\(value)' is over 1 GiB") }
-            options.bufferSize = size
-        },
-        .value("--response-timeout", valueName: "DURATION", help: "limit on connecting and on waiting for the answer after the body (default 60s); a quiet input never times out") { options, value throws(UsageError) in
-            options.responseTimeout = try parseDuration(value, option: "--response-timeout")
-        },
-        .value("--format", valueName: "raw|ndjson|json[,surrogateescape]", help: "raw: lines as they are (default); ndjson: each line becomes a JSON object with the line as a string (message), the time it was read, the host and, for tail, the file path; json: lines that are JSON objects get those fields merged in, others are wrapped as with ndjson. Bytes that are not UTF-8 become U+FFFD; ',surrogateescape' writes each as \\udcXX instead (lossless, for receivers that keep lone surrogates)") { options, value throws(UsageError) in
-            let parts = value.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-            guard let format = RecordFormat(rawValue: parts[0]) else { throw UsageError("--format: '\(value)' is not raw, ndjson or json") }
-            if parts.count == 2 {
-                guard parts[1] == RecordFormatter.InvalidUTF8.surrogateEscape.rawValue else {
-                    throw UsageError("--format: '\(parts[1])' is not 'surrogateescape' (the one choice after a comma)")
+    static let table: [OptionSpec<UploadOptions>] =
+        receiverTable + endpointTable + [
+            .value(
+                "-H", "--header", valueName: "'NAME: VALUE'|@FILE",
+                help:
+                    "add a request header (repeatable); @FILE: the fields in FILE, one 'Name: value' per line, read for every request (keeps secrets out of argv and ps)"
+            ) { options, value throws(UsageError) in
+                guard !value.hasPrefix("@") else {
+                    guard value.count > 1 else { throw UsageError("-H @FILE: the file name is empty") }
+                    options.auth.headerFiles.append(String(value.dropFirst()))
+                    return
                 }
-                guard format != .raw else { throw UsageError("--format raw sends lines as they are: ',surrogateescape' needs ndjson or json") }
-                options.records.invalidUTF8 = .surrogateEscape
+                options.headers.append(try parseHeader(value))
             }
-            options.records.format = format
-            options.records.given.insert("--format")
-        },
-        .value("--field", valueName: "KEY=VALUE", help: "add a string field to every record (repeatable; with --format ndjson or json)") { options, value throws(UsageError) in
-            guard let equals = value.firstIndex(of: "="), equals != value.startIndex else { throw UsageError("--field: '\(value)' is not KEY=VALUE") }
-            options.records.fields.append((String(value[..<equals]), String(value[value.index(after: equals)...])))
-        },
-        .value("--message-key", valueName: "KEY", help: "the key of the line in a record (default message; e.g. _msg, log)") { options, value throws(UsageError) in
-            guard !value.isEmpty else { throw UsageError("--message-key: the key cannot be empty") }
-            options.records.keys.message = value
-            options.records.given.insert("--message-key")
-        },
-        .value("--time-key", valueName: "KEY|none", help: "the key of the time the line was read, RFC 3339 UTC with milliseconds (default time; e.g. _time, @timestamp, date); none leaves it out") { options, value throws(UsageError) in
-            guard !value.isEmpty else { throw UsageError("--time-key: the key cannot be empty (none leaves the time out)") }
-            options.records.keys.time = value == "none" ? nil : value
-            options.records.given.insert("--time-key")
-        },
-        .value("--multiline", valueName: "start=REGEX|indented|java|python|go", help: "join lines into one record: start=REGEX: a line REGEX matches (Swift Regex, anywhere in the line; anchor with ^) starts a record, the others continue it; indented: a line starting with a space or tab continues the one before; java, python, go: their stack traces (at …, Caused by:, Traceback (most recent call last):, goroutine N [running]:) are one record. The record keeps its newlines (raw), or is one message with \\n (ndjson, json, --to)") { options, value throws(UsageError) in
-            do {
-                options.records.multilineKind = try MultilineRule(parsing: value).kind
-            } catch {
-                throw UsageError("\(error)")
-            }
-        },
-        .value("--multiline-timeout", valueName: "DURATION", help: "with --multiline: a record goes out after this long without a continuation (default 1s)") { options, value throws(UsageError) in
-            let timeout = try parseDuration(value, option: "--multiline-timeout")
-            guard timeout > .zero else { throw UsageError("--multiline-timeout: '\(value)' must be positive") }
-            options.records.multilineTimeout = timeout
-        },
-        .value("--multiline-max-lines", valueName: "N", help: "with --multiline: the most lines of one record (default 500; --max-record bounds its bytes); the next line starts a new record") { options, value throws(UsageError) in
-            guard let count = Int(value), count >= 1 else { throw UsageError("--multiline-max-lines: '\(value)' is not a number of at least 1") }
-            options.records.multilineMaxLines = count
-        },
-        .value("--parse", valueName: "cri|docker", help: "lines are a container runtime's: cri (Kubernetes, /var/log/pods/: TIME STREAM P|F MESSAGE, P pieces joined until F) or docker (json-file: {\"log\",\"stream\",\"time\"}, pieces joined until one ends in a newline); the message becomes the record, its time the record's time, stream a field, and for tail namespace, pod and container fields from the path (with --format or --to)") { options, value throws(UsageError) in
-            guard let format = ContainerLogFormat(rawValue: value) else { throw UsageError("--parse: '\(value)' is not cri or docker") }
-            options.records.parse = format
-        },
-        .value("--compress", valueName: "gzip", help: "compress each request with gzip (Content-Encoding: gzip): one gzip member per request; a single request is flushed whenever it would wait for input") { options, value throws(UsageError) in
-            guard value == "gzip" else { throw UsageError("--compress: '\(value)' is not supported (gzip is)") }
-            options.gzip = true
-        },
-    ] + MultipartOptions.table.map { $0.lifted(\UploadOptions.multipart) } + [
-        .flag("--single-request", help: "send the whole stream as one never-ending request (for receivers that take one, such as VictoriaLogs /insert/jsonline or `streamup sink`); a broken connection then ends it") { options in
-            options.delivery.singleRequest = true
-        },
-        .value("--records", valueName: "lines|none", help: "where records end: every request ends just after a newline (lines, the default) or anywhere (none: opaque bytes)") { options, value throws(UsageError) in
-            switch value {
-            case "lines": options.delivery(\.records, .lines, "--records")
-            case "none": options.delivery(\.records, .rawBytes, "--records")
-            default: throw UsageError("--records: '\(value)' is not 'lines' or 'none'")
-            }
-        },
-        .value("--max-record", valueName: "SIZE", help: "the longest record, escapes included (default 1MiB; with --to, the receiver's: README Receivers); a longer line is cut into records that fit (raw lines: pieces of that size, with one warning)") { options, value throws(UsageError) in
-            options.delivery(\.maxRecordBytes, try parseByteSize(value, option: "--max-record"), "--max-record")
-        },
-        .value("--retries", valueName: "N|forever", help: "retry a failed segment N times in a row without progress (default 10)") { options, value throws(UsageError) in
-            if value == "forever" {
-                options.delivery(\.retries, .some(nil), "--retries")
-            } else {
-                guard let count = Int(value), count >= 0 else { throw UsageError("--retries: '\(value)' is not a number or 'forever'") }
-                options.delivery(\.retries, .some(count), "--retries")
-            }
-        },
-        .value("--retry-max-time", valueName: "DURATION", help: "give up after failing this long without progress") { options, value throws(UsageError) in
-            options.delivery(\.retryMaxTime, try parseDuration(value, option: "--retry-max-time"), "--retry-max-time")
-        },
-        .value("--segment-bytes", valueName: "SIZE", help: "end each request at the last record boundary within SIZE (default 8MiB, lowered to half the buffer or spool when that is less: 4MiB with the default buffer; a larger SIZE than half is refused)") { options, value throws(UsageError) in
-            options.delivery(\.segmentBytes, try parseByteSize(value, option: "--segment-bytes"), "--segment-bytes")
-        },
-        .value("--segment-seconds", valueName: "DURATION", help: "end each request at the first record boundary this long after its first byte (default 1s)") { options, value throws(UsageError) in
-            options.delivery(\.segmentDuration, try parseDuration(value, option: "--segment-seconds"), "--segment-seconds")
-        },
-        .value("--retry-statuses", valueName: "LIST", help: "answers retried, e.g. 408,429,500-599 (the default); other 4xx/5xx are final") { options, value throws(UsageError) in
-            options.delivery(\.retryStatuses, try parseStatusList(value), "--retry-statuses")
-        },
-        .flag("--resumable", help: "append the stream to one IETF resumable upload (draft interop version 6): after a failure, ask the server how much it holds and go on from there, no byte sent twice") { options in
-            options.delivery(\.resumable, true, "--resumable")
-        },
-        .value("--spool", valueName: "DIR", help: "keep unacknowledged bytes in DIR instead of memory; they survive a crash, and the next start sends them first") { options, value in
-            options.delivery(\.spoolDirectory, value, "--spool")
-        },
-        .value("--spool-size", valueName: "SIZE", help: "most unacknowledged bytes the spool holds (default 1GiB or half the free space of its file system, whichever is smaller); the input waits beyond it; it must hold one record (--max-record), and segments are at most half of it") { options, value throws(UsageError) in
-            options.delivery(\.spoolBytes, try parseByteSize(value, option: "--spool-size"), "--spool-size")
-        },
-        .value("--dead-letter", valueName: "DIR", help: "keep segments the server refuses for good (4xx other than 408/429, TLS certificate errors) or that run out of retries in DIR, and go on (default: stop); with --to, also the single records a receiver refuses") { options, value in
-            options.delivery(\.deadLetterDirectory, value, "--dead-letter")
-        },
-        .value("--shutdown-timeout", valueName: "DURATION", help: "after SIGINT/SIGTERM, wait at most this long for the rest to be sent and answered (default 30s), then exit 2") { options, value throws(UsageError) in
-            options.shutdownTimeout = try parseDuration(value, option: "--shutdown-timeout")
-        },
-        .value("-o", "--output", valueName: "FILE", help: "write a 2xx answer's body to FILE instead of stdout (- is stdout; without URL: the summary)") { options, value in
-            options.outputFile = value == "-" ? nil : value
-        },
-    ] + MetricsOptions.table.map { $0.lifted(\UploadOptions.metrics) } + TLSOptions.table() + [
-        .flag("-v", "--verbose", help: "print each request, answer and retry, and the counts every second, on stderr") { $0.verbose = true },
-        .flag("--progress", help: "show the progress meter even when stderr is not a terminal (one line a second)") { $0.progress = true },
-        .flag("--no-progress", help: "never show the progress meter (by default it shows when stderr is a terminal)") { $0.progress = false },
-        .flag("-h", "--help", help: "show this help") { _ in },
-        .flag("-V", "--version", help: "print streamup's version") { _ in },
-    ]
+        ] + AuthOptions.table.map { $0.lifted(\UploadOptions.auth) } + [
+            .value("--content-type", valueName: "TYPE", help: "Content-Type of the body (default application/octet-stream)") { options, value in
+                options.contentType = value
+                options.given.insert("--content-type")
+            },
+            .value("-X", "--method", valueName: "METHOD", help: "POST (default), PUT or PATCH") { options, value throws(UsageError) in
+                let method = value.uppercased()
+                guard method == "POST" || method == "PUT" || method == "PATCH" else {
+                    throw UsageError("--method: '\(value)' is not supported; a streamed body goes with POST, PUT or PATCH")
+                }
+                options.method = method
+                options.given.insert("--method")
+            },
+            .value(
+                "--buffer-size", valueName: "SIZE",
+                help:
+                    "the buffer between the input and the upload, holding what is not yet acknowledged (default 8MiB; 1MiB with --single-request); the input waits when it is full; it must hold one record (--max-record), and segments are at most half of it"
+            ) { options, value throws(UsageError) in
+                let size = try parseByteSize(value, option: "--buffer-size")
+                guard size <= 1 << 30 else { throw UsageError("--buffer-size: '\(value)' is over 1 GiB") }
+                options.bufferSize = size
+            },
+            .value(
+                "--response-timeout", valueName: "DURATION",
+                help: "limit on connecting and on waiting for the answer after the body (default 60s); a quiet input never times out"
+            ) { options, value throws(UsageError) in
+                options.responseTimeout = try parseDuration(value, option: "--response-timeout")
+            },
+            .value(
+                "--format", valueName: "raw|ndjson|json[,surrogateescape]",
+                help:
+                    "raw: lines as they are (default); ndjson: each line becomes a JSON object with the line as a string (message), the time it was read, the host and, for tail, the file path; json: lines that are JSON objects get those fields merged in, others are wrapped as with ndjson. Bytes that are not UTF-8 become U+FFFD; ',surrogateescape' writes each as \\udcXX instead (lossless, for receivers that keep lone surrogates)"
+            ) { options, value throws(UsageError) in
+                let parts = value.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+                guard let format = RecordFormat(rawValue: parts[0]) else { throw UsageError("--format: '\(value)' is not raw, ndjson or json") }
+                if parts.count == 2 {
+                    guard parts[1] == RecordFormatter.InvalidUTF8.surrogateEscape.rawValue else {
+                        throw UsageError("--format: '\(parts[1])' is not 'surrogateescape' (the one choice after a comma)")
+                    }
+                    guard format != .raw else { throw UsageError("--format raw sends lines as they are: ',surrogateescape' needs ndjson or json") }
+                    options.records.invalidUTF8 = .surrogateEscape
+                }
+                options.records.format = format
+                options.records.given.insert("--format")
+            },
+            .value("--field", valueName: "KEY=VALUE", help: "add a string field to every record (repeatable; with --format ndjson or json)") {
+                options, value throws(UsageError) in
+                guard let equals = value.firstIndex(of: "="), equals != value.startIndex else { throw UsageError("--field: '\(value)' is not KEY=VALUE") }
+                options.records.fields.append((String(value[..<equals]), String(value[value.index(after: equals)...])))
+            },
+            .value("--message-key", valueName: "KEY", help: "the key of the line in a record (default message; e.g. _msg, log)") {
+                options, value throws(UsageError) in
+                guard !value.isEmpty else { throw UsageError("--message-key: the key cannot be empty") }
+                options.records.keys.message = value
+                options.records.given.insert("--message-key")
+            },
+            .value(
+                "--time-key", valueName: "KEY|none",
+                help: "the key of the time the line was read, RFC 3339 UTC with milliseconds (default time; e.g. _time, @timestamp, date); none leaves it out"
+            ) { options, value throws(UsageError) in
+                guard !value.isEmpty else { throw UsageError("--time-key: the key cannot be empty (none leaves the time out)") }
+                options.records.keys.time = value == "none" ? nil : value
+                options.records.given.insert("--time-key")
+            },
+            .value(
+                "--multiline", valueName: "start=REGEX|indented|java|python|go",
+                help:
+                    "join lines into one record: start=REGEX: a line REGEX matches (Swift Regex, anywhere in the line; anchor with ^) starts a record, the others continue it; indented: a line starting with a space or tab continues the one before; java, python, go: their stack traces (at …, Caused by:, Traceback (most recent call last):, goroutine N [running]:) are one record. The record keeps its newlines (raw), or is one message with \\n (ndjson, json, --to)"
+            ) { options, value throws(UsageError) in
+                do {
+                    options.records.multilineKind = try MultilineRule(parsing: value).kind
+                } catch {
+                    throw UsageError("\(error)")
+                }
+            },
+            .value(
+                "--multiline-timeout", valueName: "DURATION", help: "with --multiline: a record goes out after this long without a continuation (default 1s)"
+            ) { options, value throws(UsageError) in
+                let timeout = try parseDuration(value, option: "--multiline-timeout")
+                guard timeout > .zero else { throw UsageError("--multiline-timeout: '\(value)' must be positive") }
+                options.records.multilineTimeout = timeout
+            },
+            .value(
+                "--multiline-max-lines", valueName: "N",
+                help: "with --multiline: the most lines of one record (default 500; --max-record bounds its bytes); the next line starts a new record"
+            ) { options, value throws(UsageError) in
+                guard let count = Int(value), count >= 1 else { throw UsageError("--multiline-max-lines: '\(value)' is not a number of at least 1") }
+                options.records.multilineMaxLines = count
+            },
+            .value(
+                "--parse", valueName: "cri|docker",
+                help:
+                    "lines are a container runtime's: cri (Kubernetes, /var/log/pods/: TIME STREAM P|F MESSAGE, P pieces joined until F) or docker (json-file: {\"log\",\"stream\",\"time\"}, pieces joined until one ends in a newline); the message becomes the record, its time the record's time, stream a field, and for tail namespace, pod and container fields from the path (with --format or --to)"
+            ) { options, value throws(UsageError) in
+                guard let format = ContainerLogFormat(rawValue: value) else { throw UsageError("--parse: '\(value)' is not cri or docker") }
+                options.records.parse = format
+            },
+            .value(
+                "--compress", valueName: "gzip",
+                help:
+                    "compress each request with gzip (Content-Encoding: gzip): one gzip member per request; a single request is flushed whenever it would wait for input"
+            ) { options, value throws(UsageError) in
+                guard value == "gzip" else { throw UsageError("--compress: '\(value)' is not supported (gzip is)") }
+                options.gzip = true
+            },
+        ] + MultipartOptions.table.map { $0.lifted(\UploadOptions.multipart) } + [
+            .flag(
+                "--single-request",
+                help:
+                    "send the whole stream as one never-ending request (for receivers that take one, such as VictoriaLogs /insert/jsonline or `streamup sink`); a broken connection then ends it"
+            ) { options in
+                options.delivery.singleRequest = true
+            },
+            .value(
+                "--records", valueName: "lines|none",
+                help: "where records end: every request ends just after a newline (lines, the default) or anywhere (none: opaque bytes)"
+            ) { options, value throws(UsageError) in
+                switch value {
+                case "lines": options.delivery(\.records, .lines, "--records")
+                case "none": options.delivery(\.records, .rawBytes, "--records")
+                default: throw UsageError("--records: '\(value)' is not 'lines' or 'none'")
+                }
+            },
+            .value(
+                "--max-record", valueName: "SIZE",
+                help:
+                    "the longest record, escapes included (default 1MiB; with --to, the receiver's: README Receivers); a longer line is cut into records that fit (raw lines: pieces of that size, with one warning)"
+            ) { options, value throws(UsageError) in
+                options.delivery(\.maxRecordBytes, try parseByteSize(value, option: "--max-record"), "--max-record")
+            },
+            .value("--retries", valueName: "N|forever", help: "retry a failed segment N times in a row without progress (default 10)") {
+                options, value throws(UsageError) in
+                if value == "forever" {
+                    options.delivery(\.retries, .some(nil), "--retries")
+                } else {
+                    guard let count = Int(value), count >= 0 else { throw UsageError("--retries: '\(value)' is not a number or 'forever'") }
+                    options.delivery(\.retries, .some(count), "--retries")
+                }
+            },
+            .value("--retry-max-time", valueName: "DURATION", help: "give up after failing this long without progress") { options, value throws(UsageError) in
+                options.delivery(\.retryMaxTime, try parseDuration(value, option: "--retry-max-time"), "--retry-max-time")
+            },
+            .value(
+                "--segment-bytes", valueName: "SIZE",
+                help:
+                    "end each request at the last record boundary within SIZE (default 8MiB, lowered to half the buffer or spool when that is less: 4MiB with the default buffer; a larger SIZE than half is refused)"
+            ) { options, value throws(UsageError) in
+                options.delivery(\.segmentBytes, try parseByteSize(value, option: "--segment-bytes"), "--segment-bytes")
+            },
+            .value(
+                "--segment-seconds", valueName: "DURATION", help: "end each request at the first record boundary this long after its first byte (default 1s)"
+            ) { options, value throws(UsageError) in
+                options.delivery(\.segmentDuration, try parseDuration(value, option: "--segment-seconds"), "--segment-seconds")
+            },
+            .value("--retry-statuses", valueName: "LIST", help: "answers retried, e.g. 408,429,500-599 (the default); other 4xx/5xx are final") {
+                options, value throws(UsageError) in
+                options.delivery(\.retryStatuses, try parseStatusList(value), "--retry-statuses")
+            },
+            .flag(
+                "--resumable",
+                help:
+                    "append the stream to one IETF resumable upload (draft interop version 6): after a failure, ask the server how much it holds and go on from there, no byte sent twice"
+            ) { options in
+                options.delivery(\.resumable, true, "--resumable")
+            },
+            .value(
+                "--spool", valueName: "DIR",
+                help: "keep unacknowledged bytes in DIR instead of memory; they survive a crash, and the next start sends them first"
+            ) { options, value in
+                options.delivery(\.spoolDirectory, value, "--spool")
+            },
+            .value(
+                "--spool-size", valueName: "SIZE",
+                help:
+                    "most unacknowledged bytes the spool holds (default 1GiB or half the free space of its file system, whichever is smaller); the input waits beyond it; it must hold one record (--max-record), and segments are at most half of it"
+            ) { options, value throws(UsageError) in
+                options.delivery(\.spoolBytes, try parseByteSize(value, option: "--spool-size"), "--spool-size")
+            },
+            .value(
+                "--dead-letter", valueName: "DIR",
+                help:
+                    "keep segments the server refuses for good (4xx other than 408/429, TLS certificate errors) or that run out of retries in DIR, and go on (default: stop); with --to, also the single records a receiver refuses"
+            ) { options, value in
+                options.delivery(\.deadLetterDirectory, value, "--dead-letter")
+            },
+            .value(
+                "--shutdown-timeout", valueName: "DURATION",
+                help: "after SIGINT/SIGTERM, wait at most this long for the rest to be sent and answered (default 30s), then exit 2"
+            ) { options, value throws(UsageError) in
+                options.shutdownTimeout = try parseDuration(value, option: "--shutdown-timeout")
+            },
+            .value("-o", "--output", valueName: "FILE", help: "write a 2xx answer's body to FILE instead of stdout (- is stdout; without URL: the summary)") {
+                options, value in
+                options.outputFile = value == "-" ? nil : value
+            },
+        ] + MetricsOptions.table.map { $0.lifted(\UploadOptions.metrics) } + TLSOptions.table() + [
+            .flag("-v", "--verbose", help: "print each request, answer and retry, and the counts every second, on stderr") { $0.verbose = true },
+            .flag("--progress", help: "show the progress meter even when stderr is not a terminal (one line a second)") { $0.progress = true },
+            .flag("--no-progress", help: "never show the progress meter (by default it shows when stderr is a terminal)") { $0.progress = false },
+            .flag("-h", "--help", help: "show this help") { _ in },
+            .flag("-V", "--version", help: "print streamup's version") { _ in },
+        ]
 
     /// Sets one option of acknowledged delivery, remembering that `name` was given.
     mutating func delivery<Value>(_ field: WritableKeyPath<DeliveryOptions, Value>, _ value: Value, _ name: String) {
@@ -240,7 +316,8 @@ struct UploadOptions: Sendable, Equatable {
         let fitting = ReliableUploader.segmentBytes(segmentBytes, capacity: capacity)
         guard fitting < segmentBytes else { return }
         throw UsageError(
-            "--segment-bytes \(byteText(segmentBytes)) does not fit \(option) \(byteText(capacity)): a segment is at most half of it, so the next one fills while one is sent; use --segment-bytes \(byteText(fitting)) or less, or a larger \(option)")
+            "--segment-bytes \(byteText(segmentBytes)) does not fit \(option) \(byteText(capacity)): a segment is at most half of it, so the next one fills while one is sent; use --segment-bytes \(byteText(fitting)) or less, or a larger \(option)"
+        )
     }
 
     /// The memory buffer of acknowledged delivery without `--buffer-size` (the library's).

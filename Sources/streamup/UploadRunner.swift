@@ -1,10 +1,11 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import StreamUp
 import StreamUpHTTP
 import StreamUpSink
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Runs `streamup [options] [URL]`: stdin → one chunked request → exit status from the answer.
 ///
@@ -53,10 +54,13 @@ enum UploadRunner {
         let verbose = options.verbose
         let metrics = options.metrics.host == nil ? nil : Metrics(unhealthyAfter: options.metrics.unhealthyAfter)
         let uploader: any Upload
-        switch makeUploader(options, to: urlText, stateFile: stateFile, forgetSourcesAfter: forgetSourcesAfter, onEvent: { event in
-            metrics?.record(event)
-            logEvent(event, verbose: verbose)
-        }) {
+        switch makeUploader(
+            options, to: urlText, stateFile: stateFile, forgetSourcesAfter: forgetSourcesAfter,
+            onEvent: { event in
+                metrics?.record(event)
+                logEvent(event, verbose: verbose)
+            })
+        {
         case .success(let made): uploader = made
         case .failure(let failure): return (failure.status, nil)
         }
@@ -179,15 +183,16 @@ enum UploadRunner {
     /// the input), bounded by `timeout` (then exit 2 with one line); a second signal says what
     /// stopping at once loses or where it is kept.
     static func installSignals(for uploader: any Upload, timeout: Duration, stop: @escaping @Sendable () -> Void) {
-        SignalHandling.install(onFirst: { name, _ in
-            let held = uploader.meterCounts.waiting
-            let what = held > 0 ? "delivering the \(counted(held, "byte")) still held" : "nothing is held, ending the upload"
-            Terminal.error("stopping (\(name)): \(what), waiting at most \(short(timeout)) \(SignalHandling.secondStops)")
-            stop()
-            SignalHandling.exitLater(after: timeout, status: ExitStatus.noAnswer) {
-                Terminal.error("no answer within the shutdown timeout (\(short(timeout))); exiting: \(uploader.abortLine)")
-            }
-        }, onSecond: { uploader.abortLine })
+        SignalHandling.install(
+            onFirst: { name, _ in
+                let held = uploader.meterCounts.waiting
+                let what = held > 0 ? "delivering the \(counted(held, "byte")) still held" : "nothing is held, ending the upload"
+                Terminal.error("stopping (\(name)): \(what), waiting at most \(short(timeout)) \(SignalHandling.secondStops)")
+                stop()
+                SignalHandling.exitLater(after: timeout, status: ExitStatus.noAnswer) {
+                    Terminal.error("no answer within the shutdown timeout (\(short(timeout))); exiting: \(uploader.abortLine)")
+                }
+            }, onSecond: { uploader.abortLine })
     }
 
     /// A duration as the options take it: `30s`, `250ms`.

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import StreamUpHTTP
 
 /// `Duration` as seconds and nanoseconds, the one conversion every target uses.

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import StreamUpHTTP
 
 /// `feed`, the loop the benchmark's receivers and the test stub use: whole reads in, heads,
@@ -46,7 +47,8 @@ import Testing
     /// decoder dropped trailers and the stub's ignored them; RFC 9112 §7.1.2 makes the trailer
     /// section part of the message, ended by an empty line.
     @Test func trailersEndTheMessageAndPipelinedRequestsFollow() throws {
-        let text = "POST /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+        let text =
+            "POST /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
             + "3;ext=1\r\nabc\r\n0\r\nDigest: x\r\n\r\n"
             + "POST /b HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi"
             + "GET /c HTTP/1.1\r\n\r\n"

@@ -1,21 +1,22 @@
-import Testing
-@testable import StreamUpHTTP
 import StreamUpTestSupport
+import Testing
+
+@testable import StreamUpHTTP
 
 /// The parser on byte arrays: framing, limits and malformed input, in every kind of split.
 struct HTTPRequestParserTests {
-    static let chunkedRequest = Array((
-        "POST /ingest?x=1 HTTP/1.1\r\n"
-        + "Host: sink\r\n"
-        + "Transfer-Encoding: chunked\r\n"
-        + "X-Multi:   spaced value \t\r\n"
-        + "\r\n"
-        + "5;name=value;flag\r\nhello\r\n"
-        + "1\r\n \r\n"
-        + "0000000000000000000006 \r\nworld!\r\n"
-        + "0\r\n"
-        + "Digest: sha-256=abc\r\n"
-        + "\r\n").utf8)
+    static let chunkedRequest = Array(
+        ("POST /ingest?x=1 HTTP/1.1\r\n"
+            + "Host: sink\r\n"
+            + "Transfer-Encoding: chunked\r\n"
+            + "X-Multi:   spaced value \t\r\n"
+            + "\r\n"
+            + "5;name=value;flag\r\nhello\r\n"
+            + "1\r\n \r\n"
+            + "0000000000000000000006 \r\nworld!\r\n"
+            + "0\r\n"
+            + "Digest: sha-256=abc\r\n"
+            + "\r\n").utf8)
 
     /// A chunked body with extensions and trailers decodes to the same message in any split.
     @Test func chunkedBodyDecodesIdenticallyInEverySplit() throws {

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import StreamUpHTTP
 import StreamUpTestSupport
+import Testing
+
+@testable import StreamUpHTTP
 
 /// JSON string literals (RFC 8259 §7) for records, telemetry lines and the sink's answers.
 @Suite struct JSONStringTests {

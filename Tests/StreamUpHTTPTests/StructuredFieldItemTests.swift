@@ -1,4 +1,5 @@
 import Testing
+
 @testable import StreamUpHTTP
 
 /// RFC 9651 Booleans and Integers read from one field value, as the client (answers) and the

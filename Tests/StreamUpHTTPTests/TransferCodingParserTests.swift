@@ -1,4 +1,5 @@
 import Testing
+
 @testable import StreamUpHTTP
 
 /// The sink's framing rules (see `SinkFramingTests`) on the parser alone, byte arrays in,

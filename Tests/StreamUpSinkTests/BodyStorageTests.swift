@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import StreamUpSink
 import StreamUpTestSupport
+import Testing
+
+@testable import StreamUpSink
 
 /// File naming and the `.partial` → `.body` life of a stored body.
 struct BodyStorageTests {

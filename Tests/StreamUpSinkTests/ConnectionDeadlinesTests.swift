@@ -1,4 +1,5 @@
 import Testing
+
 @testable import StreamUpSink
 
 /// The connection clocks as a pure value: instants in, expiries out, no sockets and no waiting.

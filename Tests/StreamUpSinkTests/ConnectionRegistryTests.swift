@@ -1,10 +1,12 @@
+import Testing
+
+@testable import StreamUpSink
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Testing
-@testable import StreamUpSink
 
 /// Admission and shedding on real (socket-pair) descriptors, without a server.
 @Suite struct ConnectionRegistryTests {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StreamUpSink
 
 /// Response bytes and the JSON summary.
@@ -7,8 +8,9 @@ struct HTTPResponseTests {
     /// A response carries its exact length, the JSON type and the connection decision.
     @Test func responseHasExactLengthTypeAndConnection() {
         let text = String(decoding: HTTPResponse.json(status: 431, body: "{}\n", close: true), as: UTF8.self)
-        #expect(text == "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json\r\n"
-            + "Content-Length: 3\r\nConnection: close\r\n\r\n{}\n")
+        #expect(
+            text == "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json\r\n"
+                + "Content-Length: 3\r\nConnection: close\r\n\r\n{}\n")
     }
 
     /// The summary is valid JSON even for hostile paths, and leaves out a missing file.

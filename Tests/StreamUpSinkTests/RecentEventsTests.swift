@@ -1,4 +1,5 @@
 import Testing
+
 @testable import StreamUpSink
 
 /// The bounded list behind `SinkServer.requests`.

@@ -1,6 +1,7 @@
-import Testing
-@testable import StreamUpSink
 import StreamUpHTTP
+import Testing
+
+@testable import StreamUpSink
 
 /// Recognising resumable-upload requests from their heads (the structured-field items they
 /// use are tested with `StructuredFieldItem` in StreamUpHTTPTests).
@@ -23,15 +24,21 @@ import StreamUpHTTP
         let path = "/uploads/\(Self.token)"
         let create = try ResumableRequest.identify(Self.head("POST", "/any", [Self.version, ("Upload-Complete", "?0")]))
         #expect(create == ResumableRequest(kind: .create(complete: false), version: 6))
-        let append = try ResumableRequest.identify(Self.head("PATCH", path, [
-            ("upload-draft-interop-version", "8"), ("Upload-Offset", "10"), ("Upload-Complete", "?0"),
-            ("Content-Type", "Application/Partial-Upload; x=y"),
-        ]))
+        let append = try ResumableRequest.identify(
+            Self.head(
+                "PATCH", path,
+                [
+                    ("upload-draft-interop-version", "8"), ("Upload-Offset", "10"), ("Upload-Complete", "?0"),
+                    ("Content-Type", "Application/Partial-Upload; x=y"),
+                ]))
         #expect(append == ResumableRequest(kind: .append(token: Self.token, offset: 10, complete: false), version: 8))
         // Upload-Complete absent or unparsable on PATCH: the request completes the upload.
-        let implicit = try ResumableRequest.identify(Self.head("PATCH", path, [
-            Self.version, ("Upload-Offset", "0"), ("Upload-Complete", "yes"), ("Content-Type", "application/partial-upload"),
-        ]))
+        let implicit = try ResumableRequest.identify(
+            Self.head(
+                "PATCH", path,
+                [
+                    Self.version, ("Upload-Offset", "0"), ("Upload-Complete", "yes"), ("Content-Type", "application/partial-upload"),
+                ]))
         #expect(implicit?.kind == .append(token: Self.token, offset: 0, complete: true))
         #expect(try ResumableRequest.identify(Self.head("HEAD", path, [Self.version]))?.kind == .retrieveOffset(token: Self.token))
         #expect(try ResumableRequest.identify(Self.head("DELETE", path, [Self.version]))?.kind == .cancel(token: Self.token))

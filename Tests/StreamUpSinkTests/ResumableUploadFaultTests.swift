@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import StreamUpSink
 import StreamUpTestSupport
+import Testing
+
+@testable import StreamUpSink
 
 /// Resumable uploads under injected faults, and uploads merged into de-duplicated streams.
 @Suite struct ResumableUploadFaultTests {
@@ -73,7 +74,7 @@ import StreamUpTestSupport
             let other = try control.createUpload(Array(repeating: 1, count: 10))
             let waiting = try TestClient(port: server.port)
             try waiting.send(Resumable.append(other, offset: 10, complete: true, length: 50, extra: ["Expect: 100-continue"]))
-            #expect(try waiting.readResponse().status == 100)   // attached to `other`
+            #expect(try waiting.readResponse().status == 100)  // attached to `other`
             let client = try TestClient(port: server.port)
             let path = try client.createUpload(Array(repeating: 2, count: 100))
             try client.send(Resumable.append(path, offset: 100, complete: false, length: 100) + String(repeating: "x", count: 100))
@@ -174,8 +175,9 @@ import StreamUpTestSupport
                         if index % 2 == 0 {
                             let half = body.count / 2
                             let path = try client.createUpload(Array(body[..<half]), extra: headers)
-                            try client.send(Array(Resumable.append(path, offset: half, complete: true, length: body.count - half).utf8)
-                                + body[half...])
+                            try client.send(
+                                Array(Resumable.append(path, offset: half, complete: true, length: body.count - half).utf8)
+                                    + body[half...])
                             return try client.readResponse().status
                         }
                         try client.send(Array(Resumable.head(method: "POST", path: "/plain", headers + ["Content-Length: \(body.count)"]).utf8) + body)

@@ -1,8 +1,9 @@
 import Foundation
 import StreamUpSystem
-import Testing
-@testable import StreamUpSink
 import StreamUpTestSupport
+import Testing
+
+@testable import StreamUpSink
 
 /// Resumable uploads against a client that creates them by the thousand and never comes back:
 /// a cap on open uploads, expiry of idle ones, and no file descriptor held by an idle upload.
@@ -87,10 +88,13 @@ import StreamUpTestSupport
         try withSink(configuration) { server in
             let client = try TestClient(port: server.port)
             let path = try client.createUpload()
-            try client.send(Resumable.head(method: "PATCH", path: path, [
-                "Upload-Draft-Interop-Version: 6", "Upload-Offset: 0", "Upload-Complete: ?1",
-                "Content-Type: application/partial-upload", "Transfer-Encoding: chunked",
-            ]) + "3\r\nabc\r\n")
+            try client.send(
+                Resumable.head(
+                    method: "PATCH", path: path,
+                    [
+                        "Upload-Draft-Interop-Version: 6", "Upload-Offset: 0", "Upload-Complete: ?1",
+                        "Content-Type: application/partial-upload", "Transfer-Encoding: chunked",
+                    ]) + "3\r\nabc\r\n")
             // Other requests (each runs the expiry sweep) come and go while the append is open.
             let other = try TestClient(port: server.port)
             for _ in 0..<5 {
@@ -117,10 +121,13 @@ import StreamUpTestSupport
             #expect(try directory.fileNames().count == 200)
             #expect(Self.descriptors(into: directory.path) == 0)
 
-            try client.send(Resumable.head(method: "PATCH", path: paths[0], [
-                "Upload-Draft-Interop-Version: 6", "Upload-Offset: 6", "Upload-Complete: ?1",
-                "Content-Type: application/partial-upload", "Transfer-Encoding: chunked", "Expect: 100-continue",
-            ]))
+            try client.send(
+                Resumable.head(
+                    method: "PATCH", path: paths[0],
+                    [
+                        "Upload-Draft-Interop-Version: 6", "Upload-Offset: 6", "Upload-Complete: ?1",
+                        "Content-Type: application/partial-upload", "Transfer-Encoding: chunked", "Expect: 100-continue",
+                    ]))
             #expect(try client.readResponse().status == 100)
             #expect(Self.descriptors(into: directory.path) == 1)
             try client.send("1\r\n!\r\n0\r\n\r\n")

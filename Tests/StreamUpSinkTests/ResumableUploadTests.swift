@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import StreamUpSink
 import StreamUpTestSupport
+import Testing
+
+@testable import StreamUpSink
 
 /// The resumable-upload protocol (interop version 6) against a live server: creation, append,
 /// offset retrieval, cancellation, conflicts, and bytes kept across cut connections.
@@ -141,10 +142,12 @@ import StreamUpTestSupport
             let path = try client.createUpload()
             let cases = [
                 Resumable.append(path, offset: 0, complete: false, length: 1, contentType: "application/octet-stream") + "x",
-                Resumable.head(method: "PATCH", path: path, [
-                    "Upload-Draft-Interop-Version: 6", "Upload-Complete: ?0",
-                    "Content-Type: application/partial-upload", "Content-Length: 1",
-                ]) + "x",
+                Resumable.head(
+                    method: "PATCH", path: path,
+                    [
+                        "Upload-Draft-Interop-Version: 6", "Upload-Complete: ?0",
+                        "Content-Type: application/partial-upload", "Content-Length: 1",
+                    ]) + "x",
                 Resumable.create(complete: false, length: 0, version: "7"),
                 Resumable.create(complete: false, length: 0, version: "six"),
                 Resumable.create(complete: false, length: 0, extra: ["Upload-Offset: 4"]),
@@ -215,7 +218,7 @@ import StreamUpTestSupport
             let path = try client.createUpload(Self.bytes("0123"))
             let stale = try TestClient(port: server.port)
             try stale.send(Resumable.append(path, offset: 4, complete: true, length: 100, extra: ["Expect: 100-continue"]))
-            #expect(try stale.readResponse().status == 100)   // attached from here on
+            #expect(try stale.readResponse().status == 100)  // attached from here on
 
             try client.send(Resumable.append(path, offset: 4, complete: false, length: 1) + "x")
             let busy = try client.readResponse()

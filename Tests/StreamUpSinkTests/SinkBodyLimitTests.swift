@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import StreamUpSink
 import StreamUpTestSupport
+import Testing
+
+@testable import StreamUpSink
 
 /// ``SinkConfiguration/maxBodyBytes``: a declared length over the limit is refused before any
 /// body byte is read; a chunked body is cut once it passes the limit, with exactly the first
@@ -76,10 +77,13 @@ import StreamUpTestSupport
             #expect(try client.retrieveOffset(path).headers["upload-offset"] == "60")
 
             let chunked = try TestClient(port: server.port)
-            try chunked.send(Resumable.head(method: "PATCH", path: path, [
-                "Upload-Draft-Interop-Version: 6", "Upload-Offset: 60", "Upload-Complete: ?1",
-                "Content-Type: application/partial-upload", "Transfer-Encoding: chunked",
-            ]))
+            try chunked.send(
+                Resumable.head(
+                    method: "PATCH", path: path,
+                    [
+                        "Upload-Draft-Interop-Version: 6", "Upload-Offset: 60", "Upload-Complete: ?1",
+                        "Content-Type: application/partial-upload", "Transfer-Encoding: chunked",
+                    ]))
             try chunked.sendChunked(Array(repeating: UInt8(ascii: "b"), count: 50), chunkSizes: [10])
             #expect(try chunked.readFinalResponse().final.status == 413)
             #expect(try client.retrieveOffset(path).headers["upload-offset"] == "\(Self.limit)")

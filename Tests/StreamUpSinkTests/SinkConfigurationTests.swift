@@ -1,4 +1,5 @@
 import Testing
+
 @testable import StreamUpSink
 
 /// Configuration defaults and validation.

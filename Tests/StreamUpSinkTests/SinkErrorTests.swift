@@ -1,12 +1,14 @@
+import Foundation
+import StreamUpTestSupport
+import Testing
+
+@testable import StreamUpSink
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
-import Testing
-@testable import StreamUpSink
-import StreamUpTestSupport
 
 /// Every sink error is one line: what happened, the call and its reason, and what to do.
 @Suite struct SinkErrorTests {

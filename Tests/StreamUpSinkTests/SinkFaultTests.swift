@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import StreamUpSink
 import StreamUpTestSupport
+import Testing
+
+@testable import StreamUpSink
 
 /// Injected faults (``SinkFaults``) against a live server: what the client sees, and the events.
 @Suite struct SinkFaultTests {

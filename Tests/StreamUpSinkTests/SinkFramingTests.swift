@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import StreamUpSink
 import StreamUpTestSupport
+import Testing
+
+@testable import StreamUpSink
 
 /// Framing a hostile or confused client may send: transfer codings the sink does not decode,
 /// `Transfer-Encoding` on HTTP/1.0, bodies over the configured size, and symbolic links planted

@@ -1,7 +1,8 @@
 import Foundation
-@testable import StreamUpSink
 import StreamUpTestSupport
 import Testing
+
+@testable import StreamUpSink
 
 /// A sink made with a responder (what `--metrics` serves with): every request is answered by
 /// the responder, with its status, content type and body, on a kept-alive connection; a body
@@ -11,7 +12,8 @@ import Testing
         let directory = try TemporaryDirectory()
         let asked = Locked<[String]>([])
         let server = try SinkServer(
-            configuration: SinkConfiguration(outputDirectory: directory.url.path), responder: { method, target in
+            configuration: SinkConfiguration(outputDirectory: directory.url.path),
+            responder: { method, target in
                 asked.withLock { $0.append("\(method) \(target)") }
                 return SinkAnswer(status: target == "/metrics" ? 200 : 404, contentType: "text/plain; version=0.0.4", body: "n 1\n")
             })

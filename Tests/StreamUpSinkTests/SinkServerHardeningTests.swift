@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import StreamUpSink
 import StreamUpTestSupport
+import Testing
+
+@testable import StreamUpSink
 
 /// The live server against hostile or broken clients: every case ends in a clear status, a
 /// closed connection, an event, and a server that keeps serving.

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import StreamUpSink
 import StreamUpTestSupport
+import Testing
+
+@testable import StreamUpSink
 
 /// The live server on 127.0.0.1 with an ephemeral port: uploads, storage, keep-alive, lifecycle.
 @Suite struct SinkServerTests {
@@ -217,8 +218,9 @@ import StreamUpTestSupport
                 _ = try client.readResponse()
             }
         }
-        #expect(try directory.fileNames()
-            == ["00000041-PUT.body", "00000042-POST.body", "00000043-PUT.body", "00000044-M-SEARCH.body"])
+        #expect(
+            try directory.fileNames()
+                == ["00000041-PUT.body", "00000042-POST.body", "00000043-PUT.body", "00000044-M-SEARCH.body"])
     }
 
     /// Binding a port that is in use throws a SinkError carrying EADDRINUSE.
@@ -257,9 +259,9 @@ import StreamUpTestSupport
         let idle = try TestClient(port: server.port)
         let uploading = try TestClient(port: server.port)
         try uploading.send(uploadHead("Transfer-Encoding: chunked", "Expect: 100-continue") + "5\r\nhel")
-        #expect(try uploading.readResponse().status == 100)   // the server is inside the body now
+        #expect(try uploading.readResponse().status == 100)  // the server is inside the body now
         try idle.send("GET / HTTP/1.1\r\n\r\n")
-        _ = try idle.readResponse()                            // the idle connection is being served
+        _ = try idle.readResponse()  // the idle connection is being served
 
         server.stop()
 
@@ -268,7 +270,7 @@ import StreamUpTestSupport
         #expect(server.openConnectionCount == 0)
         let cut = try #require(recorder.all.first { $0.method == "POST" })
         #expect(!cut.isComplete && cut.status == 0 && cut.failure == "server stopped")
-        #expect(cut.bodyByteCount <= 3)   // bytes still in flight at stop may be lost with the connection
+        #expect(cut.bodyByteCount <= 3)  // bytes still in flight at stop may be lost with the connection
         #expect(try directory.fileNames() == ["00000001-POST.partial"])
     }
 

@@ -1,8 +1,9 @@
 import Foundation
 import StreamUpSystem
-import Testing
-@testable import StreamUpSink
 import StreamUpTestSupport
+import Testing
+
+@testable import StreamUpSink
 
 /// Slow clients against the live server: heads trickled a byte at a time (slowloris), bodies
 /// dripped below the minimum rate, idle kept-alive connections hogging slots, and the live

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import StreamUpSink
 import StreamUpTestSupport
+import Testing
+
+@testable import StreamUpSink
 
 /// Stream de-duplication (`Streamup-Stream-Id` + `Streamup-Offset`) against a live server.
 @Suite struct SinkStreamTests {

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import StreamUpSystem
+import Testing
 
 /// The package's lock: exclusion between threads, and values and errors passed through.
 struct MutexTests {

@@ -1,10 +1,11 @@
+import StreamUpSystem
+import Testing
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Testing
-import StreamUpSystem
 
 /// Enlarging a pipe's buffer with F_SETPIPE_SZ.
 struct PipeCapacityTests {

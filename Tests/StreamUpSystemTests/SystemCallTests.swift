@@ -1,11 +1,12 @@
+import Foundation
+import StreamUpSystem
+import Testing
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
-import Testing
-import StreamUpSystem
 
 /// The system-call funnel: its rules driven by fake calls that set errno, and by real ones
 /// (a signal interrupting a blocked `read(2)`, an empty non-blocking pipe, a missing file).

@@ -1,11 +1,12 @@
+import Foundation
+import StreamUpSystem
+import Testing
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
-import Testing
-import StreamUpSystem
 
 /// The wake pipe: a thread blocked in `poll(2)` wakes when another thread signals.
 struct WakePipeTests {

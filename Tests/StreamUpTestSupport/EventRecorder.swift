@@ -25,7 +25,14 @@ public final class EventRecorder<Event: Sendable>: Sendable {
     /// Waits until at least `count` events arrived; returns them all, or throws ``TimedOut``.
     @discardableResult
     public func wait(for count: Int, within timeout: Duration = .seconds(20)) throws -> [Event] {
-        guard let arrived = poll(within: timeout, { let all = self.all; return all.count >= count ? all : nil }) else {
+        guard
+            let arrived = poll(
+                within: timeout,
+                {
+                    let all = self.all
+                    return all.count >= count ? all : nil
+                })
+        else {
             throw TimedOut("\(count) events; have \(all.count)")
         }
         return arrived
@@ -34,7 +41,14 @@ public final class EventRecorder<Event: Sendable>: Sendable {
     /// Waits until at least `count` events arrived; returns them all, or throws ``TimedOut``.
     @discardableResult
     public func wait(for count: Int, within timeout: Duration = .seconds(20)) async throws -> [Event] {
-        guard let arrived = await poll(within: timeout, { let all = self.all; return all.count >= count ? all : nil }) else {
+        guard
+            let arrived = await poll(
+                within: timeout,
+                {
+                    let all = self.all
+                    return all.count >= count ? all : nil
+                })
+        else {
             throw TimedOut("\(count) events; have \(all.count)")
         }
         return arrived

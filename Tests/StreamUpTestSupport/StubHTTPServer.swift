@@ -1,8 +1,9 @@
 import Foundation
+import StreamUpHTTP
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import StreamUpHTTP
 
 /// A scripted HTTP server on 127.0.0.1 for failure tests: it answers every request the same
 /// chosen way (a status before or after the body, or hanging up mid-body without an answer),

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StreamUp
 
 /// The receivers' partial-failure answers, read as their documentation writes them (the pages
@@ -64,8 +65,9 @@ import Testing
         let spaced = #"{ "took" : 3, "note": "\"errors\":true", "errors" : false , "items" : [ {"create":{"status":400}} ] }"#
         #expect(AnswerReader.elasticsearchBulk.partialFailure(in: response(200, spaced), records: records(1)) == nil)
         let itemsFirst = #"{"items":[{"create":{"status":201}},{"index":{"status":400,"error":{"type":"t","reason":"r \"}\" ]"}}}],"errors":true}"#
-        #expect(AnswerReader.elasticsearchBulk.partialFailure(in: response(200, itemsFirst), records: records(2))?.rejected
-            == [.init(index: 1, reason: #"400 t: r "}" ]"#)])
+        #expect(
+            AnswerReader.elasticsearchBulk.partialFailure(in: response(200, itemsFirst), records: records(2))?.rejected
+                == [.init(index: 1, reason: #"400 t: r "}" ]"#)])
         let scan = Array(itemsFirst.utf8).withUnsafeBytes { ElasticsearchBulkAnswer.BulkScan($0) }
         #expect(scan.errors == true && scan.complete && scan.items.count == 2)
     }
@@ -77,7 +79,12 @@ import Testing
     @Test func clickHousePermanentCodes() {
         let reader = AnswerReader.clickHouse
         #expect(reader.isPermanent(response(500, "Code: 16, e.displayText() = DB::Exception: No such column nosuch in table logs, e.what() = DB::Exception\n")))
-        #expect(reader.isPermanent(response(500, "Code: 117. DB::Exception: Unknown field found while parsing JSONEachRow format: nosuch: (at row 1). (INCORRECT_DATA) (version 24.8.4.13)\n")))
+        #expect(
+            reader.isPermanent(
+                response(
+                    500,
+                    "Code: 117. DB::Exception: Unknown field found while parsing JSONEachRow format: nosuch: (at row 1). (INCORRECT_DATA) (version 24.8.4.13)\n"
+                )))
         #expect(reader.isPermanent(response(404, "Code: 60. DB::Exception: Table default.nosuch does not exist. (UNKNOWN_TABLE)")))
         #expect(!reader.isPermanent(response(500, "Code: 33, e.displayText() = DB::Exception: Unexpected end of stream while parsing JSONEachRow format")))
         #expect(!reader.isPermanent(response(503, "Code: 202. DB::Exception: Too many simultaneous queries. (TOO_MANY_SIMULTANEOUS_QUERIES)")))
@@ -102,7 +109,8 @@ import Testing
         let failure = AnswerReader.splunkHEC.partialFailure(in: response(400, body), records: records(5))
         #expect(failure?.rejected == [PartialFailure.Rejection(index: 2, reason: "code 6: Invalid data format")])
         #expect(failure?.unprocessedFrom == 3 && failure?.backoff == false)
-        let last = AnswerReader.splunkHEC.partialFailure(in: response(400, #"{"text":"Event field cannot be blank","code":13,"invalid-event-number":"4"}"#), records: records(5))
+        let last = AnswerReader.splunkHEC.partialFailure(
+            in: response(400, #"{"text":"Event field cannot be blank","code":13,"invalid-event-number":"4"}"#), records: records(5))
         #expect(last?.rejected.map(\.index) == [4] && last?.unprocessedFrom == nil)
         let outside = AnswerReader.splunkHEC.partialFailure(in: response(400, #"{"code":6,"invalid-event-number":9}"#), records: records(5))
         #expect(outside?.unidentified == 1)
@@ -143,10 +151,11 @@ import Testing
 
             """
         let failure = AnswerReader.loki.partialFailure(in: response(400, body), records: lokiRecords(times))
-        #expect(failure?.rejected == [
-            PartialFailure.Rejection(index: 1, reason: "entry too far behind, oldest acceptable timestamp is: 2023-11-14T22:00:00Z"),
-            PartialFailure.Rejection(index: 3, reason: "line too long"),
-        ])
+        #expect(
+            failure?.rejected == [
+                PartialFailure.Rejection(index: 1, reason: "entry too far behind, oldest acceptable timestamp is: 2023-11-14T22:00:00Z"),
+                PartialFailure.Rejection(index: 3, reason: "line too long"),
+            ])
         #expect(failure?.unprocessedFrom == nil && failure?.unidentified == 0)
     }
 
@@ -160,13 +169,16 @@ import Testing
     /// or stop).
     @Test func lokiGroupedErrorsAreFoundByLineLength() {
         let lines = ["short", String(repeating: "x", count: 300), "ok", String(repeating: "y", count: 300), String(repeating: "é", count: 200), "fine"]
-        let body = "2 errors like: max entry size '256' bytes exceeded for stream '{job=\"x\"}' while adding an entry with length '300' bytes; "
+        let body =
+            "2 errors like: max entry size '256' bytes exceeded for stream '{job=\"x\"}' while adding an entry with length '300' bytes; "
             + "1 errors like: Max entry size '256' bytes exceeded for stream '{job=\"x\"}' while adding an entry with length '400' bytes\n"
         let failure = AnswerReader.loki.partialFailure(in: response(400, body), records: lokiLines(lines))
         #expect(failure?.rejected.map(\.index) == [1, 3, 4] && failure?.unidentified == 0)
         #expect(failure?.summary.hasPrefix("Loki refused 3 of 6 entries: max entry size '256' bytes exceeded") == true)
         let alone = "max entry size '256' bytes exceeded for stream '{job=\"x\"}' while adding an entry with length '300' bytes\n"
-        #expect(AnswerReader.loki.partialFailure(in: response(400, alone), records: lokiLines(["a", String(repeating: "x", count: 300)]))?.rejected.map(\.index) == [1])
+        #expect(
+            AnswerReader.loki.partialFailure(in: response(400, alone), records: lokiLines(["a", String(repeating: "x", count: 300)]))?.rejected.map(\.index)
+                == [1])
     }
 
     /// Timestamps too old or too new are named to the second: found when that second holds
@@ -174,13 +186,16 @@ import Testing
     /// not about entries (a label problem alone) say nothing of single records.
     @Test func lokiGroupedTimestampErrors() {
         let times: [Int64] = [1_700_000_000_100_000_000, 1_700_000_000_200_000_000, 1_700_000_005_000_000_000]
-        let old = "2 errors like: entry for stream '{job=\"x\"}' has timestamp too old: 2023-11-14T22:13:20Z, oldest acceptable timestamp is: 2023-11-15T00:00:00Z\n"
+        let old =
+            "2 errors like: entry for stream '{job=\"x\"}' has timestamp too old: 2023-11-14T22:13:20Z, oldest acceptable timestamp is: 2023-11-15T00:00:00Z\n"
         #expect(AnswerReader.loki.partialFailure(in: response(400, old), records: lokiRecords(times))?.rejected.map(\.index) == [0, 1])
         let one = "entry for stream '{job=\"x\"}' has timestamp too new: 2023-11-14T22:13:20Z"
         let unplaced = AnswerReader.loki.partialFailure(in: response(400, one), records: lokiRecords(times))
         #expect(unplaced?.unidentified == 1 && unplaced?.rejected.isEmpty == true)
-        #expect(AnswerReader.loki.partialFailure(in: response(400, "error at least one label pair is required per stream\n"), records: lokiRecords(times)) == nil)
-        let mixed = "1 errors like: error at least one label pair is required per stream; 2 errors like: entry for stream '{job=\"x\"}' has timestamp too old: 2023-11-14T22:13:20Z, oldest acceptable timestamp is: 2023-11-15T00:00:00Z"
+        #expect(
+            AnswerReader.loki.partialFailure(in: response(400, "error at least one label pair is required per stream\n"), records: lokiRecords(times)) == nil)
+        let mixed =
+            "1 errors like: error at least one label pair is required per stream; 2 errors like: entry for stream '{job=\"x\"}' has timestamp too old: 2023-11-14T22:13:20Z, oldest acceptable timestamp is: 2023-11-15T00:00:00Z"
         #expect(AnswerReader.loki.partialFailure(in: response(400, mixed), records: lokiRecords(times))?.unidentified == 3)
     }
 
@@ -219,7 +234,8 @@ import Testing
         let partial = ReliableUploader.offsets(of: splunk, records: records, carried: 100..<140)
         #expect(partial.rejection?.records == [.init(range: 110..<125, reason: "bad")])
         #expect(partial.rejection?.whole == false && partial.unprocessedFrom == 125)
-        let outside = ReliableUploader.offsets(of: PartialFailure(rejected: [.init(index: 3, reason: "bad")], summary: "s"), records: records, carried: 100..<140)
+        let outside = ReliableUploader.offsets(
+            of: PartialFailure(rejected: [.init(index: 3, reason: "bad")], summary: "s"), records: records, carried: 100..<140)
         #expect(outside.rejection?.whole == true && outside.rejection?.records.map(\.range) == [100..<140])
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import StreamUp
 import StreamUpTestSupport
+import Testing
+
+@testable import StreamUp
 
 @Suite struct BoundStreamPairTests {
     /// Opens both ends of a fresh pair.

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import StreamUp
 import StreamUpTestSupport
+import Testing
+
+@testable import StreamUp
 
 /// What the replay buffer tells `--metrics`: how many lines were read, and how old the oldest
 /// unacknowledged byte is.

@@ -1,6 +1,7 @@
-import Testing
-@testable import StreamUp
 import StreamUpTestSupport
+import Testing
+
+@testable import StreamUp
 
 @Suite struct ByteRingTests {
     /// Capacity is rounded up to a power of two so positions wrap with a mask.

@@ -1,6 +1,7 @@
 import Foundation
 import StreamUpTestSupport
 import Testing
+
 @testable import StreamUp
 
 /// Container runtimes' log lines (`--parse cri|docker`, `ContainerLogLine` inside
@@ -8,7 +9,8 @@ import Testing
 /// the runtime's, the stream and the path's Kubernetes names become fields.
 @Suite struct ContainerLogTests {
     static func take(_ text: String, _ lines: inout LineRecords) -> [LineRecords.Record] {
-        Array(text.utf8).withUnsafeBytes { lines.take($0, from: 0, readAt: Date(timeIntervalSince1970: 0)) } + lines.flush(readAt: Date(timeIntervalSince1970: 0))
+        Array(text.utf8).withUnsafeBytes { lines.take($0, from: 0, readAt: Date(timeIntervalSince1970: 0)) }
+            + lines.flush(readAt: Date(timeIntervalSince1970: 0))
     }
 
     static func object(_ record: LineRecords.Record) -> [String: String] {
@@ -22,28 +24,32 @@ import Testing
     /// CRI: `P` pieces are joined until the `F` piece; the record's time is the runtime's, its
     /// stream a field; the record stands for the source bytes of all its pieces.
     @Test func criPiecesJoinIntoOneRecord() throws {
-        let text = "2026-11-25T10:00:00.123456789Z stdout P first half \n2026-11-25T10:00:00.200000000Z stdout F and the rest\n"
+        let text =
+            "2026-11-25T10:00:00.123456789Z stdout P first half \n2026-11-25T10:00:00.200000000Z stdout F and the rest\n"
             + "2026-11-25T10:00:01.5+01:00 stderr F oops\n"
         var lines = LineRecords(formatter: try Self.formatter(), parse: .cri) { stream in try? Self.formatter([(name: "stream", value: stream)]) }
         let records = Self.take(text, &lines)
-        #expect(records.map(Self.object) == [
-            ["message": "first half and the rest", "time": "2026-11-25T10:00:00.123Z", "stream": "stdout"],
-            ["message": "oops", "time": "2026-11-25T09:00:01.500Z", "stream": "stderr"],
-        ])
+        #expect(
+            records.map(Self.object) == [
+                ["message": "first half and the rest", "time": "2026-11-25T10:00:00.123Z", "stream": "stdout"],
+                ["message": "oops", "time": "2026-11-25T09:00:01.500Z", "stream": "stderr"],
+            ])
         let firstEnd = Int64(text.utf8.count - "2026-11-25T10:00:01.5+01:00 stderr F oops\n".utf8.count)
         #expect(records.map(\.start) == [0, firstEnd] && records.map(\.end) == [firstEnd, Int64(text.utf8.count)])
     }
 
     /// Docker json-file: pieces without a final `\n` are joined; the message loses its `\n`.
     @Test func dockerPiecesJoinIntoOneRecord() throws {
-        let text = #"{"log":"part one, ","stream":"stdout","time":"2026-11-25T10:00:00.5Z"}"# + "\n"
+        let text =
+            #"{"log":"part one, ","stream":"stdout","time":"2026-11-25T10:00:00.5Z"}"# + "\n"
             + #"{"log":"part two\n","stream":"stdout","time":"2026-11-25T10:00:00.6Z"}"# + "\n"
             + #"{"log":"\tat x\n","stream":"stderr","time":"2026-11-25T10:00:00.7Z"}"# + "\n"
         var lines = LineRecords(formatter: try Self.formatter(), parse: .docker) { stream in try? Self.formatter([(name: "stream", value: stream)]) }
-        #expect(Self.take(text, &lines).map(Self.object) == [
-            ["message": "part one, part two", "time": "2026-11-25T10:00:00.500Z", "stream": "stdout"],
-            ["message": "\tat x", "time": "2026-11-25T10:00:00.700Z", "stream": "stderr"],
-        ])
+        #expect(
+            Self.take(text, &lines).map(Self.object) == [
+                ["message": "part one, part two", "time": "2026-11-25T10:00:00.500Z", "stream": "stdout"],
+                ["message": "\tat x", "time": "2026-11-25T10:00:00.700Z", "stream": "stderr"],
+            ])
     }
 
     /// With multiline, the joined messages are what the joiner sees: a Java trace written as

@@ -1,6 +1,7 @@
-import Testing
-@testable import StreamUp
 import StreamUpTestSupport
+import Testing
+
+@testable import StreamUp
 
 /// Partial failures on a manual clock: refused records are reported before the acknowledgement
 /// that frees them, never sent again; what the receiver did not process is sent again, at once
@@ -59,10 +60,11 @@ import StreamUpTestSupport
         let exchange = Machine.Exchange.segment(from: 0, limits: limits)
         let partial = Machine.Partial(rejection: rejection([0..<10]), unprocessedFrom: 60, backoff: true)
         let effects = machine.handle(.answered(answer(200, partial), carried: 0..<100), of: exchange, now: clock.now)
-        #expect(effects == [
-            .rejectRecords(rejection([0..<10])), .acknowledge(upTo: 60),
-            .notice(.retrying(reason: "the server answered 429", attempt: 1, delay: .milliseconds(250), first: true)),
-        ])
+        #expect(
+            effects == [
+                .rejectRecords(rejection([0..<10])), .acknowledge(upTo: 60),
+                .notice(.retrying(reason: "the server answered 429", attempt: 1, delay: .milliseconds(250), first: true)),
+            ])
         #expect(machine.next(input(acknowledged: 60), now: clock.now) == .sleep(until: clock.now.advanced(by: .milliseconds(250))))
         clock.advance(by: .milliseconds(250))
         #expect(machine.next(input(acknowledged: 60), now: clock.now) == .send(.segment(from: 60, limits: machine.limits)))
@@ -93,11 +95,13 @@ import StreamUpTestSupport
         var machine = machine()
         let exchange = Machine.Exchange.segment(from: 0, limits: limits)
         let whole = Machine.RecordRejection(records: [.init(range: 0..<100, reason: "2 rejected")], count: 2, whole: true, summary: "2 rejected")
-        #expect(machine.handle(.answered(answer(200, Machine.Partial(rejection: whole)), carried: 0..<100), of: exchange, now: clock.now)
-            == [.rejectRecords(whole), .acknowledge(upTo: 100)])
+        #expect(
+            machine.handle(.answered(answer(200, Machine.Partial(rejection: whole)), carried: 0..<100), of: exchange, now: clock.now)
+                == [.rejectRecords(whole), .acknowledge(upTo: 100)])
         let next = Machine.Exchange.segment(from: 100, limits: machine.limits)
-        #expect(machine.handle(.answered(answer(200, Machine.Partial(warning: "slow down")), carried: 100..<150), of: next, now: clock.now)
-            == [.notice(.receiverWarning("slow down")), .acknowledge(upTo: 150)])
+        #expect(
+            machine.handle(.answered(answer(200, Machine.Partial(warning: "slow down")), carried: 100..<150), of: next, now: clock.now)
+                == [.notice(.receiverWarning("slow down")), .acknowledge(upTo: 150)])
     }
 
     /// A partial answer during a failing spell is progress: the failures reset.

@@ -1,6 +1,7 @@
-import Testing
-@testable import StreamUp
 import StreamUpTestSupport
+import Testing
+
+@testable import StreamUp
 
 /// The delivery decisions on a manual clock: retries and backoff, `Retry-After`, smaller
 /// segments after broken connections and 413, dead letters, the failing/recovered notices, and
@@ -151,8 +152,9 @@ import StreamUpTestSupport
     @Test func tooLargeLowersTheSegmentSizeForGood() {
         var machine = machine(deadLetters: true)
         let exchange = Machine.Exchange.segment(from: 0, limits: limits)
-        #expect(machine.handle(.answered(answer(413), carried: 0..<1000), of: exchange, now: clock.now)
-            == [.notice(.segmentShrunk(toBytes: 500, reason: "the server answered 413 (too large)"))])
+        #expect(
+            machine.handle(.answered(answer(413), carried: 0..<1000), of: exchange, now: clock.now)
+                == [.notice(.segmentShrunk(toBytes: 500, reason: "the server answered 413 (too large)"))])
         #expect(machine.retries == 0)
         _ = machine.handle(.answered(answer(200), carried: 0..<500), of: .segment(from: 0, limits: machine.limits), now: clock.now)
         #expect(machine.limits.maxBytes == 500, "a 413 cap does not grow back")
@@ -193,7 +195,10 @@ import StreamUpTestSupport
         var machine = machine(deadLetters: false)
         let lone = Machine.Exchange.segment(from: 0, limits: limits)
         let effects = machine.handle(.answered(answer(413), carried: 0..<5000), of: lone, now: clock.now)
-        #expect(effects == [.notice(.stopping(reason: "the server answered 413 (too large) to a request of one record of 5000 bytes alone; no smaller request can hold it"))])
+        #expect(
+            effects == [
+                .notice(.stopping(reason: "the server answered 413 (too large) to a request of one record of 5000 bytes alone; no smaller request can hold it"))
+            ])
         #expect(machine.next(input(), now: clock.now) == .stop(.answer(status: 413)))
         #expect(machine.limits.maxBytes == 1000)
     }
@@ -204,15 +209,17 @@ import StreamUpTestSupport
     @Test func aSecond429InARowShrinksTheSegment() {
         var machine = machine(retries: 10)
         let first = Machine.Exchange.segment(from: 0, limits: limits)
-        #expect(machine.handle(.answered(answer(429, retryAfter: "2"), carried: 0..<1000), of: first, now: clock.now)
-            == [.notice(.retrying(reason: "the server answered 429", attempt: 1, delay: .seconds(2), first: true))])
+        #expect(
+            machine.handle(.answered(answer(429, retryAfter: "2"), carried: 0..<1000), of: first, now: clock.now)
+                == [.notice(.retrying(reason: "the server answered 429", attempt: 1, delay: .seconds(2), first: true))])
         #expect(machine.limits.maxBytes == 1000, "one 429 may be a passing rate limit")
         clock.advance(by: .seconds(2))
         #expect(machine.next(input(), now: clock.now) == .send(first))
-        #expect(machine.handle(.answered(answer(429, retryAfter: "2"), carried: 0..<1000), of: first, now: clock.now) == [
-            .notice(.segmentShrunk(toBytes: 500, reason: "the server answered 429 (too many requests) twice to a request of 1000 bytes")),
-            .notice(.retrying(reason: "the server answered 429", attempt: 2, delay: .seconds(2), first: false)),
-        ])
+        #expect(
+            machine.handle(.answered(answer(429, retryAfter: "2"), carried: 0..<1000), of: first, now: clock.now) == [
+                .notice(.segmentShrunk(toBytes: 500, reason: "the server answered 429 (too many requests) twice to a request of 1000 bytes")),
+                .notice(.retrying(reason: "the server answered 429", attempt: 2, delay: .seconds(2), first: false)),
+            ])
         #expect(machine.next(input(), now: clock.now) == .sleep(until: clock.now.advanced(by: .seconds(2))), "Retry-After is still honoured")
         clock.advance(by: .seconds(2))
         let smaller = Machine.Exchange.segment(from: 0, limits: machine.limits)
@@ -236,12 +243,20 @@ import StreamUpTestSupport
         refusal.firstLine = "Code: 16. DB::Exception: No such column nosuch in table logs"
         refusal.permanent = true
         #expect(machine.handle(.answered(refusal, carried: 0..<100), of: exchange, now: clock.now) == [])
-        #expect(machine.next(input(), now: clock.now) == .deadLetter(
-            from: 0, carried: 0..<100, limits: limits, reason: "the server answered 500: Code: 16. DB::Exception: No such column nosuch in table logs"))
+        #expect(
+            machine.next(input(), now: clock.now)
+                == .deadLetter(
+                    from: 0, carried: 0..<100, limits: limits, reason: "the server answered 500: Code: 16. DB::Exception: No such column nosuch in table logs"))
         var transient = self.machine(retries: 10)
         refusal.permanent = false
         let effects = transient.handle(.answered(refusal, carried: 0..<100), of: exchange, now: clock.now)
-        #expect(effects == [.notice(.retrying(reason: "the server answered 500: Code: 16. DB::Exception: No such column nosuch in table logs", attempt: 1, delay: .milliseconds(250), first: true))])
+        #expect(
+            effects == [
+                .notice(
+                    .retrying(
+                        reason: "the server answered 500: Code: 16. DB::Exception: No such column nosuch in table logs", attempt: 1, delay: .milliseconds(250),
+                        first: true))
+            ])
     }
 
     /// A flaky link gets one "failing" notice and one "recovered" notice: the spell ends only

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import StreamUp
 import StreamUpTestSupport
+import Testing
+
+@testable import StreamUp
 
 /// The choice among several endpoints on a manual clock: failover stays on the first usable
 /// one, balance goes round robin, a failing endpoint is set aside with a growing backoff and

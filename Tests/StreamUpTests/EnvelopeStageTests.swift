@@ -1,6 +1,7 @@
 import Foundation
 import StreamUpTestSupport
 import Testing
+
 @testable import StreamUp
 
 @Suite struct EnvelopeStageTests {
@@ -39,13 +40,14 @@ import Testing
     @Test func elasticsearchBulkPrefixesEachDocumentWithItsAction() throws {
         let records = [#"{"message":"one"}"#, #"{"message":"two"}"#]
         let body = try readAll(EnvelopeStage(over: BytesSource(pieces: [lines(records)]), envelope: .elasticsearchBulk()))
-        #expect(String(decoding: body, as: UTF8.self) == """
-            {"create":{}}
-            {"message":"one"}
-            {"create":{}}
-            {"message":"two"}
+        #expect(
+            String(decoding: body, as: UTF8.self) == """
+                {"create":{}}
+                {"message":"one"}
+                {"create":{}}
+                {"message":"two"}
 
-            """)
+                """)
     }
 
     /// A multipart/form-data file part carries the records unchanged; Python's email parser

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import StreamUp
 import StreamUpTestSupport
+import Testing
+
+@testable import StreamUp
 
 /// Measurements behind the choices in Body/ and Records/ (gzip level, flush cost, formatter
 /// speed). They print numbers and assert only that what they measured decodes correctly; they
@@ -57,9 +58,11 @@ struct FormatMeasurements {
                     produced = step.produced
                 }
                 let megabytes = Double(input.count) / 1e6
-                print("gzip \(name) level \(level): " + String(
-                    format: "%.1f MB -> %.2f MB, ratio %.2f, %.0f MB/s (CPU)", megabytes,
-                    Double(produced) / 1e6, Double(input.count) / Double(produced), megabytes / seconds))
+                print(
+                    "gzip \(name) level \(level): "
+                        + String(
+                            format: "%.1f MB -> %.2f MB, ratio %.2f, %.0f MB/s (CPU)", megabytes,
+                            Double(produced) / 1e6, Double(input.count) / Double(produced), megabytes / seconds))
             }
         }
     }
@@ -106,9 +109,11 @@ struct FormatMeasurements {
                 }
             }
             let inputBytes = input.reduce(0) { $0 + $1.count + 1 }
-            print("formatter \(name): " + String(
-                format: "%.2f M lines/s, %.0f MB/s of input (CPU)", Double(input.count) / seconds / 1e6,
-                Double(inputBytes) / seconds / 1e6))
+            print(
+                "formatter \(name): "
+                    + String(
+                        format: "%.2f M lines/s, %.0f MB/s of input (CPU)", Double(input.count) / seconds / 1e6,
+                        Double(inputBytes) / seconds / 1e6))
             #expect(output.filter { $0 == 0x0A }.count == input.count)
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import StreamUpTestSupport
 import Testing
+
 @testable import StreamUp
 
 @Suite struct GzipEncoderTests {

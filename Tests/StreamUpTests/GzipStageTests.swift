@@ -1,6 +1,7 @@
-import Testing
-@testable import StreamUp
 import StreamUpTestSupport
+import Testing
+
+@testable import StreamUp
 
 @Suite struct GzipStageTests {
     private struct LowerFailed: Error {}

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import StreamUp
 import StreamUpTestSupport
+import Testing
+
+@testable import StreamUp
 
 /// The heartbeat's schedule on a ``ManualClock``: beats fall at start + k × interval, skipped
 /// beats are counted, and a stop wakes the waiting beat at once, all without real time

@@ -1,6 +1,7 @@
 import Foundation
 import StreamUpTestSupport
 import Testing
+
 @testable import StreamUp
 
 /// Lines cut into records (`LineRecords`): the records depend on the bytes alone, never on

@@ -1,6 +1,7 @@
 import Foundation
 import StreamUpTestSupport
 import Testing
+
 @testable import StreamUp
 
 /// Lines joined into multiline records (`MultilineJoiner`, and `LineRecords` around it): which

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StreamUp
 
 /// ``MultipartForm`` and the stage that keeps its boundary out of the records
@@ -13,26 +14,27 @@ import Testing
             textFields: [.init(name: "tag", value: "web-1"), .init(name: "note", value: "two\r\nlines")], boundary: "B0undary")
         #expect(form.contentType == "multipart/form-data; boundary=B0undary")
         let body = try readAll(EnvelopeStage(over: BytesSource(pieces: [Array("one\ntwo\n".utf8)]), envelope: form.envelope()))
-        #expect(String(decoding: body, as: UTF8.self) == """
-            --B0undary\r
-            Content-Disposition: form-data; name="tag"\r
-            \r
-            web-1\r
-            --B0undary\r
-            Content-Disposition: form-data; name="note"\r
-            \r
-            two\r
-            lines\r
-            --B0undary\r
-            Content-Disposition: form-data; name="up%22load"; filename="app.log"\r
-            Content-Type: text/plain\r
-            \r
-            one
-            two
-            \r
-            --B0undary--\r
+        #expect(
+            String(decoding: body, as: UTF8.self) == """
+                --B0undary\r
+                Content-Disposition: form-data; name="tag"\r
+                \r
+                web-1\r
+                --B0undary\r
+                Content-Disposition: form-data; name="note"\r
+                \r
+                two\r
+                lines\r
+                --B0undary\r
+                Content-Disposition: form-data; name="up%22load"; filename="app.log"\r
+                Content-Type: text/plain\r
+                \r
+                one
+                two
+                \r
+                --B0undary--\r
 
-            """)
+                """)
     }
 
     /// An envelope inside the file part (a preset's JSON array) keeps its own framing.
@@ -80,7 +82,9 @@ import Testing
     /// The search finds the needle anywhere (start, end, after near-misses) and nowhere else.
     @Test func searchFindsTheNeedleExactly() {
         let search = SequenceSearch(Array("abcab".utf8))
-        for (text, found) in [("abcab", true), ("xabcab", true), ("abcabx", true), ("ababcabab", true), ("abcaabcb", false), ("abca", false), ("", false), ("bcabcabc", true)] {
+        for (text, found) in [
+            ("abcab", true), ("xabcab", true), ("abcabx", true), ("ababcabab", true), ("abcaabcb", false), ("abca", false), ("", false), ("bcabcabc", true),
+        ] {
             #expect(Array(text.utf8).withUnsafeBytes { search.occurs(in: $0) } == found, "\(text)")
         }
         let one = SequenceSearch(Array("z".utf8))

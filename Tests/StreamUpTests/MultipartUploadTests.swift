@@ -1,8 +1,9 @@
 import Foundation
 import StreamUpSink
-import Testing
-@testable import StreamUp
 import StreamUpTestSupport
+import Testing
+
+@testable import StreamUp
 
 extension InProcessUploads {
     /// A multipart upload whose records hold the boundary (possible here only because the test

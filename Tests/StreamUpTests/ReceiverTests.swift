@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StreamUp
 
 /// The presets: where they send, and limits that respect each receiver's documented ones (the
@@ -29,11 +30,15 @@ import Testing
     /// parameters (host, path and the labels as stream fields) unless the URL sets them.
     @Test func queryHints() {
         #expect(url(.clickhouse, "http://ch:8123") == "http://ch:8123?query=INSERT%20INTO%20logs%20FORMAT%20JSONEachRow")
-        #expect(url(.clickhouse, "http://ch:8123/?query=INSERT%20INTO%20t%20FORMAT%20JSONEachRow") == "http://ch:8123/?query=INSERT%20INTO%20t%20FORMAT%20JSONEachRow")
-        #expect(url(.victorialogs, "http://vl:9428", labels: [("app", "web")])
-            == "http://vl:9428/insert/jsonline?_msg_field=_msg&_time_field=_time&_stream_fields=host,path,app")
-        #expect(url(.victorialogs, "http://vl:9428/insert/jsonline?_stream_fields=app")
-            == "http://vl:9428/insert/jsonline?_stream_fields=app&_msg_field=_msg&_time_field=_time")
+        #expect(
+            url(.clickhouse, "http://ch:8123/?query=INSERT%20INTO%20t%20FORMAT%20JSONEachRow")
+                == "http://ch:8123/?query=INSERT%20INTO%20t%20FORMAT%20JSONEachRow")
+        #expect(
+            url(.victorialogs, "http://vl:9428", labels: [("app", "web")])
+                == "http://vl:9428/insert/jsonline?_msg_field=_msg&_time_field=_time&_stream_fields=host,path,app")
+        #expect(
+            url(.victorialogs, "http://vl:9428/insert/jsonline?_stream_fields=app")
+                == "http://vl:9428/insert/jsonline?_stream_fields=app&_msg_field=_msg&_time_field=_time")
     }
 
     /// Every preset's requests and records (escapes included: a longer line is cut into records
@@ -78,8 +83,10 @@ import Testing
         let loki = try #require(try Receiver.loki.envelope(labels: [], host: "h"))
         #expect(String(decoding: loki.head + loki.tail, as: UTF8.self) == #"{"streams":[{"stream":{"job":"streamup","host":"h"},"values":[]}]}"#)
         let otlp = try #require(try Receiver.otlp.envelope(labels: [("service.name", "api")], host: "h"))
-        #expect(String(decoding: otlp.head + otlp.tail, as: UTF8.self)
-            == #"{"resourceLogs":[{"resource":{"attributes":[{"key":"host.name","value":{"stringValue":"h"}},{"key":"service.name","value":{"stringValue":"api"}}]},"scopeLogs":[{"scope":{"name":"streamup"},"logRecords":[]}]}]}"#)
+        #expect(
+            String(decoding: otlp.head + otlp.tail, as: UTF8.self)
+                == #"{"resourceLogs":[{"resource":{"attributes":[{"key":"host.name","value":{"stringValue":"h"}},{"key":"service.name","value":{"stringValue":"api"}}]},"scopeLogs":[{"scope":{"name":"streamup"},"logRecords":[]}]}]}"#
+        )
         #expect(throws: StreamUpError.self) { try Receiver.loki.envelope(labels: [("__name__", "x")]) }
         #expect(try Receiver.splunkHEC.envelope() == nil && Receiver(named: "opensearch") == .elasticsearch)
     }

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import StreamUp
 import StreamUpTestSupport
+import Testing
+
+@testable import StreamUp
 
 @Suite struct RecordFormatterTests {
     /// Lines of every kind of byte: each byte value alone and between ASCII, all 256 in one line,
@@ -28,10 +29,11 @@ import StreamUpTestSupport
         var random = SeededRandom(seed: 42)
         for _ in 0..<2000 {
             let count = Int.random(in: 0...40, using: &random)
-            lines.append((0..<count).map { _ in
-                // Mostly high bytes, where UTF-8 goes wrong.
-                Bool.random(using: &random) ? UInt8.random(in: 0x80...0xFF, using: &random) : UInt8.random(in: 0...0xFF, using: &random)
-            })
+            lines.append(
+                (0..<count).map { _ in
+                    // Mostly high bytes, where UTF-8 goes wrong.
+                    Bool.random(using: &random) ? UInt8.random(in: 0x80...0xFF, using: &random) : UInt8.random(in: 0...0xFF, using: &random)
+                })
         }
         return lines
     }

@@ -1,14 +1,17 @@
 import Foundation
-import Testing
-@testable import StreamUp
 import StreamUpTestSupport
+import Testing
+
+@testable import StreamUp
 
 /// The receivers' record shapes: every record parses as the receiver's schema says (checked by
 /// Python's `json`, see `ShapeCheck`), the line comes back byte for byte whatever its bytes, and
 /// each shape puts time, host, path and fields where its receiver reads them.
 @Suite struct RecordShapeTests {
     /// The one record `shape` makes of `line`, as Python re-serializes it (sorted keys).
-    private func canonical(_ shape: RecordShape, path: String? = "/var/log/app.log", fields: [(name: String, value: String)] = [], _ line: String = "hello") async throws -> String {
+    private func canonical(_ shape: RecordShape, path: String? = "/var/log/app.log", fields: [(name: String, value: String)] = [], _ line: String = "hello")
+        async throws -> String
+    {
         var formatter = try RecordFormatter(format: .ndjson, shape: shape, host: "web-1", path: path, fields: fields)
         let checked = try await ShapeCheck.check(records(&formatter, [Array(line.utf8)]), shape: shape)
         let record = try #require(checked.first)
@@ -43,15 +46,22 @@ import StreamUpTestSupport
     /// OTLP: both times in nanoseconds (int64 as strings), the body a string, the path and the
     /// fields as string attributes.
     @Test func otlpLogRecords() async throws {
-        #expect(try await canonical(.otlpLogRecord, fields: [("env", "prod")]) == #"{"attributes": [{"key": "log.file.path", "value": {"stringValue": "/var/log/app.log"}}, {"key": "env", "value": {"stringValue": "prod"}}], "body": {"stringValue": "hello"}, "observedTimeUnixNano": "1700000000123000000", "timeUnixNano": "1700000000123000000"}"#)
-        #expect(try await canonical(.otlpLogRecord, path: nil) == #"{"body": {"stringValue": "hello"}, "observedTimeUnixNano": "1700000000123000000", "timeUnixNano": "1700000000123000000"}"#)
+        #expect(
+            try await canonical(.otlpLogRecord, fields: [("env", "prod")])
+                == #"{"attributes": [{"key": "log.file.path", "value": {"stringValue": "/var/log/app.log"}}, {"key": "env", "value": {"stringValue": "prod"}}], "body": {"stringValue": "hello"}, "observedTimeUnixNano": "1700000000123000000", "timeUnixNano": "1700000000123000000"}"#
+        )
+        #expect(
+            try await canonical(.otlpLogRecord, path: nil)
+                == #"{"body": {"stringValue": "hello"}, "observedTimeUnixNano": "1700000000123000000", "timeUnixNano": "1700000000123000000"}"#)
     }
 
     /// Splunk: epoch seconds with milliseconds, host, the path as source, the line as event;
     /// fields named like HEC metadata set it, the rest are indexed fields.
     @Test func splunkEvents() async throws {
-        #expect(try await canonical(.splunkEvent, fields: [("sourcetype", "app"), ("index", "main"), ("env", "prod"), ("host", "set")])
-            == #"{"event": "hello", "fields": {"env": "prod"}, "host": "set", "index": "main", "source": "/var/log/app.log", "sourcetype": "app", "time": 1700000000.123}"#)
+        #expect(
+            try await canonical(.splunkEvent, fields: [("sourcetype", "app"), ("index", "main"), ("env", "prod"), ("host", "set")])
+                == #"{"event": "hello", "fields": {"env": "prod"}, "host": "set", "index": "main", "source": "/var/log/app.log", "sourcetype": "app", "time": 1700000000.123}"#
+        )
         #expect(try await canonical(.splunkEvent, path: nil) == #"{"event": "hello", "host": "web-1", "time": 1700000000.123}"#)
     }
 
@@ -69,16 +79,22 @@ import StreamUpTestSupport
     /// Datadog: `date`, `hostname`, `ddsource` (streamup unless set), `service` when given, the
     /// other fields as tags after a given `ddtags`.
     @Test func datadogLogs() async throws {
-        #expect(try await canonical(.datadogLog, fields: [("env", "prod"), ("service", "billing"), ("ddtags", "team:a"), ("zone", "x")])
-            == #"{"date": "2023-11-14T22:13:20.123Z", "ddsource": "streamup", "ddtags": "team:a,env:prod,zone:x", "hostname": "web-1", "message": "hello", "path": "/var/log/app.log", "service": "billing"}"#)
-        #expect(try await canonical(.datadogLog, path: nil, fields: [("ddsource", "nginx")]) == #"{"date": "2023-11-14T22:13:20.123Z", "ddsource": "nginx", "hostname": "web-1", "message": "hello"}"#)
+        #expect(
+            try await canonical(.datadogLog, fields: [("env", "prod"), ("service", "billing"), ("ddtags", "team:a"), ("zone", "x")])
+                == #"{"date": "2023-11-14T22:13:20.123Z", "ddsource": "streamup", "ddtags": "team:a,env:prod,zone:x", "hostname": "web-1", "message": "hello", "path": "/var/log/app.log", "service": "billing"}"#
+        )
+        #expect(
+            try await canonical(.datadogLog, path: nil, fields: [("ddsource", "nginx")])
+                == #"{"date": "2023-11-14T22:13:20.123Z", "ddsource": "nginx", "hostname": "web-1", "message": "hello"}"#)
     }
 
     /// Fluent Bit, Elasticsearch (ECS names) and ClickHouse: flat objects with their receivers'
     /// names and time forms.
     @Test func flatShapes() async throws {
         #expect(try await canonical(.fluentBitRecord) == #"{"date": 1700000000.123, "host": "web-1", "log": "hello", "path": "/var/log/app.log"}"#)
-        #expect(try await canonical(.elasticsearchDocument, fields: [("env", "prod")]) == #"{"@timestamp": "2023-11-14T22:13:20.123Z", "env": "prod", "host.name": "web-1", "log.file.path": "/var/log/app.log", "message": "hello"}"#)
+        #expect(
+            try await canonical(.elasticsearchDocument, fields: [("env", "prod")])
+                == #"{"@timestamp": "2023-11-14T22:13:20.123Z", "env": "prod", "host.name": "web-1", "log.file.path": "/var/log/app.log", "message": "hello"}"#)
         #expect(try await canonical(.clickHouseRow, path: nil) == #"{"host": "web-1", "message": "hello", "time": 1700000000}"#)
     }
 
@@ -98,10 +114,12 @@ import StreamUpTestSupport
         var fluent = try RecordFormatter(format: .ndjson, shape: .fluentBitRecord, keys: .init(message: "log", time: "date", host: nil))
         var clickHouse = try RecordFormatter(format: .ndjson, shape: .clickHouseRow, keys: .init(host: nil))
         let line = [Array("x".utf8)]
-        #expect(String(decoding: records(&fluent, line, at: -1) + records(&fluent, line, at: 5), as: UTF8.self)
-            == #"{"date":-1.999,"log":"x"}"# + "\n" + #"{"date":0.005,"log":"x"}"# + "\n")
-        #expect(String(decoding: records(&clickHouse, line, at: -1) + records(&clickHouse, line, at: 1999), as: UTF8.self)
-            == #"{"time":-1,"message":"x"}"# + "\n" + #"{"time":1,"message":"x"}"# + "\n")
+        #expect(
+            String(decoding: records(&fluent, line, at: -1) + records(&fluent, line, at: 5), as: UTF8.self)
+                == #"{"date":-1.999,"log":"x"}"# + "\n" + #"{"date":0.005,"log":"x"}"# + "\n")
+        #expect(
+            String(decoding: records(&clickHouse, line, at: -1) + records(&clickHouse, line, at: 1999), as: UTF8.self)
+                == #"{"time":-1,"message":"x"}"# + "\n" + #"{"time":1,"message":"x"}"# + "\n")
     }
 
     /// `--format json`: the flat shapes merge a JSON object line's own members (its own keys
@@ -109,11 +127,13 @@ import StreamUpTestSupport
     @Test func jsonObjectsMergeOnlyIntoFlatShapes() async throws {
         let line = [Array(#"{"level":"info","message":"mine"}"#.utf8)]
         var elasticsearch = try RecordFormatter(format: .json, shape: .elasticsearchDocument, host: "h")
-        #expect(String(decoding: records(&elasticsearch, line), as: UTF8.self)
-            == #"{"@timestamp":"2023-11-14T22:13:20.123Z","host.name":"h","level":"info","message":"mine"}"# + "\n")
+        #expect(
+            String(decoding: records(&elasticsearch, line), as: UTF8.self)
+                == #"{"@timestamp":"2023-11-14T22:13:20.123Z","host.name":"h","level":"info","message":"mine"}"# + "\n")
         var fluent = try RecordFormatter(format: .json, shape: .fluentBitRecord, host: "h")
-        #expect(String(decoding: records(&fluent, line), as: UTF8.self)
-            == #"{"date":1700000000.123,"host":"h","level":"info","message":"mine"}"# + "\n")
+        #expect(
+            String(decoding: records(&fluent, line), as: UTF8.self)
+                == #"{"date":1700000000.123,"host":"h","level":"info","message":"mine"}"# + "\n")
         for shape in RecordShape.allCases where !shape.mergesJSONObjects {
             var formatter = try RecordFormatter(format: .json, shape: shape, host: "h")
             let checked = try await ShapeCheck.check(records(&formatter, line), shape: shape)
@@ -126,7 +146,9 @@ import StreamUpTestSupport
     @Test func aFieldNamedLikeTheMessageIsRefusedWhereItWouldCollide() async throws {
         #expect(throws: StreamUpError.self) { try RecordFormatter(format: .ndjson, shape: .fluentBitRecord, fields: [("log", "x")]) }
         #expect(throws: StreamUpError.self) { try RecordFormatter(format: .ndjson, shape: .elasticsearchDocument, fields: [("message", "x")]) }
-        #expect(try await canonical(.splunkEvent, path: nil, fields: [("event", "x")]) == #"{"event": "hello", "fields": {"event": "x"}, "host": "web-1", "time": 1700000000.123}"#)
+        #expect(
+            try await canonical(.splunkEvent, path: nil, fields: [("event", "x")])
+                == #"{"event": "hello", "fields": {"event": "x"}, "host": "web-1", "time": 1700000000.123}"#)
     }
 
     /// No record is longer than `maxRecordBytes`, escapes included, however long the line and

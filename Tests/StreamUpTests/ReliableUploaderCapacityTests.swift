@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import StreamUp
 import StreamUpSink
 import StreamUpTestSupport
+import Testing
+
+@testable import StreamUp
 
 /// The storage's capacity is what the caller gave: segments shrink to fit it (at most half of
 /// it), and a capacity that cannot hold one record is refused, never raised.
@@ -39,13 +40,17 @@ import StreamUpTestSupport
     @Test func aCapacityBelowOneRecordIsRefused() throws {
         var options = ReliableUploader.Options()
         options.storage = .memory(capacity: 512 << 10)
-        let error = #expect(throws: StreamUpError.self) { try ReliableUploader(UploadConfiguration(url: URL(string: "http://127.0.0.1:9/")!), options: options) }
+        let error = #expect(throws: StreamUpError.self) {
+            try ReliableUploader(UploadConfiguration(url: URL(string: "http://127.0.0.1:9/")!), options: options)
+        }
         #expect(error?.code == .invalidConfiguration)
         #expect(error?.description.contains("cannot hold one record of up to 1048576 bytes") == true, "\(String(describing: error))")
 
         let temporary = try TemporaryDirectory()
         options.storage = .spool(directory: URL(fileURLWithPath: temporary.file("spool")), capacity: 512 << 10)
-        let spoolError = #expect(throws: StreamUpError.self) { try ReliableUploader(UploadConfiguration(url: URL(string: "http://127.0.0.1:9/")!), options: options) }
+        let spoolError = #expect(throws: StreamUpError.self) {
+            try ReliableUploader(UploadConfiguration(url: URL(string: "http://127.0.0.1:9/")!), options: options)
+        }
         #expect(spoolError?.description.contains("a spool of 524288 bytes") == true, "\(String(describing: spoolError))")
     }
 

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import StreamUp
 import StreamUpTestSupport
+import Testing
+
+@testable import StreamUp
 
 /// The one buffer of an acknowledged upload: bytes stay until acknowledged, a full buffer
 /// makes the producer wait until an acknowledgement, record boundaries are found as bytes are
@@ -70,7 +71,8 @@ import StreamUpTestSupport
     /// inside records made from a source range at their start, and per source.
     @Test func acknowledgementsMapBackToSourcePositions() throws {
         let buffer = ReplayBuffer(capacity: 1024, records: .lines, tracksSources: true)
-        let a = SourceID(device: 1, inode: 1), b = SourceID(device: 1, inode: 2)
+        let a = SourceID(device: 1, inode: 1)
+        let b = SourceID(device: 1, inode: 2)
         func write(_ count: Int, _ mark: SourceMark) throws {
             let outcome = try buffer.withWritableSpace(maxLength: count, mark: mark) { space in
                 for index in space.indices { space[index] = 0x0A }
@@ -78,9 +80,9 @@ import StreamUpTestSupport
             }
             #expect(outcome == .wrote(count))
         }
-        try write(100, .verbatim(a, from: 1000))                         // stream 0..<100
-        try write(40, SourceMark(source: b, start: 0, end: 25))          // 100..<140: records from b's 0..<25
-        try write(60, .verbatim(a, from: 1100))                          // 140..<200
+        try write(100, .verbatim(a, from: 1000))  // stream 0..<100
+        try write(40, SourceMark(source: b, start: 0, end: 25))  // 100..<140: records from b's 0..<25
+        try write(60, .verbatim(a, from: 1100))  // 140..<200
         #expect(buffer.acknowledge(upTo: 50) == [a: 1050])
         #expect(buffer.acknowledge(upTo: 120) == [a: 1100, b: 0])
         #expect(buffer.acknowledge(upTo: 170) == [b: 25, a: 1130])

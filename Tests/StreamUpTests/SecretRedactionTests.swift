@@ -1,5 +1,5 @@
-import Testing
 import StreamUp
+import Testing
 
 /// ``SecretRedaction``: what `-v` and every diagnostic line show of credentials.
 @Suite struct SecretRedactionTests {

@@ -1,6 +1,7 @@
-import Testing
-@testable import StreamUp
 import StreamUpTestSupport
+import Testing
+
+@testable import StreamUp
 
 /// The segment-cutting rules on a manual clock, with no buffer and no sockets: where a request
 /// may end given what is written and when.

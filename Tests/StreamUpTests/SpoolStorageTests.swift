@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import StreamUp
 import StreamUpTestSupport
+import Testing
+
+@testable import StreamUp
 
 /// The spool: what was not acknowledged survives a reopen; every kind of damage is refused
 /// with a message instead of being sent; what a crash leaves is not damage; draining a spool
@@ -16,8 +17,9 @@ import StreamUpTestSupport
     private func buffer(_ directory: String, capacity: Int = 40, streamID: String = "s") throws -> ReplayBuffer {
         let spool = try SpoolStorage.open(directory: directory, capacity: capacity, streamID: streamID)
         let recovered = spool.recovered
-        return ReplayBuffer(storage: spool, records: .rawBytes, maxRecord: spool.capacity,
-                            acknowledged: recovered.acknowledged, written: recovered.end)
+        return ReplayBuffer(
+            storage: spool, records: .rawBytes, maxRecord: spool.capacity,
+            acknowledged: recovered.acknowledged, written: recovered.end)
     }
 
     private func write(_ bytes: [UInt8], to buffer: ReplayBuffer, mark: SourceMark? = nil) throws {
@@ -98,7 +100,9 @@ import StreamUpTestSupport
     /// Every damage is refused, never sent: the newest file cut short, deleted with or without
     /// its index, a byte changed, a middle file gone, an acknowledged offset past the end. Each
     /// says the spool is damaged and what to do.
-    @Test(arguments: ["truncated newest", "deleted newest", "deleted newest data", "garbled byte", "deleted middle", "acknowledged past end", "index entry changed"])
+    @Test(arguments: [
+        "truncated newest", "deleted newest", "deleted newest data", "garbled byte", "deleted middle", "acknowledged past end", "index entry changed",
+    ])
     func damageIsRefusedWithAMessage(kind: String) throws {
         let temporary = try TemporaryDirectory()
         let directory = try spoolWithPendingBytes(in: temporary)
@@ -131,7 +135,9 @@ import StreamUpTestSupport
             }
         }
         let description = error?.description ?? ""
-        #expect(description.contains("is damaged") && description.contains("nothing of it was sent") && description.contains("move the directory away"), "\(kind): \(description)")
+        #expect(
+            description.contains("is damaged") && description.contains("nothing of it was sent") && description.contains("move the directory away"),
+            "\(kind): \(description)")
     }
 
     /// What a crash leaves is not damage: bytes written past the last index entry of the newest
@@ -189,7 +195,8 @@ import StreamUpTestSupport
     @Test func sourcePositionsAreRecoveredFromTheIndex() throws {
         let temporary = try TemporaryDirectory()
         let directory = temporarySpool(in: temporary)
-        let a = SourceID(device: 1, inode: 10), b = SourceID(device: 1, inode: 20)
+        let a = SourceID(device: 1, inode: 10)
+        let b = SourceID(device: 1, inode: 20)
         do {
             let replay = try buffer(directory, capacity: 1000)
             try write(Array(repeating: 65, count: 100), to: replay, mark: .verbatim(a, from: 0))
@@ -226,8 +233,9 @@ import StreamUpTestSupport
         }
         let spool = try SpoolStorage.open(directory: directory, capacity: 32 << 20, streamID: "second")
         #expect(spool.recovered.end == written.count && spool.recovered.acknowledged == written.count / 3, "\(random)")
-        let replay = ReplayBuffer(storage: spool, records: .rawBytes, maxRecord: spool.capacity,
-                                  acknowledged: spool.recovered.acknowledged, written: spool.recovered.end)
+        let replay = ReplayBuffer(
+            storage: spool, records: .rawBytes, maxRecord: spool.capacity,
+            acknowledged: spool.recovered.acknowledged, written: spool.recovered.end)
         #expect(try read(replay, written.count / 3..<written.count) == Array(written[(written.count / 3)...]), "\(random)")
     }
 

@@ -28,99 +28,101 @@ struct ChunksProducer: Producer {
 struct TestFailure: Error {}
 
 extension InProcessUploads {
-@Suite(.timeLimit(.minutes(2))) struct StreamUploaderTests {
-    private func configuration(_ url: URL) -> UploadConfiguration {
-        UploadConfiguration(url: url.appendingPathComponent("upload"))
-    }
+    @Suite(.timeLimit(.minutes(2))) struct StreamUploaderTests {
+        private func configuration(_ url: URL) -> UploadConfiguration {
+            UploadConfiguration(url: url.appendingPathComponent("upload"))
+        }
 
-    /// The producer's bytes arrive whole; the answer and the progress counters agree.
-    @Test func producerBytesArriveAndTheAnswerIsReturned() async throws {
-        try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
-            let chunks = (0..<100).map { index in Array("record \(index)\n".utf8) }
-            let uploader = try StreamUploader(configuration(sink.url))
-            let response = try await uploader.run(ChunksProducer(chunks: chunks))
-            #expect(response.isSuccess)
-            #expect(response.bodyText.contains("\"bytes\":\(chunks.joined().count)"))
-            #expect(uploader.progress.bytesProduced == chunks.joined().count && uploader.progress.bytesSent == chunks.joined().count)
-            #expect(sink.requests.last?.body == Array(chunks.joined()))
-            #expect(uploader.phase == .finished)
+        /// The producer's bytes arrive whole; the answer and the progress counters agree.
+        @Test func producerBytesArriveAndTheAnswerIsReturned() async throws {
+            try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
+                let chunks = (0..<100).map { index in Array("record \(index)\n".utf8) }
+                let uploader = try StreamUploader(configuration(sink.url))
+                let response = try await uploader.run(ChunksProducer(chunks: chunks))
+                #expect(response.isSuccess)
+                #expect(response.bodyText.contains("\"bytes\":\(chunks.joined().count)"))
+                #expect(uploader.progress.bytesProduced == chunks.joined().count && uploader.progress.bytesSent == chunks.joined().count)
+                #expect(sink.requests.last?.body == Array(chunks.joined()))
+                #expect(uploader.phase == .finished)
+            }
+        }
+
+        /// `finish()` on an idle stream sends what was written, ends the body and returns the answer.
+        @Test func finishEndsAnIdleStreamGracefully() async throws {
+            try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
+                let uploader = try StreamUploader(configuration(sink.url))
+                let running = Task { try await uploader.run(ChunksProducer(chunks: [Array("kept\n".utf8)], thenIdle: true)) }
+                try #require(await eventually { uploader.progress.bytesSent >= 5 })
+                uploader.finish()
+                let response = try await running.value
+                #expect(response.isSuccess)
+                #expect(sink.requests.last?.body == Array("kept\n".utf8))
+            }
+        }
+
+        /// `cancel()` while the body waits for bytes wakes the reader: `run` throws `.cancelled`
+        /// instead of hanging, and the sink sees an incomplete body, not a complete one.
+        @Test func cancelWakesTheWaitingReaderAndFails() async throws {
+            try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
+                let uploader = try StreamUploader(configuration(sink.url))
+                let running = Task { try await uploader.run(ChunksProducer(chunks: [Array("partial\n".utf8)], thenIdle: true)) }
+                try #require(await eventually { uploader.progress.bytesSent >= 8 })
+                uploader.cancel()
+                let error = await #expect(throws: StreamUpError.self) { try await running.value }
+                #expect(error?.code == .cancelled)
+                // The request that carried the bytes ends, and not as a complete body.
+                try #require(await eventually { !sink.requests.isEmpty })
+                #expect(sink.requests.allSatisfy { !$0.isComplete })
+            }
+        }
+
+        /// A producer that throws fails the upload with `.producerFailed`; the body is not ended
+        /// as if complete.
+        @Test func producerFailureFailsTheUpload() async throws {
+            try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
+                let uploader = try StreamUploader(configuration(sink.url))
+                // Given: the producer fails only once its byte is on the wire.
+                let producer = ChunksProducer(
+                    chunks: [Array("x".utf8)], thenFail: true,
+                    afterChunks: {
+                        try #require(await eventually { uploader.progress.bytesSent >= 1 })
+                    })
+                let error = await #expect(throws: StreamUpError.self) { try await uploader.run(producer) }
+                #expect(error?.code == .producerFailed)
+                // Then: the request that carried it ends, and not as a complete body.
+                try #require(await eventually { !sink.requests.isEmpty })
+                #expect(sink.requests.allSatisfy { !$0.isComplete })
+            }
+        }
+
+        /// A non-2xx answer is a result, not an error.
+        @Test func serverErrorIsAResultNotAnError() async throws {
+            let server = try StubHTTPServer(.answerAfterBody(status: 503, headers: ["Retry-After: 1"], body: "busy"))
+            defer { server.stop() }
+            let uploader = try StreamUploader(UploadConfiguration(url: URL(string: server.url)!))
+            let response = try await uploader.run(ChunksProducer(chunks: [Array("x\n".utf8)]))
+            #expect(response.statusCode == 503)
+            #expect(response.bodyText == "busy")
+            #expect(response.headers.first { $0.key.lowercased() == "retry-after" }?.value == "1")
+        }
+
+        /// Nothing listening: a `.transport` error that says the connection was refused.
+        @Test func refusedConnectionIsATransportError() async throws {
+            let uploader = try StreamUploader(UploadConfiguration(url: URL(string: "http://127.0.0.1:\(unusedLocalPort())/")!))
+            let error = await #expect(throws: StreamUpError.self) {
+                try await uploader.run(ChunksProducer(chunks: [Array("x".utf8)]))
+            }
+            #expect(error?.code == .transport)
+            #expect(error?.description.contains("refused") == true)
+        }
+
+        /// Bad URLs and methods are refused before anything is sent.
+        @Test func invalidConfigurationIsRefusedUpFront() throws {
+            #expect(throws: StreamUpError.self) { try UploadConfiguration.url(from: "not a url") }
+            #expect(throws: StreamUpError.self) { try UploadConfiguration.url(from: "ftp://host/x") }
+            var configuration = UploadConfiguration(url: URL(string: "http://127.0.0.1/")!)
+            configuration.method = "GET"
+            #expect(throws: StreamUpError.self) { try StreamUploader(configuration) }
         }
     }
-
-    /// `finish()` on an idle stream sends what was written, ends the body and returns the answer.
-    @Test func finishEndsAnIdleStreamGracefully() async throws {
-        try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
-            let uploader = try StreamUploader(configuration(sink.url))
-            let running = Task { try await uploader.run(ChunksProducer(chunks: [Array("kept\n".utf8)], thenIdle: true)) }
-            try #require(await eventually { uploader.progress.bytesSent >= 5 })
-            uploader.finish()
-            let response = try await running.value
-            #expect(response.isSuccess)
-            #expect(sink.requests.last?.body == Array("kept\n".utf8))
-        }
-    }
-
-    /// `cancel()` while the body waits for bytes wakes the reader: `run` throws `.cancelled`
-    /// instead of hanging, and the sink sees an incomplete body, not a complete one.
-    @Test func cancelWakesTheWaitingReaderAndFails() async throws {
-        try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
-            let uploader = try StreamUploader(configuration(sink.url))
-            let running = Task { try await uploader.run(ChunksProducer(chunks: [Array("partial\n".utf8)], thenIdle: true)) }
-            try #require(await eventually { uploader.progress.bytesSent >= 8 })
-            uploader.cancel()
-            let error = await #expect(throws: StreamUpError.self) { try await running.value }
-            #expect(error?.code == .cancelled)
-            // The request that carried the bytes ends, and not as a complete body.
-            try #require(await eventually { !sink.requests.isEmpty })
-            #expect(sink.requests.allSatisfy { !$0.isComplete })
-        }
-    }
-
-    /// A producer that throws fails the upload with `.producerFailed`; the body is not ended
-    /// as if complete.
-    @Test func producerFailureFailsTheUpload() async throws {
-        try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
-            let uploader = try StreamUploader(configuration(sink.url))
-            // Given: the producer fails only once its byte is on the wire.
-            let producer = ChunksProducer(chunks: [Array("x".utf8)], thenFail: true, afterChunks: {
-                try #require(await eventually { uploader.progress.bytesSent >= 1 })
-            })
-            let error = await #expect(throws: StreamUpError.self) { try await uploader.run(producer) }
-            #expect(error?.code == .producerFailed)
-            // Then: the request that carried it ends, and not as a complete body.
-            try #require(await eventually { !sink.requests.isEmpty })
-            #expect(sink.requests.allSatisfy { !$0.isComplete })
-        }
-    }
-
-    /// A non-2xx answer is a result, not an error.
-    @Test func serverErrorIsAResultNotAnError() async throws {
-        let server = try StubHTTPServer(.answerAfterBody(status: 503, headers: ["Retry-After: 1"], body: "busy"))
-        defer { server.stop() }
-        let uploader = try StreamUploader(UploadConfiguration(url: URL(string: server.url)!))
-        let response = try await uploader.run(ChunksProducer(chunks: [Array("x\n".utf8)]))
-        #expect(response.statusCode == 503)
-        #expect(response.bodyText == "busy")
-        #expect(response.headers.first { $0.key.lowercased() == "retry-after" }?.value == "1")
-    }
-
-    /// Nothing listening: a `.transport` error that says the connection was refused.
-    @Test func refusedConnectionIsATransportError() async throws {
-        let uploader = try StreamUploader(UploadConfiguration(url: URL(string: "http://127.0.0.1:\(unusedLocalPort())/")!))
-        let error = await #expect(throws: StreamUpError.self) {
-            try await uploader.run(ChunksProducer(chunks: [Array("x".utf8)]))
-        }
-        #expect(error?.code == .transport)
-        #expect(error?.description.contains("refused") == true)
-    }
-
-    /// Bad URLs and methods are refused before anything is sent.
-    @Test func invalidConfigurationIsRefusedUpFront() throws {
-        #expect(throws: StreamUpError.self) { try UploadConfiguration.url(from: "not a url") }
-        #expect(throws: StreamUpError.self) { try UploadConfiguration.url(from: "ftp://host/x") }
-        var configuration = UploadConfiguration(url: URL(string: "http://127.0.0.1/")!)
-        configuration.method = "GET"
-        #expect(throws: StreamUpError.self) { try StreamUploader(configuration) }
-    }
-}
 }

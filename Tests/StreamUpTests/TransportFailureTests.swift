@@ -1,9 +1,11 @@
 import Foundation
+import Testing
+
+@testable import StreamUp
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Testing
-@testable import StreamUp
 
 /// ``TransportFailure``: each failure URLSession reports on Linux (a `URLError` code and
 /// libcurl's text, as measured against real servers) becomes one line that says what happened
@@ -19,52 +21,96 @@ import Testing
     }
 
     static let cases: [Case] = [
-        Case(code: -1004, text: "Failed to connect to 127.0.0.1 port 1 after 0 ms: Couldn't connect to server", url: "http://127.0.0.1:1/",
-             line: "connection refused by 127.0.0.1:1: nothing is listening there; check the host and port, and that the server runs"),
-        Case(code: -1004, text: "Failed to connect to ::1 port 9 after 0 ms: Couldn't connect to server", url: "http://[::1]:9/",
-             line: "connection refused by [::1]:9: nothing is listening there; check the host and port, and that the server runs"),
-        Case(code: -1004, text: "Failed to connect to 127.0.0.1 port 3128 after 0 ms: Couldn't connect to server", url: "http://logs.example/in",
-             line: "connection refused by the proxy 127.0.0.1:3128 on the way to logs.example: check http_proxy, https_proxy and no_proxy"),
-        Case(code: -1, text: "Could not resolve proxy: proxy.corp", url: "https://logs.example/",
-             line: "cannot resolve the proxy proxy.corp on the way to logs.example: check http_proxy, https_proxy and no_proxy"),
-        Case(code: -1003, text: "Could not resolve host: logs.example", url: "https://logs.example/",
-             line: "cannot resolve host logs.example: check its spelling and this machine's DNS settings"),
-        Case(code: -1001, text: "The request timed out.", url: "http://127.0.0.1:8080/",
-             line: "127.0.0.1:8080 did not answer within the response timeout: check that the server is up and not overloaded, or raise the timeout"),
-        Case(code: -1001, text: "Failed to connect to 10.0.0.9 port 80 after 60000 ms: Connection timed out", url: "http://10.0.0.9/",
-             line: "connecting to 10.0.0.9 timed out: check that the address is right and reachable (a firewall may drop the packets)"),
-        Case(code: -1, text: "Send failure: Broken pipe", url: "http://127.0.0.1:8080/",
-             line: "127.0.0.1:8080 closed the connection while the body was being sent, without answering (Broken pipe): often a server's or proxy's limit on long or idle request bodies; send shorter requests (segmented delivery) or raise that limit"),
-        Case(code: -1005, text: "Send failure: Connection reset by peer", url: "http://127.0.0.1:8080/",
-             line: "127.0.0.1:8080 closed the connection while the body was being sent, without answering (Connection reset by peer): often a server's or proxy's limit on long or idle request bodies; send shorter requests (segmented delivery) or raise that limit"),
-        Case(code: -1005, text: "Recv failure: Connection reset by peer", url: "http://127.0.0.1:8080/",
-             line: "the connection to 127.0.0.1:8080 was reset before an answer came: the server or a proxy in front of it dropped the request (crashed, restarted or refused it); check its logs"),
-        Case(code: -1011, text: "Empty reply from server", url: "http://127.0.0.1:8080/",
-             line: "127.0.0.1:8080 closed the connection without answering: the server or a proxy in front of it dropped the request; check its logs, and that the port speaks plain HTTP (https:// if it expects TLS)"),
-        Case(code: -1002, text: "Received HTTP/0.9 when not allowed", url: "http://127.0.0.1:22/",
-             line: "127.0.0.1:22 answered something that is not HTTP: check the port, and use https:// if it expects TLS"),
+        Case(
+            code: -1004, text: "Failed to connect to 127.0.0.1 port 1 after 0 ms: Couldn't connect to server", url: "http://127.0.0.1:1/",
+            line: "connection refused by 127.0.0.1:1: nothing is listening there; check the host and port, and that the server runs"),
+        Case(
+            code: -1004, text: "Failed to connect to ::1 port 9 after 0 ms: Couldn't connect to server", url: "http://[::1]:9/",
+            line: "connection refused by [::1]:9: nothing is listening there; check the host and port, and that the server runs"),
+        Case(
+            code: -1004, text: "Failed to connect to 127.0.0.1 port 3128 after 0 ms: Couldn't connect to server", url: "http://logs.example/in",
+            line: "connection refused by the proxy 127.0.0.1:3128 on the way to logs.example: check http_proxy, https_proxy and no_proxy"),
+        Case(
+            code: -1, text: "Could not resolve proxy: proxy.corp", url: "https://logs.example/",
+            line: "cannot resolve the proxy proxy.corp on the way to logs.example: check http_proxy, https_proxy and no_proxy"),
+        Case(
+            code: -1003, text: "Could not resolve host: logs.example", url: "https://logs.example/",
+            line: "cannot resolve host logs.example: check its spelling and this machine's DNS settings"),
+        Case(
+            code: -1001, text: "The request timed out.", url: "http://127.0.0.1:8080/",
+            line: "127.0.0.1:8080 did not answer within the response timeout: check that the server is up and not overloaded, or raise the timeout"),
+        Case(
+            code: -1001, text: "Failed to connect to 10.0.0.9 port 80 after 60000 ms: Connection timed out", url: "http://10.0.0.9/",
+            line: "connecting to 10.0.0.9 timed out: check that the address is right and reachable (a firewall may drop the packets)"),
+        Case(
+            code: -1, text: "Send failure: Broken pipe", url: "http://127.0.0.1:8080/",
+            line:
+                "127.0.0.1:8080 closed the connection while the body was being sent, without answering (Broken pipe): often a server's or proxy's limit on long or idle request bodies; send shorter requests (segmented delivery) or raise that limit"
+        ),
+        Case(
+            code: -1005, text: "Send failure: Connection reset by peer", url: "http://127.0.0.1:8080/",
+            line:
+                "127.0.0.1:8080 closed the connection while the body was being sent, without answering (Connection reset by peer): often a server's or proxy's limit on long or idle request bodies; send shorter requests (segmented delivery) or raise that limit"
+        ),
+        Case(
+            code: -1005, text: "Recv failure: Connection reset by peer", url: "http://127.0.0.1:8080/",
+            line:
+                "the connection to 127.0.0.1:8080 was reset before an answer came: the server or a proxy in front of it dropped the request (crashed, restarted or refused it); check its logs"
+        ),
+        Case(
+            code: -1011, text: "Empty reply from server", url: "http://127.0.0.1:8080/",
+            line:
+                "127.0.0.1:8080 closed the connection without answering: the server or a proxy in front of it dropped the request; check its logs, and that the port speaks plain HTTP (https:// if it expects TLS)"
+        ),
+        Case(
+            code: -1002, text: "Received HTTP/0.9 when not allowed", url: "http://127.0.0.1:22/",
+            line: "127.0.0.1:22 answered something that is not HTTP: check the port, and use https:// if it expects TLS"),
         // Certificates, as libcurl 7.88 with OpenSSL 3.0 words them (measured against a Python
         // ssl server with certificates from openssl; TLSCommandTests).
-        Case(code: -1, text: "SSL certificate problem: self-signed certificate", url: "https://localhost:8443/",
-             line: "the TLS certificate of localhost:8443 is not issued by a CA this system trusts (self-signed certificate): streamup trusts only the system's CA store; add the CA's certificate to it (Debian: copy it to /usr/local/share/ca-certificates/NAME.crt and run update-ca-certificates)"),
-        Case(code: -1, text: "SSL certificate problem: unable to get local issuer certificate", url: "https://127.0.0.1:8443/",
-             line: "the TLS certificate of 127.0.0.1:8443 is not issued by a CA this system trusts (unable to get local issuer certificate): streamup trusts only the system's CA store; add the CA's certificate to it (Debian: copy it to /usr/local/share/ca-certificates/NAME.crt and run update-ca-certificates)"),
-        Case(code: -1, text: "SSL: no alternative certificate subject name matches target host name '127.0.0.1'", url: "https://127.0.0.1:8443/",
-             line: "the TLS certificate of 127.0.0.1:8443 is for another name (no alternative certificate subject name matches target host name '127.0.0.1'): connect by a name the certificate holds, or have the server present one for this name"),
-        Case(code: -1, text: "SSL certificate problem: certificate has expired", url: "https://127.0.0.1:8443/",
-             line: "the TLS certificate of 127.0.0.1:8443 is out of date (certificate has expired): the server needs a current certificate (or this machine's clock is wrong)"),
-        Case(code: -1, text: "SSL certificate problem: certificate revoked", url: "https://127.0.0.1:8443/",
-             line: "the TLS certificate of 127.0.0.1:8443 was refused (certificate revoked): check the server's certificate; a private CA goes into the system trust store (update-ca-certificates)"),
-        Case(code: -1, text: "OpenSSL/3.0.19: error:0A00010B:SSL routines::wrong version number", url: "https://127.0.0.1:8080/",
-             line: "the TLS handshake with 127.0.0.1:8080 failed (OpenSSL/3.0.19: error:0A00010B:SSL routines::wrong version number): check that the port speaks TLS (https://), or use http://"),
-        Case(code: -1, text: "Failed to connect to 192.0.2.1 port 80 after 3 ms: No route to host", url: "http://192.0.2.1/",
-             line: "cannot connect to 192.0.2.1 (192.0.2.1 port 80 after 3 ms: No route to host): check the address, the network and any firewall"),
-        Case(code: -1, text: "CONNECT tunnel failed, response 407", url: "https://logs.example/",
-             line: "the proxy would not open a tunnel to logs.example (CONNECT tunnel failed, response 407): check http_proxy, https_proxy and no_proxy, and the proxy's credentials"),
-        Case(code: -1000, text: "The operation could not be completed. (NSURLErrorDomain error -1000.)", url: "http://h.example/",
-             line: "URLSession refused the URL for h.example (no details): check the URL"),
-        Case(code: -1, text: "Some failure nobody has seen", url: "http://h.example/",
-             line: "the connection to h.example failed: Some failure nobody has seen (URLError -1); check the URL, the network and the server"),
+        Case(
+            code: -1, text: "SSL certificate problem: self-signed certificate", url: "https://localhost:8443/",
+            line:
+                "the TLS certificate of localhost:8443 is not issued by a CA this system trusts (self-signed certificate): streamup trusts only the system's CA store; add the CA's certificate to it (Debian: copy it to /usr/local/share/ca-certificates/NAME.crt and run update-ca-certificates)"
+        ),
+        Case(
+            code: -1, text: "SSL certificate problem: unable to get local issuer certificate", url: "https://127.0.0.1:8443/",
+            line:
+                "the TLS certificate of 127.0.0.1:8443 is not issued by a CA this system trusts (unable to get local issuer certificate): streamup trusts only the system's CA store; add the CA's certificate to it (Debian: copy it to /usr/local/share/ca-certificates/NAME.crt and run update-ca-certificates)"
+        ),
+        Case(
+            code: -1, text: "SSL: no alternative certificate subject name matches target host name '127.0.0.1'", url: "https://127.0.0.1:8443/",
+            line:
+                "the TLS certificate of 127.0.0.1:8443 is for another name (no alternative certificate subject name matches target host name '127.0.0.1'): connect by a name the certificate holds, or have the server present one for this name"
+        ),
+        Case(
+            code: -1, text: "SSL certificate problem: certificate has expired", url: "https://127.0.0.1:8443/",
+            line:
+                "the TLS certificate of 127.0.0.1:8443 is out of date (certificate has expired): the server needs a current certificate (or this machine's clock is wrong)"
+        ),
+        Case(
+            code: -1, text: "SSL certificate problem: certificate revoked", url: "https://127.0.0.1:8443/",
+            line:
+                "the TLS certificate of 127.0.0.1:8443 was refused (certificate revoked): check the server's certificate; a private CA goes into the system trust store (update-ca-certificates)"
+        ),
+        Case(
+            code: -1, text: "OpenSSL/3.0.19: error:0A00010B:SSL routines::wrong version number", url: "https://127.0.0.1:8080/",
+            line:
+                "the TLS handshake with 127.0.0.1:8080 failed (OpenSSL/3.0.19: error:0A00010B:SSL routines::wrong version number): check that the port speaks TLS (https://), or use http://"
+        ),
+        Case(
+            code: -1, text: "Failed to connect to 192.0.2.1 port 80 after 3 ms: No route to host", url: "http://192.0.2.1/",
+            line: "cannot connect to 192.0.2.1 (192.0.2.1 port 80 after 3 ms: No route to host): check the address, the network and any firewall"),
+        Case(
+            code: -1, text: "CONNECT tunnel failed, response 407", url: "https://logs.example/",
+            line:
+                "the proxy would not open a tunnel to logs.example (CONNECT tunnel failed, response 407): check http_proxy, https_proxy and no_proxy, and the proxy's credentials"
+        ),
+        Case(
+            code: -1000, text: "The operation could not be completed. (NSURLErrorDomain error -1000.)", url: "http://h.example/",
+            line: "URLSession refused the URL for h.example (no details): check the URL"),
+        Case(
+            code: -1, text: "Some failure nobody has seen", url: "http://h.example/",
+            line: "the connection to h.example failed: Some failure nobody has seen (URLError -1); check the URL, the network and the server"),
     ]
 
     /// Every measured failure gets its line.
@@ -76,7 +122,10 @@ import Testing
     /// requests (it was printed after a server restart while segmented).
     @Test func aSegmentClosedMidBodyGetsNoAdviceToSegment() {
         let line = TransportFailure.line(code: -1, text: "Send failure: Broken pipe", url: URL(string: "http://127.0.0.1:8080/"), segmented: true)
-        #expect(line == "127.0.0.1:8080 closed the connection while the body was being sent, without answering (Broken pipe): the server or a proxy in front of it restarted or dropped the request (a limit on request bodies, an idle timeout); check its logs")
+        #expect(
+            line
+                == "127.0.0.1:8080 closed the connection while the body was being sent, without answering (Broken pipe): the server or a proxy in front of it restarted or dropped the request (a limit on request bodies, an idle timeout); check its logs"
+        )
         #expect(!line.contains("segmented delivery"))
     }
 

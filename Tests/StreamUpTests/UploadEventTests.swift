@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import StreamUp
+import Testing
 
 /// What an app's `onEvent` handler can rely on now that ``UploadEvent`` is a struct: a kind to
 /// compare with, whether a person should see it without asking, the status of an answer, and one

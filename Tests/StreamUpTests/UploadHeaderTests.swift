@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import StreamUp
+import Testing
 
 /// ``UploadConfiguration/validate()`` on request header fields: the ones streamup frames or
 /// manages itself, and values with control characters, are refused naming the field.
@@ -13,8 +13,14 @@ import StreamUp
 
     /// Framing and hop-by-hop fields, in any case, are refused with the reason.
     @Test(arguments: [
-        ("Content-Length", "5", "header Content-Length cannot be set: streamup sets it (a segment's complete body) or sends the body chunked (--single-request)"),
-        ("transfer-encoding", "identity", "header transfer-encoding cannot be set: streamup frames the body itself (Content-Length, or chunked with --single-request)"),
+        (
+            "Content-Length", "5",
+            "header Content-Length cannot be set: streamup sets it (a segment's complete body) or sends the body chunked (--single-request)"
+        ),
+        (
+            "transfer-encoding", "identity",
+            "header transfer-encoding cannot be set: streamup frames the body itself (Content-Length, or chunked with --single-request)"
+        ),
         ("Connection", "close", "header Connection cannot be set: the connection is managed by streamup's HTTP client"),
         ("TE", "trailers", "header TE cannot be set: the connection is managed by streamup's HTTP client"),
         ("Upgrade", "h2c", "header Upgrade cannot be set: a streamed upload cannot switch protocols"),

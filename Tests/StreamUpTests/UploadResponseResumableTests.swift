@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StreamUp
 
 /// What the reliable uploader reads from an answer to a resumable upload: `Upload-Offset` and

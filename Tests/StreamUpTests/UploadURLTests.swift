@@ -2,6 +2,7 @@ import Foundation
 import StreamUpSink
 import StreamUpTestSupport
 import Testing
+
 @testable import StreamUp
 
 /// ``UploadConfiguration/url(from:)`` and the URL handed to URLSession (``SessionURL``): the

@@ -52,13 +52,16 @@ import Testing
         child.write("a\n")
         child.closeStdin()
         #expect(await child.waitForExit() == 74)
-        #expect(child.stderr == "streamup: cannot write the server's answer (200 OK, the upload itself succeeded) to stdout: the reader of stdout has gone (broken pipe)\n")
+        #expect(
+            child.stderr
+                == "streamup: cannot write the server's answer (200 OK, the upload itself succeeded) to stdout: the reader of stdout has gone (broken pipe)\n")
     }
 
     /// An HTML error page is one line on stderr (it was printed over many lines, cut mid-word),
     /// once retries ran out.
     @Test func htmlErrorPageIsOneLine() async throws {
-        let page = "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
+        let page =
+            "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
         let server = try StubHTTPServer(.answerAfterBody(status: 502, headers: ["Content-Type: text/html"], body: page))
         defer { server.stop() }
         let child = try StreamupProcess(["--retries", "0", server.url])
@@ -77,6 +80,9 @@ import Testing
         child.write("a\n")
         child.closeStdin()
         #expect(await child.waitForExit() == 1)
-        #expect(child.stderr == "streamup: server answered 308 Permanent Redirect: Location http://127.0.0.1:\(server.port)/v2/ingest; a streamed body cannot follow redirects, use that URL\n")
+        #expect(
+            child.stderr
+                == "streamup: server answered 308 Permanent Redirect: Location http://127.0.0.1:\(server.port)/v2/ingest; a streamed body cannot follow redirects, use that URL\n"
+        )
     }
 }

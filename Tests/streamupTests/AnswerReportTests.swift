@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import streamup
 
 /// ``AnswerReport``: an answer that is not 2xx as one line on stderr, a 2xx body as the result.
@@ -26,7 +27,8 @@ import Testing
     /// Scripts, styles and comments are not words; entities are decoded; a body that is not
     /// HTML keeps its angle brackets.
     @Test func htmlMarkupIsLeftOutAndEntitiesDecoded() {
-        let page = "<!DOCTYPE html><html><head><style>p{color:red}</style></head><body><!-- id 7 --><script>var x = 1 < 2;</script><p>Quota &amp; limits: &lt;10 MB&gt; &#39;per&#x27; day&nbsp;!</p></body></html>"
+        let page =
+            "<!DOCTYPE html><html><head><style>p{color:red}</style></head><body><!-- id 7 --><script>var x = 1 < 2;</script><p>Quota &amp; limits: &lt;10 MB&gt; &#39;per&#x27; day&nbsp;!</p></body></html>"
         #expect(line(413, ["Content-Type": "text/html; charset=utf-8"], page) == "server answered 413 Payload Too Large: Quota & limits: <10 MB> 'per' day !")
         #expect(line(400, ["Content-Type": "application/json"], "{\"error\": \"a < b\"}") == "server answered 400 Bad Request: {\"error\": \"a < b\"}")
     }
@@ -44,7 +46,8 @@ import Testing
         let sentence = "error: disk quota exceeded for tenant acme; "  // 44 bytes
         let body = String(repeating: sentence, count: 40)  // 1,760 bytes
         let text = line(507, ["Content-Type": "text/plain"], body)
-        #expect(text == "server answered 507 Insufficient Storage: " + String(repeating: sentence, count: 6) + "error: disk quota exceeded for … (1466 more bytes)")
+        #expect(
+            text == "server answered 507 Insufficient Storage: " + String(repeating: sentence, count: 6) + "error: disk quota exceeded for … (1466 more bytes)")
         let declared = line(507, ["Content-Length": "100000"], body)
         #expect(declared.hasSuffix("exceeded for … (99706 more bytes)"))
         let oneWord = AnswerReport.oneLine(Array(String(repeating: "x", count: 400).utf8), isHTML: false, totalBytes: 400, limit: 300)
@@ -53,8 +56,12 @@ import Testing
 
     /// A redirect's Location is always on the line, made absolute against the request URL.
     @Test func redirectNamesItsTarget() {
-        #expect(line(301, ["location": "https://logs.example/v2/in"]) == "server answered 301 Moved Permanently: Location https://logs.example/v2/in; a streamed body cannot follow redirects, use that URL")
-        #expect(line(307, ["Location": "/v2/in"], "moved", url: "http://[::1]:8080/in") == "server answered 307 Temporary Redirect: Location http://[::1]:8080/v2/in; a streamed body cannot follow redirects, use that URL")
+        #expect(
+            line(301, ["location": "https://logs.example/v2/in"])
+                == "server answered 301 Moved Permanently: Location https://logs.example/v2/in; a streamed body cannot follow redirects, use that URL")
+        #expect(
+            line(307, ["Location": "/v2/in"], "moved", url: "http://[::1]:8080/in")
+                == "server answered 307 Temporary Redirect: Location http://[::1]:8080/v2/in; a streamed body cannot follow redirects, use that URL")
         #expect(line(304) == "server answered 304 Not Modified")
     }
 

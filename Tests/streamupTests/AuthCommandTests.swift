@@ -21,12 +21,13 @@ import Testing
 
     /// `-u USER:PASSWORD`, and `-u USER` with STREAMUP_PASSWORD (which -u's own password beats):
     /// the request carries Basic credentials.
-    @Test(arguments: [
-        (["-u", "alice:from-argv"], ["STREAMUP_PASSWORD": nil], "from-argv"),
-        (["-u", "alice"], ["STREAMUP_PASSWORD": "from-env"], "from-env"),
-        (["-u", "alice:from-argv"], ["STREAMUP_PASSWORD": "from-env"], "from-argv"),
-        (["-u", "alice:"], ["STREAMUP_PASSWORD": "from-env"], ""),
-    ] as [([String], [String: String?], String)])
+    @Test(
+        arguments: [
+            (["-u", "alice:from-argv"], ["STREAMUP_PASSWORD": nil], "from-argv"),
+            (["-u", "alice"], ["STREAMUP_PASSWORD": "from-env"], "from-env"),
+            (["-u", "alice:from-argv"], ["STREAMUP_PASSWORD": "from-env"], "from-argv"),
+            (["-u", "alice:"], ["STREAMUP_PASSWORD": "from-env"], ""),
+        ] as [([String], [String: String?], String)])
     func basicCredentialsAreSent(arguments: [String], environment: [String: String?], password: String) async throws {
         try await withSink { sink, _ in
             let child = try streamup(arguments + [sink.url.absoluteString], environment: environment)
@@ -57,8 +58,10 @@ import Testing
         let seen = work.appendingPathComponent("seen").path
         try await withSink { sink, _ in
             let child = try streamup(
-                ["heartbeat", "--every", "10s", "-u", "alice", sink.url.absoluteString, "--",
-                 "sh", "-c", "echo \"${STREAMUP_PASSWORD:-unset}\" > '\(seen)'"],
+                [
+                    "heartbeat", "--every", "10s", "-u", "alice", sink.url.absoluteString, "--",
+                    "sh", "-c", "echo \"${STREAMUP_PASSWORD:-unset}\" > '\(seen)'",
+                ],
                 environment: ["STREAMUP_PASSWORD": "hb-secret"])
             child.closeStdin()
             #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
@@ -134,14 +137,29 @@ import Testing
     /// Files that cannot give credentials, and credentials given twice, stop streamup before it
     /// sends anything, with one line that says what to do (exit 64).
     @Test(arguments: [
-        (["--bearer-token-file", "WORK/missing"], "streamup: cannot read the token file WORK/missing: No such file or directory; check the path and that streamup may read it\n"),
+        (
+            ["--bearer-token-file", "WORK/missing"],
+            "streamup: cannot read the token file WORK/missing: No such file or directory; check the path and that streamup may read it\n"
+        ),
         (["--bearer-token-file", "WORK/empty"], "streamup: the token file WORK/empty is empty: write the token into it\n"),
-        (["--bearer-token-file", "WORK/two-lines"], "streamup: the token file WORK/two-lines holds more than one line: it must hold only the token, on one line\n"),
-        (["-H", "@WORK/two-lines"], "streamup: line 1 of the header file WORK/two-lines is not 'Name: value' (its contents are not shown: they may be secret)\n"),
-        (["-H", "@WORK/missing"], "streamup: cannot read the header file WORK/missing: No such file or directory; check the path and that streamup may read it\n"),
+        (
+            ["--bearer-token-file", "WORK/two-lines"],
+            "streamup: the token file WORK/two-lines holds more than one line: it must hold only the token, on one line\n"
+        ),
+        (
+            ["-H", "@WORK/two-lines"],
+            "streamup: line 1 of the header file WORK/two-lines is not 'Name: value' (its contents are not shown: they may be secret)\n"
+        ),
+        (
+            ["-H", "@WORK/missing"],
+            "streamup: cannot read the header file WORK/missing: No such file or directory; check the path and that streamup may read it\n"
+        ),
         (["-u", "a:b", "--bearer-token-file", "WORK/token"], "streamup: --bearer-token-file and -u both set Authorization: give one\n"),
         (["-H", "Authorization: Bearer x", "-u", "a:b"], "streamup: -u and -H 'Authorization: …' both set Authorization: give one\n"),
-        (["-H", "@WORK/authorization", "--bearer-token-file", "WORK/token"], "streamup: -H @WORK/authorization and --bearer-token-file both set Authorization: give one\n"),
+        (
+            ["-H", "@WORK/authorization", "--bearer-token-file", "WORK/token"],
+            "streamup: -H @WORK/authorization and --bearer-token-file both set Authorization: give one\n"
+        ),
         (["-u", ":secret-one"], "streamup: -u: the user name is empty (USER[:PASSWORD])\n"),
         (["--token-header", "DD-API-KEY"], "streamup: --token-header names the field for --token-file's token: add --token-file FILE\n"),
     ])

@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import StreamUp
+import Testing
+
 @testable import streamup
 
 /// ``TokenFile``, ``HeaderFile`` and ``BasicCredentials``: what a file or a user name may hold,
@@ -51,7 +52,9 @@ import StreamUp
         let missing = "/nonexistent/streamup-token"
         #expect(throws: StreamUpError.self) { try TokenFile(path: missing) }
         let error = #expect(throws: StreamUpError.self) { try TokenFile(path: missing) }
-        #expect(error?.description == "cannot read the token file /nonexistent/streamup-token: No such file or directory; check the path and that streamup may read it")
+        #expect(
+            error?.description
+                == "cannot read the token file /nonexistent/streamup-token: No such file or directory; check the path and that streamup may read it")
         let directory = #expect(throws: StreamUpError.self) { try TokenFile(path: "/tmp") }
         #expect(directory?.description == "the token file /tmp is a directory: give the path of the file itself")
         let big = try file(String(repeating: "x", count: 70_000))
@@ -71,7 +74,10 @@ import StreamUp
     /// field streamup must set itself are refused.
     @Test(arguments: [
         ("X-Ok: 1\nsecret-without-colon\n", "line 2 of the header file PATH is not 'Name: value' (its contents are not shown: they may be secret)"),
-        ("Content-Length: 5\n", "line 1 of the header file PATH: header Content-Length cannot be set: streamup sets it (a segment's complete body) or sends the body chunked (--single-request)"),
+        (
+            "Content-Length: 5\n",
+            "line 1 of the header file PATH: header Content-Length cannot be set: streamup sets it (a segment's complete body) or sends the body chunked (--single-request)"
+        ),
         ("Bad Name: x\n", "line 1 of the header file PATH: 'Bad Name' is not a valid header name"),
         ("# nothing\n\n", "the header file PATH holds no header field: write one 'Name: value' per line"),
     ])
@@ -87,8 +93,9 @@ import StreamUp
     /// line break anywhere is refused (RFC 7617).
     @Test func basicCredentialsEncodeUserAndPassword() throws {
         #expect(try BasicCredentials(user: "Aladdin", password: "open sesame").header.value == "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==")
-        #expect(try BasicCredentials(user: "jörg", password: "pässword:with:colons").header.value
-            == "Basic " + Data("jörg:pässword:with:colons".utf8).base64EncodedString())
+        #expect(
+            try BasicCredentials(user: "jörg", password: "pässword:with:colons").header.value
+                == "Basic " + Data("jörg:pässword:with:colons".utf8).base64EncodedString())
         #expect(throws: StreamUpError.self) { try BasicCredentials(user: "a:b", password: "c") }
         #expect(throws: StreamUpError.self) { try BasicCredentials(user: "a", password: "line\nbreak") }
     }

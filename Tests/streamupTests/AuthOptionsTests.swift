@@ -1,5 +1,6 @@
-import Testing
 import StreamUp
+import Testing
+
 @testable import streamup
 
 /// The credential, form and TLS options as the parser records them (a pure function: no file
@@ -57,9 +58,11 @@ import StreamUp
             Issue.record("no help")
             return
         }
-        for option in ["-H, --header 'NAME: VALUE'|@FILE", "-u, --user USER[:PASSWORD]", "--bearer-token-file FILE", "--token-file FILE",
-                       "--token-header 'NAME[: SCHEME]'", "--multipart FIELD[=FILENAME]", "--form NAME=VALUE", "--cacert, --capath FILE",
-                       "--cert, --key FILE", "-k, --insecure", "update-ca-certificates", "STREAMUP_PASSWORD"] {
+        for option in [
+            "-H, --header 'NAME: VALUE'|@FILE", "-u, --user USER[:PASSWORD]", "--bearer-token-file FILE", "--token-file FILE",
+            "--token-header 'NAME[: SCHEME]'", "--multipart FIELD[=FILENAME]", "--form NAME=VALUE", "--cacert, --capath FILE",
+            "--cert, --key FILE", "-k, --insecure", "update-ca-certificates", "STREAMUP_PASSWORD",
+        ] {
             #expect(text.contains(option), "help lacks \(option)")
         }
     }

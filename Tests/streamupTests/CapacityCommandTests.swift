@@ -10,10 +10,19 @@ import Testing
 @Suite(.timeLimit(.minutes(2))) struct CapacityCommandTests {
     /// Sizes that cannot work together are refused with one line naming what to change.
     @Test(arguments: [
-        (["--spool-size", "512KiB"], ["a spool of 524288 bytes (--spool-size) cannot hold one record of up to 1048576 bytes (--max-record)", "--segment-bytes"]),
-        (["--buffer-size", "1MiB", "--segment-bytes", "1MiB"], ["--segment-bytes 1MiB does not fit --buffer-size 1MiB", "use --segment-bytes 512KiB or less"]),
+        (
+            ["--spool-size", "512KiB"],
+            ["a spool of 524288 bytes (--spool-size) cannot hold one record of up to 1048576 bytes (--max-record)", "--segment-bytes"]
+        ),
+        (
+            ["--buffer-size", "1MiB", "--segment-bytes", "1MiB"],
+            ["--segment-bytes 1MiB does not fit --buffer-size 1MiB", "use --segment-bytes 512KiB or less"]
+        ),
         (["--segment-bytes", "8MiB"], ["--segment-bytes 8MiB does not fit --buffer-size 8MiB", "use --segment-bytes 4MiB or less"]),
-        (["--spool-size", "1MiB", "--segment-bytes", "768KiB"], ["--segment-bytes 768KiB does not fit --spool-size 1MiB", "use --segment-bytes 512KiB or less"]),
+        (
+            ["--spool-size", "1MiB", "--segment-bytes", "768KiB"],
+            ["--segment-bytes 768KiB does not fit --spool-size 1MiB", "use --segment-bytes 512KiB or less"]
+        ),
     ])
     func sizesThatCannotFitAreAUsageError(options: [String], says: [String]) async throws {
         let scratch = try TemporaryDirectory()

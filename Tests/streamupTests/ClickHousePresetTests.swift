@@ -32,7 +32,8 @@ import Testing
             // (Prefixed, so that an empty message is not an empty line the answer's trim drops.)
             let stored = try await clickhouse.query("SELECT concat('h', hex(message)) FROM logs").split(separator: "\n").map(String.init).sorted()
             #expect(stored == lines.map { "h" + Self.storedHex($0) }.sorted())
-            let summary = try await clickhouse.query("SELECT min(toUnixTimestamp(time)), max(toUnixTimestamp(time)), uniqExact(host), any(host), concat('p', any(path)) FROM logs")
+            let summary = try await clickhouse.query(
+                "SELECT min(toUnixTimestamp(time)), max(toUnixTimestamp(time)), uniqExact(host), any(host), concat('p', any(path)) FROM logs")
             let fields = summary.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
             try #require(fields.count == 5, "\(summary)")
             #expect(Int(fields[0]).map { $0 >= started } == true && Int(fields[1]).map { $0 <= ended } == true, "\(summary), run \(started)...\(ended)")

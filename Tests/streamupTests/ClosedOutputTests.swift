@@ -57,7 +57,10 @@ import Testing
         try await withSink { sink, _ in
             let child = try StreamupProcess([sink.url.absoluteString], stdin: .closed)
             #expect(await child.waitForExit() == 64)
-            #expect(child.stderr == "streamup: stdin is closed (<&-), so there is nothing to stream: pipe something in (tail -F app.log | streamup URL) or follow a file (streamup tail FILE URL)\n")
+            #expect(
+                child.stderr
+                    == "streamup: stdin is closed (<&-), so there is nothing to stream: pipe something in (tail -F app.log | streamup URL) or follow a file (streamup tail FILE URL)\n"
+            )
             #expect(sink.requests.isEmpty)
         }
     }

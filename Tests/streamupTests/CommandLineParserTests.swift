@@ -1,6 +1,7 @@
 import Foundation
 import StreamUp
 import Testing
+
 @testable import streamup
 
 /// The command line as a pure function: argv in, a command or a usage error out.
@@ -48,10 +49,17 @@ import Testing
     /// `-H` refuses the fields streamup frames itself and values with control characters, naming
     /// the header, with the control characters written out.
     @Test func framingHeadersAndControlCharactersAreUsageErrors() throws {
-        #expect(throws: UsageError("-H: 'Content-Length: 5': header Content-Length cannot be set: streamup sets it (a segment's complete body) or sends the body chunked (--single-request)")) {
+        #expect(
+            throws: UsageError(
+                "-H: 'Content-Length: 5': header Content-Length cannot be set: streamup sets it (a segment's complete body) or sends the body chunked (--single-request)"
+            )
+        ) {
             try CommandLineParser.parse(["-H", "Content-Length: 5", "http://h"])
         }
-        #expect(throws: UsageError("-H: 'X-A: a\\r\\nb': the value of X-A contains a carriage return (CR); header values cannot hold line breaks, NUL or other control characters")) {
+        #expect(
+            throws: UsageError(
+                "-H: 'X-A: a\\r\\nb': the value of X-A contains a carriage return (CR); header values cannot hold line breaks, NUL or other control characters")
+        ) {
             try CommandLineParser.parse(["-H", "X-A: a\r\nb", "http://h"])
         }
         #expect(throws: UsageError.self) { try CommandLineParser.parse(["tail", "-H", "Transfer-Encoding: identity", "f", "http://h"]) }
@@ -110,9 +118,13 @@ import Testing
 
     /// The heartbeat command takes its command after `--`.
     @Test func heartbeatTakesACommandAfterDoubleDash() throws {
-        guard case .heartbeat(let options) = try CommandLineParser.parse(
-            ["heartbeat", "--every", "1s", "--count", "3", "--field", "k=v", "http://h", "--", "sh", "-c", "exit 3"])
-        else { Issue.record("not a heartbeat command"); return }
+        guard
+            case .heartbeat(let options) = try CommandLineParser.parse(
+                ["heartbeat", "--every", "1s", "--count", "3", "--field", "k=v", "http://h", "--", "sh", "-c", "exit 3"])
+        else {
+            Issue.record("not a heartbeat command")
+            return
+        }
         #expect(options.every == .seconds(1) && options.count == 3)
         #expect(options.fields.map(\.name) == ["k"])
         #expect(options.upload.url == "http://h")
@@ -135,8 +147,10 @@ import Testing
     /// else is there; every command's option list names it. After `--` it belongs to the
     /// heartbeat's command.
     @Test func versionIsRecognisedForEachCommand() throws {
-        for arguments in [["--version"], ["-V", "http://x"], ["sink", "--version"], ["tail", "*.log", "-V"], ["heartbeat", "--version"],
-                          ["tail", "--version", "--no-such-option"]] {
+        for arguments in [
+            ["--version"], ["-V", "http://x"], ["sink", "--version"], ["tail", "*.log", "-V"], ["heartbeat", "--version"],
+            ["tail", "--version", "--no-such-option"],
+        ] {
             #expect(try CommandLineParser.parse(arguments) == .version, "\(arguments)")
         }
         guard case .heartbeat(let options) = try CommandLineParser.parse(["heartbeat", "--", "git", "--version"]) else {
@@ -167,9 +181,13 @@ import Testing
 
     /// The sink's fault options fill in the faults it injects.
     @Test func sinkFaultOptionsAreParsed() throws {
-        guard case .sink(let options) = try CommandLineParser.parse(
-            ["sink", "--port", "0", "--fail-next", "2", "--fail-status", "503", "--drop-after", "1000", "--drop-every", "--read-rate", "5000"])
-        else { Issue.record("not a sink command"); return }
+        guard
+            case .sink(let options) = try CommandLineParser.parse(
+                ["sink", "--port", "0", "--fail-next", "2", "--fail-status", "503", "--drop-after", "1000", "--drop-every", "--read-rate", "5000"])
+        else {
+            Issue.record("not a sink command")
+            return
+        }
         #expect(options.port == 0)
         #expect(options.faults.failNextRequests == 2 && options.faults.failStatus == 503)
         #expect(options.faults.dropAfterBytes == 1000 && options.faults.dropRepeatedly)
@@ -180,10 +198,16 @@ import Testing
     /// `tail` takes many patterns and the one argument with an http(s) scheme as the URL,
     /// wherever it stands; its own options fill the tailer's.
     @Test func tailTakesPatternsAndTheURLAnywhere() throws {
-        guard case .tail(let options) = try CommandLineParser.parse(
-            ["tail", "/var/log/a.log", "HTTPS://logs.example/in", "/var/log/app/*.log", "--exclude", "*.gz", "--exclude=/var/log/app/x.log",
-             "--max-open-files", "10", "--read-chunk", "16k", "--forget-after", "2h", "--max-record", "64k", "--from-start"])
-        else { Issue.record("not a tail command"); return }
+        guard
+            case .tail(let options) = try CommandLineParser.parse(
+                [
+                    "tail", "/var/log/a.log", "HTTPS://logs.example/in", "/var/log/app/*.log", "--exclude", "*.gz", "--exclude=/var/log/app/x.log",
+                    "--max-open-files", "10", "--read-chunk", "16k", "--forget-after", "2h", "--max-record", "64k", "--from-start",
+                ])
+        else {
+            Issue.record("not a tail command")
+            return
+        }
         #expect(options.patterns == ["/var/log/a.log", "/var/log/app/*.log"])
         #expect(options.upload.url == "HTTPS://logs.example/in")
         #expect(options.excludes == ["*.gz", "/var/log/app/x.log"])
@@ -192,7 +216,10 @@ import Testing
         #expect(tailer.maxOpenFiles == 10 && tailer.readChunk == 16 << 10 && tailer.maxLineBytes == 64 << 10)
         #expect(tailer.startAt == .beginning && tailer.excludes == options.excludes)
         // Without a URL: the local sink; the defaults.
-        guard case .tail(let plain) = try CommandLineParser.parse(["tail", "app.log"]) else { Issue.record("not a tail command"); return }
+        guard case .tail(let plain) = try CommandLineParser.parse(["tail", "app.log"]) else {
+            Issue.record("not a tail command")
+            return
+        }
         #expect(plain.upload.url == nil && plain.patterns == ["app.log"])
         #expect(plain.tailerOptions == FileTailer.Options())
         #expect(plain.forgetAfter == .seconds(24 * 3600))
@@ -216,15 +243,18 @@ import Testing
     /// the URL); `--endpoints` picks how they share the segments.
     @Test func severalURLsAreEndpoints() throws {
         guard case .upload(let upload) = try CommandLineParser.parse(["--endpoints", "balance", "http://a/", "http://b/", "http://c/"]) else {
-            Issue.record("not an upload"); return
+            Issue.record("not an upload")
+            return
         }
         #expect(upload.urls == ["http://a/", "http://b/", "http://c/"] && upload.endpointChoice == .balance)
         guard case .tail(let tail) = try CommandLineParser.parse(["tail", "http://a/", "a.log", "http://b/"]) else {
-            Issue.record("not tail"); return
+            Issue.record("not tail")
+            return
         }
         #expect(tail.upload.urls == ["http://a/", "http://b/"] && tail.patterns == ["a.log"] && tail.upload.endpointChoice == nil)
         guard case .heartbeat(let heartbeat) = try CommandLineParser.parse(["heartbeat", "http://a/", "http://b/", "--", "true"]) else {
-            Issue.record("not heartbeat"); return
+            Issue.record("not heartbeat")
+            return
         }
         #expect(heartbeat.upload.urls == ["http://a/", "http://b/"] && heartbeat.command == ["true"])
         #expect(throws: UsageError("heartbeat: 'true' is not an http or https URL (put a command after --)")) {
@@ -234,9 +264,14 @@ import Testing
 
     /// `tail --help` names the new form and its options.
     @Test func tailHelpDescribesPatterns() throws {
-        guard case .help(let text) = try CommandLineParser.parse(["tail", "--help"]) else { Issue.record("no help"); return }
-        for words in ["usage: streamup tail [options] PATTERN... [URL...]", "--exclude PATTERN", "--max-open-files N", "--forget-after DURATION",
-                      "a file\n    that appears later is read from its beginning"] {
+        guard case .help(let text) = try CommandLineParser.parse(["tail", "--help"]) else {
+            Issue.record("no help")
+            return
+        }
+        for words in [
+            "usage: streamup tail [options] PATTERN... [URL...]", "--exclude PATTERN", "--max-open-files N", "--forget-after DURATION",
+            "a file\n    that appears later is read from its beginning",
+        ] {
             #expect(text.contains(words), "\(words)")
         }
     }

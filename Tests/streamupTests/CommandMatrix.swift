@@ -186,7 +186,8 @@ struct MatrixRow: Sendable, CustomTestStringConvertible {
 
     /// How the row reads in the test list, as the command a user types.
     var testDescription: String {
-        let words = [command == .stdin ? "streamup" : "streamup \(command.rawValue)"]
+        let words =
+            [command == .stdin ? "streamup" : "streamup \(command.rawValue)"]
             + (target.preset.map { ["--to", $0] } ?? ["(sink)"])
             + variant.arguments(scratch: "DIR").map { $0.hasPrefix("DIR") ? "DIR" : $0 }
         return words.joined(separator: " ")

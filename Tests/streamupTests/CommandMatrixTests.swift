@@ -40,7 +40,8 @@ import Testing
                 throw error
             }
             let stored = try await receiver.stored()
-            let context = "\(arguments.joined(separator: " "))\nexit status \(status.map { String($0) } ?? "none (killed)"); stderr: \(child.stderr.suffix(1_000))"
+            let context =
+                "\(arguments.joined(separator: " "))\nexit status \(status.map { String($0) } ?? "none (killed)"); stderr: \(child.stderr.suffix(1_000))"
             #expect(status == 0, "\(context)")
             // Nothing refused, so nothing kept as a dead letter either.
             let dead = (try? FileManager.default.contentsOfDirectory(atPath: MatrixVariant.deadLetterDirectory(scratch: scratch.path))) ?? []

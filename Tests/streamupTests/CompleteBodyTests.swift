@@ -46,7 +46,8 @@ import Testing
             // Each body is `{"create":{}}` and a document per record; the documents' messages
             // are the input's lines.
             for body in bodies {
-                let messages = try ExternalTool.python(#"""
+                let messages = try ExternalTool.python(
+                    #"""
                     import json, sys
                     lines = sys.stdin.buffer.read().split(b"\n")
                     assert lines[-1] == b"", "the body does not end in a newline"

@@ -69,7 +69,8 @@ import Testing
             child.closeStdin()
             #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
             let statuses = sink.requests.map(\.status)
-            #expect(statuses.first == 0 && statuses.dropFirst().allSatisfy { $0 == 200 } && statuses.count >= 2, "the answer was not lost and re-sent: \(statuses)")
+            #expect(
+                statuses.first == 0 && statuses.dropFirst().allSatisfy { $0 == 200 } && statuses.count >= 2, "the answer was not lost and re-sent: \(statuses)")
             #expect(streamText(in: directory) == "first line\nsecond line\n")
         }
     }

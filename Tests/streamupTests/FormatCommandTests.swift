@@ -18,10 +18,12 @@ import Testing
         ]
         lines.append((0...255).map { UInt8($0) }.filter { $0 != 0x0A })
         let input: [UInt8] = lines.reduce(into: []) { $0 += $1 + [0x0A] }
-        let stored = try await stream([
-            "--format", surrogateEscape ? "ndjson,surrogateescape" : "ndjson", "--field", "env=prod", "--message-key", "_msg", "--time-key", "_time",
-        ], input: input)
-        let check = try ExternalTool.python(#"""
+        let stored = try await stream(
+            [
+                "--format", surrogateEscape ? "ndjson,surrogateescape" : "ndjson", "--field", "env=prod", "--message-key", "_msg", "--time-key", "_time",
+            ], input: input)
+        let check = try ExternalTool.python(
+            #"""
             import json, re, sys
             expected = [bytes.fromhex(h) for h in sys.argv[2:]]
             records = [json.loads(line) for line in sys.stdin.buffer.read().split(b"\n") if line]
@@ -43,7 +45,8 @@ import Testing
     @Test func jsonMergesFieldsIntoObjectLines() async throws {
         let input = Array(#"{"level":"info","env":"mine"}"#.utf8) + [0x0A] + Array("not json".utf8) + [0x0A]
         let stored = try await stream(["--format", "json", "--field", "env=prod", "--field", "team=ops"], input: input)
-        let check = try ExternalTool.python(#"""
+        let check = try ExternalTool.python(
+            #"""
             import json, sys
             first, second = [json.loads(l) for l in sys.stdin.buffer.read().split(b"\n") if l]
             assert first["level"] == "info" and first["env"] == "mine" and first["team"] == "ops", first
@@ -89,7 +92,8 @@ import Testing
             let decodedSoFar = {
                 let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
                 guard let partial = names.first(where: { $0.hasSuffix(".partial") }),
-                      let bytes = try? Data(contentsOf: directory.appendingPathComponent(partial)) else { return "" }
+                    let bytes = try? Data(contentsOf: directory.appendingPathComponent(partial))
+                else { return "" }
                 let result = try? ExternalTool.python(
                     "import sys, zlib; d = zlib.decompressobj(31); sys.stdout.buffer.write(d.decompress(sys.stdin.buffer.read()))",
                     input: [UInt8](bytes))

@@ -9,9 +9,18 @@ import Testing
     /// identity` (an undelimited body) and a value with a line break (silently dropped) are
     /// refused with exit 64, naming the header; the server sees no request.
     @Test(arguments: [
-        ("Content-Length: 5", "streamup: -H: 'Content-Length: 5': header Content-Length cannot be set: streamup sets it (a segment's complete body) or sends the body chunked (--single-request)\n"),
-        ("Transfer-Encoding: identity", "streamup: -H: 'Transfer-Encoding: identity': header Transfer-Encoding cannot be set: streamup frames the body itself (Content-Length, or chunked with --single-request)\n"),
-        ("X-Trace: a\r\nX-Evil: b", "streamup: -H: 'X-Trace: a\\r\\nX-Evil: b': the value of X-Trace contains a carriage return (CR); header values cannot hold line breaks, NUL or other control characters\n"),
+        (
+            "Content-Length: 5",
+            "streamup: -H: 'Content-Length: 5': header Content-Length cannot be set: streamup sets it (a segment's complete body) or sends the body chunked (--single-request)\n"
+        ),
+        (
+            "Transfer-Encoding: identity",
+            "streamup: -H: 'Transfer-Encoding: identity': header Transfer-Encoding cannot be set: streamup frames the body itself (Content-Length, or chunked with --single-request)\n"
+        ),
+        (
+            "X-Trace: a\r\nX-Evil: b",
+            "streamup: -H: 'X-Trace: a\\r\\nX-Evil: b': the value of X-Trace contains a carriage return (CR); header values cannot hold line breaks, NUL or other control characters\n"
+        ),
     ])
     func malformingHeaderIsAUsageError(header: String, message: String) async throws {
         let server = try StubHTTPServer(.answerAfterBody(status: 200))

@@ -74,7 +74,8 @@ import Testing
             child.signal(SIGTERM)
             #expect(await child.waitForExit() == 7, "stderr: \(child.stderr)")
             #expect(child.stdout == "ready\njob stopped\n")
-            #expect(child.stderr == "streamup: stopping (SIGTERM): passed on to the command, whose end ends the beats (a second SIGINT/SIGTERM stops at once)\n")
+            #expect(
+                child.stderr == "streamup: stopping (SIGTERM): passed on to the command, whose end ends the beats (a second SIGINT/SIGTERM stops at once)\n")
         }
     }
 }

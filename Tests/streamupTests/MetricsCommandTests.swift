@@ -1,6 +1,7 @@
 import Foundation
 import StreamUpTestSupport
 import Testing
+
 @testable import streamup
 
 /// `--metrics`: `/metrics` read by an independent parser (Python's `prometheus_client`, from
@@ -39,7 +40,8 @@ import Testing
         let (status, data, problem) = try await PythonScript.run(program, [url ?? text ?? ""])
         let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
         guard status == 0, let object else {
-            throw ValidatorError(message: "prometheus_client could not parse the scrape (pip install prometheus_client): \(String(decoding: problem, as: UTF8.self))")
+            throw ValidatorError(
+                message: "prometheus_client could not parse the scrape (pip install prometheus_client): \(String(decoding: problem, as: UTF8.self))")
         }
         return Scrape(
             contentType: object["content_type"] as? String ?? "", samples: object["samples"] as? [String: Double] ?? [:],
@@ -178,16 +180,20 @@ import Testing
             let url = try #require(await Self.metricsURL(of: child), "stderr: \(child.stderr)")
             let port = UInt16(url.port ?? 0)
             // Beats keep coming: wait for a moment between two, when all read is acknowledged.
-            #expect(await Self.scraped {
-                guard let lines = Self.sample("streamup_lines_read_total", port: port), lines >= 3,
-                      let read = Self.sample("streamup_bytes_read_total", port: port),
-                      Self.sample("streamup_bytes_delivered_total", port: port) == read,
-                      Self.sample("streamup_lines_read_total", port: port) == lines else { return false }
-                let stored = streamText(in: directory) ?? ""
-                return Double(stored.utf8.count) == read && Double(stored.split(separator: "\n").count) == lines
-            }, "stderr: \(child.stderr)")
+            #expect(
+                await Self.scraped {
+                    guard let lines = Self.sample("streamup_lines_read_total", port: port), lines >= 3,
+                        let read = Self.sample("streamup_bytes_read_total", port: port),
+                        Self.sample("streamup_bytes_delivered_total", port: port) == read,
+                        Self.sample("streamup_lines_read_total", port: port) == lines
+                    else { return false }
+                    let stored = streamText(in: directory) ?? ""
+                    return Double(stored.utf8.count) == read && Double(stored.split(separator: "\n").count) == lines
+                }, "stderr: \(child.stderr)")
             let scrape = try await Self.parse(url: url.absoluteString)
-            #expect(scrape.types["streamup_lines_read"] == "counter" && (scrape["streamup_requests_total{endpoint=\"\(sink.url.host ?? ""):\(sink.port)\",status=\"2xx\"}"] ?? 0) >= 1, "\(scrape.samples)")
+            #expect(
+                scrape.types["streamup_lines_read"] == "counter"
+                    && (scrape["streamup_requests_total{endpoint=\"\(sink.url.host ?? ""):\(sink.port)\",status=\"2xx\"}"] ?? 0) >= 1, "\(scrape.samples)")
             if job { child.closeStdin() } else { child.signal(SIGTERM) }
             #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
         }

@@ -61,10 +61,11 @@ import Testing
     @Test(arguments: [[], ["--single-request"]])
     func everyRequestIsAFormHoldingItsRecords(mode: [String]) async throws {
         try await withSink { sink, _ in
-            let child = try StreamupProcess(mode + [
-                "--multipart", "upload=app.log", "--form", "service=web", "--form", "note=a=b", "--content-type", "text/plain",
-                sink.url.absoluteString + "upload",
-            ])
+            let child = try StreamupProcess(
+                mode + [
+                    "--multipart", "upload=app.log", "--form", "service=web", "--form", "note=a=b", "--content-type", "text/plain",
+                    sink.url.absoluteString + "upload",
+                ])
             let first = "line one\nline two with --dashes-- and \"quotes\"\n"
             child.write(first)
             if mode.isEmpty {
@@ -119,7 +120,10 @@ import Testing
     @Test(arguments: [
         (["--form", "a=b"], "streamup: --form adds a field to a multipart form: add --multipart FIELD\n"),
         (["--multipart", "f", "--resumable"], "streamup: --multipart cannot go with --resumable: the upload's parts would not add up to one form\n"),
-        (["--multipart", "f", "-H", "Content-Type: text/plain"], "streamup: --multipart sets the request's Content-Type (multipart/form-data); --content-type sets the file part's\n"),
+        (
+            ["--multipart", "f", "-H", "Content-Type: text/plain"],
+            "streamup: --multipart sets the request's Content-Type (multipart/form-data); --content-type sets the file part's\n"
+        ),
         (["--multipart", "=x"], "streamup: --multipart: '=x' has no field name (FIELD[=FILENAME])\n"),
     ])
     func formOptionsAreChecked(arguments: [String], message: String) async throws {

@@ -1,5 +1,6 @@
 import StreamUpSystem
 import Testing
+
 @testable import streamup
 
 #if canImport(Glibc)
@@ -14,7 +15,10 @@ import Glibc
     ///
     /// Thread safety: `state` is a `Mutex`; callable from any thread.
     final class ScriptedWrite: Sendable {
-        enum Step: Sendable { case take(Int), fail(Int32) }
+        enum Step: Sendable {
+            case take(Int)
+            case fail(Int32)
+        }
         private let state: Mutex<(steps: [Step], taken: [UInt8], calls: Int)>
         init(_ steps: [Step]) { state = Mutex((steps, [], 0)) }
         var taken: [UInt8] { state.withLock { $0.taken } }

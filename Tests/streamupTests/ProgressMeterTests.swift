@@ -1,6 +1,7 @@
 import Foundation
 import StreamUpTestSupport
 import Testing
+
 @testable import streamup
 
 /// The progress meter: what its line says, and when it shows.
@@ -8,8 +9,9 @@ import Testing
     /// The meter's line reads like curl's: sizes in binary units, a rate, retries, time.
     @Test func theLineReadsLikeCurlsMeter() {
         let counts = ProgressMeter.Counts(read: 12_900_000, delivered: 12_500_000, waiting: 421_888, retries: 1)
-        #expect(ProgressMeter.line(counts, rate: 2_202_009, elapsed: .seconds(67))
-            == "12.3 MiB read, 11.9 MiB delivered at 2.10 MiB/s, 412 KiB waiting, 1 retry, 1:07")
+        #expect(
+            ProgressMeter.line(counts, rate: 2_202_009, elapsed: .seconds(67))
+                == "12.3 MiB read, 11.9 MiB delivered at 2.10 MiB/s, 412 KiB waiting, 1 retry, 1:07")
         #expect(ProgressMeter.size(512) == "512 B" && ProgressMeter.size(1536) == "1.50 KiB" && ProgressMeter.size(3 << 30) == "3.00 GiB")
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import StreamUp
 import Testing
+
 @testable import streamup
 
 /// `--to NAME` and `--label` as pure functions of argv: what a preset sets, what the options
@@ -65,7 +66,10 @@ import Testing
         #expect(throws: UsageError("--message-key cannot go with --to loki: its records use the receiver's own names")) {
             try CommandLineParser.parse(["--to", "loki", "--message-key", "m", "http://h"])
         }
-        #expect(throws: UsageError("--single-request cannot go with --to splunk-hec: it reads each request whole before storing any of it, so it needs segments (the default)")) {
+        #expect(
+            throws: UsageError(
+                "--single-request cannot go with --to splunk-hec: it reads each request whole before storing any of it, so it needs segments (the default)")
+        ) {
             try CommandLineParser.parse(["--to", "splunk-hec", "--single-request", "http://h"])
         }
         #expect(throws: UsageError.self) { try CommandLineParser.parse(["--to", "otlp", "--resumable", "http://h"]) }
@@ -90,14 +94,18 @@ import Testing
         let start = try #require(readme.range(of: "### Receivers\n"))
         let section = readme[start.upperBound...].prefix { _ in true }.components(separatedBy: "\n### ").first ?? ""
         for receiver in Receiver.allCases {
-            #expect(section.contains("streamup --to \(receiver.rawValue) ") || section.contains("streamup tail --to \(receiver.rawValue) "),
-                    "README's Receivers section has no command for \(receiver.rawValue)")
+            #expect(
+                section.contains("streamup --to \(receiver.rawValue) ") || section.contains("streamup tail --to \(receiver.rawValue) "),
+                "README's Receivers section has no command for \(receiver.rawValue)")
         }
     }
 
     /// `--help` lists the presets.
     @Test func helpListsThePresets() throws {
-        guard case .help(let text) = try CommandLineParser.parse(["--help"]) else { Issue.record("no help"); return }
+        guard case .help(let text) = try CommandLineParser.parse(["--help"]) else {
+            Issue.record("no help")
+            return
+        }
         #expect(text.contains("--to RECEIVER") && text.contains("splunk-hec") && text.contains("--label KEY=VALUE"))
     }
 }

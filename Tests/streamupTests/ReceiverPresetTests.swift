@@ -66,7 +66,9 @@ import Testing
         #expect(snapshot.errors.isEmpty, "\(snapshot.errors.prefix(3))")
         #expect(snapshot.requests > 2)
         // VictoriaLogs drops empty fields, and a record whose _msg is empty gets its default text.
-        let expected = lines.map { $0.isEmpty ? Array("missing _msg field; see https://docs.victoriametrics.com/victorialogs/keyconcepts/#message-field".utf8) : Self.stored($0) }
+        let expected = lines.map {
+            $0.isEmpty ? Array("missing _msg field; see https://docs.victoriametrics.com/victorialogs/keyconcepts/#message-field".utf8) : Self.stored($0)
+        }
         #expect(snapshot.lines == expected, "\(Self.show(snapshot.lines))")
         let stream = snapshot.records.first?["_stream"] as? String ?? ""
         #expect(stream.hasPrefix(#"{app="web",host=""#), "\(stream)")

@@ -47,7 +47,10 @@ import Testing
         #expect(status == 1, "stderr: \(stderr)")
         let index = lines.firstIndex(of: big)!
         #expect(snapshot.lines == Array(lines[..<index]))
-        #expect(stderr.contains("the server answered 413 (too large) to a request of one record of 307201 bytes alone; no smaller request can hold it; stopping (--dead-letter DIR sets such a record aside and goes on)"), "\(stderr)")
+        #expect(
+            stderr.contains(
+                "the server answered 413 (too large) to a request of one record of 307201 bytes alone; no smaller request can hold it; stopping (--dead-letter DIR sets such a record aside and goes on)"
+            ), "\(stderr)")
     }
 
     /// Loki answers 429 to every request over its `ingestion_burst_size_mb`, below the preset's

@@ -62,8 +62,9 @@ import Testing
             #expect(await second.waitForExit() == 0, "stderr: \(second.stderr)")
             #expect(streamText(in: directory) == input)
             let requests = sink.requests
-            #expect(requests.filter { $0.method == "POST" }.count == 1,
-                    "one upload, resumed; spool record \(record); first: \(first.stderr.suffix(3000)) second: \(second.stderr.prefix(3000))")
+            #expect(
+                requests.filter { $0.method == "POST" }.count == 1,
+                "one upload, resumed; spool record \(record); first: \(first.stderr.suffix(3000)) second: \(second.stderr.prefix(3000))")
             #expect(requests.contains { $0.method == "HEAD" })
             // The stalled PATCH holds the first 2,000 bytes; the resumed ones carry exactly the rest.
             let patched = requests.filter { $0.method == "PATCH" && $0.isComplete }.reduce(0) { $0 + $1.bodyByteCount }

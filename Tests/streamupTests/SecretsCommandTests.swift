@@ -21,28 +21,39 @@ import Testing
     }
 
     static let cases: [Case] = [
-        Case(arguments: ["-u", "alice:pw-basic-1"], secrets: ["pw-basic-1", base64("alice:pw-basic-1")],
-             shown: "> Authorization: Basic <redacted>", received: ("Authorization", "Basic " + base64("alice:pw-basic-1"))),
-        Case(arguments: ["--bearer-token-file", "TOKENFILE"], secrets: ["token-secret-t"],
-             shown: "> Authorization: Bearer <redacted>", received: ("Authorization", "Bearer token-secret-t")),
-        Case(arguments: ["--token-file", "TOKENFILE", "--token-header", "Authorization: Splunk"], secrets: ["token-secret-t"],
-             shown: "> Authorization: Splunk <redacted>", received: ("Authorization", "Splunk token-secret-t")),
-        Case(arguments: ["--token-file", "TOKENFILE", "--token-header", "DD-API-KEY"], secrets: ["token-secret-t"],
-             shown: "> DD-API-KEY: <redacted>", received: ("DD-API-KEY", "token-secret-t")),
-        Case(arguments: ["-H", "Proxy-Authorization: Basic proxy-secret-2"], secrets: ["proxy-secret-2"],
-             shown: "> Proxy-Authorization: Basic <redacted>", received: nil),
-        Case(arguments: ["-H", "Cookie: session=cookie-secret-3"], secrets: ["cookie-secret-3"],
-             shown: "> Cookie: <redacted>", received: ("Cookie", "session=cookie-secret-3")),
-        Case(arguments: ["-H", "X-API-Key: x-secret-4"], secrets: ["x-secret-4"],
-             shown: "> X-API-Key: <redacted>", received: ("X-API-Key", "x-secret-4")),
-        Case(arguments: ["-H", "Api-Key: api-secret-5"], secrets: ["api-secret-5"],
-             shown: "> Api-Key: <redacted>", received: ("Api-Key", "api-secret-5")),
-        Case(arguments: ["-H", "X-Splunk-Token: splunk-secret-6"], secrets: ["splunk-secret-6"],
-             shown: "> X-Splunk-Token: <redacted>", received: ("X-Splunk-Token", "splunk-secret-6")),
-        Case(arguments: [], url: "http://bob:url-secret-7@127.0.0.1:PORT/", secrets: ["url-secret-7", base64("bob:url-secret-7")],
-             shown: "> POST http://<redacted>@127.0.0.1:PORT/", received: ("Authorization", "Basic " + base64("bob:url-secret-7"))),
-        Case(arguments: [], url: "URLingest?api_key=query-secret-8&tenant=a", secrets: ["query-secret-8"],
-             shown: "> POST http://127.0.0.1:PORT/ingest?api_key=<redacted>&tenant=a", received: nil),
+        Case(
+            arguments: ["-u", "alice:pw-basic-1"], secrets: ["pw-basic-1", base64("alice:pw-basic-1")],
+            shown: "> Authorization: Basic <redacted>", received: ("Authorization", "Basic " + base64("alice:pw-basic-1"))),
+        Case(
+            arguments: ["--bearer-token-file", "TOKENFILE"], secrets: ["token-secret-t"],
+            shown: "> Authorization: Bearer <redacted>", received: ("Authorization", "Bearer token-secret-t")),
+        Case(
+            arguments: ["--token-file", "TOKENFILE", "--token-header", "Authorization: Splunk"], secrets: ["token-secret-t"],
+            shown: "> Authorization: Splunk <redacted>", received: ("Authorization", "Splunk token-secret-t")),
+        Case(
+            arguments: ["--token-file", "TOKENFILE", "--token-header", "DD-API-KEY"], secrets: ["token-secret-t"],
+            shown: "> DD-API-KEY: <redacted>", received: ("DD-API-KEY", "token-secret-t")),
+        Case(
+            arguments: ["-H", "Proxy-Authorization: Basic proxy-secret-2"], secrets: ["proxy-secret-2"],
+            shown: "> Proxy-Authorization: Basic <redacted>", received: nil),
+        Case(
+            arguments: ["-H", "Cookie: session=cookie-secret-3"], secrets: ["cookie-secret-3"],
+            shown: "> Cookie: <redacted>", received: ("Cookie", "session=cookie-secret-3")),
+        Case(
+            arguments: ["-H", "X-API-Key: x-secret-4"], secrets: ["x-secret-4"],
+            shown: "> X-API-Key: <redacted>", received: ("X-API-Key", "x-secret-4")),
+        Case(
+            arguments: ["-H", "Api-Key: api-secret-5"], secrets: ["api-secret-5"],
+            shown: "> Api-Key: <redacted>", received: ("Api-Key", "api-secret-5")),
+        Case(
+            arguments: ["-H", "X-Splunk-Token: splunk-secret-6"], secrets: ["splunk-secret-6"],
+            shown: "> X-Splunk-Token: <redacted>", received: ("X-Splunk-Token", "splunk-secret-6")),
+        Case(
+            arguments: [], url: "http://bob:url-secret-7@127.0.0.1:PORT/", secrets: ["url-secret-7", base64("bob:url-secret-7")],
+            shown: "> POST http://<redacted>@127.0.0.1:PORT/", received: ("Authorization", "Basic " + base64("bob:url-secret-7"))),
+        Case(
+            arguments: [], url: "URLingest?api_key=query-secret-8&tenant=a", secrets: ["query-secret-8"],
+            shown: "> POST http://127.0.0.1:PORT/ingest?api_key=<redacted>&tenant=a", received: nil),
     ]
 
     private static func base64(_ text: String) -> String { Data(text.utf8).base64EncodedString() }

@@ -58,7 +58,9 @@ import Testing
         let bodies = try await bodiesReceived(["--segment-bytes", "64k", "--max-record", "100k"]) { child in
             child.write(input)
             child.closeStdin()
-        } stderr: { stderr = $0 }
+        } stderr: {
+            stderr = $0
+        }
         #expect(bodies.allSatisfy { $0.count <= 100 << 10 }, "\(bodies.map(\.count))")
         #expect(String(decoding: bodies.joined(), as: UTF8.self) == input)
         #expect(stderr.components(separatedBy: "was split").count == 2, "stderr: \(stderr)")

@@ -2,6 +2,7 @@ import Foundation
 import StreamUpSink
 import StreamUpTestSupport
 import Testing
+
 @testable import streamup
 
 /// `streamup sink` as a user meets it: its options, its help, and what it says when it cannot

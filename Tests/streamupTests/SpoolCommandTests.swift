@@ -14,10 +14,11 @@ import Testing
         let input = try await randomFile(bytes: 96 << 20)
         defer { try? FileManager.default.removeItem(atPath: input.path) }
         try await withSink(configure: { $0.faults = SinkFaults(stallAfterBytes: 100_000) }) { sink, directory in
-            let child = try StreamupProcess([
-                "-v", "--retries", "5", "--buffer-size", "1MiB", "--segment-bytes", "512k", "--records", "none",
-                "--response-timeout", "2s", sink.url.absoluteString,
-            ], stdinFile: input.path)
+            let child = try StreamupProcess(
+                [
+                    "-v", "--retries", "5", "--buffer-size", "1MiB", "--segment-bytes", "512k", "--records", "none",
+                    "--response-timeout", "2s", sink.url.absoluteString,
+                ], stdinFile: input.path)
             let peak = PeakMemory(pid: child.process.processIdentifier)
             #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
             let peakKiB = peak.stop()
@@ -60,10 +61,11 @@ import Testing
         configuration.faults = SinkFaults(stallAfterBytes: 100_000)
         let stalled = try SinkServer(configuration: configuration)
         stalled.start()
-        let child = try StreamupProcess([
-            "--retries", "5", "--spool", spool.path, "--spool-size", "64MiB", "--segment-bytes", "512k",
-            stalled.url.absoluteString,
-        ], stdinFile: input.path)
+        let child = try StreamupProcess(
+            [
+                "--retries", "5", "--spool", spool.path, "--spool-size", "64MiB", "--segment-bytes", "512k",
+                stalled.url.absoluteString,
+            ], stdinFile: input.path)
         // While the first request is stalled, all of stdin goes to disk.
         #expect(await eventually { spooledBytes(spool) == 16 << 20 }, "spooled \(spooledBytes(spool))")
         stalled.stop()
@@ -117,8 +119,10 @@ import Testing
         let url = probe.url.absoluteString
         probe.stop()
 
-        let arguments = ["tail", "--from-start", "--state", state, "--spool", spool, "--retries", "forever",
-                         "--segment-seconds", "200ms", log, url]
+        let arguments = [
+            "tail", "--from-start", "--state", state, "--spool", spool, "--retries", "forever",
+            "--segment-seconds", "200ms", log, url,
+        ]
         let first = try StreamupProcess(arguments)
         // Given every line safe in the spool and the position saved...
         let size = expected.utf8.count
@@ -170,8 +174,9 @@ private final class PeakMemory: @unchecked Sendable {
         thread = Thread {
             while box.owner?.isRunning ?? false {
                 if let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-                   let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-                   let kib = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") {
+                    let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+                    let kib = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+                {
                     box.owner?.record(kib)
                 }
                 usleep(20_000)

@@ -41,7 +41,11 @@ import Testing
             let taken = await eventually { spoolEnd(spool) == input.count }
             #expect(taken, "run \(run): the spool holds \(spoolEnd(spool)) of \(input.count) bytes; \(random); stderr: \(child.stderr)")
             #expect(child.process.isRunning, "run \(run) ended before it was killed; \(random); stderr: \(child.stderr)")
-            guard taken else { child.signal(SIGKILL); _ = await child.waitForExit(); return }
+            guard taken else {
+                child.signal(SIGKILL)
+                _ = await child.waitForExit()
+                return
+            }
             child.signal(SIGKILL)
             _ = await child.waitForExit()
         }

@@ -6,7 +6,8 @@ import Testing
 /// 127.0.0.1 (Python's `ssl`) with certificates made by `openssl` for the test.
 @Suite(.serialized, .timeLimit(.minutes(2))) struct TLSCommandTests {
     /// The remedy every untrusted-issuer line ends with.
-    static let trustStoreRemedy = "streamup trusts only the system's CA store; add the CA's certificate to it (Debian: copy it to /usr/local/share/ca-certificates/NAME.crt and run update-ca-certificates)"
+    static let trustStoreRemedy =
+        "streamup trusts only the system's CA store; add the CA's certificate to it (Debian: copy it to /usr/local/share/ca-certificates/NAME.crt and run update-ca-certificates)"
 
     /// A server whose certificate no CA in the system store issued (a private CA's, or a
     /// self-signed one): one line that says so and how to trust the CA, exit 2, and no request
@@ -25,8 +26,9 @@ import Testing
         let detail = kind == .selfSigned ? "self-signed certificate" : "unable to get local issuer certificate"
         let lines = child.stderr.split(separator: "\n", omittingEmptySubsequences: false)
         #expect(lines.count == 2 && lines[1].isEmpty, "stderr: \(child.stderr)")
-        #expect(child.stderr.hasPrefix(
-            "streamup: the TLS certificate of 127.0.0.1:\(server.port) is not issued by a CA this system trusts (\(detail)): \(Self.trustStoreRemedy)"),
+        #expect(
+            child.stderr.hasPrefix(
+                "streamup: the TLS certificate of 127.0.0.1:\(server.port) is not issued by a CA this system trusts (\(detail)): \(Self.trustStoreRemedy)"),
             "stderr: \(child.stderr)")
         #expect(server.requests.isEmpty)
         await server.stop()
@@ -48,8 +50,9 @@ import Testing
         #expect(await child.waitForExit() == 1, "stderr: \(child.stderr)")
         let lines = child.stderr.split(separator: "\n")
         #expect(lines.count == 2, "stderr: \(child.stderr)")
-        #expect(lines.first?.contains("is not issued by a CA this system trusts") == true && lines.first?.contains("kept the segment (6 bytes) in \(dead)") == true,
-                "stderr: \(child.stderr)")
+        #expect(
+            lines.first?.contains("is not issued by a CA this system trusts") == true && lines.first?.contains("kept the segment (6 bytes) in \(dead)") == true,
+            "stderr: \(child.stderr)")
         #expect(lines.last == "streamup: 1 segment was not delivered (6 bytes) and kept in \(dead) (--dead-letter)", "stderr: \(child.stderr)")
         let kept = try FileManager.default.contentsOfDirectory(atPath: dead).filter { $0.hasSuffix(".body") }
         #expect(try kept.map { try String(contentsOfFile: dead + "/" + $0, encoding: .utf8) } == ["hello\n"])
@@ -71,11 +74,13 @@ import Testing
             let (certificate, key) = certificates.files(kind)
             servers.append(try await TLSServer(certificate: certificate, key: key))
         }
-        let runs = try await TrustStoreSandbox.streamup(trusting: certificates.caCertificate, runs: [
-            ([servers[0].url], "over TLS\n"),
-            (["--single-request", servers[1].url], "x\n"),
-            (["--single-request", servers[2].url], "x\n"),
-        ], work: work.appendingPathComponent("sandbox"))
+        let runs = try await TrustStoreSandbox.streamup(
+            trusting: certificates.caCertificate,
+            runs: [
+                ([servers[0].url], "over TLS\n"),
+                (["--single-request", servers[1].url], "x\n"),
+                (["--single-request", servers[2].url], "x\n"),
+            ], work: work.appendingPathComponent("sandbox"))
 
         // Trusted: the body arrives, the server's answer is printed.
         #expect(runs[0].status == 0, "stderr: \(runs[0].stderr)")
@@ -85,9 +90,15 @@ import Testing
 
         // Trusted issuer, but the wrong name or out of date: one line naming that.
         #expect(runs[1].status == 2)
-        #expect(runs[1].stderr == "streamup: the TLS certificate of 127.0.0.1:\(servers[1].port) is for another name (no alternative certificate subject name matches target host name '127.0.0.1'): connect by a name the certificate holds, or have the server present one for this name\n")
+        #expect(
+            runs[1].stderr
+                == "streamup: the TLS certificate of 127.0.0.1:\(servers[1].port) is for another name (no alternative certificate subject name matches target host name '127.0.0.1'): connect by a name the certificate holds, or have the server present one for this name\n"
+        )
         #expect(runs[2].status == 2)
-        #expect(runs[2].stderr == "streamup: the TLS certificate of 127.0.0.1:\(servers[2].port) is out of date (certificate has expired): the server needs a current certificate (or this machine's clock is wrong)\n")
+        #expect(
+            runs[2].stderr
+                == "streamup: the TLS certificate of 127.0.0.1:\(servers[2].port) is out of date (certificate has expired): the server needs a current certificate (or this machine's clock is wrong)\n"
+        )
         #expect(servers[1].requests.isEmpty && servers[2].requests.isEmpty)
         for server in servers { await server.stop() }
 
@@ -102,9 +113,18 @@ import Testing
     /// curl's TLS options cannot work through URLSession on Linux: each is a usage error that
     /// says what to do instead, never an option that is accepted and ignored.
     @Test(arguments: [
-        (["--cacert", "ca.pem"], "streamup: --cacert/--capath: URLSession on Linux trusts only the system's CA store; add the CA to the system store instead: copy it to /usr/local/share/ca-certificates/NAME.crt (PEM, .crt) and run update-ca-certificates\n"),
-        (["-k"], "streamup: -k: URLSession on Linux cannot skip certificate checks; add the CA to the system store instead: copy it to /usr/local/share/ca-certificates/NAME.crt (PEM, .crt) and run update-ca-certificates\n"),
-        (["--cert", "client.pem"], "streamup: --cert/--key: URLSession on Linux cannot send a client certificate; reach the server through a local TLS proxy that holds it (stunnel, nginx)\n"),
+        (
+            ["--cacert", "ca.pem"],
+            "streamup: --cacert/--capath: URLSession on Linux trusts only the system's CA store; add the CA to the system store instead: copy it to /usr/local/share/ca-certificates/NAME.crt (PEM, .crt) and run update-ca-certificates\n"
+        ),
+        (
+            ["-k"],
+            "streamup: -k: URLSession on Linux cannot skip certificate checks; add the CA to the system store instead: copy it to /usr/local/share/ca-certificates/NAME.crt (PEM, .crt) and run update-ca-certificates\n"
+        ),
+        (
+            ["--cert", "client.pem"],
+            "streamup: --cert/--key: URLSession on Linux cannot send a client certificate; reach the server through a local TLS proxy that holds it (stunnel, nginx)\n"
+        ),
     ])
     func curlTLSOptionsAreRefused(options: [String], message: String) async throws {
         let child = try StreamupProcess(options + ["https://127.0.0.1:9/"])

@@ -105,7 +105,6 @@ extension TailCommandTests {
         }
     }
 
-
     /// With segments, the saved position follows each acknowledgement: after a SIGKILL (no
     /// clean end), a restart sends exactly what came after the last acknowledged segment.
     @Test func segmentedStateSurvivesSigkill() async throws {

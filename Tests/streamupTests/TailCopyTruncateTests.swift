@@ -1,8 +1,8 @@
 import Foundation
 import StreamUp
 import StreamUpSink
-import StreamUpTestSupport
 import StreamUpSystem
+import StreamUpTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -49,7 +49,10 @@ import Glibc
             #expect(lines.count == Set(lines).count, "\(lines.count - Set(lines).count) lines arrived twice")
             let inOrder = writer.lines.filter(Set(lines).contains)
             let firstOutOfOrder = zip(lines, inOrder).enumerated().first { $0.element.0 != $0.element.1 }
-            #expect(firstOutOfOrder == nil, "not in the order written from line \(firstOutOfOrder?.offset ?? 0): \(lines.dropFirst(max(0, (firstOutOfOrder?.offset ?? 0) - 2)).prefix(6)); stderr: \(child.stderr)")
+            #expect(
+                firstOutOfOrder == nil,
+                "not in the order written from line \(firstOutOfOrder?.offset ?? 0): \(lines.dropFirst(max(0, (firstOutOfOrder?.offset ?? 0) - 2)).prefix(6)); stderr: \(child.stderr)"
+            )
             #expect(Set(held).subtracting(lines).isEmpty, "lost: \(Set(held).subtracting(lines).sorted().prefix(5))")
         }
     }
@@ -214,7 +217,12 @@ private final class LineWriter: Sendable {
 
     /// Stops the writer and waits until its thread is done.
     func stop() {
-        guard state.withLock({ state in defer { state.running = false }; return state.running }) else { return }
+        guard
+            state.withLock({ state in
+                defer { state.running = false }
+                return state.running
+            })
+        else { return }
         if !eventually({ state.withLock { $0.stopped } }) { Issue.record("the writer thread did not stop") }
     }
 }

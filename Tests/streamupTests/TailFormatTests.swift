@@ -8,7 +8,8 @@ import Testing
     @Test func recordsNameTheFileOfTheirLine() async throws {
         let scratch = try TemporaryDirectory()
         let work = scratch.url
-        let a = work.appendingPathComponent("a.log").path, b = work.appendingPathComponent("b.log").path
+        let a = work.appendingPathComponent("a.log").path
+        let b = work.appendingPathComponent("b.log").path
         try "a1\na2\n".write(toFile: a, atomically: false, encoding: .utf8)
         try "b1\n".write(toFile: b, atomically: false, encoding: .utf8)
         try await withSink { sink, directory in

@@ -1,8 +1,8 @@
 import Foundation
 import StreamUp
 import StreamUpSink
-import StreamUpTestSupport
 import StreamUpSystem
+import StreamUpTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -38,7 +38,10 @@ import Glibc
             try await files.expectStored(in: stored, child)
             let f05 = files.path("f05")
             try FileManager.default.copyItem(atPath: f05, toPath: f05 + ".1")
-            try FileHandle(forWritingAtPath: f05).map { try $0.truncate(atOffset: 0); try $0.close() }
+            try FileHandle(forWritingAtPath: f05).map {
+                try $0.truncate(atOffset: 0)
+                try $0.close()
+            }
             try files.append("f05", lines: 2)
             // f07 deleted right after its last line.
             try files.append("f07", lines: 1)
@@ -64,8 +67,10 @@ import Glibc
         let spool = work.appendingPathComponent("spool").path
         let writer = try GrowingFiles(directory: logs, count: 20)
         try await withSink { sink, stored in
-            let arguments = ["tail", "--from-start", "--state", state, "--spool", spool, "--retries", "forever",
-                             "--segment-seconds", "100ms", logs + "/*.log", sink.url.absoluteString]
+            let arguments = [
+                "tail", "--from-start", "--state", state, "--spool", spool, "--retries", "forever",
+                "--segment-seconds", "100ms", logs + "/*.log", sink.url.absoluteString,
+            ]
             writer.start()
             let first = try StreamupProcess(arguments)
             // Given lines arriving from every file,
@@ -86,7 +91,9 @@ import Glibc
             #expect(await second.waitForExit() == 0, "stderr: \(second.stderr)")
             let lines = storedLines(in: stored, sink)
             for (file, wanted) in expected where lines[file] != wanted {
-                Issue.record("\(file): stored \(lines[file]?.count ?? 0) lines, expected \(wanted.count); first difference at line \(Array(zip(lines[file] ?? [], wanted)).firstIndex { $0 != $1 } ?? -1)")
+                Issue.record(
+                    "\(file): stored \(lines[file]?.count ?? 0) lines, expected \(wanted.count); first difference at line \(Array(zip(lines[file] ?? [], wanted)).firstIndex { $0 != $1 } ?? -1)"
+                )
             }
         }
     }
@@ -159,20 +166,24 @@ extension TailManyFilesTests {
         let state = work.appendingPathComponent("tail.state").path
         for name in ["kept", "gone"] { try "\(name) 0\n".write(toFile: "\(logs)/\(name).log", atomically: false, encoding: .utf8) }
         try await withSink { sink, stored in
-            let child = try StreamupProcess(["tail", "-v", "--from-start", "--state", state, "--forget-after", "1s", "--segment-seconds", "100ms",
-                                             logs + "/*.log", sink.url.absoluteString])
+            let child = try StreamupProcess([
+                "tail", "-v", "--from-start", "--state", state, "--forget-after", "1s", "--segment-seconds", "100ms",
+                logs + "/*.log", sink.url.absoluteString,
+            ])
             func saved() -> [SourcePosition] { ((try? SourceState.load(from: state)) ?? nil)?.sources ?? [] }
             #expect(await eventually { saved().count == 2 && saved().allSatisfy { $0.offset > 0 } })
             try FileManager.default.removeItem(atPath: "\(logs)/gone.log")
             // Read to its end and dropped (after the 5 s rotate wait): kept, marked gone.
-            #expect(await eventually { saved().contains { $0.path.hasSuffix("gone.log") && $0.goneSince != nil } }, "state: \(saved()); stderr: \(child.stderr)")
+            #expect(
+                await eventually { saved().contains { $0.path.hasSuffix("gone.log") && $0.goneSince != nil } }, "state: \(saved()); stderr: \(child.stderr)")
             // More lines to the other file make more saves; one of them forgets the gone file.
             var line = 1
-            #expect(await eventually {
-                try? append("kept \(line)\n", to: "\(logs)/kept.log", creating: false)
-                line += 1
-                return saved().map(\.path) == ["\(logs)/kept.log"]
-            })
+            #expect(
+                await eventually {
+                    try? append("kept \(line)\n", to: "\(logs)/kept.log", creating: false)
+                    line += 1
+                    return saved().map(\.path) == ["\(logs)/kept.log"]
+                })
             child.signal(SIGTERM)
             #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
             #expect(storedLines(in: stored, sink)["gone"] == ["gone 0"])
@@ -191,9 +202,12 @@ extension TailManyFilesTests {
         var files = ManyFiles(directory: logs, count: 6)
         try files.appendToAll()
         try await withSink { sink, stored in
-            let child = try StreamupProcess(["tail", "--from-start", "--max-open-files", "2", "--segment-seconds", "100ms",
-                                             logs + "/*.log", sink.url.absoluteString])
-            let notice = "streamup: 6 files to follow, more than --max-open-files 2: the least recently written are closed and wait until they are written to again"
+            let child = try StreamupProcess([
+                "tail", "--from-start", "--max-open-files", "2", "--segment-seconds", "100ms",
+                logs + "/*.log", sink.url.absoluteString,
+            ])
+            let notice =
+                "streamup: 6 files to follow, more than --max-open-files 2: the least recently written are closed and wait until they are written to again"
             #expect(await eventually { child.stderr.contains(notice) }, "stderr: \(child.stderr)")
             for _ in 0..<3 {
                 try files.appendToAll()
@@ -338,7 +352,12 @@ final class GrowingFiles: Sendable {
 
     /// Stops the writer and waits until its thread is done.
     func stop() {
-        guard state.withLock({ state in defer { state.running = false }; return state.running }) else { return }
+        guard
+            state.withLock({ state in
+                defer { state.running = false }
+                return state.running
+            })
+        else { return }
         if !eventually({ state.withLock { $0.stopped } }) { Issue.record("the writer thread did not stop") }
     }
 

@@ -24,7 +24,10 @@ import Testing
         }
         #expect(await child.waitForExit() == 2)
         writer.cancel()
-        #expect(child.stderr == "streamup: 127.0.0.1:\(server.port) closed the connection while the body was being sent, without answering (Broken pipe): often a server's or proxy's limit on long or idle request bodies; send shorter requests (segmented delivery) or raise that limit\n")
+        #expect(
+            child.stderr
+                == "streamup: 127.0.0.1:\(server.port) closed the connection while the body was being sent, without answering (Broken pipe): often a server's or proxy's limit on long or idle request bodies; send shorter requests (segmented delivery) or raise that limit\n"
+        )
     }
 
     /// A server that reads the whole body and closes without answering (it printed `Empty reply
@@ -36,6 +39,9 @@ import Testing
         child.write("data\n")
         child.closeStdin()
         #expect(await child.waitForExit() == 2)
-        #expect(child.stderr == "streamup: 127.0.0.1:\(server.port) closed the connection without answering: the server or a proxy in front of it dropped the request; check its logs, and that the port speaks plain HTTP (https:// if it expects TLS)\n")
+        #expect(
+            child.stderr
+                == "streamup: 127.0.0.1:\(server.port) closed the connection without answering: the server or a proxy in front of it dropped the request; check its logs, and that the port speaks plain HTTP (https:// if it expects TLS)\n"
+        )
     }
 }

@@ -110,10 +110,11 @@ import Testing
         try await withSink { sink, directory in
             let child = try StreamupProcess(mode + [sink.url.absoluteString])
             child.write("first\nsecond\n")
-            #expect(await eventually {
-                let files = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-                return files.contains { (try? String(contentsOfFile: directory.appendingPathComponent($0).path, encoding: .utf8)) == "first\nsecond\n" }
-            })
+            #expect(
+                await eventually {
+                    let files = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+                    return files.contains { (try? String(contentsOfFile: directory.appendingPathComponent($0).path, encoding: .utf8)) == "first\nsecond\n" }
+                })
             child.signal(SIGTERM)
             #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
             #expect(sink.requests.allSatisfy { $0.isComplete })

@@ -26,9 +26,11 @@ final class BoundStreamBody: RequestBody, @unchecked Sendable {
             }
             return input.value
         }
-        core.fail(StreamUpError(
-            .bodyNotRewindable,
-            "the server asked for the body again after \(counted(core.bytesRead, "byte")) \(core.bytesRead == 1 ? "was" : "were") sent; a live stream cannot be re-sent"))
+        core.fail(
+            StreamUpError(
+                .bodyNotRewindable,
+                "the server asked for the body again after \(counted(core.bytesRead, "byte")) \(core.bytesRead == 1 ? "was" : "were") sent; a live stream cannot be re-sent"
+            ))
         return nil
     }
 

@@ -50,7 +50,8 @@ package struct Envelope: Equatable, Sendable {
     package static func multipartFile(
         boundary: String, name: String = "file", filename: String, contentType: String = "application/octet-stream"
     ) -> Envelope {
-        let head = "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(MultipartForm.quoted(name))\"; "
+        let head =
+            "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(MultipartForm.quoted(name))\"; "
             + "filename=\"\(MultipartForm.quoted(filename))\"\r\nContent-Type: \(contentType)\r\n\r\n"
         return Envelope(
             head: Array(head.utf8), tail: Array("\r\n--\(boundary)--\r\n".utf8), keepsNewline: true,

@@ -82,7 +82,8 @@ final class GzipEncoder {
         // zlib counts in 32 bits; a larger buffer is taken in part and the caller comes back.
         let inputCount = min(input.count, Int(UInt32.max))
         let outputCount = min(output.count, Int(UInt32.max))
-        stream.pointee.next_in = inputCount == 0
+        stream.pointee.next_in =
+            inputCount == 0
             ? nil : UnsafeMutablePointer(mutating: input.baseAddress!.assumingMemoryBound(to: Bytef.self))
         stream.pointee.avail_in = uInt(inputCount)
         stream.pointee.next_out = output.baseAddress!.assumingMemoryBound(to: Bytef.self)

@@ -30,7 +30,11 @@ final class Backoff: Sendable {
             sleeper.cancel()
             return true
         }
-        _ = await withTaskCancellationHandler { await sleeper.result } onCancel: { sleeper.cancel() }
+        _ = await withTaskCancellationHandler {
+            await sleeper.result
+        } onCancel: {
+            sleeper.cancel()
+        }
         let woken = state.withLock { state -> Bool in
             state.sleeper = nil
             defer { state.woken = false }

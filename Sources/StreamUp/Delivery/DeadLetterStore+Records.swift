@@ -1,10 +1,11 @@
 import Foundation
+import StreamUpSystem
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import StreamUpSystem
 
 /// Single records a receiver refused while it stored the others (a partial failure): one pair
 /// of files per answer, named by stream and the first record's offset, like a refused segment's:

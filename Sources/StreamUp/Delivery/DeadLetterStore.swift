@@ -1,10 +1,11 @@
 import Foundation
+import StreamUpSystem
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import StreamUpSystem
 
 /// Where segments go that the server refused for good, or that ran out of retries
 /// (`--dead-letter DIR`), so the stream can go on without losing them. Each gets two files,

@@ -58,7 +58,8 @@ extension DeliveryMachine {
             // The rest is retried like an overloaded answer; a give-up sets it aside (dead
             // letters) or stops on it.
             let rest = Answer(status: 429, retryAfter: answer.retryAfter)
-            effects += failed(.answer(rest), exchange: .segment(from: processed, limits: limits), carried: processed..<carried.upperBound, now: now, alwaysRetry: true)
+            effects += failed(
+                .answer(rest), exchange: .segment(from: processed, limits: limits), carried: processed..<carried.upperBound, now: now, alwaysRetry: true)
         }
         return effects
     }

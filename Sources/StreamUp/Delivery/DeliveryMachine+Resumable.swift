@@ -60,7 +60,10 @@ extension DeliveryMachine {
         case (.create(let base), .answered(let answer, let carried)):
             guard answer.isSuccess else { return failed(.answer(answer), exchange: exchange, carried: carried, now: now) }
             guard let location = answer.location else {
-                stop(.protocolViolation("the server answered \(answer.status) without an upload Location: it does not speak resumable uploads (\(ResumableUploadFields.version) \(ResumableUploadFields.interopVersion))"))
+                stop(
+                    .protocolViolation(
+                        "the server answered \(answer.status) without an upload Location: it does not speak resumable uploads (\(ResumableUploadFields.version) \(ResumableUploadFields.interopVersion))"
+                    ))
                 return []
             }
             let upload = Upload(url: location, base: base, target: nil)
@@ -87,7 +90,9 @@ extension DeliveryMachine {
             }
             let position = upload.base + held
             guard position >= acknowledged else {
-                stop(.protocolViolation("the server now holds \(counted(held, "byte")) of upload \(upload.url) but had acknowledged \(acknowledged - upload.base)"))
+                stop(
+                    .protocolViolation(
+                        "the server now holds \(counted(held, "byte")) of upload \(upload.url) but had acknowledged \(acknowledged - upload.base)"))
                 return []
             }
             guard position <= highestSent else {
@@ -103,7 +108,8 @@ extension DeliveryMachine {
                 let expected = carried.upperBound - upload.base
                 let held = answer.uploadOffset ?? expected
                 guard held >= from - upload.base, held <= expected else {
-                    stop(.protocolViolation("PATCH \(upload.url) answered Upload-Offset \(held), outside the \(from - upload.base)...\(expected) it could hold"))
+                    stop(
+                        .protocolViolation("PATCH \(upload.url) answered Upload-Offset \(held), outside the \(from - upload.base)...\(expected) it could hold"))
                     return []
                 }
                 return succeeded(acknowledging: upload.base + held, now: now)

@@ -47,8 +47,10 @@ struct EndpointSet<Instant: InstantProtocol> where Instant.Duration == Duration 
     private var cursor = 0
 
     /// The endpoints at `urls`, in order.
-    init(_ urls: [URL], choice: EndpointChoice, retry: RetryPolicy,
-         random: @escaping @Sendable (Double) -> Double = { Double.random(in: 0...$0) }) {
+    init(
+        _ urls: [URL], choice: EndpointChoice, retry: RetryPolicy,
+        random: @escaping @Sendable (Double) -> Double = { Double.random(in: 0...$0) }
+    ) {
         precondition(!urls.isEmpty, "an endpoint set needs an endpoint")
         endpoints = urls.map { Endpoint(url: $0) }
         self.choice = choice

@@ -1,8 +1,9 @@
 import Foundation
+import StreamUpHTTP
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import StreamUpHTTP
 
 /// The delivery loop: asks the `DeliveryMachine` what to do, does it, and tells it what came
 /// of it. Runs in one task; requests go out one at a time.
@@ -25,7 +26,10 @@ extension ReliableUploader {
             if let failure = buffer.failure { throw failure }
             if !splitReported, buffer.splitRecords > 0 {
                 splitReported = true
-                onEvent(.notice("a record longer than \(options.maxRecordBytes) bytes was split into pieces of that size (--max-record); each piece is sent as a record"))
+                onEvent(
+                    .notice(
+                        "a record longer than \(options.maxRecordBytes) bytes was split into pieces of that size (--max-record); each piece is sent as a record"
+                    ))
             }
             switch machine.next(input, now: .now) {
             case .waitForInput(let offset):
@@ -213,10 +217,11 @@ extension ReliableUploader {
         // Upload-Offset that may be stale by then). A server such as Apple's NIOResumableUpload
         // answers 409 and destroys the upload, and a re-sent completion meets 404 from a server
         // that completed and forgot the upload (both measured; DesignNotes).
-        let own: SegmentSession? = switch exchange {
-        case .append, .complete: SegmentSession(configuration)
-        case .segment, .create, .checkOffset: nil
-        }
+        let own: SegmentSession? =
+            switch exchange {
+            case .append, .complete: SegmentSession(configuration)
+            case .segment, .create, .checkOffset: nil
+            }
         defer { own?.invalidate() }
         do {
             let response = try await (own ?? session).send(request, body: body, onEvent: onEvent)
@@ -270,16 +275,22 @@ extension ReliableUploader {
             let control = ControlRequest("HEAD", uploadConfiguration(upload, [], configuration))
             return (control.request, control.fields, upload.base)
         case .append(let upload, let from, _):
-            let append = uploadConfiguration(upload, configuration: configuration, [
-                (ResumableUploadFields.offset, String(from - upload.base)),
-                (ResumableUploadFields.complete, "?0"),
-            ])
+            let append = uploadConfiguration(
+                upload, configuration: configuration,
+                [
+                    (ResumableUploadFields.offset, String(from - upload.base)),
+                    (ResumableUploadFields.complete, "?0"),
+                ])
             return (StreamUploader.makeRequest(append), StreamUploader.headerFields(append), from)
         case .complete(let upload, let end):
-            let control = ControlRequest("PATCH", uploadConfiguration(upload, configuration: configuration, [
-                (ResumableUploadFields.offset, String(end - upload.base)),
-                (ResumableUploadFields.complete, "?1"),
-            ]))
+            let control = ControlRequest(
+                "PATCH",
+                uploadConfiguration(
+                    upload, configuration: configuration,
+                    [
+                        (ResumableUploadFields.offset, String(end - upload.base)),
+                        (ResumableUploadFields.complete, "?1"),
+                    ]))
             return (control.request, control.fields, end)
         }
     }
@@ -289,11 +300,15 @@ extension ReliableUploader {
 
     /// A request to the upload URL: the caller's header fields (authorization) plus the
     /// protocol's; a PATCH body's content type is the protocol's.
-    private func uploadConfiguration(_ upload: ResumableUploadReference, _ fields: [(String, String)], _ configuration: UploadConfiguration) -> UploadConfiguration {
+    private func uploadConfiguration(_ upload: ResumableUploadReference, _ fields: [(String, String)], _ configuration: UploadConfiguration)
+        -> UploadConfiguration
+    {
         uploadConfiguration(upload, configuration: configuration, fields)
     }
 
-    private func uploadConfiguration(_ upload: ResumableUploadReference, configuration: UploadConfiguration, _ fields: [(String, String)]) -> UploadConfiguration {
+    private func uploadConfiguration(_ upload: ResumableUploadReference, configuration: UploadConfiguration, _ fields: [(String, String)])
+        -> UploadConfiguration
+    {
         var request = configuration
         request.url = URL(string: upload.url) ?? configuration.url
         request.method = "PATCH"
@@ -304,8 +319,10 @@ extension ReliableUploader {
     }
 
     private func resumableFields(_ fields: [(String, String)]) -> [UploadConfiguration.Header] {
-        [UploadConfiguration.Header(
-            name: ResumableUploadFields.version, value: String(ResumableUploadFields.interopVersion))]
+        [
+            UploadConfiguration.Header(
+                name: ResumableUploadFields.version, value: String(ResumableUploadFields.interopVersion))
+        ]
             + fields.map { UploadConfiguration.Header(name: $0.0, value: $0.1) }
     }
 
@@ -313,7 +330,8 @@ extension ReliableUploader {
     private func answer(_ response: UploadResponse, to request: URLRequest) -> Machine.Answer {
         var location: String?
         if let value = response.value(forHeader: "Location"), let base = request.url,
-           let url = URL(string: value, relativeTo: base)?.absoluteURL, url.scheme == "http" || url.scheme == "https" {
+            let url = URL(string: value, relativeTo: base)?.absoluteURL, url.scheme == "http" || url.scheme == "https"
+        {
             location = url.absoluteString
         }
         return Machine.Answer(

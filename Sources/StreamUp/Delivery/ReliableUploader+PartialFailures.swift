@@ -40,7 +40,9 @@ extension ReliableUploader {
             partial.rejection = Machine.RecordRejection(
                 records: [.init(range: carried, reason: failure.summary)], count: failure.rejectedCount, whole: true, summary: failure.summary)
         } else if !failure.rejected.isEmpty {
-            let rejected = failure.rejected.sorted { $0.index < $1.index }.map { Machine.RecordRejection.Record(range: records[$0.index].clamped(to: carried), reason: $0.reason) }
+            let rejected = failure.rejected.sorted { $0.index < $1.index }.map {
+                Machine.RecordRejection.Record(range: records[$0.index].clamped(to: carried), reason: $0.reason)
+            }
             partial.rejection = Machine.RecordRejection(records: rejected, count: rejected.count, whole: false, summary: failure.summary)
         } else {
             partial.warning = failure.summary

@@ -1,6 +1,6 @@
 import Foundation
-import StreamUpSystem
 import StreamUpHTTP
+import StreamUpSystem
 
 /// Streams a producer's bytes as a series of requests ("segments"), each acknowledged by the
 /// server, and sends again whatever a failed segment carried, so a network blink or a server
@@ -194,9 +194,11 @@ public final class ReliableUploader: Sendable {
             let capacity = spoolCapacity ?? SpoolStorage.defaultCapacity(for: directory)
             let spool = try SpoolStorage.open(directory: directory, capacity: max(1, capacity), streamID: drawnID)
             // What an earlier run left counts (a spool that filled its file system is drained).
-            try Self.checkRecordFits(options.maxRecordBytes, in: spool.capacity, spoolCapacity == nil
-                ? "the spool's default size (half the free space of the file system of \(directory): \(capacity) bytes)"
-                : "a spool of \(capacity) bytes (--spool-size)", remedy: "--spool-size")
+            try Self.checkRecordFits(
+                options.maxRecordBytes, in: spool.capacity,
+                spoolCapacity == nil
+                    ? "the spool's default size (half the free space of the file system of \(directory): \(capacity) bytes)"
+                    : "a spool of \(capacity) bytes (--spool-size)", remedy: "--spool-size")
             let recovered = spool.recovered
             buffer = ReplayBuffer(
                 storage: spool, records: options.records, maxRecord: options.maxRecordBytes,
@@ -245,7 +247,8 @@ public final class ReliableUploader: Sendable {
         guard maxRecord > capacity else { return }
         throw StreamUpError(
             .invalidConfiguration,
-            "\(what()) cannot hold one record of up to \(maxRecord) bytes (--max-record): give a larger \(remedy) or a smaller --max-record (segments are at most half of it: --segment-bytes)")
+            "\(what()) cannot hold one record of up to \(maxRecord) bytes (--max-record): give a larger \(remedy) or a smaller --max-record (segments are at most half of it: --segment-bytes)"
+        )
     }
 
     /// The positions `entries` (a spool's index past its acknowledged offset) put the sources
@@ -273,9 +276,10 @@ public final class ReliableUploader: Sendable {
         let (acknowledged, held) = buffer.withState { ($0.acknowledged, $0.written - $0.acknowledged) }
         let splits = buffer.splitRecords
         return state.withLock { state in
-            Progress(produced: produced, acknowledged: acknowledged, held: held, resent: state.resent, retries: state.retries,
-                     pauses: pauses.count, pausedTime: pauses.time, deadLetters: state.deadLetters,
-                     deadLetterBytes: state.deadLetterBytes, splitRecords: splits, rejectedRecords: state.rejectedRecords)
+            Progress(
+                produced: produced, acknowledged: acknowledged, held: held, resent: state.resent, retries: state.retries,
+                pauses: pauses.count, pausedTime: pauses.time, deadLetters: state.deadLetters,
+                deadLetterBytes: state.deadLetterBytes, splitRecords: splits, rejectedRecords: state.rejectedRecords)
         }
     }
 

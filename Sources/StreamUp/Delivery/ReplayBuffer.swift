@@ -1,10 +1,11 @@
 import Foundation
+import StreamUpHTTP
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import StreamUpHTTP
 
 /// The one buffer of an acknowledged upload: producers write into it, each segment request
 /// reads a window of it, and bytes stay until the server acknowledges them.
@@ -85,8 +86,10 @@ final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
     ///   - keepsSourceEntries: per written piece, so acknowledgements report positions (bytes in
     ///     memory); without it only where each source stands at the written end (a spool,
     ///     whose own index keeps the pieces on disk).
-    init(storage: any ReplayStorage, records: RecordMode, maxRecord: Int, acknowledged: Int = 0, written: Int = 0,
-         tracksSources: Bool = false, keepsSourceEntries: Bool = true) {
+    init(
+        storage: any ReplayStorage, records: RecordMode, maxRecord: Int, acknowledged: Int = 0, written: Int = 0,
+        tracksSources: Bool = false, keepsSourceEntries: Bool = true
+    ) {
         precondition(maxRecord > 0 && maxRecord <= storage.capacity, "a record must fit in the buffer")
         precondition(0 <= acknowledged && acknowledged <= written && written - acknowledged <= storage.capacity, "held bytes exceed the storage")
         self.storage = storage
@@ -169,7 +172,8 @@ final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
         let count = try fill(space)
         precondition(count >= 0 && count <= space.count, "filled \(count) of \(space.count) bytes")
         guard count > 0 else { return .wrote(0) }
-        let found = records == .lines
+        let found =
+            records == .lines
             ? Self.boundaries(in: UnsafeRawBufferPointer(rebasing: space[..<count]), at: offset, after: boundary, maxRecord: maxRecord)
             : (boundary: offset + count, splits: [])
         let lines = records == .lines ? Self.newlineCount(in: UnsafeRawBufferPointer(rebasing: space[..<count])) : 0
@@ -411,7 +415,9 @@ final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
     /// One step of `plan` for a cut at `position`, decided under the lock. A cut that
     /// `seesFullBuffer` ends at a boundary when the buffer is full, so that the
     /// acknowledgement frees room.
-    private func decide(_ plan: inout SegmentPlan<ContinuousClock.Instant>, at position: Int, seesFullBuffer: Bool) -> SegmentPlan<ContinuousClock.Instant>.Decision {
+    private func decide(_ plan: inout SegmentPlan<ContinuousClock.Instant>, at position: Int, seesFullBuffer: Bool)
+        -> SegmentPlan<ContinuousClock.Instant>.Decision
+    {
         withState { state in
             let available = SegmentPlan<ContinuousClock.Instant>.Available(
                 boundary: state.boundary, inputEnded: state.inputEnded,
@@ -525,7 +531,8 @@ final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
 
     static func firstNewline(in bytes: UnsafeRawBufferPointer) -> Int? {
         guard let base = bytes.baseAddress, !bytes.isEmpty,
-              let found = memchr(base, 0x0A, bytes.count) else { return nil }
+            let found = memchr(base, 0x0A, bytes.count)
+        else { return nil }
         return UnsafeRawPointer(found) - base
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
+import StreamUpSystem
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import StreamUpSystem
 
 /// One `URLSession` for all the requests of a reliable upload (segments and protocol
 /// requests), so that they reuse a connection: a request costs about 0.7 ms on loopback this
@@ -40,9 +41,9 @@ final class SegmentSession: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         let window = body as? WindowBody
         let data = window?.oneReadData()
         let task: URLSessionTask =
-            if let data { session.uploadTask(with: request, from: data) }
-            else if body == nil { session.dataTask(with: request) }
-            else { session.uploadTask(withStreamedRequest: request) }
+            if let data { session.uploadTask(with: request, from: data) } else if body == nil { session.dataTask(with: request) } else {
+                session.uploadTask(withStreamedRequest: request)
+            }
         delegates.withLock { $0[task.taskIdentifier] = delegate }
         task.resume()
         let reference = TaskReference(task)

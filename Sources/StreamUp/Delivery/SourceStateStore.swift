@@ -1,6 +1,6 @@
 import Foundation
-import StreamUpSystem
 import StreamUpHTTP
+import StreamUpSystem
 
 /// Keeps a producer's source positions and saves them to the state file, for a
 /// ``ReliableUploader``: after each acknowledgement (bytes in memory) or every 100 ms while

@@ -1,10 +1,11 @@
 import Foundation
+import StreamUpSystem
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import StreamUpSystem
 
 /// The complete body of one segment request, built before the request starts: the cut
 /// segment's records (``WindowSource``) through the body stages of its ``BodyEncoding``
@@ -234,8 +235,10 @@ private struct MappedRegion {
     /// The first `count` bytes as a `Data` that owns (and finally unmaps) the region.
     func data(count: Int) -> Data {
         let capacity = self.capacity
-        return Data(bytesNoCopy: bytes.baseAddress!, count: count, deallocator: .custom { pointer, _ in
-            munmap(pointer, capacity)
-        })
+        return Data(
+            bytesNoCopy: bytes.baseAddress!, count: count,
+            deallocator: .custom { pointer, _ in
+                munmap(pointer, capacity)
+            })
     }
 }

@@ -1,9 +1,10 @@
+import StreamUpSystem
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import StreamUpSystem
 
 /// A regular file the follower reads: opened read-only and close-on-exec, read with `pread(2)`
 /// at offsets the caller keeps.

@@ -1,9 +1,10 @@
+import StreamUpSystem
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import StreamUpSystem
 
 /// Finds where a followed file went when it was rotated while nobody followed it: a file in the
 /// same directory with the saved identity (``path(of:near:)``); and the files that may be

@@ -80,7 +80,9 @@ package struct FormattingProducer<Inner: Producer>: Producer {
                     let count = chunk.withUnsafeMutableBufferPointer { input.value.read($0.baseAddress!, maxLength: $0.count) }
                     if count < 0 { throw input.value.streamError ?? StreamUpError(.producerFailed, "the producer failed") }
                     if count == 0 { break }
-                    let records = chunk.withUnsafeBytes { lines.take(UnsafeRawBufferPointer(rebasing: $0[..<count]), from: position, readAt: Date(), now: clock.now - origin) }
+                    let records = chunk.withUnsafeBytes {
+                        lines.take(UnsafeRawBufferPointer(rebasing: $0[..<count]), from: position, readAt: Date(), now: clock.now - origin)
+                    }
                     position += Int64(count)
                     for record in records { try blocking.write(record.bytes, mark: nil) }
                 }

@@ -4,7 +4,10 @@ import Foundation
 ///
 /// Thread safety: a value type.
 package enum JSONValue: Sendable, Equatable {
-    case string(String), int(Int), double(Double), bool(Bool)
+    case string(String)
+    case int(Int)
+    case double(Double)
+    case bool(Bool)
 
     func add(to line: inout JSONLine, as name: String) {
         switch self {

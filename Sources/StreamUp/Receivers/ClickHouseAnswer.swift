@@ -12,25 +12,25 @@ enum ClickHouseAnswer {
     /// type mismatches. `33` (CANNOT_READ_ALL_DATA, a body cut short) is not among them: a
     /// broken connection causes it.
     static let permanentCodes: Set<Int> = [
-        6, // CANNOT_PARSE_TEXT
-        8, // THERE_IS_NO_COLUMN
-        16, // NO_SUCH_COLUMN_IN_TABLE
-        26, // CANNOT_PARSE_QUOTED_STRING
-        27, // CANNOT_PARSE_INPUT_ASSERTION_FAILED
-        38, // CANNOT_PARSE_DATE
-        41, // CANNOT_PARSE_DATETIME
-        44, // ILLEGAL_COLUMN
-        47, // UNKNOWN_IDENTIFIER
-        53, // TYPE_MISMATCH
-        60, // UNKNOWN_TABLE
-        62, // SYNTAX_ERROR
-        69, // ARGUMENT_OUT_OF_BOUND
-        70, // CANNOT_CONVERT_TYPE
-        72, // CANNOT_PARSE_NUMBER
-        73, // UNKNOWN_FORMAT
-        81, // UNKNOWN_DATABASE
-        117, // INCORRECT_DATA (an unknown JSONEachRow field)
-        349, // CANNOT_INSERT_NULL_IN_ORDINARY_COLUMN
+        6,  // CANNOT_PARSE_TEXT
+        8,  // THERE_IS_NO_COLUMN
+        16,  // NO_SUCH_COLUMN_IN_TABLE
+        26,  // CANNOT_PARSE_QUOTED_STRING
+        27,  // CANNOT_PARSE_INPUT_ASSERTION_FAILED
+        38,  // CANNOT_PARSE_DATE
+        41,  // CANNOT_PARSE_DATETIME
+        44,  // ILLEGAL_COLUMN
+        47,  // UNKNOWN_IDENTIFIER
+        53,  // TYPE_MISMATCH
+        60,  // UNKNOWN_TABLE
+        62,  // SYNTAX_ERROR
+        69,  // ARGUMENT_OUT_OF_BOUND
+        70,  // CANNOT_CONVERT_TYPE
+        72,  // CANNOT_PARSE_NUMBER
+        73,  // UNKNOWN_FORMAT
+        81,  // UNKNOWN_DATABASE
+        117,  // INCORRECT_DATA (an unknown JSONEachRow field)
+        349,  // CANNOT_INSERT_NULL_IN_ORDINARY_COLUMN
     ]
 
     static func isPermanent(_ answer: UploadResponse) -> Bool {

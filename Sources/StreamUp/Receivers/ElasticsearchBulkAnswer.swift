@@ -36,7 +36,9 @@ enum ElasticsearchBulkAnswer {
         var retryFrom: Int?
         var failedCount = 0
         for (index, range) in scan.items.enumerated() {
-            let item = try? JSONSerialization.jsonObject(with: answer.body[(answer.body.startIndex + range.lowerBound)..<(answer.body.startIndex + range.upperBound)]) as? [String: Any]
+            let item =
+                try? JSONSerialization.jsonObject(with: answer.body[(answer.body.startIndex + range.lowerBound)..<(answer.body.startIndex + range.upperBound)])
+                as? [String: Any]
             guard let result = item?.values.first as? [String: Any], let status = result["status"] as? Int else { continue }
             guard status >= 300 else { continue }
             failedCount += 1

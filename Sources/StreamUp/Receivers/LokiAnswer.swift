@@ -55,7 +55,9 @@ enum LokiAnswer {
         guard unmatched == 0, rejected.count == ignored else {
             return PartialFailure(
                 unidentified: ignored,
-                summary: "Loki ignored \(ignored) of \(total) entries and named \(rejected.count) of them in its answer; the whole request is kept, its other entries were stored")
+                summary:
+                    "Loki ignored \(ignored) of \(total) entries and named \(rejected.count) of them in its answer; the whole request is kept, its other entries were stored"
+            )
         }
         let first = rejected.first.map { ": \($0.reason)" } ?? ""
         return PartialFailure(rejected: rejected, summary: "Loki ignored \(ignored) of \(total) entries\(first)")
@@ -99,7 +101,9 @@ enum LokiAnswer {
         guard rejected.count == refused else {
             return PartialFailure(
                 unidentified: refused,
-                summary: "Loki refused \(refused) of \(sent.count) entries\(first); the answer does not say which of them, so the whole request is kept (its other entries were stored)")
+                summary:
+                    "Loki refused \(refused) of \(sent.count) entries\(first); the answer does not say which of them, so the whole request is kept (its other entries were stored)"
+            )
         }
         return PartialFailure(rejected: rejected, summary: "Loki refused \(refused) of \(sent.count) entries\(first)")
     }
@@ -157,8 +161,8 @@ enum LokiAnswer {
         case .lineLength(let length):
             // The line is no longer than its encoded record: most records are skipped unread.
             guard record.count > length,
-                  let entry = try? JSONSerialization.jsonObject(with: Data(record)) as? [Any], entry.count >= 2,
-                  let line = entry[1] as? String
+                let entry = try? JSONSerialization.jsonObject(with: Data(record)) as? [Any], entry.count >= 2,
+                let line = entry[1] as? String
             else { return false }
             return line.utf8.count == length
         }
@@ -173,7 +177,7 @@ enum LokiAnswer {
         let ignoredDigits = rest.prefix { $0.isASCII && $0.isNumber }
         let afterIgnored = rest.dropFirst(ignoredDigits.count)
         guard let ignored = Int(ignoredDigits), afterIgnored.hasPrefix(" out of "),
-              let total = Int(afterIgnored.dropFirst(8).prefix { $0.isASCII && $0.isNumber })
+            let total = Int(afterIgnored.dropFirst(8).prefix { $0.isASCII && $0.isNumber })
         else { return nil }
         return (ignored, total)
     }
@@ -183,8 +187,8 @@ enum LokiAnswer {
         var found: [(time: Int64, reason: String)] = []
         for line in text.split(separator: "\n") {
             guard let start = line.range(of: "entry with timestamp "),
-                  let ignored = line.range(of: " ignored, reason: '", range: start.upperBound..<line.endIndex),
-                  let time = LokiTimestamp.nanoseconds(String(line[start.upperBound..<ignored.lowerBound]))
+                let ignored = line.range(of: " ignored, reason: '", range: start.upperBound..<line.endIndex),
+                let time = LokiTimestamp.nanoseconds(String(line[start.upperBound..<ignored.lowerBound]))
             else { continue }
             var reason = line[ignored.upperBound...]
             if let end = reason.range(of: "' for stream: ", options: .backwards) { reason = reason[..<end.lowerBound] }

@@ -7,9 +7,9 @@ enum LokiTimestamp {
     static func nanoseconds(_ text: String) -> Int64? {
         var scanner = Scanner(Array(text.utf8))
         guard let year = scanner.number(4), scanner.skip("-"), let month = scanner.number(2), scanner.skip("-"),
-              let day = scanner.number(2), scanner.skip("T") || scanner.skip(" "),
-              let hour = scanner.number(2), scanner.skip(":"), let minute = scanner.number(2), scanner.skip(":"),
-              let second = scanner.number(2), (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+            let day = scanner.number(2), scanner.skip("T") || scanner.skip(" "),
+            let hour = scanner.number(2), scanner.skip(":"), let minute = scanner.number(2), scanner.skip(":"),
+            let second = scanner.number(2), (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
         else { return nil }
         var fraction: Int64 = 0
         if scanner.skip(".") {

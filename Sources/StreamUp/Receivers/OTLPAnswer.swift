@@ -14,8 +14,8 @@ import Foundation
 enum OTLPAnswer {
     static func read(_ answer: UploadResponse, records: () -> [[UInt8]]) -> PartialFailure? {
         guard answer.isSuccess,
-              let object = try? JSONSerialization.jsonObject(with: answer.body) as? [String: Any],
-              let partial = (object["partialSuccess"] ?? object["partial_success"]) as? [String: Any]
+            let object = try? JSONSerialization.jsonObject(with: answer.body) as? [String: Any],
+            let partial = (object["partialSuccess"] ?? object["partial_success"]) as? [String: Any]
         else { return nil }
         let rejected = count(partial["rejectedLogRecords"] ?? partial["rejected_log_records"]) ?? 0
         let message = (partial["errorMessage"] ?? partial["error_message"]) as? String ?? ""

@@ -83,7 +83,8 @@ extension Receiver {
             return Envelope(head: head, separator: Array(",".utf8), tail: Array("]}]}".utf8))
         case .otlp:
             let attributes = RecordLayout.otlpAttributes([(name: "host.name", value: host)] + labels)
-            let head = Array(#"{"resourceLogs":[{"resource":{"attributes":"#.utf8) + attributes
+            let head =
+                Array(#"{"resourceLogs":[{"resource":{"attributes":"#.utf8) + attributes
                 + Array(#"},"scopeLogs":[{"scope":{"name":"streamup"},"logRecords":["#.utf8)
             return Envelope(head: head, separator: Array(",".utf8), tail: Array("]}]}]}".utf8))
         case .elasticsearch:

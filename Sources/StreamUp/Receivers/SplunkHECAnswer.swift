@@ -15,8 +15,8 @@ import Foundation
 enum SplunkHECAnswer {
     static func read(_ answer: UploadResponse, records: () -> [[UInt8]]) -> PartialFailure? {
         guard (400..<500).contains(answer.statusCode),
-              let object = try? JSONSerialization.jsonObject(with: answer.body) as? [String: Any],
-              let number = eventNumber(object["invalid-event-number"])
+            let object = try? JSONSerialization.jsonObject(with: answer.body) as? [String: Any],
+            let number = eventNumber(object["invalid-event-number"])
         else { return nil }
         let count = records().count
         let code = object["code"].map { "code \($0)" } ?? "status \(answer.statusCode)"

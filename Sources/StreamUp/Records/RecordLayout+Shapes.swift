@@ -49,7 +49,9 @@ extension RecordLayout {
     /// `{"date":…,"hostname":…,"ddsource":"streamup",["service":…,]["ddtags":"k:v,…",]"path":…,"message":…}`:
     /// fields named `ddsource`, `service`, `hostname` or `ddtags` set those members (a given
     /// `ddtags` comes first in the tags); every other field is a tag `key:value`.
-    private static func datadog(keys: RecordFormatter.Keys, host: String, path: String?, fields: [(name: String, value: String)]) throws(StreamUpError) -> RecordLayout {
+    private static func datadog(keys: RecordFormatter.Keys, host: String, path: String?, fields: [(name: String, value: String)]) throws(StreamUpError)
+        -> RecordLayout
+    {
         let reserved: Set<String> = ["ddsource", "service", "hostname", "ddtags"]
         var members = builtIn(keys: keys, time: .rfc3339, host: host, path: path)
         let message = members.removeLast()
@@ -137,7 +139,8 @@ extension RecordLayout {
         var bytes: [UInt8] = [UInt8(ascii: "[")]
         for (index, member) in uniqued(members).enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            bytes += Array(#"{"key":"#.utf8) + jsonString(member.name) + Array(#","value":{"stringValue":"#.utf8)
+            bytes +=
+                Array(#"{"key":"#.utf8) + jsonString(member.name) + Array(#","value":{"stringValue":"#.utf8)
                 + jsonString(member.value) + Array("}}".utf8)
         }
         return bytes + [UInt8(ascii: "]")]

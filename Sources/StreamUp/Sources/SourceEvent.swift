@@ -1,6 +1,6 @@
 import Foundation
-import StreamUpSystem
 import StreamUpHTTP
+import StreamUpSystem
 
 /// What a producer that follows files has to say about them, for a person: a pattern that
 /// matches nothing yet, a directory that does not exist, a file it cannot read, too many files.

@@ -390,9 +390,11 @@ public final class TelemetryEmitter: Sendable {
             return try await run.value
         }
         guard let timeout else { return try await finishing() }
-        return try await clock.deadline(timeout, "the telemetry upload did not finish within \(timeout)", onTimeout: { [uploader] in
-            uploader.cancel()
-        }, finishing)
+        return try await clock.deadline(
+            timeout, "the telemetry upload did not finish within \(timeout)",
+            onTimeout: { [uploader] in
+                uploader.cancel()
+            }, finishing)
     }
 
     /// Aborts the upload; `finish` then throws `.cancelled`. A spool keeps what was not
@@ -414,7 +416,9 @@ public final class TelemetryEmitter: Sendable {
         var bytes = [UInt8](try encoder.encode(value))
         bytes.append(UInt8(ascii: "\n"))
         guard bytes.count <= maxRecordBytes else {
-            throw StreamUpError(.invalidConfiguration, "a record of \(bytes.count) bytes is longer than a segment may be (\(maxRecordBytes) bytes: the emitter's buffer size); it was not sent")
+            throw StreamUpError(
+                .invalidConfiguration,
+                "a record of \(bytes.count) bytes is longer than a segment may be (\(maxRecordBytes) bytes: the emitter's buffer size); it was not sent")
         }
         return bytes
     }

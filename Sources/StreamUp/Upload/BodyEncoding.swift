@@ -26,7 +26,8 @@ extension UploadConfiguration {
         package var isIdentity: Bool { envelope == nil && !gzip }
 
         /// Why a body whose records hold `Envelope.recordsMustNotContain` fails.
-        static let boundaryInRecords = "a record contains the multipart boundary, which no input holds by chance: the request was aborted rather than sent as a broken form; remove that text from the input (a new run draws a new boundary)"
+        static let boundaryInRecords =
+            "a record contains the multipart boundary, which no input holds by chance: the request was aborted rather than sent as a broken form; remove that text from the input (a new run draws a new boundary)"
 
         /// The stage URLSession reads: `source`, wrapped and compressed as this encoding says.
         func stages(over source: any BodySource) -> any BodySource {

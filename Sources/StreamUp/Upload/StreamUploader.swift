@@ -1,8 +1,9 @@
 import Foundation
+import StreamUpSystem
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import StreamUpSystem
 
 /// Streams what a ``Producer`` writes to an HTTP endpoint as one chunked request, for as long as
 /// the producer runs, and returns the server's answer.
@@ -72,11 +73,13 @@ public final class StreamUploader: Sendable {
     public func run(_ producer: some Producer) async throws -> UploadResponse {
         let delegate = UploadTaskDelegate(
             body: BoundStreamBody(input.value, encoding: configuration.body), maxResponseBodyBytes: configuration.maxResponseBodyBytes, onEvent: onEvent)
-        guard state.withLock({ state -> Bool in
-            guard state.phase == .idle, !state.cancelled else { return false }
-            state.phase = .streaming
-            return true
-        }) else {
+        guard
+            state.withLock({ state -> Bool in
+                guard state.phase == .idle, !state.cancelled else { return false }
+                state.phase = .streaming
+                return true
+            })
+        else {
             throw StreamUpError(.invalidConfiguration, "an uploader runs once; create a new one")
         }
         // Outside the lock: creating a task waits for URLSession's shared work queue, which
@@ -99,7 +102,10 @@ public final class StreamUploader: Sendable {
             return state.cancelled
         }
         // The fields as sent, the header provider's (credentials) included.
-        onEvent(.requestStarted(method: configuration.method, url: configuration.url, headers: Self.headerFields(resolved) + [.init(name: "Transfer-Encoding", value: "chunked")]))
+        onEvent(
+            .requestStarted(
+                method: configuration.method, url: configuration.url,
+                headers: Self.headerFields(resolved) + [.init(name: "Transfer-Encoding", value: "chunked")]))
         task.resume()
         if cancelledMeanwhile { cancel() }
 

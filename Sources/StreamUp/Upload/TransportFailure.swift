@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -66,7 +67,8 @@ enum TransportFailure {
         "self-signed certificate", "self signed certificate", "unable to get local issuer certificate",
         "unable to get issuer certificate", "unable to verify the first certificate",
     ]
-    private static let trustStoreRemedy = "streamup trusts only the system's CA store; add the CA's certificate to it (Debian: copy it to /usr/local/share/ca-certificates/NAME.crt and run update-ca-certificates)"
+    private static let trustStoreRemedy =
+        "streamup trusts only the system's CA store; add the CA's certificate to it (Debian: copy it to /usr/local/share/ca-certificates/NAME.crt and run update-ca-certificates)"
 
     /// Whether a failure with `code` and libcurl's `text` is a certificate the client refused:
     /// trying again cannot help. On Linux such failures come as code -1 with libcurl's text.
@@ -178,7 +180,8 @@ enum TransportFailure {
         if urlError.code == .cancelled {
             return StreamUpError(.cancelled, "the upload was cancelled", urlError: urlError)
         }
-        return StreamUpError(.transport, line(code: urlError.code.rawValue, text: urlError.localizedDescription, url: url, segmented: segmented), urlError: urlError)
+        return StreamUpError(
+            .transport, line(code: urlError.code.rawValue, text: urlError.localizedDescription, url: url, segmented: segmented), urlError: urlError)
     }
 
     /// The line for a failure with `code` and libcurl's `text`, sending to `url` (one segment

@@ -48,23 +48,25 @@ extension UploadConfiguration.Header {
 
     /// A field name is a token (RFC 9110 §5.1).
     package static func isToken(_ name: String) -> Bool {
-        !name.isEmpty && name.utf8.allSatisfy { byte in
-            byte > 32 && byte < 127 && !"()<>@,;:\\\"/[]?={}".utf8.contains(byte)
-        }
+        !name.isEmpty
+            && name.utf8.allSatisfy { byte in
+                byte > 32 && byte < 127 && !"()<>@,;:\\\"/[]?={}".utf8.contains(byte)
+            }
     }
 
     /// `text` with control characters written as `\r`, `\n`, `\0` or `\u{1B}`, for one-line messages.
     package static func escaped(_ text: String) -> String {
-        String(text.unicodeScalars.map { scalar -> String in
-            switch scalar {
-            case "\r": return "\\r"
-            case "\n": return "\\n"
-            case "\0": return "\\0"
-            case _ where scalar.value < 0x20 && scalar != "\t" || scalar.value == 0x7F:
-                return "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
-            default: return String(scalar)
-            }
-        }.joined())
+        String(
+            text.unicodeScalars.map { scalar -> String in
+                switch scalar {
+                case "\r": return "\\r"
+                case "\n": return "\\n"
+                case "\0": return "\\0"
+                case _ where scalar.value < 0x20 && scalar != "\t" || scalar.value == 0x7F:
+                    return "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+                default: return String(scalar)
+                }
+            }.joined())
     }
 
     private static func controlName(_ scalar: Unicode.Scalar) -> String {

@@ -64,7 +64,10 @@ public struct UploadConfiguration: Sendable {
             throw StreamUpError(.invalidURL, "'\(string)' is not a URL (expected http://HOST[:PORT]/PATH)")
         }
         guard SessionURL.forURLSession(url) != nil else {
-            throw StreamUpError(.invalidURL, "'\(string)': URLSession on this system cannot send to \(host) (Foundation and libcurl disagree on the host, swift-corelibs-foundation issue #5496); use a host name that resolves to that address")
+            throw StreamUpError(
+                .invalidURL,
+                "'\(string)': URLSession on this system cannot send to \(host) (Foundation and libcurl disagree on the host, swift-corelibs-foundation issue #5496); use a host name that resolves to that address"
+            )
         }
         return url
     }

@@ -8,13 +8,18 @@ extension UploadEvent {
     var redacted: UploadEvent {
         switch detail {
         case .requestStarted(let method, let url, let headers):
-            return .requestStarted(method: method, url: Self.redacting(url), headers: headers.map {
-                UploadConfiguration.Header(name: $0.name, value: SecretRedaction.value(ofField: $0.name, $0.value))
-            })
+            return .requestStarted(
+                method: method, url: Self.redacting(url),
+                headers: headers.map {
+                    UploadConfiguration.Header(name: $0.name, value: SecretRedaction.value(ofField: $0.name, $0.value))
+                })
         case .responseReceived(let statusCode, let headers):
-            return .responseReceived(statusCode: statusCode, headers: Dictionary(uniqueKeysWithValues: headers.map {
-                ($0.key, SecretRedaction.value(ofField: $0.key, $0.value))
-            }))
+            return .responseReceived(
+                statusCode: statusCode,
+                headers: Dictionary(
+                    uniqueKeysWithValues: headers.map {
+                        ($0.key, SecretRedaction.value(ofField: $0.key, $0.value))
+                    }))
         case .redirectRefused(let statusCode, let location):
             return .redirectRefused(statusCode: statusCode, location: location.map(SecretRedaction.redactingURLs(in:)))
         case .retrying(let reason, let attempt, let delay, let first):

@@ -5,7 +5,7 @@ extension UploadResponse {
     /// `Upload-Offset`, when it is a non-negative RFC 9651 Integer.
     var uploadOffset: Int? {
         guard let value = value(forHeader: ResumableUploadFields.offset).flatMap(StructuredFieldItem.integer),
-              value >= 0
+            value >= 0
         else { return nil }
         return value
     }

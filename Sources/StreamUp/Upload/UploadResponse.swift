@@ -40,7 +40,8 @@ public struct UploadResponse: Sendable {
                 line += "…"
                 break
             }
-            line += scalar.properties.generalCategory == .control || scalar == "\u{FFFD}"
+            line +=
+                scalar.properties.generalCategory == .control || scalar == "\u{FFFD}"
                 ? "\\u{\(String(scalar.value, radix: 16, uppercase: true))}" : String(scalar)
             count += 1
         }

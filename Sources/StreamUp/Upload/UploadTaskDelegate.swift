@@ -1,8 +1,9 @@
 import Foundation
+import StreamUpSystem
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import StreamUpSystem
 
 /// The URLSession delegate of one ``StreamUploader``: hands over the body stream, collects the
 /// response, and reports completion. The only place in StreamUp that deals in delegate callbacks.
@@ -117,18 +118,21 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
         let bytesSent = body?.bytesSent ?? 0
         let failure = body?.failure
-        let (continuation, result) = state.withLock { state -> (CheckedContinuation<Result<UploadResponse, StreamUpError>, Never>?, Result<UploadResponse, StreamUpError>) in
+        let (continuation, result) = state.withLock {
+            state -> (CheckedContinuation<Result<UploadResponse, StreamUpError>, Never>?, Result<UploadResponse, StreamUpError>) in
             let result: Result<UploadResponse, StreamUpError>
             if let challenged = state.refusedChallenge {
-                result = .success(UploadResponse(
-                    statusCode: challenged.statusCode, headers: Self.headers(of: challenged), body: state.body,
-                    bytesSent: bytesSent, isBodyCut: state.bodyCut))
+                result = .success(
+                    UploadResponse(
+                        statusCode: challenged.statusCode, headers: Self.headers(of: challenged), body: state.body,
+                        bytesSent: bytesSent, isBodyCut: state.bodyCut))
             } else if let error {
                 result = .failure(failure ?? TransportFailure.error(for: error, url: task.originalRequest?.url, segmented: segmented))
             } else if let response = state.response ?? (task.response as? HTTPURLResponse) {
-                result = .success(UploadResponse(
-                    statusCode: response.statusCode, headers: Self.headers(of: response), body: state.body,
-                    bytesSent: bytesSent, isBodyCut: state.bodyCut))
+                result = .success(
+                    UploadResponse(
+                        statusCode: response.statusCode, headers: Self.headers(of: response), body: state.body,
+                        bytesSent: bytesSent, isBodyCut: state.bodyCut))
             } else {
                 result = .failure(StreamUpError(.transport, "the server closed the connection without an HTTP answer"))
             }

@@ -137,7 +137,14 @@ public struct SHA256: Sendable {
                         w[t] = w[t &- 16] &+ s0 &+ w[t &- 7] &+ s1
                         t &+= 1
                     }
-                    var a = h0, b = h1, c = h2, d = h3, e = h4, f = h5, g = h6, h = h7
+                    var a = h0
+                    var b = h1
+                    var c = h2
+                    var d = h3
+                    var e = h4
+                    var f = h5
+                    var g = h6
+                    var h = h7
                     t = 0
                     while t < 64 {
                         let sum1 = rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)
@@ -156,8 +163,14 @@ public struct SHA256: Sendable {
                         a = temp1 &+ temp2
                         t &+= 1
                     }
-                    h0 &+= a; h1 &+= b; h2 &+= c; h3 &+= d
-                    h4 &+= e; h5 &+= f; h6 &+= g; h7 &+= h
+                    h0 &+= a
+                    h1 &+= b
+                    h2 &+= c
+                    h3 &+= d
+                    h4 &+= e
+                    h5 &+= f
+                    h6 &+= g
+                    h7 &+= h
                     block += 64
                 }
             }

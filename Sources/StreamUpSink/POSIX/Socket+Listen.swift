@@ -59,7 +59,7 @@ extension Socket {
                     }
                 }
             }
-        } catch where error.errno == ECONNABORTED {
+        } catch  where error.errno == ECONNABORTED {
             return nil
         }
         switch outcome {

@@ -50,7 +50,7 @@ struct ResumableRequest: Hashable {
         let fields = head.headers
         guard fields.first(named: Fields.version) != nil else { return nil }
         guard let version = fields.single(named: Fields.version).flatMap(StructuredFieldItem.integer),
-              supportedVersions.contains(version)
+            supportedVersions.contains(version)
         else {
             throw Invalid(reason: "unsupported \(Fields.version) (this sink speaks \(supportedVersions.sorted()))")
         }

@@ -76,9 +76,10 @@ struct ResumableRequestHandler {
             case .full(let limit):
                 return .respond(ResumableResponses.tooManyUploads(limit: limit, version: version))
             case .created(let upload):
-                return .attached(Attached(
-                    upload: upload, attachment: attachment, version: version, complete: complete,
-                    location: location(of: upload, head: head)))
+                return .attached(
+                    Attached(
+                        upload: upload, attachment: attachment, version: version, complete: complete,
+                        location: location(of: upload, head: head)))
             }
         case .append(let token, let offset, let complete):
             guard let upload = uploads.upload(token) else {
@@ -86,18 +87,21 @@ struct ResumableRequestHandler {
             }
             switch try upload.attach(attachment, at: offset) {
             case .attached:
-                return .attached(Attached(
-                    upload: upload, attachment: attachment, version: version, complete: complete, location: nil))
+                return .attached(
+                    Attached(
+                        upload: upload, attachment: attachment, version: version, complete: complete, location: nil))
             case .ended:
                 return .respond(ResumableResponses.notFound(version: version))
             case .offsetMismatch(let held):
                 if conflictForgets { _ = uploads.cancel(token) }
-                return .respond(ResumableResponses.conflict(
-                    "Upload-Offset \(offset) is not the \(counted(Int(held), "byte")) held", held: held, version: version))
+                return .respond(
+                    ResumableResponses.conflict(
+                        "Upload-Offset \(offset) is not the \(counted(Int(held), "byte")) held", held: held, version: version))
             case .busy(let held):
                 if conflictForgets { _ = uploads.cancel(token) }
-                return .respond(ResumableResponses.conflict(
-                    "another request is appending to this upload", held: held, version: version))
+                return .respond(
+                    ResumableResponses.conflict(
+                        "another request is appending to this upload", held: held, version: version))
             }
         case .retrieveOffset(let token):
             guard let held = uploads.upload(token)?.takeOver() else {
@@ -123,8 +127,10 @@ struct ResumableRequestHandler {
             let held = upload.release(attached.attachment)
             if let reason = upload.cutReason(attached.attachment) { return .cut(reason: reason) }
             guard let held else { return .gone(ResumableResponses.notFound(version: version)) }
-            return .incomplete(held: held, headers: ResumableResponses.outcomeFields(
-                location: attached.location, complete: false, offset: held, version: version))
+            return .incomplete(
+                held: held,
+                headers: ResumableResponses.outcomeFields(
+                    location: attached.location, complete: false, offset: held, version: version))
         }
         let completion: ResumableUpload.Completion?
         do {
@@ -138,8 +144,10 @@ struct ResumableRequestHandler {
             return .gone(ResumableResponses.notFound(version: version))
         }
         uploads.remove(upload.token)
-        return .completed(completion, headers: ResumableResponses.outcomeFields(
-            location: attached.location, complete: true, offset: completion.byteCount, version: version))
+        return .completed(
+            completion,
+            headers: ResumableResponses.outcomeFields(
+                location: attached.location, complete: true, offset: completion.byteCount, version: version))
     }
 
     /// `http://HOST/uploads/TOKEN` from the request's `Host`, or the listener's address when

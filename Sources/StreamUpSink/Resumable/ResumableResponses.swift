@@ -36,9 +36,11 @@ enum ResumableResponses {
 
     /// `104 Upload Resumption Supported` with the upload's `Location`, sent before the body.
     static func resumptionSupported(location: String, version: Int) -> [UInt8] {
-        HTTPResponse.interim(status: 104, headers: [
-            versionField(version), SinkHeaderField(name: "Location", value: location),
-        ])
+        HTTPResponse.interim(
+            status: 104,
+            headers: [
+                versionField(version), SinkHeaderField(name: "Location", value: location),
+            ])
     }
 
     /// `Upload-Complete` and `Upload-Offset`.

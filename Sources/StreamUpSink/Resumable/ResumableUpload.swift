@@ -89,11 +89,12 @@ final class ResumableUpload: Sendable {
 
     init(token: String, destination: consuming sending Destination, hash: Bool) {
         self.token = token
-        file = switch destination {
-        case .file(let file): file.partialPath
-        case .stream(let stream): stream.path
-        case .none: nil
-        }
+        file =
+            switch destination {
+            case .file(let file): file.partialPath
+            case .stream(let stream): stream.path
+            case .none: nil
+            }
         state = Mutex(State(hasher: hash ? SHA256() : nil, destination: destination, lastActivity: .now))
     }
 

@@ -1,6 +1,7 @@
-import StreamUpSystem
-import struct Synchronization.Atomic
 import StreamUpHTTP
+import StreamUpSystem
+
+import struct Synchronization.Atomic
 
 /// The server's resumable uploads by token, in memory only: a restarted sink (or the
 /// ``SinkFaults/forgetUploadsAfterBytes`` fault) knows none of them, and every request for one
@@ -27,7 +28,6 @@ final class ResumableUploads: Sendable {
         /// ``ResumableUploads/limit`` uploads are open; nothing was created.
         case full(limit: Int)
     }
-
 
     /// Where upload files go; `nil` stores nothing (bytes are only counted and hashed).
     let directory: String?
@@ -126,7 +126,7 @@ final class ResumableUploads: Sendable {
         let started = (now - epoch).nanoseconds
         let last = lastSweep.load(ordering: .acquiring)
         guard started - last >= (interval ?? sweepInterval).nanoseconds,
-              lastSweep.compareExchange(expected: last, desired: started, ordering: .acquiringAndReleasing).exchanged
+            lastSweep.compareExchange(expected: last, desired: started, ordering: .acquiringAndReleasing).exchanged
         else { return false }
         let candidates = table.withLock { Array($0.values) }
         for upload in candidates where upload.expireIfIdle(at: now, after: expiry) {

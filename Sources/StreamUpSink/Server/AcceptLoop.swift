@@ -1,9 +1,10 @@
+import StreamUpSystem
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import StreamUpSystem
 
 /// The accept thread's work: wait in `poll(2)` on the listener and the wake pipe, accept each
 /// connection, admit it to the ``ConnectionRegistry`` (which may shed the connection that has
@@ -104,9 +105,10 @@ struct AcceptLoop: ~Copyable {
         try? connection.send(response, flags: CInt(MSG_DONTWAIT))
         connection.shutdown(CInt(SHUT_WR))
         connection.close()
-        context.report(SinkRequestEvent(
-            sequence: context.nextSequence(), method: "", path: "", version: "",
-            headers: [], trailers: [], bodyByteCount: 0, sha256: nil, body: nil, storedFile: nil,
-            duration: .zero, status: 503, isComplete: false, peer: peer, failure: reason))
+        context.report(
+            SinkRequestEvent(
+                sequence: context.nextSequence(), method: "", path: "", version: "",
+                headers: [], trailers: [], bodyByteCount: 0, sha256: nil, body: nil, storedFile: nil,
+                duration: .zero, status: 503, isComplete: false, peer: peer, failure: reason))
     }
 }

@@ -1,9 +1,10 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
 
 /// The output directory and its naming scheme.
 ///
@@ -46,7 +47,7 @@ struct BodyStorage: Sendable {
             let current = prefix
             do {
                 _ = try SystemCall.runBlocking("mkdir") { mkdir(current, 0o755) }
-            } catch where error.errno == EEXIST {
+            } catch  where error.errno == EEXIST {
                 var status = stat()
                 guard stat(current, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else {
                     throw SinkError(.storage, operation: "mkdir", errno: EEXIST, detail: current)
@@ -67,10 +68,11 @@ struct BodyStorage: Sendable {
     static func baseName(sequence: Int, method: String) -> String {
         let digits = String(sequence)
         let padded = String(repeating: "0", count: max(0, 8 - digits.count)) + digits
-        let safeMethod = String(method.prefix(16).map { character -> Character in
-            character.isASCII && (character.isLetter || character.isNumber || character == "-" || character == "_")
-                ? character : "_"
-        })
+        let safeMethod = String(
+            method.prefix(16).map { character -> Character in
+                character.isASCII && (character.isLetter || character.isNumber || character == "-" || character == "_")
+                    ? character : "_"
+            })
         return "\(padded)-\(safeMethod)"
     }
 

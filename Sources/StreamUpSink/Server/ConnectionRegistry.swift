@@ -1,9 +1,10 @@
+import StreamUpSystem
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import StreamUpSystem
 
 /// The set of open connections: enforces ``SinkConfiguration/maxConnections``, keeps slots
 /// usable when slow clients fill them, and lets ``SinkServer/stop()`` wake every connection thread.

@@ -1,5 +1,5 @@
-import Synchronization
 import StreamUpHTTP
+import Synchronization
 
 /// One connection's place in the ``ConnectionRegistry``: whether it waits for a request head
 /// (and since when), is inside a request, or was shed. Shared by the connection's thread, which

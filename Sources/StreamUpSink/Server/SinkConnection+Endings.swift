@@ -1,10 +1,11 @@
+import Foundation
+import StreamUpHTTP
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
-import StreamUpHTTP
 
 // How a connection's requests end when they do not end well: rejected with a status, timed
 // out, shed, aborted, reported.
@@ -20,14 +21,15 @@ extension SinkConnection {
     mutating func expire(_ expiry: ConnectionDeadlines.Expiry, _ socket: borrowing Socket) {
         guard request != nil || !parser.isAtMessageStart else { return }
         let configuration = context.configuration
-        let reason = switch expiry {
-        case .idle:
-            "no data for \(configuration.idleTimeout)"
-        case .head:
-            "request head not complete within \(configuration.headTimeout)"
-        case .bodyRate:
-            "body arrived slower than \(configuration.minimumBodyRate?.bytesPerSecond ?? 0) bytes per second"
-        }
+        let reason =
+            switch expiry {
+            case .idle:
+                "no data for \(configuration.idleTimeout)"
+            case .head:
+                "request head not complete within \(configuration.headTimeout)"
+            case .bodyRate:
+                "body arrived slower than \(configuration.minimumBodyRate?.bytesPerSecond ?? 0) bytes per second"
+            }
         reject(status: 408, reason: reason, socket)
     }
 
@@ -64,11 +66,12 @@ extension SinkConnection {
             summary.storedFile = uploadFile ?? summary.storedFile
             report(unfinished, summary, trailers: [], status: status, failure: failure, uploadOffset: held)
         } else {
-            context.report(SinkRequestEvent(
-                sequence: context.nextSequence(), method: "", path: "", version: "",
-                headers: [], trailers: [], bodyByteCount: 0, sha256: nil, body: nil, storedFile: nil,
-                duration: messageStart.map { .now - $0 } ?? .zero,
-                status: status, isComplete: false, peer: peer, failure: failure))
+            context.report(
+                SinkRequestEvent(
+                    sequence: context.nextSequence(), method: "", path: "", version: "",
+                    headers: [], trailers: [], bodyByteCount: 0, sha256: nil, body: nil, storedFile: nil,
+                    duration: messageStart.map { .now - $0 } ?? .zero,
+                    status: status, isComplete: false, peer: peer, failure: failure))
         }
     }
 

@@ -1,10 +1,11 @@
+import Foundation
+import StreamUpHTTP
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
-import StreamUpHTTP
 
 // Injected faults (``SinkFaults``): failures, lost answers, drops, stalls, forgotten uploads,
 // and the read throttle.
@@ -36,7 +37,8 @@ extension SinkConnection {
     func armedFaultThreshold() -> Int? {
         guard let current = request, current.prepared == nil else { return nil }
         let state = context.faultState
-        let drop = state.bytesUntilNextDrop.map { current.body.byteCount + $0 }
+        let drop =
+            state.bytesUntilNextDrop.map { current.body.byteCount + $0 }
             ?? (state.isDropArmed ? state.faults.dropAfterBytes : nil)
         let stall = state.isStallArmed ? state.faults.stallAfterBytes : nil
         return [drop, stall].compactMap { $0 }.min()

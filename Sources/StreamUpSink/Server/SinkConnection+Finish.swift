@@ -1,10 +1,11 @@
+import Foundation
+import StreamUpHTTP
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
-import StreamUpHTTP
 
 // A request's body has ended: store it, report, answer (streams: `+Streams`; uploads: `+Resumable`).
 extension SinkConnection {

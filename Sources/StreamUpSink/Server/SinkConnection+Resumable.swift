@@ -1,10 +1,11 @@
+import Foundation
+import StreamUpHTTP
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
-import StreamUpHTTP
 
 // The glue to resumable uploads (``ResumableRequestHandler``): a protocol head attaches to its
 // upload, body bytes go to the upload as they arrive, the end completes it or answers `201`, and
@@ -35,7 +36,8 @@ extension SinkConnection {
                 sequence: sequence, head: head, body: makeBody(file: nil, uploading: true), start: messageStart ?? .now)
             // No 1xx to an HTTP/1.0 client (RFC 9110 §15.2).
             if let location = upload.location, context.configuration.sendsUploadResumptionSupported,
-               head.minorVersion >= 1 {
+                head.minorVersion >= 1
+            {
                 do {
                     try socket.send(ResumableResponses.resumptionSupported(location: location, version: upload.version))
                 } catch {

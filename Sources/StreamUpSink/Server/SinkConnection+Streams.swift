@@ -1,10 +1,11 @@
+import Foundation
+import StreamUpHTTP
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
-import StreamUpHTTP
 
 // De-duplicated streams (``StreamStore``): a request's stream headers, and merging its stored
 // body into the stream file once it has ended.

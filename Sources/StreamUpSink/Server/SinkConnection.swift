@@ -1,10 +1,11 @@
+import Foundation
+import StreamUpHTTP
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
-import StreamUpHTTP
 
 /// Serves one client connection on its own thread: blocking `recv` into one fixed buffer, the
 /// bytes fed to an ``HTTPRequestParser``, body ranges handed to a ``RequestBody`` without
@@ -203,12 +204,13 @@ struct SinkConnection {
                 // Stop at an armed fault's byte count, so the fault sees exactly that many bytes.
                 var split = bytes.count
                 if let threshold = armedFaultThreshold(), let received = request?.body.byteCount,
-                   threshold >= received, threshold - received < split {
+                    threshold >= received, threshold - received < split
+                {
                     split = threshold - received
                 }
                 guard appendBody(UnsafeRawBufferPointer(rebasing: bytes[..<split]), socket) == .keepReading,
-                      injectByteFault(socket) == .keepReading,
-                      appendBody(UnsafeRawBufferPointer(rebasing: bytes[split...]), socket) == .keepReading
+                    injectByteFault(socket) == .keepReading,
+                    appendBody(UnsafeRawBufferPointer(rebasing: bytes[split...]), socket) == .keepReading
                 else { return .close }
             case .end(let trailers):
                 // Idle from now on, as far as shedding goes: said before the answer goes out, so

@@ -1,8 +1,9 @@
 import Dispatch
 import Foundation
-import StreamUpSystem
-import struct Synchronization.Atomic
 import StreamUpHTTP
+import StreamUpSystem
+
+import struct Synchronization.Atomic
 
 /// What every thread of one server shares: configuration, storage, the sequence counter, the
 /// connection registry, the event sink, the group of running threads, the injected faults, the

@@ -1,9 +1,10 @@
+import StreamUpHTTP
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import StreamUpHTTP
 
 /// A resumable upload's live writer into a de-duplicated stream (see ``StreamStore``): the
 /// upload's byte `k` is the stream's byte `base + k`. Each piece is merged under the stream's

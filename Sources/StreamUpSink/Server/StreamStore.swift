@@ -1,9 +1,10 @@
+import StreamUpSystem
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import StreamUpSystem
 
 /// De-duplicated streams for at-least-once senders: requests carrying
 /// `Streamup-Stream-Id: ID` and `Streamup-Offset: N` (the absolute offset of the body's first
@@ -55,10 +56,11 @@ final class StreamStore: Sendable {
     /// `stream-SAFEID.body`, or `nil` for an empty id.
     static func fileName(forStreamID id: String) -> String? {
         guard !id.isEmpty else { return nil }
-        let safe = String(id.prefix(128).map { character -> Character in
-            character.isASCII && (character.isLetter || character.isNumber || character == "-" || character == "_")
-                ? character : "_"
-        })
+        let safe = String(
+            id.prefix(128).map { character -> Character in
+                character.isASCII && (character.isLetter || character.isNumber || character == "-" || character == "_")
+                    ? character : "_"
+            })
         return "stream-\(safe).body"
     }
 

@@ -1,5 +1,6 @@
-@testable import StreamUpHTTP
 import StreamUpTestSupport
+
+@testable import StreamUpHTTP
 
 /// Feeds bytes to an ``HTTPRequestParser`` in pieces and collects whole messages, the way a
 /// connection does (body ranges are copied out of each piece).

@@ -16,10 +16,12 @@ enum Resumable {
     static func create(
         complete: Bool, length: Int, version: String = "6", host: String? = "sink", extra: [String] = []
     ) -> String {
-        head(method: "POST", path: "/upload", host: host, [
-            "Upload-Draft-Interop-Version: \(version)", "Upload-Complete: \(complete ? "?1" : "?0")",
-            "Content-Length: \(length)",
-        ] + extra)
+        head(
+            method: "POST", path: "/upload", host: host,
+            [
+                "Upload-Draft-Interop-Version: \(version)", "Upload-Complete: \(complete ? "?1" : "?0")",
+                "Content-Length: \(length)",
+            ] + extra)
     }
 
     /// `PATCH` appending a `length`-byte body at `offset`.
@@ -27,11 +29,13 @@ enum Resumable {
         _ path: String, offset: Int, complete: Bool, length: Int,
         contentType: String = "application/partial-upload", extra: [String] = []
     ) -> String {
-        head(method: "PATCH", path: path, [
-            "Upload-Draft-Interop-Version: 6", "Upload-Offset: \(offset)",
-            "Upload-Complete: \(complete ? "?1" : "?0")", "Content-Type: \(contentType)",
-            "Content-Length: \(length)",
-        ] + extra)
+        head(
+            method: "PATCH", path: path,
+            [
+                "Upload-Draft-Interop-Version: 6", "Upload-Offset: \(offset)",
+                "Upload-Complete: \(complete ? "?1" : "?0")", "Content-Type: \(contentType)",
+                "Content-Length: \(length)",
+            ] + extra)
     }
 
     /// `HEAD` retrieving the offset.

@@ -1,6 +1,7 @@
 import Foundation
-@testable import StreamUpSink
 import StreamUpTestSupport
+
+@testable import StreamUpSink
 
 /// Runs `body` against a started server and always stops it.
 func withSink<Value>(

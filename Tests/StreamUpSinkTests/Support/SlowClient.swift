@@ -1,10 +1,11 @@
+import Foundation
+import StreamUpTestSupport
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
-import StreamUpTestSupport
 
 /// A raw TCP client that sends a request a few bytes at a time, as a slowloris attacker or a
 /// dripping uploader does, and watches for the server's answer between sends.

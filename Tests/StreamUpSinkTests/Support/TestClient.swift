@@ -1,10 +1,11 @@
+import Foundation
+import StreamUpTestSupport
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
-import StreamUpTestSupport
 
 /// A failure in the test client (connect, send, a response that doesn't parse, a timeout).
 struct TestClientError: Error, CustomStringConvertible {

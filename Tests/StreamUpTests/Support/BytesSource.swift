@@ -1,4 +1,5 @@
 import Testing
+
 @testable import StreamUp
 
 /// An in-memory ``BodySource`` for tests: hands out `pieces` in order (a piece larger than the
@@ -70,7 +71,9 @@ func readAll(_ source: any BodySource, bufferSize: Int = 64 * 1024) throws -> [U
         switch try source.read(into: buffer, blocking: true) {
         case .bytes(let count): body.append(contentsOf: buffer.prefix(count))
         case .end: return body
-        case .wouldBlock: Issue.record("a blocking read answered wouldBlock"); return body
+        case .wouldBlock:
+            Issue.record("a blocking read answered wouldBlock")
+            return body
         }
     }
 }

@@ -1,4 +1,5 @@
 import StreamUpTestSupport
+
 /// Log-like text for compression and formatting tests: lines shaped like an access/application
 /// log (timestamp, level, logger, request, status, latency, ids), varied by a seeded generator.
 ///
@@ -26,7 +27,8 @@ enum LogLines {
             let latency = Double(Int.random(in: 1...25_000, using: &random)) / 100
             let request = String(random.next() & 0xFFFF_FFFF, radix: 16)
             let user = ["alice", "bob", "carol", "dave", "-"].randomElement(using: &random)!
-            let line = "\(time) \(level) [worker-\(worker)] \(method) \(path)/\(item) \(status) \(latency)ms "
+            let line =
+                "\(time) \(level) [worker-\(worker)] \(method) \(path)/\(item) \(status) \(latency)ms "
                 + "user=\(user) req=\(request) seq=\(index)"
             return Array(line.utf8)
         }

@@ -1,6 +1,7 @@
 import Foundation
 import StreamUpTestSupport
 import Testing
+
 @testable import StreamUp
 
 /// Checks records of a ``RecordShape`` with Python's `json` module (an independent, strict

@@ -24,9 +24,10 @@ final class StreamEventRecorder: NSObject, StreamDelegate, Sendable {
     private let counts = Locked<[UInt: Int]>([:])
 
     func stream(_ aStream: Stream, handle eventCode: Stream.Event) {
-        arrivals.record(Arrival(
-            event: eventCode, threadName: Thread.current.name, onMainThread: Thread.isMainThread,
-            queueMarker: DispatchQueue.getSpecific(key: Self.queueKey), thread: pthread_self()))
+        arrivals.record(
+            Arrival(
+                event: eventCode, threadName: Thread.current.name, onMainThread: Thread.isMainThread,
+                queueMarker: DispatchQueue.getSpecific(key: Self.queueKey), thread: pthread_self()))
         counts.withLock { $0[eventCode.rawValue, default: 0] += 1 }
     }
 

@@ -1,12 +1,13 @@
 import Foundation
+import StreamUpSystem
 import Testing
+
 @testable import StreamUp
 
 #if canImport(Glibc)
 import Glibc
 import StreamUpTestSupport
 #endif
-import StreamUpSystem
 
 /// The tailer producing into a replay buffer large enough that nothing has to be read out:
 /// each test checks the exact bytes written, the events said and the sources reported. Waits
@@ -90,8 +91,11 @@ import StreamUpSystem
             let keptPrint = Array("hello\nworld\n".utf8).withUnsafeBytes { FileFingerprint.value(of: $0) }
             let otherPrint = Array("former\ncontent\n".utf8).withUnsafeBytes { FileFingerprint.value(of: $0) }
             let saved = [
-                SourcePosition(source: SourceID(device: keptStatus.identity.device, inode: keptStatus.identity.inode, fingerprint: keptPrint), path: kept, offset: 6),
-                SourcePosition(source: SourceID(device: reusedStatus.identity.device, inode: reusedStatus.identity.inode, fingerprint: otherPrint), path: reused, offset: 6),
+                SourcePosition(
+                    source: SourceID(device: keptStatus.identity.device, inode: keptStatus.identity.inode, fingerprint: keptPrint), path: kept, offset: 6),
+                SourcePosition(
+                    source: SourceID(device: reusedStatus.identity.device, inode: reusedStatus.identity.inode, fingerprint: otherPrint), path: reused, offset: 6
+                ),
             ]
             try await tailing([directory + "/*.log"], saved: saved) { harness in
                 try await waitUntil { harness.lines.count == 3 }
@@ -521,7 +525,6 @@ private final class TailHarness: Sendable {
     func waitUntilStarted() async throws {
         try await waitUntil { self.tailer.hasStarted }
     }
-
 
     /// Waits until exactly `expected` has been written (fails on other bytes or the deadline).
     func expect(_ expected: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {

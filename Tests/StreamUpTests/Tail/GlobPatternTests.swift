@@ -1,4 +1,5 @@
 import Testing
+
 @testable import StreamUp
 
 /// The glob matcher as a pure function: shell rules for `*`, `?`, `[…]`, `**`, leading dots

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import StreamUp
 import StreamUpTestSupport
+import Testing
+
+@testable import StreamUp
 
 /// One file's turns: whole lines only, partial lines wait, long lines go whole or in pieces,
 /// every write carries the file's offset.

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import StreamUp
 
 /// Records longer than `maxRecord` are split at the same points whether the long line comes in
@@ -11,7 +12,10 @@ import Testing
                 bytes.withUnsafeBytes { space.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[..<space.count])) }
                 return space.count
             }
-            guard case .wrote(let count) = outcome else { Issue.record("not written: \(outcome)"); return }
+            guard case .wrote(let count) = outcome else {
+                Issue.record("not written: \(outcome)")
+                return
+            }
             bytes = bytes.dropFirst(count)
         }
     }

@@ -1,8 +1,9 @@
 import Foundation
 import StreamUpSystem
-import Testing
-@testable import StreamUp
 import StreamUpTestSupport
+import Testing
+
+@testable import StreamUp
 
 /// The state store's side of ``SourceChange``: followed sources are recorded without moving a
 /// known one back, gone ones are marked, and forgotten only after `forgetAfter`.
@@ -26,10 +27,11 @@ import StreamUpTestSupport
             store.record(.following(SourcePosition(source: a, path: "/logs/a-renamed.log", offset: 0)))
             try store.save()
             let saved = try #require(try SourceState.load(from: file))
-            #expect(saved.sources == [
-                SourcePosition(source: a, path: "/logs/a-renamed.log", offset: 500),
-                SourcePosition(source: b, path: "/logs/b.log", offset: 1234),
-            ])
+            #expect(
+                saved.sources == [
+                    SourcePosition(source: a, path: "/logs/a-renamed.log", offset: 500),
+                    SourcePosition(source: b, path: "/logs/b.log", offset: 1234),
+                ])
         }
     }
 
@@ -113,9 +115,11 @@ import StreamUpTestSupport
         try #"{"device":2049,"inode":77,"offset":9,"path":"/var/log/app.log","streamID":"s1","streamOffset":4}"#
             .write(toFile: file, atomically: false, encoding: .utf8)
         let loaded = try #require(try SourceState.load(from: file))
-        #expect(loaded == SourceState(
-            streamID: "s1", streamOffset: 4,
-            sources: [SourcePosition(source: SourceID(device: 2049, inode: 77), path: "/var/log/app.log", offset: 9)]))
+        #expect(
+            loaded
+                == SourceState(
+                    streamID: "s1", streamOffset: 4,
+                    sources: [SourcePosition(source: SourceID(device: 2049, inode: 77), path: "/var/log/app.log", offset: 9)]))
         try #"{"path": 1}"#.write(toFile: file, atomically: false, encoding: .utf8)
         #expect(throws: StreamUpError.self) { try SourceState.load(from: file) }
     }

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import StreamUp
 import StreamUpTestSupport
+import Testing
+
+@testable import StreamUp
 
 /// What a reopened spool says about where its bytes came from: also the bytes the server
 /// acknowledged after the last save of the positions (the files stay until the saved
@@ -38,9 +39,11 @@ import StreamUpTestSupport
             }
             let reopened = try SpoolStorage.open(directory: directory, capacity: 1 << 20, streamID: "second")
             #expect(reopened.recovered.streamID == "second")
-            let saved = SourceState(streamID: "first", streamOffset: 0, sources: [
-                SourcePosition(source: a, path: "a.log", offset: 0), SourcePosition(source: b, path: "b.log", offset: 0),
-            ])
+            let saved = SourceState(
+                streamID: "first", streamOffset: 0,
+                sources: [
+                    SourcePosition(source: a, path: "a.log", offset: 0), SourcePosition(source: b, path: "b.log", offset: 0),
+                ])
             let folded = ReliableUploader.fold(reopened.recovered.sources, onto: saved, streamID: reopened.recovered.streamID)
             #expect(Dictionary(uniqueKeysWithValues: folded.sources.map { ($0.source, $0.offset) }) == [a: 6, b: 3])
         }

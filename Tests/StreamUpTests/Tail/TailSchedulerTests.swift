@@ -1,4 +1,5 @@
 import Testing
+
 @testable import StreamUp
 
 /// The scheduler as a pure value: who reads next, and who keeps a descriptor.

@@ -59,7 +59,8 @@ final class ClickHouse: Sendable {
     /// busy, and a live body of an in-process upload in another test keeps it busy (DesignNotes,
     /// platform fact 3); two such calls held both of the test runner's threads and every test stopped.
     func query(_ sql: String) async throws -> String {
-        let program = "import sys, urllib.parse, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1] + '/?' + urllib.parse.urlencode({'query': sys.argv[2]}), timeout=60).read().decode('utf-8', 'replace'))"
+        let program =
+            "import sys, urllib.parse, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1] + '/?' + urllib.parse.urlencode({'query': sys.argv[2]}), timeout=60).read().decode('utf-8', 'replace'))"
         let (status, output, errors) = try await PythonScript.run(program, [url.absoluteString, sql])
         guard status == 0 else {
             throw ClickHouseError(message: "query failed: \(String(decoding: errors, as: UTF8.self).suffix(500))")

@@ -1,5 +1,6 @@
 import Foundation
 import StreamUpTestSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,6 @@
 import Foundation
 import StreamUpTestSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -38,7 +39,9 @@ final class TestCertificates: Sendable {
         if kinds.contains(.selfSigned) {
             script += "\nopenssl req -x509 \(ec) -keyout selfSigned.key -out selfSigned.crt -days 1 -subj '/CN=127.0.0.1' -addext subjectAltName=IP:127.0.0.1"
         }
-        let signed: [(Kind, String, Int)] = [(.signedByTestCA, "IP:127.0.0.1,DNS:localhost", 1), (.wrongName, "DNS:logs.example", 1), (.expired, "IP:127.0.0.1", -1)]
+        let signed: [(Kind, String, Int)] = [
+            (.signedByTestCA, "IP:127.0.0.1,DNS:localhost", 1), (.wrongName, "DNS:logs.example", 1), (.expired, "IP:127.0.0.1", -1),
+        ]
         for (kind, names, days) in signed where kinds.contains(kind) {
             script += """
 
@@ -116,7 +119,8 @@ final class TLSServer: Sendable {
     var requests: [(path: String, body: String)] {
         child.stdout.split(separator: "\n").dropFirst().compactMap { line in
             guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String],
-                let path = object["path"], let body = object["body"] else { return nil }
+                let path = object["path"], let body = object["body"]
+            else { return nil }
             return (path, body)
         }
     }
@@ -180,7 +184,8 @@ enum TrustStoreSandbox {
     /// namespaces allowed (a container may forbid them).
     static let isAvailable: Bool = {
         guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"),
-            FileManager.default.isExecutableFile(atPath: "/usr/sbin/update-ca-certificates") else { return false }
+            FileManager.default.isExecutableFile(atPath: "/usr/sbin/update-ca-certificates")
+        else { return false }
         let probe = Process()
         probe.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
         probe.arguments = ["--mount", "--propagation", "private", "/bin/true"]

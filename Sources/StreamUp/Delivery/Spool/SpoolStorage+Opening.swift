@@ -1,10 +1,11 @@
 import Foundation
+import StreamUpSystem
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import StreamUpSystem
 
 /// Opening a spool: taking its lock, checking every pending byte against the index, and
 /// refusing any damage with a message instead of sending what cannot be trusted.
@@ -139,19 +140,22 @@ extension SpoolStorage {
             if let lonely = indexes.subtracting(data).min() {
                 throw damaged(directory, "the data file \(SpoolMarks.digits(lonely)).spool is missing")
             }
-            let hasMarks = names.contains("marks"), hasRecord = names.contains("stream.json")
+            let hasMarks = names.contains("marks")
+            let hasRecord = names.contains("stream.json")
             if !data.isEmpty && !(hasMarks && hasRecord) {
                 throw damaged(directory, "\(hasMarks ? "stream.json" : "marks") is missing")
             }
             if hasMarks {
-                guard let bytes = try? AtomicFile.contents(at: "\(directory)/marks", throwing: StreamUpError.self), let marks = SpoolMarks(decoding: bytes) else {
+                guard let bytes = try? AtomicFile.contents(at: "\(directory)/marks", throwing: StreamUpError.self), let marks = SpoolMarks(decoding: bytes)
+                else {
                     throw damaged(directory, "its marks file is unreadable")
                 }
                 self.marks = marks
             }
             if hasRecord {
                 guard let bytes = try? AtomicFile.contents(at: "\(directory)/stream.json", throwing: StreamUpError.self),
-                      let record = try? JSONDecoder().decode(StreamRecord.self, from: Data(bytes)) else {
+                    let record = try? JSONDecoder().decode(StreamRecord.self, from: Data(bytes))
+                else {
                     throw damaged(directory, "stream.json is unreadable")
                 }
                 self.record = record
@@ -171,7 +175,8 @@ extension SpoolStorage {
         /// Opens one file and its index; a half-written end of the newest file (a crash between
         /// writing bytes and recording them) is cut off, anything else amiss is damage.
         private mutating func open(_ start: Int, isNewest: Bool) throws(StreamUpError) {
-            let dataPath = path(of: start, in: directory, suffix: "spool"), indexPath = path(of: start, in: directory, suffix: "index")
+            let dataPath = path(of: start, in: directory, suffix: "spool")
+            let indexPath = path(of: start, in: directory, suffix: "index")
             let data = try SystemCall.runBlocking("cannot open \(dataPath)") { SystemCall.open(dataPath, O_RDWR | O_CLOEXEC | O_NOFOLLOW) }
             let index: CInt
             do {
@@ -204,7 +209,8 @@ extension SpoolStorage {
             }
             var status = stat()
             guard fstat(data, &status) == 0 else { throw StreamUpError(.io, "cannot stat \(dataPath)", errno: errno) }
-            let size = Int(status.st_size), indexed = expected - start
+            let size = Int(status.st_size)
+            let indexed = expected - start
             if size < indexed {
                 throw damaged(directory, "\(name) holds \(size) bytes but \(indexed) were written to it (bytes \(start + size)..<\(expected) are missing)")
             }
@@ -262,7 +268,10 @@ extension SpoolStorage {
                 for entry in list where entry.streamEnd > marks.acknowledged {
                     let crc = try Self.crc32(of: file.data, at: entry.streamStart - file.start, count: entry.length, through: buffer, path: dataPath)
                     guard crc == entry.dataCRC else {
-                        throw damaged(directory, "bytes \(entry.streamStart)..<\(entry.streamEnd) of \(SpoolMarks.digits(file.start)).spool changed after they were written (CRC-32 mismatch)")
+                        throw damaged(
+                            directory,
+                            "bytes \(entry.streamStart)..<\(entry.streamEnd) of \(SpoolMarks.digits(file.start)).spool changed after they were written (CRC-32 mismatch)"
+                        )
                     }
                 }
             }
@@ -273,7 +282,8 @@ extension SpoolStorage {
         private static func crc32(
             of descriptor: CInt, at offset: Int, count: Int, through buffer: UnsafeMutableRawBufferPointer, path: String
         ) throws(StreamUpError) -> UInt32? {
-            var crc: UInt32 = 0, done = 0
+            var crc: UInt32 = 0
+            var done = 0
             while done < count {
                 let piece = min(buffer.count, count - done)
                 let read = try SystemCall.runBlocking("cannot read \(path)") { pread(descriptor, buffer.baseAddress!, piece, off_t(offset + done)) }
@@ -316,7 +326,8 @@ extension SpoolStorage {
             defer { SystemCall.close(data) }
             let index = try create(path(of: start, in: directory, suffix: "index"))
             defer { SystemCall.close(index) }
-            var offset = 0, slot = 0
+            var offset = 0
+            var slot = 0
             while true {
                 let read = buffer.withUnsafeMutableBytes { raw in
                     SystemCall.retryingInterrupts { pread(data, raw.baseAddress!, raw.count, off_t(offset)) }

@@ -1,10 +1,11 @@
 import Foundation
+import StreamUpSystem
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import StreamUpSystem
 
 /// A replay buffer's bytes on disk, so that what the server has not acknowledged survives a
 /// crash or a restart of streamup, and a long outage does not have to fit in memory.
@@ -187,8 +188,9 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
             entry = SpoolIndexEntry(streamStart: offset, length: bytes.count, dataCRC: Checksum.crc32(bytes), mark: mark)
             slot = file.entryCount
         }
-        try SystemCall.writeAll(file.index, entry.encoded, at: slot * SpoolIndexEntry.size,
-                                "spool index write to \(Self.path(of: file.start, in: directory, suffix: "index")) failed")
+        try SystemCall.writeAll(
+            file.index, entry.encoded, at: slot * SpoolIndexEntry.size,
+            "spool index write to \(Self.path(of: file.start, in: directory, suffix: "index")) failed")
         files.withLock { files in
             guard let index = files.lastIndex(where: { $0.start == file.start }) else { return }
             files[index].size += bytes.count
@@ -206,7 +208,8 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
             pread(file.data, destination.baseAddress!, count, off_t(offset - file.start))
         }
         guard read > 0 else {
-            throw StreamUpError(.io, "spool file \(Self.path(of: file.start, in: directory, suffix: "spool")) is shorter than expected; move the spool away to start afresh")
+            throw StreamUpError(
+                .io, "spool file \(Self.path(of: file.start, in: directory, suffix: "spool")) is shorter than expected; move the spool away to start afresh")
         }
         return read
     }

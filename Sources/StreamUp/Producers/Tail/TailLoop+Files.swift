@@ -1,9 +1,10 @@
+import StreamUpSystem
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import StreamUpSystem
 
 /// Which files are followed: walking the patterns, starting, vanishing and dropping files, and
 /// descriptors.
@@ -211,7 +212,8 @@ extension TailLoop {
         for identity in vanished {
             guard var tailed = files[identity], let since = tailed.vanishedAt else { continue }
             if !tailed.finishing, let successor = (try? FileStatus.of(path: tailed.path, throwing: StreamUpError.self)) ?? nil,
-                successor.identity != identity, successor.size > 0 {
+                successor.identity != identity, successor.size > 0
+            {
                 // The program writes to the new file now: whatever reached this one came first.
                 tailed.finishing = true
                 tailed.atEnd = false
@@ -264,7 +266,8 @@ extension TailLoop {
         }
         let identity = tailed.identity
         if let file = open(tailed.path, expecting: identity)
-            ?? RotatedFileLookup.path(of: identity, near: tailed.path).flatMap({ open($0, expecting: identity) }) {
+            ?? RotatedFileLookup.path(of: identity, near: tailed.path).flatMap({ open($0, expecting: identity) })
+        {
             tailed.file = file
             return true
         }

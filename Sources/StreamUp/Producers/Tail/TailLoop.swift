@@ -1,9 +1,10 @@
+import StreamUpSystem
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import StreamUpSystem
 
 /// The tailer's loop: walk the patterns when names change, give ready files their turns, finish
 /// files that vanished, and sleep on inotify until something happens.
@@ -220,7 +221,8 @@ struct TailLoop: ~Copyable {
             if tailed.file != nil {
                 scheduler.markReady(identity)
             } else if !watcher.isWatched(identity), let status = (try? FileStatus.of(path: tailed.path, throwing: StreamUpError.self)) ?? nil,
-                status.identity == identity, status.size > tailed.offset + tailed.pending {
+                status.identity == identity, status.size > tailed.offset + tailed.pending
+            {
                 scheduler.markReady(identity)
             }
         }

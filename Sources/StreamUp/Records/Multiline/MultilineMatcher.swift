@@ -120,7 +120,8 @@ struct MultilineMatcher {
         var dots = 0
         while end < line.count, line[end] != UInt8(ascii: ":") {
             let byte = line[end]
-            let isName = (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+            let isName =
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
                 || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "$")
             if byte == UInt8(ascii: ".") {
                 dots += 1

@@ -1,4 +1,5 @@
 import StreamUpSystem
+
 /// Walks the file system for a ``PathSelection``: lists only the directories a pattern can
 /// Walks the file system for a `PathSelection`: lists only the directories a pattern can
 /// reach (a literal component is looked up, not listed), follows `**` into subdirectories

@@ -1,4 +1,5 @@
 import StreamUpSystem
+
 /// What one walk of the file system found for a ``PathSelection`` (see ``TailDiscovery``).
 /// What one walk of the file system found for a `PathSelection` (see `TailDiscovery`).
 ///

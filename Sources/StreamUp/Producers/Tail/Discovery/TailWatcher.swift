@@ -1,9 +1,10 @@
+import StreamUpSystem
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import StreamUpSystem
 
 /// Tells a ``FileTailer``'s thread when a followed file was written to, renamed or deleted, or
 /// when a name appeared or went away in a directory its patterns reach, so that it reads or
