@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "StreamUp", targets: ["StreamUp"]),
+        .library(name: "StreamUpTail", targets: ["StreamUpTail"]),
         .library(name: "StreamUpSink", targets: ["StreamUpSink"]),
         .executable(name: "streamup", targets: ["streamup"]),
     ],
@@ -20,15 +21,20 @@ let package = Package(
         // parser and chunked decoding, RFC 9651 items, resumable-upload field names, JSON
         // string escaping, Duration as seconds. No Foundation.
         .target(name: "StreamUpHTTP"),
-        // Bound stream pair, uploader, producers, telemetry emitter. Foundation, zlib and the two above only.
+        // The portable core: bound stream pair, uploader, buffer and delivery, producers, heartbeat,
+        // telemetry emitter, receiver presets, records. Foundation, zlib and the two above only;
+        // written to build on Apple platforms too (Linux-only calls sit behind `#if`).
         .target(name: "StreamUp", dependencies: ["CZlib", "StreamUpSystem", "StreamUpHTTP"]),
+        // The file tailer (`FileTailer`: globs, rotation, copytruncate, many files). Linux only:
+        // it finds and watches files with inotify. Uses the core's records through `package` access.
+        .target(name: "StreamUpTail", dependencies: ["StreamUp", "StreamUpSystem"]),
         // The local HTTP/1.1 sink: POSIX sockets, no URLSession.
         .target(name: "StreamUpSink", dependencies: ["StreamUpSystem", "StreamUpHTTP"]),
         // The command-line tool: argv -> options -> calls into the two libraries.
-        .executableTarget(name: "streamup", dependencies: ["StreamUp", "StreamUpSink", "StreamUpSystem", "StreamUpHTTP"]),
+        .executableTarget(name: "streamup", dependencies: ["StreamUp", "StreamUpTail", "StreamUpSink", "StreamUpSystem", "StreamUpHTTP"]),
         .executableTarget(name: "streamup-bench", dependencies: ["StreamUpSink", "StreamUpSystem", "StreamUpHTTP"]),
         // Examples/, built by CI and shown in README.md.
-        .executableTarget(name: "example-log-shipper", dependencies: ["StreamUp", "StreamUpSink"], path: "Examples/LogShipper"),
+        .executableTarget(name: "example-log-shipper", dependencies: ["StreamUp", "StreamUpTail", "StreamUpSink"], path: "Examples/LogShipper"),
         .executableTarget(name: "example-telemetry-emitter", dependencies: ["StreamUp", "StreamUpSink"], path: "Examples/TelemetryEmitter"),
         .executableTarget(name: "example-heartbeat-monitor", dependencies: ["StreamUp", "StreamUpSink"], path: "Examples/HeartbeatMonitor"),
         .executableTarget(name: "example-custom-producer", dependencies: ["StreamUp", "StreamUpSink"], path: "Examples/CustomProducer"),
@@ -39,8 +45,9 @@ let package = Package(
         .testTarget(name: "StreamUpHTTPTests", dependencies: ["StreamUpHTTP", "StreamUpTestSupport"]),
         .testTarget(name: "StreamUpSystemTests", dependencies: ["StreamUpSystem"]),
         .testTarget(name: "StreamUpTests", dependencies: ["StreamUp", "StreamUpSink", "StreamUpSystem", "StreamUpTestSupport"]),
+        .testTarget(name: "StreamUpTailTests", dependencies: ["StreamUpTail", "StreamUp", "StreamUpSystem", "StreamUpTestSupport"]),
         .testTarget(name: "StreamUpSinkTests", dependencies: ["StreamUpSink", "StreamUpSystem", "StreamUpHTTP", "StreamUpTestSupport"]),
-        .testTarget(name: "streamupTests", dependencies: ["StreamUp", "StreamUpSink", "StreamUpSystem", "StreamUpTestSupport", "streamup"]),
+        .testTarget(name: "streamupTests", dependencies: ["StreamUp", "StreamUpTail", "StreamUpSink", "StreamUpSystem", "StreamUpTestSupport", "streamup"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -8,6 +8,7 @@
 import Foundation
 import StreamUp
 import StreamUpSink
+import StreamUpTail
 
 let arguments = CommandLine.arguments.dropFirst()
 guard let logPath = arguments.first else {

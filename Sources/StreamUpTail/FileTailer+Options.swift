@@ -1,3 +1,5 @@
+import StreamUp
+
 extension FileTailer {
     /// Where to start in a file that exists when following starts.
     ///

@@ -1,3 +1,4 @@
+import StreamUp
 import StreamUpSystem
 
 /// Follows one file or many, `tail -F` style, and streams their lines interleaved, each line

@@ -1,3 +1,4 @@
+import StreamUp
 import StreamUpSystem
 
 /// copytruncate: logrotate copies a followed file (`app.log` to `app.log.1`), then truncates it

@@ -1,3 +1,4 @@
+import StreamUp
 import StreamUpSystem
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import Foundation
 import StreamUp
+import StreamUpTail
 
 /// `streamup tail [options] PATTERN... [URL]`: follow files like `tail -F` and stream their lines.
 ///

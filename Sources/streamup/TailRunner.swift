@@ -1,5 +1,6 @@
 import Foundation
 import StreamUp
+import StreamUpTail
 
 /// Runs the tail command.
 ///

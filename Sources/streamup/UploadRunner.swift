@@ -2,6 +2,7 @@ import Foundation
 import StreamUp
 import StreamUpHTTP
 import StreamUpSink
+import StreamUpTail
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

@@ -3,6 +3,7 @@ import StreamUpSystem
 import Testing
 
 @testable import StreamUp
+@testable import StreamUpTail
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
+import StreamUp
 import Testing
 
-@testable import StreamUp
+@testable import StreamUpTail
 
 /// The glob matcher as a pure function: shell rules for `*`, `?`, `[…]`, `**`, leading dots
 /// and escapes, on whole paths and single names.

@@ -3,6 +3,7 @@ import StreamUpTestSupport
 import Testing
 
 @testable import StreamUp
+@testable import StreamUpTail
 
 /// One file's turns: whole lines only, partial lines wait, long lines go whole or in pieces,
 /// every write carries the file's offset.

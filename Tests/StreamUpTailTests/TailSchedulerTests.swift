@@ -1,6 +1,6 @@
 import Testing
 
-@testable import StreamUp
+@testable import StreamUpTail
 
 /// The scheduler as a pure value: who reads next, and who keeps a descriptor.
 @Suite struct TailSchedulerTests {

@@ -1,5 +1,6 @@
 import Foundation
 import StreamUp
+import StreamUpTail
 import Testing
 
 @testable import streamup

@@ -33,7 +33,7 @@ import Darwin
 /// Thread safety: every mutable field is in `state`, guarded by `lock`; one writing
 /// thread, one delivery task that cuts and reads, acknowledgements and waits from any task.
 /// Continuations and the space observer are resumed after the lock is released.
-final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
+package final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
     /// Everything that changes, guarded by `lock`.
     struct State {
         var acknowledged: Int
@@ -480,7 +480,7 @@ final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
     /// The index of the last `\n` in `bytes`. Glibc's `memrchr` is not visible to Swift, so
     /// this compares eight bytes at a time (a word has a `\n` byte when the word XOR `\n`s has
     /// a zero byte), which keeps scanning binary input in lines mode at memory speed.
-    static func lastNewline(in bytes: UnsafeRawBufferPointer) -> Int? {
+    package static func lastNewline(in bytes: UnsafeRawBufferPointer) -> Int? {
         guard let base = bytes.baseAddress else { return nil }
         var end = bytes.count
         let newlines: UInt64 = 0x0A0A_0A0A_0A0A_0A0A
@@ -529,7 +529,7 @@ final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
         return count
     }
 
-    static func firstNewline(in bytes: UnsafeRawBufferPointer) -> Int? {
+    package static func firstNewline(in bytes: UnsafeRawBufferPointer) -> Int? {
         guard let base = bytes.baseAddress, !bytes.isEmpty,
             let found = memchr(base, 0x0A, bytes.count)
         else { return nil }

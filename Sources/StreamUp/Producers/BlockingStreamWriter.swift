@@ -3,14 +3,14 @@ import Foundation
 /// The blocking form of ``StreamWriter`` for a producer running on its own thread.
 ///
 /// Thread safety: confined to the producer's thread.
-struct BlockingStreamWriter: Sendable {
+package struct BlockingStreamWriter: Sendable {
     let buffer: any WritableBuffer
     let space: SpaceSignal
 
     /// Lets `fill` write into free space in place, blocking first while the buffer is full.
     /// The bytes it writes are `mark`'s source bytes (nil: none). Returns what `fill` returned;
     /// throws once the upload failed or the producer was cancelled.
-    func fill(maxLength: Int, mark: SourceMark? = nil, _ fill: (UnsafeMutableRawBufferPointer) throws -> Int) throws -> Int {
+    package func fill(maxLength: Int, mark: SourceMark? = nil, _ fill: (UnsafeMutableRawBufferPointer) throws -> Int) throws -> Int {
         while true {
             switch try buffer.withWritableSpace(maxLength: maxLength, mark: mark, fill) {
             case .wrote(let count): return count
@@ -23,7 +23,7 @@ struct BlockingStreamWriter: Sendable {
 
     /// Writes all of `bytes` (records made from `mark`'s source bytes, or nil), blocking while
     /// the buffer is full.
-    func write(_ bytes: [UInt8], mark: SourceMark?) throws {
+    package func write(_ bytes: [UInt8], mark: SourceMark?) throws {
         var offset = 0
         while offset < bytes.count {
             offset += try bytes.withUnsafeBytes { source in

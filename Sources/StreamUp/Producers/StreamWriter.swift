@@ -80,7 +80,7 @@ public final class StreamWriter: Sendable {
     /// The mark of the piece of a write that starts `offset` bytes into it: verbatim bytes map
     /// one to one; records made from source bytes keep the whole range on every piece (the
     /// buffer joins the pieces, and an acknowledgement inside them goes back to their start).
-    static func mark(_ mark: SourceMark, forBytes offset: Int, of total: Int) -> SourceMark {
+    package static func mark(_ mark: SourceMark, forBytes offset: Int, of total: Int) -> SourceMark {
         guard mark.end == nil else { return mark }
         return .verbatim(mark.source, from: mark.start + Int64(offset))
     }
@@ -171,7 +171,7 @@ public final class StreamWriter: Sendable {
 
     /// Runs `body` on a thread of its own, for producers that block in system calls (such as a
     /// `read(2)` from a pipe). `body` writes with the blocking methods of the handle it gets.
-    func runBlocking(_ body: @escaping @Sendable (BlockingStreamWriter) throws -> Void) async throws {
+    package func runBlocking(_ body: @escaping @Sendable (BlockingStreamWriter) throws -> Void) async throws {
         let blocking = BlockingStreamWriter(buffer: buffer, space: space)
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in

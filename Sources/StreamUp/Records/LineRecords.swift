@@ -23,12 +23,12 @@ import Foundation
 /// Pure: bytes in, records out, no I/O; times come from the caller.
 ///
 /// Thread safety: a value type, confined to its producer's thread.
-struct LineRecords {
+package struct LineRecords {
     /// One record and the source positions of the line it came from.
-    struct Record {
-        var bytes: [UInt8]
-        var start: Int64
-        var end: Int64
+    package struct Record {
+        package var bytes: [UInt8]
+        package var start: Int64
+        package var end: Int64
     }
 
     private(set) var formatter: RecordFormatter?
@@ -59,7 +59,7 @@ struct LineRecords {
     ///   - multiline: how lines join into records (nil: a record per line).
     ///   - parse: how container log lines are taken apart (nil: they are the messages).
     ///   - streamFormatter: the formatter of a stream's records (`--parse`; nil: `formatter`).
-    init(
+    package init(
         formatter: RecordFormatter?, maxLine: Int = 1 << 20, multiline: MultilineRule? = nil, parse: ContainerLogFormat? = nil,
         streamFormatter: ((String) -> RecordFormatter?)? = nil
     ) {
@@ -73,18 +73,18 @@ struct LineRecords {
     }
 
     /// Whether a partial line is held.
-    var isHoldingPartialLine: Bool { !carry.isEmpty }
+    package var isHoldingPartialLine: Bool { !carry.isEmpty }
 
     /// Whether anything is held: a partial line, pieces of a container line, a multiline record.
-    var isHolding: Bool { !carry.isEmpty || partial != nil || joiner?.isHolding == true }
+    package var isHolding: Bool { !carry.isEmpty || partial != nil || joiner?.isHolding == true }
 
     /// When the multiline record held goes out without more input (``expire(at:)``); nil when
     /// none is held.
-    var deadline: Duration? { joiner?.deadline }
+    package var deadline: Duration? { joiner?.deadline }
 
     /// The records completed by `bytes`, read from the source at `position` at `time`, `now`
     /// on a monotonic clock (it matters only with a multiline rule).
-    mutating func take(_ bytes: UnsafeRawBufferPointer, from position: Int64, readAt time: Date, now: Duration = .zero) -> [Record] {
+    package mutating func take(_ bytes: UnsafeRawBufferPointer, from position: Int64, readAt time: Date, now: Duration = .zero) -> [Record] {
         self.now = now
         if carry.isEmpty { carryStart = position }
         var records: [Record] = []
@@ -117,7 +117,7 @@ struct LineRecords {
 
     /// The held partial line and multiline record as records (the input ended, or its file
     /// was left behind).
-    mutating func flush(readAt time: Date) -> [Record] {
+    package mutating func flush(readAt time: Date) -> [Record] {
         var records: [Record] = []
         if !carry.isEmpty {
             let held = carry
@@ -138,7 +138,7 @@ struct LineRecords {
     }
 
     /// The multiline record held, if its ``deadline`` has come at `now`.
-    mutating func expire(at now: Duration, readAt time: Date) -> [Record] {
+    package mutating func expire(at now: Duration, readAt time: Date) -> [Record] {
         guard let joined = joiner?.expire(at: now) else { return [] }
         var records: [Record] = []
         emit(joined, into: &records, time: time)

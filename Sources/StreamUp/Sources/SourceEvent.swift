@@ -88,7 +88,7 @@ package enum SourceEvent: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The system's words for `errno` (`strerror(3)`), e.g. "Permission denied".
-    static func words(errno: Int32) -> String {
+    package static func words(errno: Int32) -> String {
         String(cString: strerror(errno))
     }
 }

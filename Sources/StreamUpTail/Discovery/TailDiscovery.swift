@@ -1,3 +1,4 @@
+import StreamUp
 import StreamUpSystem
 
 /// Walks the file system for a ``PathSelection``: lists only the directories a pattern can

@@ -1,3 +1,4 @@
+import StreamUp
 import StreamUpSystem
 
 /// What one walk of the file system found for a ``PathSelection`` (see ``TailDiscovery``).

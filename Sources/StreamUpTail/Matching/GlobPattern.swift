@@ -1,3 +1,5 @@
+import StreamUp
+
 /// A shell-style pattern for file paths, as `streamup tail` and ``FileTailer`` take them.
 ///
 /// - `*` matches any run of characters within one path component, `?` one character, `[…]`

@@ -1,3 +1,5 @@
+import StreamUp
+
 /// Which files a ``FileTailer`` follows: the paths its include patterns match, less those an
 /// exclude pattern matches.
 ///

@@ -1,3 +1,5 @@
+import StreamUp
+
 /// The fingerprint of a file's first bytes, kept in ``SourceID/fingerprint`` so that a saved
 /// position is not applied to another file that got the same device and inode number (an
 /// inode reused after the old file was deleted).

@@ -1,4 +1,5 @@
 import Foundation
+import StreamUp
 
 /// Turns the lines a `LineReader` writes (whole lines of one file per write, with the file's
 /// verbatim mark) into records (``RecordFormatter``, made per file so each record names its

@@ -1,3 +1,5 @@
+import StreamUp
+
 /// Reads one followed file in turns of whole lines, so that lines of different files never mix
 /// in the stream: a write holds whole lines of one file, each marked with its file and offset
 /// (``SourceMark/verbatim(_:from:)``).

@@ -1,3 +1,5 @@
+import StreamUp
+
 /// Where a `LineReader` puts what it reads: the upload's writer, or an array in a test.
 ///
 /// Thread safety: used from one thread (the tailer's).

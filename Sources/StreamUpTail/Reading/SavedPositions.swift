@@ -1,3 +1,4 @@
+import StreamUp
 import StreamUpSystem
 
 /// The positions a ``FileTailer`` was handed to resume from, matched to the files it finds at

@@ -1,3 +1,4 @@
+import StreamUp
 import StreamUpSystem
 
 /// One file a ``FileTailer`` follows: which file it is, where it is read, and what became of

@@ -1,3 +1,5 @@
+import StreamUp
+
 /// Decides which followed file reads next, and which files may stay open. Pure: no I/O, no
 /// clock (a counter orders the writes).
 ///
