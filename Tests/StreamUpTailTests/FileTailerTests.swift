@@ -1,5 +1,6 @@
 import Foundation
 import StreamUpSystem
+import StreamUpTestSupport
 import Testing
 
 @testable import StreamUp
@@ -7,7 +8,8 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
-import StreamUpTestSupport
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The tailer producing into a replay buffer large enough that nothing has to be read out:
@@ -609,7 +611,7 @@ private func append(_ text: String, to path: String) throws {
     guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
     defer { close(fd) }
     let bytes = Array(text.utf8)
-    guard bytes.withUnsafeBytes({ Glibc.write(fd, $0.baseAddress, $0.count) }) == bytes.count else { throw POSIXError(.EIO) }
+    guard bytes.withUnsafeBytes({ POSIXCalls.write(fd, $0.baseAddress, $0.count) }) == bytes.count else { throw POSIXError(.EIO) }
 }
 
 /// `cp`: a new file with `path`'s bytes.
@@ -629,17 +631,17 @@ private final class Appender {
     deinit { close(fd) }
     func write(_ text: String) throws {
         let bytes = Array(text.utf8)
-        guard bytes.withUnsafeBytes({ Glibc.write(fd, $0.baseAddress, $0.count) }) == bytes.count else { throw POSIXError(.EIO) }
+        guard bytes.withUnsafeBytes({ POSIXCalls.write(fd, $0.baseAddress, $0.count) }) == bytes.count else { throw POSIXError(.EIO) }
     }
 }
 
 private func rename(_ from: String, to: String) throws {
-    guard Glibc.rename(from, to) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+    guard POSIXCalls.rename(from, to) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
 }
 
 /// Truncates `path` in place to nothing (copytruncate's second step).
 private func truncate(_ path: String) throws {
-    guard Glibc.truncate(path, 0) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+    guard POSIXCalls.truncate(path, 0) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
 }
 
 /// Lines by file (their first word), in order.

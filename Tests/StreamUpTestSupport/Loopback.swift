@@ -2,11 +2,13 @@ import Foundation
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Whether this machine can listen on the IPv6 loopback address (some containers have none).
 public let ipv6LoopbackAvailable: Bool = {
-    let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+    let fd = socket(AF_INET6, POSIXCalls.streamSocket, 0)
     guard fd >= 0 else { return false }
     defer { close(fd) }
     var address = sockaddr_in6()
@@ -27,7 +29,7 @@ public func acceptsConnections(port: UInt16) -> Bool {
 /// A blocking TCP connection to 127.0.0.1:`port`: the connected descriptor, which the caller
 /// owns and closes. Throws ``SocketCallError`` naming the call that failed.
 public func connectToLoopback(port: UInt16) throws -> CInt {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let fd = socket(AF_INET, POSIXCalls.streamSocket, 0)
     guard fd >= 0 else { throw SocketCallError(call: "socket", code: errno) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)

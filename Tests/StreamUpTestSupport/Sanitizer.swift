@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Whether this test binary was built with a sanitizer (`swift build --sanitize=thread`,

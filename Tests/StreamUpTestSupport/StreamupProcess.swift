@@ -2,6 +2,8 @@ import Foundation
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The built `streamup` binary (or another program a test needs, such as a receiver), run as a
@@ -61,7 +63,7 @@ public final class StreamupProcess: @unchecked Sendable {
         executable: URL, _ arguments: [String], stdinFile: String? = nil,
         stdin: Attachment = .pipe, stdout: Attachment = .pipe, stderr: Attachment = .pipe
     ) throws {
-        _ = Glibc.signal(SIGPIPE, SIG_IGN)  // a child that exits early must not kill the test runner
+        POSIXCalls.ignoreSIGPIPE()  // a child that exits early must not kill the test runner
         // A closed descriptor needs a shell: Process cannot start a program without one.
         let closing = [(stdin, "0<&-"), (stdout, "1>&-"), (stderr, "2>&-")].compactMap { attachment, redirection in
             if case .closed = attachment { redirection } else { nil }

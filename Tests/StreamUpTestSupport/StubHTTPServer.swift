@@ -3,6 +3,8 @@ import StreamUpHTTP
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// A scripted HTTP server on 127.0.0.1 for failure tests: it answers every request the same
@@ -66,7 +68,7 @@ public final class StubHTTPServer: @unchecked Sendable {
 
     public init(_ behaviour: Behaviour) throws {
         self.behaviour = behaviour
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let listener = socket(AF_INET, POSIXCalls.streamSocket, 0)
         self.listener = listener
         var yes: Int32 = 1
         setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
@@ -219,7 +221,7 @@ public final class StubHTTPServer: @unchecked Sendable {
         for header in headers { text += header + "\r\n" }
         text += "\r\n" + body
         let bytes = Array(text.utf8)
-        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, POSIXCalls.noSignal) }
         shutdown(fd, Int32(SHUT_WR))
         // Drain what the client still sends so the close is graceful, up to a bound.
         var drain = [UInt8](repeating: 0, count: 65536)
@@ -236,7 +238,7 @@ public final class StubHTTPServer: @unchecked Sendable {
 
 /// A TCP port on 127.0.0.1 that nothing listens on (bound, then released).
 public func unusedLocalPort() -> UInt16 {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let fd = socket(AF_INET, POSIXCalls.streamSocket, 0)
     defer { close(fd) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)

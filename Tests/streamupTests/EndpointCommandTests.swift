@@ -5,6 +5,8 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Several endpoints (`streamup URL1 URL2 …`, `--endpoints failover|balance`), through the built

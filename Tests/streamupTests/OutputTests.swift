@@ -5,6 +5,8 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// ``Output`` and ``DescriptorWriter`` against a scripted `write(2)`: interrupted, short and

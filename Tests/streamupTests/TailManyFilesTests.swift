@@ -7,6 +7,8 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// `streamup tail PATTERN…` as a user runs it: the built binary following many files into the
@@ -308,7 +310,7 @@ func append(_ text: String, to path: String, creating: Bool) throws {
     guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
     defer { close(fd) }
     let bytes = Array(text.utf8)
-    guard bytes.withUnsafeBytes({ Glibc.write(fd, $0.baseAddress, $0.count) }) == bytes.count else { throw POSIXError(.EIO) }
+    guard bytes.withUnsafeBytes({ POSIXCalls.write(fd, $0.baseAddress, $0.count) }) == bytes.count else { throw POSIXError(.EIO) }
 }
 
 /// A thread that appends a line to each of `count` files in turn, a round every 5 ms or so,

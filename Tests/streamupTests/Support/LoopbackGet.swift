@@ -3,6 +3,8 @@ import StreamUpTestSupport
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// A plain `GET` to 127.0.0.1, for the cheap checks a test repeats while it waits (how many
@@ -24,7 +26,7 @@ enum LoopbackGet {
         let request = Array("GET \(target) HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".utf8)
         var sent = 0
         while sent < request.count {
-            let n = request[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let n = request[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, POSIXCalls.noSignal) }
             if n <= 0 { return nil }
             sent += n
         }

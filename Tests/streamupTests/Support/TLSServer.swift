@@ -3,6 +3,8 @@ import StreamUpTestSupport
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Certificates made for one test with the system's `openssl` (EC P-256, quick to make) in a
