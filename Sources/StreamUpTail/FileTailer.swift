@@ -12,7 +12,7 @@ import StreamUpSystem
 ///   less `excludes` (`PathSelection`). The directories the patterns reach are watched with
 ///   inotify, so a file that starts to match is picked up at once (no polling where inotify
 ///   works); a pattern that matches nothing yet, or whose directory does not exist, is waited
-///   for and said once (events of kind ``UploadEvent/Kind/source``).
+///   for and said once (events of kind `UploadEvent.Kind.source`).
 /// - Where each file starts: on a first run at its end (or its beginning with
 ///   ``Options/startAt``); a file that appears later, or that the saved positions do not
 ///   know, from its beginning (as Fluent Bit and Vector do); a known one where its saved
@@ -34,8 +34,8 @@ import StreamUpSystem
 ///
 /// As a `PositionedProducer` it resumes from saved positions and reports every file it
 /// begins or stops following (`SourceChange`), so one state file serves all files and
-/// forgets the ones long gone: give a ``ReliableUploader`` a state file
-/// (``ReliableUploader/Options/stateFile``) and each line is delivered once across restarts.
+/// forgets the ones long gone: give a `ReliableUploader` a state file
+/// (`ReliableUploader.Options.stateFile`) and each line is delivered once across restarts.
 /// Reads happen only when the upload has room.
 ///
 /// Thread safety: configuration is immutable; what is shared with other threads (saved
@@ -67,8 +67,8 @@ public final class FileTailer: Producer, PositionedProducer {
     private let shared = Mutex(Shared())
 
     /// A tailer of what `patterns` select; `onEvent` gets what it says about the files (events
-    /// of kind ``UploadEvent/Kind/source``).
-    /// - Throws: ``StreamUpError`` `.invalidConfiguration` for no pattern, an empty one, or
+    /// of kind `UploadEvent.Kind.source`).
+    /// - Throws: `StreamUpError` `.invalidConfiguration` for no pattern, an empty one, or
     ///   options that cannot work.
     /// - Parameters:
     ///   - patterns: files, globs (`*`, `?`, `[…]`, `**`) and directories to follow.
@@ -76,7 +76,7 @@ public final class FileTailer: Producer, PositionedProducer {
     ///   - onEvent: notices about the files (waiting, gone, skipped), from the tailer's thread.
     ///   - format: makes the formatter for the lines of the file at a path, so each line
     ///     becomes a record naming its file (nil: lines go as they are); see
-    ///     ``Receiver/formatter(path:fields:labels:)``.
+    ///     `Receiver.formatter(path:fields:labels:)`.
     public convenience init(
         patterns: [String], options: Options = Options(), onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in },
         format: (@Sendable (_ path: String) -> RecordFormatter?)? = nil
@@ -134,7 +134,7 @@ public final class FileTailer: Producer, PositionedProducer {
     }
 
     /// Follows the selected files until the task is cancelled. Call it once.
-    /// - Throws: `CancellationError` when cancelled; ``StreamUpError`` when the upload stopped
+    /// - Throws: `CancellationError` when cancelled; `StreamUpError` when the upload stopped
     ///   reading, when a tailer runs twice, or when a file operation failed beyond one file.
     public func produce(into writer: StreamWriter) async throws {
         let saved = try shared.withLock { state throws(StreamUpError) -> [SourcePosition] in

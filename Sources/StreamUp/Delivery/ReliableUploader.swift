@@ -17,7 +17,7 @@ import StreamUpSystem
 /// backoff, smaller segments after failures, dead letters, the resumable sequence) are a pure
 /// `DeliveryMachine`. When the buffer is full, the producer waits: nothing is dropped.
 ///
-/// With a state file and a `PositionedProducer` (a ``FileTailer``), the uploader saves
+/// With a state file and a `PositionedProducer` (a `FileTailer`), the uploader saves
 /// where the producer's sources stand once their bytes are safe and hands the positions back
 /// on the next start: each byte is delivered once across restarts (with a spool, even across
 /// `kill -9`).

@@ -10,7 +10,7 @@ import Foundation
 /// let configuration = try receiver.configuration(url: URL(string: "http://loki:3100")!, labels: [("job", "app")])
 /// let uploader = try ReliableUploader(configuration, options: receiver.deliveryOptions())
 /// let formatter = try receiver.formatter(path: "/var/log/app.log")
-/// let tailer = try FileTailer(patterns: ["/var/log/app.log"], format: { _ in formatter })
+/// let tailer = try FileTailer(patterns: ["/var/log/app.log"], format: { _ in formatter })  // import StreamUpTail
 /// let answer = try await uploader.run(tailer)
 /// ```
 ///
@@ -122,7 +122,7 @@ public enum Receiver: String, Sendable, CaseIterable {
 
     /// The formatter of this receiver's records from the file at `path` (nil: no file), with
     /// `fields` on every record (for VictoriaLogs, `labels` are fields too: its stream fields),
-    /// for ``FileTailer/init(patterns:options:onEvent:format:)``.
+    /// for `FileTailer(patterns:options:onEvent:format:)` (StreamUpTail).
     /// - Parameters:
     ///   - path: the file the lines come from, named in each record.
     ///   - fields: extra string fields on every record.

@@ -4,7 +4,7 @@ import StreamUpHTTP
 /// Turns one input line (its bytes, without the `\n`) into one record: a line ending in `\n`.
 ///
 /// An app gets one for a receiver from ``Receiver/formatter(path:fields:labels:)`` and hands it to
-/// ``FileTailer/init(patterns:options:onEvent:format:)``.
+/// `FileTailer(patterns:options:onEvent:format:)` (StreamUpTail).
 ///
 /// - `RecordFormat.raw`: the line itself.
 /// - `RecordFormat.ndjson`: the line in a record of the formatter's `RecordShape`. The

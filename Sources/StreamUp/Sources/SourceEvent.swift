@@ -5,7 +5,7 @@ import StreamUpSystem
 /// What a producer that follows files has to say about them, for a person: a pattern that
 /// matches nothing yet, a directory that does not exist, a file it cannot read, too many files.
 /// It arrives as ``UploadEvent/source(_:)`` through the `onEvent` handler given to the
-/// producer (``FileTailer``); StreamUp never prints it. ``isNotice`` says which ones a tool
+/// producer (`FileTailer`, in StreamUpTail); StreamUp never prints it. ``isNotice`` says which ones a tool
 /// should show without being asked (the rest are for a verbose mode).
 ///
 /// Thread safety: a value type.

@@ -32,7 +32,7 @@ public struct UploadEvent: Sendable, CustomStringConvertible {
         public static let recordsRejected = Kind(name: "recordsRejected")
         /// Something a person should know that is not a failure.
         public static let notice = Kind(name: "notice")
-        /// What a producer that follows files says about them (``FileTailer``).
+        /// What a producer that follows files says about them (`FileTailer`).
         public static let source = Kind(name: "source")
     }
 
@@ -60,7 +60,7 @@ public struct UploadEvent: Sendable, CustomStringConvertible {
         case recordsRejected(count: Int, reason: String, file: String?)
         /// Something a person should know that is not a failure (reliable delivery).
         case notice(String)
-        /// What a producer that follows files says about them (``FileTailer``).
+        /// What a producer that follows files says about them (`FileTailer`).
         case source(SourceEvent)
     }
 
