@@ -30,7 +30,7 @@ let package = Package(
         .target(name: "StreamUpTail", dependencies: ["StreamUp", "StreamUpSystem"]),
         // The local HTTP/1.1 sink: POSIX sockets, no URLSession.
         .target(name: "StreamUpSink", dependencies: ["StreamUpSystem", "StreamUpHTTP"]),
-        // The command-line tool: argv -> options -> calls into the two libraries.
+        // The command-line tool: argv -> options -> calls into the libraries.
         .executableTarget(name: "streamup", dependencies: ["StreamUp", "StreamUpTail", "StreamUpSink", "StreamUpSystem", "StreamUpHTTP"]),
         .executableTarget(name: "streamup-bench", dependencies: ["StreamUpSink", "StreamUpSystem", "StreamUpHTTP"]),
         // Examples/, built by CI and shown in README.md.
