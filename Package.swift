@@ -26,7 +26,6 @@ let package = Package(
         .target(name: "StreamUpSink", dependencies: ["StreamUpSystem", "StreamUpHTTP"]),
         // The command-line tool: argv -> options -> calls into the two libraries.
         .executableTarget(name: "streamup", dependencies: ["StreamUp", "StreamUpSink", "StreamUpSystem", "StreamUpHTTP"]),
-        .executableTarget(name: "streamup-bench", dependencies: ["StreamUpSink", "StreamUpSystem", "StreamUpHTTP"]),
         // Examples/, built by CI and shown in README.md.
         .executableTarget(name: "example-log-shipper", dependencies: ["StreamUp", "StreamUpSink"], path: "Examples/LogShipper"),
         .executableTarget(name: "example-telemetry-emitter", dependencies: ["StreamUp", "StreamUpSink"], path: "Examples/TelemetryEmitter"),

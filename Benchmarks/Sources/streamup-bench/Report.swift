@@ -22,7 +22,7 @@ enum Report {
         lines.append("")
         lines.append("- Machine: \(machine.cores) cores (\(machine.cpu)), Linux \(machine.kernel), \(machine.curlVersion), \(syslogNG).")
         lines.append(
-            "- Run: `swift build -c release && swift run -c release streamup-bench\(arguments.isEmpty ? "" : " " + arguments.joined(separator: " "))`; \(options.rounds) round\(options.rounds == 1 ? "" : "s"); in each, every step runs its clients one after another, in the order of the table's columns in odd rounds and reversed in even ones; cells are the median (min–max) over the rounds; ratios are of the medians; total \(Int(results.elapsedSeconds.rounded())) s."
+            "- Run: `swift build -c release --static-swift-stdlib --product streamup && cd Benchmarks && swift run -c release streamup-bench\(arguments.isEmpty ? "" : " " + arguments.joined(separator: " "))`; \(options.rounds) round\(options.rounds == 1 ? "" : "s"); in each, every step runs its clients one after another, in the order of the table's columns in odd rounds and reversed in even ones; cells are the median (min–max) over the rounds; ratios are of the medians; total \(Int(results.elapsedSeconds.rounded())) s."
         )
         lines.append(
             "- Sink: `SinkServer` in the bench process on 127.0.0.1, port 0, `hashBodies: false`, no output directory; every run checks what it received (below)."

@@ -20,10 +20,12 @@ struct BenchOptions: Sendable {
     var logRate = 10_000
     /// How long the log writer appends.
     var logSeconds = 20.0
+    /// The `streamup` binary to measure (default: ``Binaries/defaultStreamup``).
+    var streamup: String?
 
     static let usage = """
         usage: swift run -c release streamup-bench [--rounds N] [--bytes SIZE] [--quick] [--big | --no-big]
-                                                   [--log-seconds S] [--log-rate N] [--no-log]
+                                                   [--log-seconds S] [--log-rate N] [--no-log] [--streamup PATH]
 
         Measures streamup beside curl, a bare URLSession uploader and syslog-ng, all against the
         project's sink in this process, and prints a Markdown report on stdout (progress on stderr):
@@ -38,7 +40,8 @@ struct BenchOptions: Sendable {
           --log-seconds S   how long the log file grows in each log-shipping run (default 20)
           --log-rate N      lines (100 bytes) per second appended to it (default 10000)
           --no-log          skip the log-shipping runs
-        Build first: `swift build -c release` (the bench runs the `streamup` next to itself).
+          --streamup PATH   the streamup binary to measure (default: the root package's .build/release/streamup)
+        Build streamup first, in the repository's root: `swift build -c release --static-swift-stdlib --product streamup`.
         Needs GNU time as /usr/bin/time (Debian: time), which measures each client's own CPU and peak RSS.
         syslog-ng is optional (Debian: syslog-ng-core syslog-ng-mod-http); without it its column is empty.
         """
@@ -63,6 +66,9 @@ struct BenchOptions: Sendable {
                 big = false
             case "--no-log":
                 options.shipping = false
+            case "--streamup":
+                guard let value = remaining.popFirst() else { throw BenchError("--streamup needs the path of a streamup binary") }
+                options.streamup = value
             case "--rounds":
                 guard let value = remaining.popFirst(), let count = Int(value), (1...100).contains(count) else {
                     throw BenchError("--rounds needs a number from 1 to 100")

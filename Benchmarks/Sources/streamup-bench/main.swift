@@ -17,7 +17,7 @@ do {
         print(BenchOptions.usage)
         exit(0)
     }
-    let binaries = try Binaries.locate()
+    let binaries = try Binaries.locate(streamup: options.streamup)
     let machine = MachineInfo.collect(binaries: binaries)
     let results = try Benchmark(options: options, binaries: binaries, syslogNG: machine.syslogNG).run()
     print(Report.render(results, options: options, arguments: arguments, machine: machine))

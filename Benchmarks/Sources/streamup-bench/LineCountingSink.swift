@@ -1,5 +1,4 @@
 import Foundation
-import StreamUpHTTP
 
 #if canImport(Glibc)
 import Glibc
@@ -46,7 +45,7 @@ final class LineCountingSink: Sendable {
     private static func serve(_ fd: CInt, current: LockedValue<LineTally?>) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 64)
         defer { buffer.deallocate() }
-        var parser = HTTPRequestParser(limits: .init(maxHeaderBytes: 64 * 1024, maxChunkLineBytes: 64 * 1024))
+        var parser = RequestReader()
         var scanner = SequenceScanner()
         var numbers: [Int] = []
         numbers.reserveCapacity(1 << 12)
@@ -61,12 +60,12 @@ final class LineCountingSink: Sendable {
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { break }
             do {
-                try parser.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) { head in
-                    if head.expectsContinue { _ = Descriptors.sendAll(fd, "HTTP/1.1 100 Continue\r\n\r\n") }
+                try parser.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) { expectsContinue in
+                    if expectsContinue { _ = Descriptors.sendAll(fd, "HTTP/1.1 100 Continue\r\n\r\n") }
                 } onBody: { body in
                     scanner.feed(body, into: &numbers)
                     bodyBytes += body.count
-                } onEnd: { _ in
+                } onEnd: {
                     scanner.finish(into: &numbers)
                     flush()
                     current.get()?.requestEnded()
