@@ -20,6 +20,9 @@ struct BenchOptions: Sendable {
     var logRate = 10_000
     /// How long the log writer appends.
     var logSeconds = 20.0
+    /// Small POSTs per waiting run, and how long the receiver waits before each answer.
+    var waitRequests = 3
+    var waitDelaySeconds = 2.0
     /// The `streamup` binary to measure (default: ``Binaries/defaultStreamup``).
     var streamup: String?
 
@@ -34,7 +37,8 @@ struct BenchOptions: Sendable {
         while it grows (`streamup tail`, --single-request, `tail -F | curl -T -`, syslog-ng http()).
           --rounds N        rounds; each runs every client, alternating the order (default 5)
           --bytes SIZE      bytes per throughput run, e.g. 500MB, 2GB, 1GiB (default 2GB; 1 MB = 10^6 bytes)
-          --quick           2 rounds, 256MB, 1 s latency runs, 5 s log runs, no 10 GB stream, at most 100 slow streams
+          --quick           CI's smoke run: 1 round, 64MB, 1 s latency runs, 2 s log runs, 1 slow answer,
+                            no 10 GB stream, at most 100 slow streams
           --big             include the 10 GB peak-RSS stream even with --quick
           --no-big          skip the 10 GB peak-RSS stream
           --log-seconds S   how long the log file grows in each log-shipping run (default 20)
@@ -95,12 +99,13 @@ struct BenchOptions: Sendable {
             }
         }
         if options.quick {
-            options.rounds = 2
-            options.bytes = 256_000_000
+            options.rounds = 1
+            options.bytes = 64_000_000
             options.big = false
             options.maxSlowStreams = 100
             options.latencySeconds = 1
-            options.logSeconds = 5
+            options.logSeconds = 2
+            options.waitRequests = 1
         }
         if let rounds { options.rounds = rounds }
         if let bytes { options.bytes = bytes }

@@ -15,6 +15,8 @@ struct Binaries: Sendable {
     let time: String
     /// nil when syslog-ng is not installed: its log-shipping column is left out, with a note.
     let syslogNG: String?
+    /// nil when no `fluent-bit` is on `PATH` (nor in /usr/local/bin): its column is left out, with a note.
+    let fluentBit: String?
 
     func path(for client: Client) -> String {
         switch client {
@@ -52,7 +54,7 @@ struct Binaries: Sendable {
         }
         return Binaries(
             streamup: streamup, bench: own, curl: curl, tail: tail, time: time,
-            syslogNG: onPath("syslog-ng", also: ["/usr/sbin"]))
+            syslogNG: onPath("syslog-ng", also: ["/usr/sbin"]), fluentBit: onPath("fluent-bit", also: ["/usr/local/bin"]))
     }
 
     /// The first executable `name` in `PATH`, then in `also`.

@@ -25,6 +25,7 @@ final class LineCountingSink: Sendable {
     }
 
     var url: String { server.url }
+    var port: UInt16 { server.port }
 
     /// Counts what arrives from now on into a new tally of `expected` lines.
     func begin(expected: Int) -> LineTally {
@@ -50,8 +51,9 @@ final class LineCountingSink: Sendable {
         var numbers: [Int] = []
         numbers.reserveCapacity(1 << 12)
         var bodyBytes = 0
+        var arrived: UInt64 = 0
         func flush() {
-            if !numbers.isEmpty || bodyBytes > 0 { current.get()?.mark(numbers, bytes: bodyBytes) }
+            if !numbers.isEmpty || bodyBytes > 0 { current.get()?.mark(numbers, bytes: bodyBytes, at: arrived) }
             numbers.removeAll(keepingCapacity: true)
             bodyBytes = 0
         }
@@ -59,6 +61,7 @@ final class LineCountingSink: Sendable {
             let count = recv(fd, buffer.baseAddress, buffer.count, 0)
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { break }
+            arrived = MonotonicClock.now()
             do {
                 try parser.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) { expectsContinue in
                     if expectsContinue { _ = Descriptors.sendAll(fd, "HTTP/1.1 100 Continue\r\n\r\n") }

@@ -6,11 +6,15 @@ import Glibc
 
 /// Entry point: `streamup-bench [--rounds N] [--bytes SIZE] [--quick] [--big | --no-big] …`
 /// (see ``BenchOptions/usage``). Progress goes to stderr; the Markdown report to stdout.
-/// `streamup-bench --bare-upload URL BYTES` is the bench's own child (``BareUploader``).
+/// `streamup-bench --bare-upload URL BYTES` and `--bare-post URL COUNT` are the bench's own
+/// children (``BareUploader``, ``BarePoster``).
 signal(SIGPIPE, SIG_IGN)
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == BareUploader.flag {
     exit(BareUploader.run(Array(arguments.dropFirst())))
+}
+if arguments.first == BarePoster.flag {
+    exit(BarePoster.run(Array(arguments.dropFirst())))
 }
 do {
     guard let options = try BenchOptions.parse(arguments) else {
