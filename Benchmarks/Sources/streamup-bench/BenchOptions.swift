@@ -46,6 +46,7 @@ struct BenchOptions: Sendable {
           --no-log          skip the log-shipping runs
           --streamup PATH   the streamup binary to measure (default: the root package's .build/release/streamup)
         Build streamup first, in the repository's root: `swift build -c release --static-swift-stdlib --product streamup`.
+        Exit status 3 when any run did not count (the report lists them).
         Needs GNU time as /usr/bin/time (Debian: time), which measures each client's own CPU and peak RSS.
         syslog-ng is optional (Debian: syslog-ng-core syslog-ng-mod-http); without it its column is empty.
         """

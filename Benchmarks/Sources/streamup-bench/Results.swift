@@ -76,6 +76,12 @@ struct Results: Sendable {
     var sinkFailures: [String] = []
     var elapsedSeconds: Double = 0
 
+    /// Runs that did not count, of every workload (each is listed in the report).
+    var failedRuns: Int {
+        clients.values.reduce(0) { $0 + $1.pipeFailures.count + $1.latencyFailures.count } + sinkFailures.count
+            + shippers.values.reduce(0) { $0 + $1.failures.count } + waits.values.reduce(0) { $0 + $1.failures.count }
+    }
+
     subscript(client: Client) -> ClientMeasures {
         get { clients[client] ?? ClientMeasures() }
         set { clients[client] = newValue }
