@@ -9,7 +9,9 @@ import Foundation
 ///
 /// Thread safety: stateless.
 enum FluentBitSetup {
+    /// `path` is the file or the wildcard; `port` the receiver's on 127.0.0.1 (0 shows PORT).
     static func configuration(path: String, port: UInt16) -> String {
+        let port = port == 0 ? "PORT" : String(port)
         """
         [SERVICE]
             Flush        1

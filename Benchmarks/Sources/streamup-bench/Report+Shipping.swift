@@ -6,7 +6,6 @@ extension Report {
         let rate = grouped(options.logRate)
         let total = grouped(Int(Double(options.logRate) * options.logSeconds))
         let many = files > 1
-        let target = many ? "`'DIR/*.log'`" : "FILE"
         let followed = many ? "'DIR/*.log'" : "FILE"
         var lines: [String] = []
         lines.append(
@@ -51,11 +50,11 @@ extension Report {
             case .fluentBit:
                 let name = machine.fluentBit ?? "Fluent Bit"
                 lines.append(
-                    "  - \(name), run by hand: `\(shipper.displayCommand(files: followed))`, with DIR/fluent-bit.conf (`tail` with its default inotify watcher, `http` as JSON lines, flushed every second; Path \(target)):"
+                    "  - \(name), run by hand: `\(shipper.displayCommand(files: followed))`, with DIR/fluent-bit.conf (`tail` with its default inotify watcher, `http` as JSON lines, flushed every second):"
                 )
                 lines.append("")
                 lines.append("    ```")
-                lines += FluentBitSetup.configuration(path: followed, port: 0).split(separator: "\n").map { "    \($0)" }
+                lines += FluentBitSetup.configuration(path: many ? "DIR/*.log" : "FILE", port: 0).split(separator: "\n").map { "    \($0)" }
                 lines.append("    ```")
                 lines.append("")
             }
