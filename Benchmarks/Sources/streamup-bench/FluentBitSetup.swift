@@ -12,27 +12,27 @@ enum FluentBitSetup {
     /// `path` is the file or the wildcard; `port` the receiver's on 127.0.0.1 (0 shows PORT).
     static func configuration(path: String, port: UInt16) -> String {
         let port = port == 0 ? "PORT" : String(port)
-        """
-        [SERVICE]
-            Flush        1
-            Grace        1
-            Log_Level    warn
-            HTTP_Server  Off
+        return """
+            [SERVICE]
+                Flush        1
+                Grace        1
+                Log_Level    warn
+                HTTP_Server  Off
 
-        [INPUT]
-            Name            tail
-            Path            \(path)
-            Read_from_Head  On
+            [INPUT]
+                Name            tail
+                Path            \(path)
+                Read_from_Head  On
 
-        [OUTPUT]
-            Name    http
-            Match   *
-            Host    127.0.0.1
-            Port    \(port)
-            URI     /
-            Format  json_lines
+            [OUTPUT]
+                Name    http
+                Match   *
+                Host    127.0.0.1
+                Port    \(port)
+                URI     /
+                Format  json_lines
 
-        """
+            """
     }
 
     static func arguments(directory: String) -> [String] {
