@@ -32,7 +32,6 @@ let package = Package(
         .target(name: "StreamUpSink", dependencies: ["StreamUpSystem", "StreamUpHTTP"]),
         // The command-line tool: argv -> options -> calls into the libraries.
         .executableTarget(name: "streamup", dependencies: ["StreamUp", "StreamUpTail", "StreamUpSink", "StreamUpSystem", "StreamUpHTTP"]),
-        .executableTarget(name: "streamup-bench", dependencies: ["StreamUpSink", "StreamUpSystem", "StreamUpHTTP"]),
         // Examples/, built by CI and shown in README.md.
         .executableTarget(name: "example-log-shipper", dependencies: ["StreamUp", "StreamUpTail", "StreamUpSink"], path: "Examples/LogShipper"),
         .executableTarget(name: "example-telemetry-emitter", dependencies: ["StreamUp", "StreamUpSink"], path: "Examples/TelemetryEmitter"),

@@ -6,7 +6,7 @@ import Darwin
 
 /// A failed system call: what was called (or being done) and the errno it failed with. The
 /// failure ``SystemCall`` funnels build their module's error from; thrown as is where no module
-/// error applies (tests, the benchmark).
+/// error applies (tests).
 ///
 /// `description` is one line: `connect: Connection refused (errno 111)`.
 ///

@@ -1,7 +1,7 @@
 import Foundation
 
-/// The executables the bench runs: `streamup` next to itself (the same build), the bench
-/// itself (for ``BareUploader``), `curl`, `tail` and, when installed, `syslog-ng` from `PATH`
+/// The executables the bench runs: the root package's release `streamup` (or the one
+/// `--streamup` names), the bench itself (for ``BareUploader``), `curl`, `tail` and, when installed, `syslog-ng` from `PATH`
 /// (and `/usr/sbin`, where Debian puts syslog-ng), and GNU time as `/usr/bin/time` (not the
 /// shell keyword).
 ///
@@ -15,6 +15,8 @@ struct Binaries: Sendable {
     let time: String
     /// nil when syslog-ng is not installed: its log-shipping column is left out, with a note.
     let syslogNG: String?
+    /// nil when no `fluent-bit` is on `PATH` (nor in /usr/local/bin): its column is left out, with a note.
+    let fluentBit: String?
 
     func path(for client: Client) -> String {
         switch client {
@@ -24,17 +26,21 @@ struct Binaries: Sendable {
         }
     }
 
-    static func locate() throws(BenchError) -> Binaries {
+    /// The root package's release binary: this file is Benchmarks/Sources/streamup-bench/Binaries.swift.
+    static let defaultStreamup = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".build/release/streamup").path
+
+    /// Finds every executable; `streamup` is the path `--streamup` gave, if any.
+    static func locate(streamup: String?) throws(BenchError) -> Binaries {
         let own =
             (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? CommandLine.arguments.first ?? "."
-        let directory = URL(fileURLWithPath: own).deletingLastPathComponent()
-        let streamup = directory.appendingPathComponent("streamup").path
+        let streamup = streamup ?? defaultStreamup
         guard FileManager.default.isExecutableFile(atPath: streamup) else {
             throw BenchError(
                 """
-                no streamup binary next to the bench (\(streamup)).
-                Build it first with `swift build -c release`, then run `swift run -c release streamup-bench` again.
+                no streamup binary at \(streamup).
+                Build it first in the repository's root with `swift build -c release --product streamup`, or name one with --streamup PATH.
                 """)
         }
         guard let curl = onPath("curl") else { throw BenchError("curl was not found on PATH; the comparison needs it") }
@@ -48,7 +54,7 @@ struct Binaries: Sendable {
         }
         return Binaries(
             streamup: streamup, bench: own, curl: curl, tail: tail, time: time,
-            syslogNG: onPath("syslog-ng", also: ["/usr/sbin"]))
+            syslogNG: onPath("syslog-ng", also: ["/usr/sbin"]), fluentBit: onPath("fluent-bit", also: ["/usr/local/bin"]))
     }
 
     /// The first executable `name` in `PATH`, then in `also`.

@@ -1,4 +1,4 @@
-import StreamUpSystem
+import Synchronization
 
 /// A value behind a mutex, for handing results between threads.
 ///

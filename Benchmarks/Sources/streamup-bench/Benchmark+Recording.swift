@@ -44,22 +44,45 @@ extension Benchmark {
     }
 
     func record(shipping result: ShippingResult, round: Int, into results: inout Results) {
-        results[shipper: result.shipper].runs += 1
+        var measures = results[shipper: result.shipper, files: result.files]
+        defer { results[shipper: result.shipper, files: result.files] = measures }
+        measures.runs += 1
         // The writer's pace is the workload's, whatever the shipper did.
         if result.writer.lines > 0 {
-            results[shipper: result.shipper].writerLinesPerSecond.append(result.writer.linesPerSecond(rate: options.logRate))
-            results[shipper: result.shipper].writerMaxLagMs.append(Double(result.writer.maxLagNanos) / 1e6)
+            measures.writerLinesPerSecond.append(result.writer.linesPerSecond(rate: options.logRate))
+            measures.writerMaxLagMs.append(Double(result.writer.maxLagNanos) / 1e6)
         }
-        guard result.failure == nil else {
-            results[shipper: result.shipper].failures.append("round \(round + 1), log shipping: \(result.failure ?? "")")
+        guard result.failure == nil, let p50 = result.latencyMilliseconds(50), let p99 = result.latencyMilliseconds(99) else {
+            measures.failures.append("round \(round + 1), log shipping: \(result.failure ?? "no line arrived")")
             return
         }
-        results[shipper: result.shipper].cpuSeconds.append(result.cpuSeconds)
-        results[shipper: result.shipper].userSeconds.append(result.userSeconds)
-        results[shipper: result.shipper].systemSeconds.append(result.systemSeconds)
-        results[shipper: result.shipper].rssMiB.append(result.maxRSSMiB)
-        results[shipper: result.shipper].linesDelivered.append(Double(result.counts.distinct))
-        results[shipper: result.shipper].requests.append(Double(result.counts.requests))
+        measures.cpuSeconds.append(result.cpuSeconds)
+        measures.userSeconds.append(result.userSeconds)
+        measures.systemSeconds.append(result.systemSeconds)
+        measures.cpuMicrosecondsPerLine.append(result.cpuMicrosecondsPerLine)
+        measures.latencyP50Ms.append(p50)
+        measures.latencyP99Ms.append(p99)
+        measures.rssMiB.append(result.maxRSSMiB)
+        measures.linesDelivered.append(Double(result.counts.distinct))
+        measures.requests.append(Double(result.counts.requests))
+    }
+
+    func record(wait result: WaitResult, round: Int, into results: inout Results) {
+        results[wait: result.client].runs += 1
+        guard result.failure == nil else {
+            results[wait: result.client].failures.append("round \(round + 1): \(result.failure ?? "")")
+            return
+        }
+        results[wait: result.client].cpuSeconds.append(result.exit.cpuSeconds)
+        results[wait: result.client].userSeconds.append(result.exit.userSeconds)
+        results[wait: result.client].systemSeconds.append(result.exit.systemSeconds)
+        results[wait: result.client].wallSeconds.append(result.seconds)
+    }
+
+    func describe(_ result: WaitResult) -> String {
+        if let failure = result.failure { return "FAILED: \(failure)" }
+        return
+            "CPU \(Report.number(result.exit.cpuSeconds, digits: 2)) s (user \(Report.number(result.exit.userSeconds, digits: 2)), sys \(Report.number(result.exit.systemSeconds, digits: 2))) in \(Report.number(result.seconds, digits: 1)) s"
     }
 
     func describe(_ result: UploadResult) -> String {
@@ -82,7 +105,8 @@ extension Benchmark {
             "writer \(Report.number(writer.linesPerSecond(rate: options.logRate))) lines/s in \(writer.writes) writes, worst lag \(Report.number(Double(writer.maxLagNanos) / 1e6, digits: 1)) ms"
         if let failure = result.failure { return "FAILED: \(failure); \(pace)" }
         let cpu = result.exits.count == 1 ? "" : " (" + result.exits.map { Report.number($0.cpuSeconds, digits: 2) }.joined(separator: " + ") + ")"
+        let p50 = result.latencyMilliseconds(50).map { Report.number($0, digits: 0) } ?? "-"
         return
-            "CPU \(Report.number(result.cpuSeconds, digits: 2)) s\(cpu), peak RSS \(Report.number(result.maxRSSMiB, digits: 1)) MiB, \(result.counts.distinct) of \(writer.lines) lines in \(result.counts.requests) request\(result.counts.requests == 1 ? "" : "s"); \(pace)"
+            "CPU \(Report.number(result.cpuSeconds, digits: 2)) s\(cpu) (\(Report.number(result.cpuMicrosecondsPerLine, digits: 1)) µs/line), p50 line latency \(p50) ms, peak RSS \(Report.number(result.maxRSSMiB, digits: 1)) MiB, \(result.counts.distinct) of \(writer.lines) lines in \(result.counts.requests) request\(result.counts.requests == 1 ? "" : "s"); \(pace)"
     }
 }

@@ -13,11 +13,12 @@ enum ProcFiles {
             .flatMap { Int($0.dropFirst("wchar:".count).trimmingCharacters(in: .whitespaces)) }
     }
 
-    /// Whether the process has a descriptor open on `path` (false once it is gone).
-    static func hasOpen(pid: pid_t, path: String) -> Bool {
+    /// How many of `paths` the process has a descriptor open on (0 once it is gone).
+    static func openCount(pid: pid_t, of paths: [String]) -> Int {
         let directory = "/proc/\(pid)/fd"
-        guard let descriptors = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return false }
-        return descriptors.contains { (try? FileManager.default.destinationOfSymbolicLink(atPath: "\(directory)/\($0)")) == path }
+        guard let descriptors = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return 0 }
+        let open = Set(descriptors.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "\(directory)/\($0)") })
+        return paths.count { open.contains($0) }
     }
 
     /// A child of `parent` (the first found in `/proc/*/stat`), or nil.

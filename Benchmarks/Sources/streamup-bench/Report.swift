@@ -12,17 +12,20 @@ enum Report {
         var kernel: String
         var curlVersion: String
         var syslogNG: SyslogNGVersion?
+        /// `Fluent Bit v5.1.0`, or nil when it is not installed.
+        var fluentBit: String?
     }
 
     static func render(_ results: Results, options: BenchOptions, arguments: [String], machine: Machine) -> String {
         var lines: [String] = []
         let date = Date().formatted(.iso8601.year().month().day())
         let syslogNG = machine.syslogNG.map { "syslog-ng \($0.release)" } ?? "syslog-ng not installed"
+        let fluentBit = machine.fluentBit ?? "no Fluent Bit"
         lines.append("### Measured \(date)")
         lines.append("")
-        lines.append("- Machine: \(machine.cores) cores (\(machine.cpu)), Linux \(machine.kernel), \(machine.curlVersion), \(syslogNG).")
+        lines.append("- Machine: \(machine.cores) cores (\(machine.cpu)), Linux \(machine.kernel), \(machine.curlVersion), \(syslogNG), \(fluentBit).")
         lines.append(
-            "- Run: `swift build -c release && swift run -c release streamup-bench\(arguments.isEmpty ? "" : " " + arguments.joined(separator: " "))`; \(options.rounds) round\(options.rounds == 1 ? "" : "s"); in each, every step runs its clients one after another, in the order of the table's columns in odd rounds and reversed in even ones; cells are the median (min–max) over the rounds; ratios are of the medians; total \(Int(results.elapsedSeconds.rounded())) s."
+            "- Run: `swift build -c release --static-swift-stdlib --product streamup && cd Benchmarks && swift run -c release streamup-bench\(arguments.isEmpty ? "" : " " + arguments.joined(separator: " "))`; \(options.rounds) round\(options.rounds == 1 ? "" : "s"); in each, every step runs its clients one after another, in the order of the table's columns in odd rounds and reversed in even ones; cells are the median (min–max) over the rounds; ratios are of the medians; total \(Int(results.elapsedSeconds.rounded())) s."
         )
         lines.append(
             "- Sink: `SinkServer` in the bench process on 127.0.0.1, port 0, `hashBodies: false`, no output directory; every run checks what it received (below)."
@@ -39,10 +42,16 @@ enum Report {
         lines += latencySection(results, options: options)
         lines.append("")
         lines += sinkSection(results, options: options)
+        lines.append("")
+        lines += waitSection(results, options: options)
         if options.shipping {
-            lines.append("")
-            lines += shippingSection(results, options: options, machine: machine)
+            for files in Benchmark.shippingFileCounts {
+                lines.append("")
+                lines += shippingSection(results, options: options, machine: machine, files: files)
+            }
         }
+        lines.append("")
+        lines += costSection(results, options: options)
         return lines.joined(separator: "\n")
     }
 

@@ -1,5 +1,3 @@
-import StreamUpSystem
-
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,7 +16,8 @@ enum Descriptors {
         _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
         _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
         if let capacity {
-            PipeCapacity.enlarge(fds[1], to: capacity)
+            // F_SETPIPE_SZ (<linux/fcntl.h>, not exported by Glibc's module); best effort.
+            _ = fcntl(fds[1], 1031, CInt(clamping: capacity))
         }
         return (fds[0], fds[1])
     }

@@ -22,6 +22,8 @@ final class LineTally: Sendable {
 
     private struct State {
         var seen: [UInt64]
+        /// Per line number: ``MonotonicClock`` time of its first arrival (0 until then).
+        var arrivals: [UInt64]
         var counts = Counts()
     }
 
@@ -30,13 +32,20 @@ final class LineTally: Sendable {
 
     init(expected: Int) {
         self.expected = expected
-        state = LockedValue(State(seen: [UInt64](repeating: 0, count: expected / 64 + 1)))
+        state = LockedValue(
+            State(seen: [UInt64](repeating: 0, count: expected / 64 + 1), arrivals: [UInt64](repeating: 0, count: expected)))
     }
 
-    var counts: Counts { state.get().counts }
+    var counts: Counts { state.update { $0.counts } }
 
-    /// Marks `numbers` (numbers outside the run are ignored) and counts `bytes` of body.
-    func mark(_ numbers: [Int], bytes: Int) {
+    /// Per line that arrived: arrival minus `writtenAt[number]`, in ns, ascending.
+    func latencies(writtenAt: [UInt64]) -> [UInt64] {
+        let arrivals = state.update { $0.arrivals }
+        return zip(arrivals, writtenAt).compactMap { arrival, written in arrival == 0 ? nil : arrival - min(arrival, written) }.sorted()
+    }
+
+    /// Marks `numbers` (numbers outside the run are ignored), which arrived at `now`, and counts `bytes` of body.
+    func mark(_ numbers: [Int], bytes: Int, at now: UInt64) {
         let expected = expected
         state.update { state in
             state.counts.bytes += bytes
@@ -44,6 +53,7 @@ final class LineTally: Sendable {
                 let (word, bit) = (number / 64, UInt64(1) << UInt64(number % 64))
                 if state.seen[word] & bit == 0 {
                     state.seen[word] |= bit
+                    state.arrivals[number] = now
                     state.counts.distinct += 1
                 } else {
                     state.counts.duplicates += 1

@@ -1,5 +1,5 @@
 import Foundation
-import StreamUpSystem
+import Synchronization
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

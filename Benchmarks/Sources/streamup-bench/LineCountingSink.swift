@@ -1,5 +1,4 @@
 import Foundation
-import StreamUpHTTP
 
 #if canImport(Glibc)
 import Glibc
@@ -26,6 +25,7 @@ final class LineCountingSink: Sendable {
     }
 
     var url: String { server.url }
+    var port: UInt16 { server.port }
 
     /// Counts what arrives from now on into a new tally of `expected` lines.
     func begin(expected: Int) -> LineTally {
@@ -46,13 +46,14 @@ final class LineCountingSink: Sendable {
     private static func serve(_ fd: CInt, current: LockedValue<LineTally?>) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 64)
         defer { buffer.deallocate() }
-        var parser = HTTPRequestParser(limits: .init(maxHeaderBytes: 64 * 1024, maxChunkLineBytes: 64 * 1024))
+        var parser = RequestReader()
         var scanner = SequenceScanner()
         var numbers: [Int] = []
         numbers.reserveCapacity(1 << 12)
         var bodyBytes = 0
+        var arrived: UInt64 = 0
         func flush() {
-            if !numbers.isEmpty || bodyBytes > 0 { current.get()?.mark(numbers, bytes: bodyBytes) }
+            if !numbers.isEmpty || bodyBytes > 0 { current.get()?.mark(numbers, bytes: bodyBytes, at: arrived) }
             numbers.removeAll(keepingCapacity: true)
             bodyBytes = 0
         }
@@ -60,13 +61,14 @@ final class LineCountingSink: Sendable {
             let count = recv(fd, buffer.baseAddress, buffer.count, 0)
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { break }
+            arrived = MonotonicClock.now()
             do {
-                try parser.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) { head in
-                    if head.expectsContinue { _ = Descriptors.sendAll(fd, "HTTP/1.1 100 Continue\r\n\r\n") }
+                try parser.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) { expectsContinue in
+                    if expectsContinue { _ = Descriptors.sendAll(fd, "HTTP/1.1 100 Continue\r\n\r\n") }
                 } onBody: { body in
                     scanner.feed(body, into: &numbers)
                     bodyBytes += body.count
-                } onEnd: { _ in
+                } onEnd: {
                     scanner.finish(into: &numbers)
                     flush()
                     current.get()?.requestEnded()

@@ -1,11 +1,13 @@
-/// The log shippers compared on a file growing at a steady rate. Each follows the file from
-/// its start and sends its lines to the sink.
+/// The log shippers compared on files growing at a steady rate. Each follows the file (or the
+/// directory of files, with a wildcard) from its start and sends the lines to the receiver.
 ///
 /// - ``streamup``: `streamup tail --from-start FILE URL` (default: acknowledged segments).
-/// - ``single``: the same with `--single-request`.
-/// - ``tailCurl``: `tail -F -n +1 FILE | curl -sS -T - URL` (both processes measured).
+/// - ``single``: the same with `--single-request` (one file only).
+/// - ``tailCurl``: `tail -F -n +1 FILE | curl -sS -T - URL` (both processes measured; one file only).
 /// - ``syslogNG``: syslog-ng's `http()` destination, batches of 1,000 lines, from a `file()`
-///   source (see ``SyslogNGSetup``).
+///   or `wildcard-file()` source (see ``SyslogNGSetup``).
+/// - ``fluentBit``: Fluent Bit's `tail` input and `http` output (see ``FluentBitSetup``), when
+///   a `fluent-bit` binary is installed.
 ///
 /// Thread safety: a value type.
 enum Shipper: String, Sendable, CaseIterable {
@@ -13,6 +15,12 @@ enum Shipper: String, Sendable, CaseIterable {
     case single
     case tailCurl = "tail|curl"
     case syslogNG = "syslog-ng"
+    case fluentBit = "fluent-bit"
+
+    /// The shippers compared on `files` files: all on one file; those that follow a wildcard on many.
+    static func compared(files: Int) -> [Shipper] {
+        files == 1 ? allCases : [.streamup, .syslogNG, .fluentBit]
+    }
 
     /// A name for files and directories.
     var tag: String {
@@ -21,6 +29,7 @@ enum Shipper: String, Sendable, CaseIterable {
         case .single: "single"
         case .tailCurl: "tail-curl"
         case .syslogNG: "syslog-ng"
+        case .fluentBit: "fluent-bit"
         }
     }
 
@@ -31,6 +40,7 @@ enum Shipper: String, Sendable, CaseIterable {
         case .single: "streamup tail --single-request"
         case .tailCurl: "tail -F \\| curl -T - (both)"
         case .syslogNG: "syslog-ng http(), 1,000-line batches"
+        case .fluentBit: "Fluent Bit tail → http"
         }
     }
 
@@ -38,17 +48,18 @@ enum Shipper: String, Sendable, CaseIterable {
     var sendsOneRequest: Bool {
         switch self {
         case .single, .tailCurl: true
-        case .streamup, .syslogNG: false
+        case .streamup, .syslogNG, .fluentBit: false
         }
     }
 
-    /// The command as the report shows it.
-    var displayCommand: String {
+    /// The command as the report shows it; `files` is FILE for one file, `'DIR/*.log'` for many.
+    func displayCommand(files: String) -> String {
         switch self {
-        case .streamup: "streamup " + Self.streamupArguments(single: false, file: "FILE", url: "URL").joined(separator: " ")
-        case .single: "streamup " + Self.streamupArguments(single: true, file: "FILE", url: "URL").joined(separator: " ")
-        case .tailCurl: "tail " + Self.tailArguments(file: "FILE").joined(separator: " ") + " | curl " + Self.curlArguments(url: "URL").joined(separator: " ")
+        case .streamup: "streamup " + Self.streamupArguments(single: false, file: files, url: "URL").joined(separator: " ")
+        case .single: "streamup " + Self.streamupArguments(single: true, file: files, url: "URL").joined(separator: " ")
+        case .tailCurl: "tail " + Self.tailArguments(file: files).joined(separator: " ") + " | curl " + Self.curlArguments(url: "URL").joined(separator: " ")
         case .syslogNG: "syslog-ng " + SyslogNGSetup.arguments(directory: "DIR").joined(separator: " ")
+        case .fluentBit: "fluent-bit " + FluentBitSetup.arguments(directory: "DIR").joined(separator: " ")
         }
     }
 

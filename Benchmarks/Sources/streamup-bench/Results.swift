@@ -34,6 +34,11 @@ struct Results: Sendable {
         var userSeconds: [Double] = []
         var systemSeconds: [Double] = []
         var rssMiB: [Double] = []
+        /// CPU per line that arrived, in µs.
+        var cpuMicrosecondsPerLine: [Double] = []
+        /// From the end of a line's `write(2)` to its arrival at the receiver.
+        var latencyP50Ms: [Double] = []
+        var latencyP99Ms: [Double] = []
         var linesDelivered: [Double] = []
         var requests: [Double] = []
         /// The writer's achieved rate and worst lag in this shipper's runs (also failed ones).
@@ -44,8 +49,25 @@ struct Results: Sendable {
         var notes: [String] = []
     }
 
+    /// Per client of the waiting runs, one value per successful run.
+    struct WaitMeasures: Sendable {
+        var cpuSeconds: [Double] = []
+        var userSeconds: [Double] = []
+        var systemSeconds: [Double] = []
+        var wallSeconds: [Double] = []
+        var runs = 0
+        var failures: [String] = []
+    }
+
+    /// A shipper on a number of files.
+    struct ShippingKey: Hashable, Sendable {
+        let shipper: Shipper
+        let files: Int
+    }
+
     var clients: [Client: ClientMeasures] = [:]
-    var shippers: [Shipper: ShipperMeasures] = [:]
+    var shippers: [ShippingKey: ShipperMeasures] = [:]
+    var waits: [WaitClient: WaitMeasures] = [:]
     /// Keyed by the number of concurrent slow streams.
     var sinkAddedKiB: [Int: [Double]] = [:]
     var sinkPerConnectionKiB: [Int: [Double]] = [:]
@@ -54,13 +76,24 @@ struct Results: Sendable {
     var sinkFailures: [String] = []
     var elapsedSeconds: Double = 0
 
+    /// Runs that did not count, of every workload (each is listed in the report).
+    var failedRuns: Int {
+        clients.values.reduce(0) { $0 + $1.pipeFailures.count + $1.latencyFailures.count } + sinkFailures.count
+            + shippers.values.reduce(0) { $0 + $1.failures.count } + waits.values.reduce(0) { $0 + $1.failures.count }
+    }
+
     subscript(client: Client) -> ClientMeasures {
         get { clients[client] ?? ClientMeasures() }
         set { clients[client] = newValue }
     }
 
-    subscript(shipper shipper: Shipper) -> ShipperMeasures {
-        get { shippers[shipper] ?? ShipperMeasures() }
-        set { shippers[shipper] = newValue }
+    subscript(shipper shipper: Shipper, files files: Int) -> ShipperMeasures {
+        get { shippers[ShippingKey(shipper: shipper, files: files)] ?? ShipperMeasures() }
+        set { shippers[ShippingKey(shipper: shipper, files: files)] = newValue }
+    }
+
+    subscript(wait client: WaitClient) -> WaitMeasures {
+        get { waits[client] ?? WaitMeasures() }
+        set { waits[client] = newValue }
     }
 }

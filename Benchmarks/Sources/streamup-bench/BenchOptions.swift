@@ -20,10 +20,15 @@ struct BenchOptions: Sendable {
     var logRate = 10_000
     /// How long the log writer appends.
     var logSeconds = 20.0
+    /// Small POSTs per waiting run, and how long the receiver waits before each answer.
+    var waitRequests = 3
+    var waitDelaySeconds = 2.0
+    /// The `streamup` binary to measure (default: ``Binaries/defaultStreamup``).
+    var streamup: String?
 
     static let usage = """
         usage: swift run -c release streamup-bench [--rounds N] [--bytes SIZE] [--quick] [--big | --no-big]
-                                                   [--log-seconds S] [--log-rate N] [--no-log]
+                                                   [--log-seconds S] [--log-rate N] [--no-log] [--streamup PATH]
 
         Measures streamup beside curl, a bare URLSession uploader and syslog-ng, all against the
         project's sink in this process, and prints a Markdown report on stdout (progress on stderr):
@@ -32,13 +37,16 @@ struct BenchOptions: Sendable {
         while it grows (`streamup tail`, --single-request, `tail -F | curl -T -`, syslog-ng http()).
           --rounds N        rounds; each runs every client, alternating the order (default 5)
           --bytes SIZE      bytes per throughput run, e.g. 500MB, 2GB, 1GiB (default 2GB; 1 MB = 10^6 bytes)
-          --quick           2 rounds, 256MB, 1 s latency runs, 5 s log runs, no 10 GB stream, at most 100 slow streams
+          --quick           CI's smoke run: 1 round, 64MB, 1 s latency runs, 2 s log runs, 1 slow answer,
+                            no 10 GB stream, at most 100 slow streams
           --big             include the 10 GB peak-RSS stream even with --quick
           --no-big          skip the 10 GB peak-RSS stream
           --log-seconds S   how long the log file grows in each log-shipping run (default 20)
           --log-rate N      lines (100 bytes) per second appended to it (default 10000)
           --no-log          skip the log-shipping runs
-        Build first: `swift build -c release` (the bench runs the `streamup` next to itself).
+          --streamup PATH   the streamup binary to measure (default: the root package's .build/release/streamup)
+        Build streamup first, in the repository's root: `swift build -c release --static-swift-stdlib --product streamup`.
+        Exit status 3 when any run did not count (the report lists them).
         Needs GNU time as /usr/bin/time (Debian: time), which measures each client's own CPU and peak RSS.
         syslog-ng is optional (Debian: syslog-ng-core syslog-ng-mod-http); without it its column is empty.
         """
@@ -63,6 +71,9 @@ struct BenchOptions: Sendable {
                 big = false
             case "--no-log":
                 options.shipping = false
+            case "--streamup":
+                guard let value = remaining.popFirst() else { throw BenchError("--streamup needs the path of a streamup binary") }
+                options.streamup = value
             case "--rounds":
                 guard let value = remaining.popFirst(), let count = Int(value), (1...100).contains(count) else {
                     throw BenchError("--rounds needs a number from 1 to 100")
@@ -89,12 +100,13 @@ struct BenchOptions: Sendable {
             }
         }
         if options.quick {
-            options.rounds = 2
-            options.bytes = 256_000_000
+            options.rounds = 1
+            options.bytes = 64_000_000
             options.big = false
             options.maxSlowStreams = 100
             options.latencySeconds = 1
-            options.logSeconds = 5
+            options.logSeconds = 2
+            options.waitRequests = 1
         }
         if let rounds { options.rounds = rounds }
         if let bytes { options.bytes = bytes }

@@ -19,6 +19,8 @@ struct LogWriterResult: Sendable {
     let maxLagNanos: UInt64
     /// Why the writer stopped early, or nil.
     let failure: String?
+    /// Per line written: ``MonotonicClock`` time just after the `write(2)` that carried it.
+    var writtenAt: [UInt64] = []
 
     var bytes: Int { lines * LogWriter.lineLength }
 
@@ -29,13 +31,14 @@ struct LogWriterResult: Sendable {
     }
 }
 
-/// The log-shipping workload: appends 100-byte lines to a file at a steady rate, like a busy
-/// application's log. Line *i* (from 0) is `seq=` + *i* in 10 digits + a space + filler + `\n`,
-/// and is due at start + i / rate. The writer sleeps until the next line is due
-/// (`clock_nanosleep`, absolute) and then writes every line that is due in one `write(2)`:
-/// one line per call while it keeps up, a small batch when it woke late, so the rate holds.
+/// The log-shipping workload: appends 100-byte lines to files at a steady total rate, like busy
+/// applications' logs. Line *i* (from 0) is `seq=` + *i* in 10 digits + a space + filler + `\n`,
+/// goes to file *i* mod the number of files, and is due at start + i / rate. The writer sleeps
+/// until the next line is due (`clock_nanosleep`, absolute) and then writes every line that is
+/// due, one `write(2)` per run of lines for the same file: one line per call while it keeps up,
+/// a small batch for a single file when it woke late, so the rate holds.
 ///
-/// Thread safety: stateless; ``run(path:rate:seconds:)`` runs on the caller's thread.
+/// Thread safety: stateless; ``run(paths:rate:seconds:)`` runs on the caller's thread.
 enum LogWriter {
     static let lineLength = 100
     static let prefix = Array("seq=".utf8)
@@ -44,16 +47,22 @@ enum LogWriter {
     /// The most lines one `write` carries when the writer is late.
     static let maxBatch = 1_000
 
-    /// Appends `rate` lines per second for `seconds` to `path` (opened with `O_APPEND`).
-    static func run(path: String, rate: Int, seconds: Double) -> LogWriterResult {
+    /// Appends `rate` lines per second in all for `seconds` to `paths` (opened with `O_APPEND`).
+    static func run(paths: [String], rate: Int, seconds: Double) -> LogWriterResult {
         let total = Int(Double(rate) * seconds)
-        let fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
-        guard fd >= 0 else {
-            return LogWriterResult(
-                lines: 0, target: total, writes: 0, elapsedNanos: 0, maxLagNanos: 0,
-                failure: "cannot open \(path): \(String(cString: strerror(errno)))")
+        var descriptors: [CInt] = []
+        defer { for fd in descriptors { close(fd) } }
+        for path in paths {
+            let fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
+            guard fd >= 0 else {
+                return LogWriterResult(
+                    lines: 0, target: total, writes: 0, elapsedNanos: 0, maxLagNanos: 0,
+                    failure: "cannot open \(path): \(String(cString: strerror(errno)))")
+            }
+            descriptors.append(fd)
         }
-        defer { close(fd) }
+        var writtenAt: [UInt64] = []
+        writtenAt.reserveCapacity(total)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: maxBatch * lineLength, alignment: 64)
         defer { buffer.deallocate() }
         for index in 0..<maxBatch { fillLine(buffer, at: index * lineLength) }
@@ -72,16 +81,27 @@ enum LogWriter {
             let dueNow = min(total, Int(Double(now - start) / period) + 1)
             let count = min(max(dueNow - written, 1), maxBatch)
             for line in 0..<count { stamp(written + line, into: buffer, at: line * lineLength) }
-            guard Descriptors.writeAll(fd, UnsafeRawBufferPointer(rebasing: buffer[0..<(count * lineLength)])) else {
-                failure = "write to \(path) failed: \(String(cString: strerror(errno)))"
-                break
+            // Runs of consecutive lines for the same file: all of them for one file, one line each for many.
+            let run = descriptors.count == 1 ? count : 1
+            for first in stride(from: 0, to: count, by: run) {
+                let file = (written + first) % descriptors.count
+                let bytes = UnsafeRawBufferPointer(rebasing: buffer[(first * lineLength)..<((first + run) * lineLength)])
+                guard Descriptors.writeAll(descriptors[file], bytes) else {
+                    failure = "write to \(paths[file]) failed: \(String(cString: strerror(errno)))"
+                    break
+                }
+                writes += 1
+                let now = MonotonicClock.now()
+                for _ in 0..<run { writtenAt.append(now) }
             }
+            guard failure == nil else { break }
             written += count
-            writes += 1
         }
-        return LogWriterResult(
+        var result = LogWriterResult(
             lines: written, target: total, writes: writes, elapsedNanos: MonotonicClock.now() - start,
             maxLagNanos: maxLag, failure: failure)
+        result.writtenAt = writtenAt
+        return result
     }
 
     /// One line's constant part: the prefix, a space after the number, filler, the newline.

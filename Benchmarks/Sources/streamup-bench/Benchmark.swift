@@ -7,7 +7,8 @@ import StreamUpSink
 /// even rounds, reversed in odd ones): throughput of a stream from a pipe (``BenchOptions/bytes``,
 /// every ``Client``; also CPU per GB and peak RSS), latency at 1,000 and 10,000 lines/s (the
 /// single request and curl; also spawn → first byte), the sink's ceiling, the sink's memory
-/// with 1, 100 and 1,000 slow streams, and the log-shipping workload (every ``Shipper``). After
+/// with 1, 100 and 1,000 slow streams, the waiting runs (every ``WaitClient``), and the
+/// log-shipping workload on 1 file and on 100 (every ``Shipper`` of each). After
 /// the rounds, once per client, the 10 GB peak-RSS stream (unless turned off, or predicted to
 /// take over 90 s).
 ///
@@ -15,6 +16,8 @@ import StreamUpSink
 struct Benchmark {
     static let latencyRates = [1_000, 10_000]
     static let slowStreamCounts = [1, 100, 1_000]
+    /// The log-shipping workload's numbers of files (the total rate is the same).
+    static let shippingFileCounts = [1, 100]
     static let bigStreamBytes = 10_000_000_000
     /// The 10 GB stream runs for a client only if its median throughput predicts at most this.
     static let bigStreamBudgetSeconds = 90.0
@@ -41,7 +44,7 @@ struct Benchmark {
         defer { shippingSink?.stop() }
         let url = sink.urlString
         Progress.log(
-            "sink (in-process, no hashing) at \(url); streamup: \(binaries.streamup); curl: \(binaries.curl); syslog-ng: \(binaries.syslogNG ?? "not installed")"
+            "sink (in-process, no hashing) at \(url); streamup: \(binaries.streamup); curl: \(binaries.curl); syslog-ng: \(binaries.syslogNG ?? "not installed"); fluent-bit: \(binaries.fluentBit ?? "not installed")"
         )
 
         var results = Results()
@@ -65,6 +68,13 @@ struct Benchmark {
                 }
             }
             measureSink(port: sink.port, events: events, round: round, label: label, into: &results)
+            for client in Client.order(WaitClient.allCases, forRound: round) {
+                let result = try WaitRun.run(
+                    client, binaries: binaries, requests: options.waitRequests, delay: options.waitDelaySeconds,
+                    stallSeconds: options.stallSeconds)
+                record(wait: result, round: round, into: &results)
+                Progress.log("\(label) \(client.rawValue) waiting for \(options.waitRequests) slow answers: " + describe(result))
+            }
             if let shippingSink {
                 try measureShipping(sink: shippingSink, round: round, label: label, into: &results)
             }
@@ -100,20 +110,32 @@ struct Benchmark {
         }
     }
 
-    /// One log-shipping run per shipper, in the round's order.
+    /// One log-shipping run per shipper and number of files, in the round's order.
     private func measureShipping(sink: LineCountingSink, round: Int, label: String, into results: inout Results) throws(BenchError) {
-        for shipper in Client.order(Shipper.allCases, forRound: round) {
-            if shipper == .syslogNG && (binaries.syslogNG == nil || syslogNG == nil) {
-                if round == 0 {
-                    results[shipper: shipper].notes.append("not run: syslog-ng is not installed (Debian: apt-get install syslog-ng-core syslog-ng-mod-http)")
+        for files in Self.shippingFileCounts {
+            for shipper in Client.order(Shipper.compared(files: files), forRound: round) {
+                if let missing = missing(shipper) {
+                    if round == 0 { results[shipper: shipper, files: files].notes.append("not run: \(missing)") }
+                    continue
                 }
-                continue
+                let result = try ShippingRun.run(
+                    shipper, files: files, binaries: binaries, syslogNG: syslogNG, sink: sink, rate: options.logRate,
+                    seconds: options.logSeconds, stallSeconds: options.stallSeconds, round: round)
+                record(shipping: result, round: round, into: &results)
+                Progress.log("\(label) \(shipper.rawValue) log shipping, \(files) file\(files == 1 ? "" : "s"): " + describe(result))
             }
-            let result = try ShippingRun.run(
-                shipper, binaries: binaries, syslogNG: syslogNG, sink: sink, rate: options.logRate,
-                seconds: options.logSeconds, stallSeconds: options.stallSeconds, round: round)
-            record(shipping: result, round: round, into: &results)
-            Progress.log("\(label) \(shipper.rawValue) log shipping: " + describe(result))
+        }
+    }
+
+    /// Why a shipper cannot run here, or nil.
+    private func missing(_ shipper: Shipper) -> String? {
+        switch shipper {
+        case .syslogNG where binaries.syslogNG == nil || syslogNG == nil:
+            "syslog-ng is not installed (Debian: apt-get install syslog-ng-core syslog-ng-mod-http)"
+        case .fluentBit where binaries.fluentBit == nil:
+            "no `fluent-bit` binary on PATH (it is not in Debian; build it from its public source to get this column)"
+        default:
+            nil
         }
     }
 

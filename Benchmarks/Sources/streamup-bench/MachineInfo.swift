@@ -18,7 +18,8 @@ enum MachineInfo {
         return Report.Machine(
             cores: ProcessInfo.processInfo.activeProcessorCount, cpu: model, kernel: kernel,
             curlVersion: curl ?? "curl (version unknown)",
-            syslogNG: binaries.syslogNG.flatMap { SyslogNGVersion(output(of: $0, ["--version"])) })
+            syslogNG: binaries.syslogNG.flatMap { SyslogNGVersion(output(of: $0, ["--version"])) },
+            fluentBit: binaries.fluentBit.map { output(of: $0, ["--version"]).first ?? "Fluent Bit (version unknown)" })
     }
 
     /// The lines `path arguments` prints on stdout (at most 64 KiB; within 5 s).

@@ -9,10 +9,14 @@ import Glibc
 /// Thread safety: an immutable value.
 struct ShippingResult: Sendable {
     let shipper: Shipper
+    /// Files written (and followed).
+    let files: Int
     /// One per process of the shipper (two for `tail | curl`), in start order.
     let exits: [ChildExit]
     let writer: LogWriterResult
     let counts: LineTally.Counts
+    /// Per line that arrived: from the end of its `write(2)` to its arrival, in ns, ascending.
+    let latencies: [UInt64]
     /// Why the run does not count, or nil when every line arrived once and all ended well.
     let failure: String?
 
@@ -21,11 +25,17 @@ struct ShippingResult: Sendable {
     var cpuSeconds: Double { userSeconds + systemSeconds }
     /// The sum of the processes' peaks (they run side by side).
     var maxRSSMiB: Double { Double(exits.reduce(0) { $0 + $1.maxRSSKiB }) / 1024 }
+    /// CPU per line that arrived, in µs.
+    var cpuMicrosecondsPerLine: Double { counts.distinct > 0 ? cpuSeconds * 1e6 / Double(counts.distinct) : 0 }
+
+    func latencyMilliseconds(_ percentile: Double) -> Double? {
+        latencies.isEmpty ? nil : Double(Statistics.percentile(sorted: latencies, percentile)) / 1e6
+    }
 }
 
-/// Runs one shipper against a file the ``LogWriter`` fills, from the shipper's start to its
-/// exit, in a fresh temporary directory:
-/// 1. create the empty file, start the shipper, wait until it has the file open;
+/// Runs one shipper against the files the ``LogWriter`` fills (one, or many in a directory it
+/// follows with a wildcard), from the shipper's start to its exit, in a fresh temporary directory:
+/// 1. create the empty files, start the shipper, wait until it has every file open;
 /// 2. write the lines at the steady rate;
 /// 3. wait until the ``LineCountingSink`` has counted every line (it counts them as they
 ///    arrive, also inside a request that has not ended);
@@ -39,28 +49,35 @@ enum ShippingRun {
     static let stopSeconds = 30.0
 
     static func run(
-        _ shipper: Shipper, binaries: Binaries, syslogNG: SyslogNGVersion?, sink: LineCountingSink,
+        _ shipper: Shipper, files: Int, binaries: Binaries, syslogNG: SyslogNGVersion?, sink: LineCountingSink,
         rate: Int, seconds: Double, stallSeconds: Double, round: Int
     ) throws(BenchError) -> ShippingResult {
-        let directory = NSTemporaryDirectory() + "streamup-bench-\(getpid())-\(shipper.tag)-\(round + 1)"
-        let file = directory + "/app.log"
-        guard mkdir(directory, 0o700) == 0 else { throw BenchError.system("mkdir \(directory)") }
+        let directory = NSTemporaryDirectory() + "streamup-bench-\(getpid())-\(shipper.tag)-\(files)-\(round + 1)"
+        let logs = files == 1 ? directory : directory + "/logs"
+        let paths = files == 1 ? [directory + "/app.log"] : (0..<files).map { logs + "/app" + String(1000 + $0).dropFirst() + ".log" }
+        guard mkdir(directory, 0o700) == 0, logs == directory || mkdir(logs, 0o700) == 0 else {
+            throw BenchError.system("mkdir \(logs)")
+        }
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let created = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard created >= 0 else { throw BenchError.system("create \(file)") }
-        close(created)
+        for path in paths {
+            let created = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            guard created >= 0 else { throw BenchError.system("create \(path)") }
+            close(created)
+        }
 
         let tally = sink.begin(expected: Int(Double(rate) * seconds))
         defer { sink.end() }
-        let processes = try start(shipper, binaries: binaries, syslogNG: syslogNG, file: file, url: sink.url, directory: directory)
+        let followed = files == 1 ? paths[0] : logs + "/*.log"
+        let processes = try start(
+            shipper, binaries: binaries, syslogNG: syslogNG, file: followed, files: files, sink: sink, directory: directory)
         let reader = processes[0]
 
         var failure: String?
         var writer = LogWriterResult(lines: 0, target: tally.expected, writes: 0, elapsedNanos: 0, maxLagNanos: 0, failure: nil)
-        if !waitUntil(seconds: startSeconds, { ProcFiles.hasOpen(pid: reader.pid, path: file) }) {
-            failure = "did not open \(file) within \(Int(startSeconds)) s"
+        if !waitUntil(seconds: startSeconds, { ProcFiles.openCount(pid: reader.pid, of: paths) == paths.count }) {
+            failure = "had \(ProcFiles.openCount(pid: reader.pid, of: paths)) of the \(files) files open after \(Int(startSeconds)) s"
         } else {
-            writer = LogWriter.run(path: file, rate: rate, seconds: seconds)
+            writer = LogWriter.run(paths: paths, rate: rate, seconds: seconds)
             if let problem = writer.failure {
                 failure = problem
             } else {
@@ -94,13 +111,18 @@ enum ShippingRun {
             failure =
                 "the sink got \(counts.distinct) of \(writer.lines) lines, \(counts.duplicates) duplicates, \(counts.abortedRequests) requests cut before their end"
         }
-        return ShippingResult(shipper: shipper, exits: exits, writer: writer, counts: counts, failure: failure)
+        return ShippingResult(
+            shipper: shipper, files: files, exits: exits, writer: writer, counts: counts,
+            latencies: tally.latencies(writtenAt: writer.writtenAt), failure: failure)
     }
 
-    /// Starts the shipper's processes, the one that reads the file first.
+    /// Starts the shipper's processes, the one that reads the file first. `file` is the file,
+    /// or the wildcard of the `files` files.
     private static func start(
-        _ shipper: Shipper, binaries: Binaries, syslogNG: SyslogNGVersion?, file: String, url: String, directory: String
+        _ shipper: Shipper, binaries: Binaries, syslogNG: SyslogNGVersion?, file: String, files: Int, sink: LineCountingSink,
+        directory: String
     ) throws(BenchError) -> [ChildProcess] {
+        let url = sink.url
         let stderr = { (name: String) in ChildStream.file("\(directory)/\(name).stderr") }
         switch shipper {
         case .streamup, .single:
@@ -129,12 +151,22 @@ enum ShippingRun {
             guard let path = binaries.syslogNG, let version = syslogNG else {
                 throw BenchError("syslog-ng is not installed (Debian: apt-get install syslog-ng-core syslog-ng-mod-http)")
             }
-            try SyslogNGSetup.prepare(directory: directory, version: version.configVersion, file: file, url: url)
+            let source = files == 1 ? file : String(file.dropLast("/*.log".count))
+            try SyslogNGSetup.prepare(directory: directory, version: version.configVersion, file: source, files: files, url: url)
             let output = ChildStream.file("\(directory)/syslog-ng.stderr")
             return [
                 try ChildProcess.spawn(
                     path, SyslogNGSetup.arguments(directory: directory), stdout: output, stderr: output,
                     name: "syslog-ng", measuredBy: binaries.time)
+            ]
+        case .fluentBit:
+            guard let path = binaries.fluentBit else { throw BenchError("no fluent-bit binary on PATH") }
+            try FluentBitSetup.prepare(directory: directory, path: file, port: sink.port)
+            let output = ChildStream.file("\(directory)/fluent-bit.stderr")
+            return [
+                try ChildProcess.spawn(
+                    path, FluentBitSetup.arguments(directory: directory), stdout: output, stderr: output,
+                    name: "fluent-bit", measuredBy: binaries.time)
             ]
         }
     }

@@ -1,5 +1,4 @@
 import Foundation
-import StreamUpHTTP
 
 #if canImport(Glibc)
 import Glibc
@@ -79,7 +78,7 @@ final class LineReceiver: Sendable {
     private static func serve(_ fd: CInt, into lines: inout ReceivedLines, onFirstByte: (UInt64) -> Void) throws(BenchError) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 64)
         defer { buffer.deallocate() }
-        var parser = HTTPRequestParser(limits: .init(maxHeaderBytes: 64 * 1024, maxChunkLineBytes: 64 * 1024))
+        var parser = RequestReader()
         var splitter = StampedLineSplitter()
         var sawBody = false
         defer { if !parser.isAtMessageStart { lines.abortedRequests += 1 } }
@@ -90,8 +89,8 @@ final class LineReceiver: Sendable {
             let now = MonotonicClock.now()
             var sendError: BenchError?
             do {
-                try parser.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) { head in
-                    if head.expectsContinue && !Descriptors.sendAll(fd, "HTTP/1.1 100 Continue\r\n\r\n") {
+                try parser.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) { expectsContinue in
+                    if expectsContinue && !Descriptors.sendAll(fd, "HTTP/1.1 100 Continue\r\n\r\n") {
                         sendError = BenchError("could not send 100 Continue")
                     }
                 } onBody: { body in
@@ -100,7 +99,7 @@ final class LineReceiver: Sendable {
                         onFirstByte(now)
                     }
                     splitter.feed(body, arrivedAt: now, into: &lines.latencies)
-                } onEnd: { _ in
+                } onEnd: {
                     // The splitter goes on: the next request on this connection continues the stream.
                     lines.requests += 1
                     if !Descriptors.sendAll(fd, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n") {
