@@ -25,6 +25,8 @@ struct Benchmark {
     let options: BenchOptions
     let binaries: Binaries
     let syslogNG: SyslogNGVersion?
+    /// The plugins the installed `fluent-bit` lacks (its column is then left out), or nil.
+    let fluentBitLacks: String?
 
     func run() throws(BenchError) -> Results {
         Descriptors.raiseOpenFileLimit()
@@ -134,6 +136,8 @@ struct Benchmark {
             "syslog-ng is not installed (Debian: apt-get install syslog-ng-core syslog-ng-mod-http)"
         case .fluentBit where binaries.fluentBit == nil:
             "no `fluent-bit` binary on PATH (it is not in Debian; build it from its public source to get this column)"
+        case .fluentBit where fluentBitLacks != nil:
+            "the `fluent-bit` on PATH (\(binaries.fluentBit ?? "")) was built without \(fluentBitLacks ?? "")"
         default:
             nil
         }

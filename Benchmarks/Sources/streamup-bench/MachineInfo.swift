@@ -19,7 +19,24 @@ enum MachineInfo {
             cores: ProcessInfo.processInfo.activeProcessorCount, cpu: model, kernel: kernel,
             curlVersion: curl ?? "curl (version unknown)",
             syslogNG: binaries.syslogNG.flatMap { SyslogNGVersion(output(of: $0, ["--version"])) },
-            fluentBit: binaries.fluentBit.map { output(of: $0, ["--version"]).first ?? "Fluent Bit (version unknown)" })
+            fluentBit: binaries.fluentBit.map { output(of: $0, ["--version"]).first ?? "Fluent Bit (version unknown)" },
+            fluentBitLacks: binaries.fluentBit.flatMap { fluentBitLacks(output(of: $0, ["--help"])) })
+    }
+
+    /// What the bench needs that a `fluent-bit --help` does not list (the `tail` input, the
+    /// `http` output: a build may leave plugins out), or nil.
+    static func fluentBitLacks(_ help: [String]) -> String? {
+        var section = ""
+        var plugins: Set<String> = []
+        for line in help {
+            if !line.hasPrefix(" ") {
+                section = line.contains("Inputs") ? "in" : line.contains("Outputs") ? "out" : ""
+            } else if let name = line.split(separator: " ").first {
+                plugins.insert("\(section) \(name)")
+            }
+        }
+        let missing = [("in tail", "the tail input"), ("out http", "the http output")].filter { !plugins.contains($0.0) }.map(\.1)
+        return missing.isEmpty ? nil : missing.joined(separator: " and ")
     }
 
     /// The lines `path arguments` prints on stdout (at most 64 KiB; within 5 s).

@@ -14,6 +14,8 @@ enum Report {
         var syslogNG: SyslogNGVersion?
         /// `Fluent Bit v5.1.0`, or nil when it is not installed.
         var fluentBit: String?
+        /// The plugins the installed Fluent Bit was built without, of those the bench needs.
+        var fluentBitLacks: String?
     }
 
     static func render(_ results: Results, options: BenchOptions, arguments: [String], machine: Machine) -> String {

@@ -42,7 +42,8 @@ enum WaitClient: String, Sendable, CaseIterable {
             case .bare: "streamup-bench"
             case .curl: "curl"
             }
-        return ([program] + arguments(url: "URL", requests: requests)).joined(separator: " ")
+        let quoted = arguments(url: "URL", requests: requests).map { $0.contains(" ") ? "'\($0)'" : $0 }
+        return ([program] + quoted).joined(separator: " ")
     }
 }
 

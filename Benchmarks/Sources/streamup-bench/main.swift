@@ -24,7 +24,7 @@ do {
     }
     let binaries = try Binaries.locate(streamup: options.streamup)
     let machine = MachineInfo.collect(binaries: binaries)
-    let results = try Benchmark(options: options, binaries: binaries, syslogNG: machine.syslogNG).run()
+    let results = try Benchmark(options: options, binaries: binaries, syslogNG: machine.syslogNG, fluentBitLacks: machine.fluentBitLacks).run()
     print(Report.render(results, options: options, arguments: arguments, machine: machine))
     if results.failedRuns > 0 {
         FileHandle.standardError.write(Data("streamup-bench: \(results.failedRuns) runs did not count (listed in the report)\n".utf8))
