@@ -110,7 +110,9 @@ struct TailOptions: Sendable, Equatable {
             on stderr says so);
           - keeps at most --max-open-files files open; beyond it the least recently written are
             closed and wait;
-          - reads only while the upload keeps up: a slow server never makes memory grow.
+          - reads only while the upload keeps up: a slow server never makes memory grow;
+            with segments (the default) it lets lines gather for a tenth of --segment-seconds
+            (at most 100 ms) and reads them in one go, since they wait for their segment anyway.
 
         With --state FILE, where each file stands (device, inode and a fingerprint of its first
         256 bytes, so a reused inode is not taken for the old file) is saved atomically once the
