@@ -99,8 +99,11 @@ struct TailLoop: ~Copyable {
     // MARK: Turns
 
     /// Gives every ready file its turn, round after round, until none is ready; between rounds
-    /// it collects events that came meanwhile (without waiting), so a file that starts to
-    /// write while others catch up gets its turn in the next round.
+    /// that leave a file with more to read, it collects events that came meanwhile (without
+    /// waiting), so a file that starts to write while others catch up gets its turn in the
+    /// next round. Once every file is read to its end, events wait for the loop's next wait
+    /// and its gather delay: a file written line by line is read a batch at a time, not a
+    /// line at a time as each line's event arrives during the turns.
     private mutating func serveTurns(_ writer: any LineSink) throws {
         var turnsLeftInRound = scheduler.readyCount
         while let key = scheduler.nextTurn() {
@@ -115,6 +118,7 @@ struct TailLoop: ~Copyable {
             }
             turnsLeftInRound -= 1
             if turnsLeftInRound <= 0 {
+                guard scheduler.hasReady else { return }
                 events.removeAll(keepingCapacity: true)
                 try watcher.wait(timeout: 0, into: &events)
                 handle(events)
@@ -198,7 +202,9 @@ struct TailLoop: ~Copyable {
         for event in events {
             switch event {
             case .modified(let identity):
-                guard files[identity] != nil else { continue }
+                // A file waiting for its turn already is read to its end then, and its turn
+                // notes the growth: its further events (one per write) need nothing more.
+                guard !scheduler.isReady(identity), files[identity] != nil else { continue }
                 files[identity]?.lastGrowth = clock.now
                 scheduler.wrote(identity)
                 scheduler.markReady(identity)

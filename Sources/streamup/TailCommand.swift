@@ -66,6 +66,13 @@ struct TailOptions: Sendable, Equatable {
         if let maxRecord = upload.delivery.maxRecordBytes { tailer.maxLineBytes = maxRecord }
         tailer.multiline = upload.records.multiline
         tailer.parse = upload.records.parse
+        if !upload.delivery.singleRequest {
+            // A line waits for its segment's end anyway: reading a tenth of a segment time's lines
+            // at once (at most 100 ms) costs a wake-up per batch instead of per few lines
+            // (README, Performance: 2.3x less CPU at 10,000 lines/s) and adds ~5% to the latency.
+            let segment = upload.delivery.segmentDuration ?? ReliableUploader.Options().segmentDuration
+            tailer.gatherDelay = max(tailer.gatherDelay, min(.milliseconds(100), segment / 10))
+        }
         return tailer
     }
 
@@ -104,7 +111,9 @@ struct TailOptions: Sendable, Equatable {
             on stderr says so);
           - keeps at most --max-open-files files open; beyond it the least recently written are
             closed and wait;
-          - reads only while the upload keeps up: a slow server never makes memory grow.
+          - reads only while the upload keeps up: a slow server never makes memory grow;
+            with segments (the default) it lets lines gather for a tenth of --segment-seconds
+            (at most 100 ms) and reads them in one go, since they wait for their segment anyway.
 
         With --state FILE, where each file stands (device, inode and a fingerprint of its first
         256 bytes, so a reused inode is not taken for the old file) is saved atomically once the

@@ -222,8 +222,23 @@ import Testing
             return
         }
         #expect(plain.upload.url == nil && plain.patterns == ["app.log"])
-        #expect(plain.tailerOptions == FileTailer.Options())
+        var expected = FileTailer.Options()
+        expected.gatherDelay = .milliseconds(100)
+        #expect(plain.tailerOptions == expected)
         #expect(plain.forgetAfter == .seconds(24 * 3600))
+    }
+
+    /// With segments the tailer lets a tenth of a segment time's lines gather (at most 100 ms),
+    /// since they wait for their segment's end anyway; one request keeps the library's 5 ms.
+    @Test func tailGathersLinesForATenthOfASegment() throws {
+        func gather(_ arguments: [String]) throws -> Duration? {
+            guard case .tail(let options) = try CommandLineParser.parse(["tail", "app.log", "http://h/in"] + arguments) else { return nil }
+            return options.tailerOptions.gatherDelay
+        }
+        #expect(try gather([]) == .milliseconds(100))
+        #expect(try gather(["--segment-seconds", "300ms"]) == .milliseconds(30))
+        #expect(try gather(["--segment-seconds", "10ms"]) == FileTailer.Options().gatherDelay)
+        #expect(try gather(["--single-request"]) == FileTailer.Options().gatherDelay)
     }
 
     /// `tail` without a file, or with a limit that cannot work is a usage error.
