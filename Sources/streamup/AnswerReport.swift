@@ -34,7 +34,22 @@ enum AnswerReport {
         let isHTML = contentType.hasPrefix("text/html") || contentType.hasPrefix("application/xhtml")
         let declared = field("Content-Length").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? 0
         let text = oneLine(body, isHTML: isHTML, totalBytes: max(declared, body.count), limit: bodyCharacterLimit)
-        return text.isEmpty ? head : "\(head): \(text)"
+        let line = text.isEmpty ? head : "\(head): \(text)"
+        return bulkPathHint(status: status, body: body, requestURL: requestURL).map { "\(line); \($0)" } ?? line
+    }
+
+    /// What to do when Fluent Bit's elasticsearch input refuses a bulk path other than `/_bulk`
+    /// (it serves only `POST /_bulk`, and answers `400 error: invalid HTTP endpoint` to
+    /// `/INDEX/_bulk`, the path `--to elasticsearch` adds): the URL to use instead.
+    static func bulkPathHint(status: Int, body: [UInt8], requestURL: URL?) -> String? {
+        guard status == 400, body.starts(with: Array("error: invalid HTTP endpoint".utf8)),
+            let requestURL, var components = URLComponents(url: requestURL, resolvingAgainstBaseURL: false),
+            components.percentEncodedPath.hasSuffix("/_bulk"), components.percentEncodedPath != "/_bulk"
+        else { return nil }
+        components.percentEncodedPath = "/_bulk"
+        components.query = nil
+        let url = components.url?.absoluteString ?? "/_bulk"
+        return "Fluent Bit's elasticsearch input takes only POST /_bulk (no index in the path): use \(url)"
     }
 
     /// ``failureLine(status:headers:body:requestURL:)`` for `response`.

@@ -91,7 +91,9 @@ enum UploadRunner {
                 }
                 // One line; where the refused bytes are is news only when a spool keeps them.
                 let kept = options.delivery.spoolDirectory == nil ? nil : uploader.unacknowledgedLine
-                Terminal.error(AnswerReport.failureLine(response, requestURL: URL(string: urlText)) + (kept.map { "; \($0)" } ?? ""))
+                // The URL requested: the preset's path included (`/INDEX/_bulk`, …).
+                let requested = (try? options.configuration(url: urlText).url) ?? URL(string: urlText)
+                Terminal.error(AnswerReport.failureLine(response, requestURL: requested) + (kept.map { "; \($0)" } ?? ""))
                 return (ExitStatus.httpFailure, response)
             }
             // The last answer's body goes to stdout (-o FILE); a dry run prints the local

@@ -347,6 +347,15 @@ class TestElasticsearch(ReceiverTest):
         self.assertEqual((status, answer["errors"]), (200, False))
         self.assertEqual(self.r.state()["records"][0]["index"], "app-logs")
 
+    def test_bulk_path_only_serves_post_bulk_as_fluent_bit(self):
+        self.restart("--bulk-path-only")
+        status, _, body = self.r.post("/logs-app/_bulk", '{"create":{}}\n{"message":"x"}\n', self.ND)
+        self.assertEqual((status, body), (400, b"error: invalid HTTP endpoint\n"))
+        self.assertOneError(400, "only POST /_bulk")
+        status, answer = self.bulk('{"create":{}}\n{"message":"y"}\n')
+        self.assertEqual((status, answer["errors"]), (200, False))
+        self.assertEqual(self.lines(), ["y"])
+
     def test_body_must_end_with_a_newline(self):
         status, answer = self.bulk('{"index":{"_index":"l"}}\n{"message":"x"}')
         self.assertEqual(status, 400)

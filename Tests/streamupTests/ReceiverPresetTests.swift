@@ -132,6 +132,26 @@ import Testing
         #expect(source?["@timestamp"] is String && source?["host.name"] is String, "\(String(describing: source))")
     }
 
+    /// Fluent Bit's elasticsearch input serves only `POST /_bulk` (seen with Fluent Bit 5.1 built
+    /// from its source, our trial of 2026-11-25): it refuses the path the preset adds to a bare
+    /// URL, `/logs-streamup-default/_bulk`, with `400 error: invalid HTTP endpoint`, and the
+    /// line says which URL to use; that URL stores every line.
+    @Test func elasticsearchAtFluentBitSaysWhichURLWorks() async throws {
+        let lines = Self.lines(200)
+        let refused = try await Self.ship("elasticsearch", [], lines: lines, validatorOptions: ["--bulk-path-only"])
+        #expect(refused.status == 1, "stderr: \(refused.stderr)")
+        let line = refused.stderr.split(separator: "\n").first { $0.contains("invalid HTTP endpoint") }.map(String.init) ?? refused.stderr
+        let said = "server answered 400 Bad Request: error: invalid HTTP endpoint; Fluent Bit's elasticsearch input takes only POST /_bulk"
+        #expect(line.contains(said), "\(line)")
+        #expect(line.contains(/use http:\/\/127\.0\.0\.1:\d+\/_bulk$/), "\(line)")
+        #expect(refused.snapshot.lines.isEmpty)
+
+        let taken = try await Self.ship("elasticsearch", [], lines: lines, path: "/_bulk", validatorOptions: ["--bulk-path-only"])
+        #expect(taken.status == 0, "stderr: \(taken.stderr)")
+        #expect(taken.snapshot.errors.isEmpty, "\(taken.snapshot.errors.prefix(3))")
+        #expect(taken.snapshot.lines == lines.map(Self.stored), "\(Self.show(taken.snapshot.lines))")
+    }
+
     /// `errors:true` items: the refused documents are reported, kept with `--dead-letter`, and
     /// not sent again; the others are stored once.
     @Test func elasticsearchRefusedDocumentsAreReportedAndKept() async throws {
