@@ -86,8 +86,9 @@ final class MatrixReceiver: Sendable {
         }
     }
 
-    /// What it stored, read once the command has ended.
-    func stored() async throws -> Stored {
+    /// What it stored, read once the command has ended; `wholeLines`: each request to the sink
+    /// must end on a line (not so for opaque bytes, `--records none`).
+    func stored(wholeLines: Bool = true) async throws -> Stored {
         switch server {
         case .sink(let sink):
             // (Decoding a gzip body runs python3: on a thread of its own, never a task's.)
@@ -97,7 +98,7 @@ final class MatrixReceiver: Sendable {
             for (sequence, body) in bodies {
                 switch body {
                 case .success(let body):
-                    if !body.isEmpty && body.last != 0x0A { problems.append("request \(sequence) does not end on a line") }
+                    if wholeLines && !body.isEmpty && body.last != 0x0A { problems.append("request \(sequence) does not end on a line") }
                     bytes += body
                 case .failure(let problem):
                     problems.append("request \(sequence): \(problem.text)")
