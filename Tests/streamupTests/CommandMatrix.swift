@@ -50,9 +50,13 @@ struct MatrixVariant: Sendable {
     /// Whether the bytes go as they are, not as whole lines (`--records none`): a request to
     /// the sink then need not end on a line.
     var opaque = false
+    /// The requests the receiver must have got, where it says: nil (any), `["POST"]` (one
+    /// request), or the methods that must be among them.
+    var methods: [String]?
 
-    init(_ options: [String], runs: [MatrixCommand: [String]]? = nil) {
+    init(_ options: [String], methods: [String]? = nil, runs: [MatrixCommand: [String]]? = nil) {
         self.options = options
+        self.methods = methods
         self.runs = runs
     }
 
@@ -89,9 +93,11 @@ struct MatrixVariant: Sendable {
         // Metrics (README "Metrics and health"), scraped while streamup runs.
         MatrixVariant(["--metrics", "0"], runs: [.stdin: ["sink"], .tail: ["loki"], .heartbeat: ["sink"]]).scrapingMetrics(),
         // One request (README "Delivery"): the receivers that take one.
-        MatrixVariant(["--single-request"], runs: [.stdin: ["sink", "victorialogs", "clickhouse"], .tail: ["victorialogs"], .heartbeat: ["victorialogs"]]),
+        MatrixVariant(
+            ["--single-request"], methods: ["POST"],
+            runs: [.stdin: ["sink", "victorialogs", "clickhouse"], .tail: ["victorialogs"], .heartbeat: ["victorialogs"]]),
         // The resumable-upload protocol: the sink speaks it (no preset does).
-        MatrixVariant(["--resumable"], runs: [.stdin: ["sink"], .tail: ["sink"], .heartbeat: ["sink"]]),
+        MatrixVariant(["--resumable"], methods: ["POST", "PATCH"], runs: [.stdin: ["sink"], .tail: ["sink"], .heartbeat: ["sink"]]),
         // Opaque bytes, and records of your own.
         MatrixVariant(["--records", "none"], runs: [.stdin: ["sink"], .tail: ["sink"]]).opaqueBytes(),
         MatrixVariant(["--format", "ndjson", "--field", "service=billing"], runs: [.stdin: ["sink"], .tail: ["sink"]]),

@@ -52,6 +52,7 @@ import Testing
             #expect(dead.isEmpty, "dead letters kept: \(dead)\n\(context)")
             let clean = stored.problems.isEmpty
             #expect(clean, "the receiver found \(stored.problems.count) problems: \(stored.problems.prefix(3).joined(separator: "; "))\n\(context)")
+            checkRequests(stored, row.variant, context: context)
             if row.command == .heartbeat {
                 checkBeats(stored, context: context)
                 return
@@ -64,6 +65,20 @@ import Testing
             let expectedOrder = stored.ordered ? expected : expected.sorted { $0.lexicographicallyPrecedes($1) }
             let everyLineOnce = stored.lines == expectedOrder
             #expect(everyLineOnce, "\(difference(expected: expected, stored: stored.lines))\n\(context)")
+        }
+    }
+
+    /// The requests a variant that says how it sends must have made (as far as the receiver
+    /// tells): `--single-request` one request, a live chunked one; `--resumable` its protocol's
+    /// methods, one upload created.
+    static func checkRequests(_ stored: MatrixReceiver.Stored, _ variant: MatrixVariant, context: String) {
+        guard let wanted = variant.methods else { return }
+        if wanted == ["POST"] {
+            if let requests = stored.requests { #expect(requests == 1, "\(requests) requests, not one\n\(context)") }
+            if let chunked = stored.chunked { #expect(chunked == 1, "\(chunked) chunked requests, not one live one\n\(context)") }
+        } else if let methods = stored.methods {
+            #expect(Set(wanted).isSubset(of: methods), "methods \(methods), not all of \(wanted)\n\(context)")
+            #expect(methods.filter { $0 == "POST" }.count == 1, "methods \(methods): more than one upload\n\(context)")
         }
     }
 
