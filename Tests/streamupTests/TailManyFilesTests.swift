@@ -17,14 +17,11 @@ import Glibc
     /// rename rotation in one (a line still written to the old file, then the new one), a
     /// copytruncate in another, a file deleted right after its last line.
     @Test func aGlobOverTwentyFilesDeliversEveryLineOnceInOrder() async throws {
-        let scratch = try TemporaryDirectory()
-        let work = scratch.url
-        let logs = work.appendingPathComponent("logs").path
-        try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
-        var files = ManyFiles(directory: logs, count: 20)
+        let scratch = try TailScratch()
+        var files = ManyFiles(directory: scratch.logs, count: 20)
         try files.appendToAll()  // what is there before start (sent: --from-start)
         try await withSink { sink, stored in
-            let child = try StreamupProcess(["tail", "--from-start", "--segment-seconds", "100ms", logs + "/*.log", sink.url.absoluteString])
+            let child = try StreamupProcess(scratch.tail(to: sink.url))
             for _ in 0..<3 { try files.appendToAll() }
             try await files.expectStored(in: stored, child)
 
@@ -59,18 +56,10 @@ import Glibc
     /// `kill -9` while all 20 files grow, and a restart with the same `--state` and `--spool`:
     /// every line arrives once, in each file's order.
     @Test func killAndRestartWithStateAndSpoolWhileTwentyFilesGrow() async throws {
-        let scratch = try TemporaryDirectory()
-        let work = scratch.url
-        let logs = work.appendingPathComponent("logs").path
-        try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
-        let state = work.appendingPathComponent("tail.state").path
-        let spool = work.appendingPathComponent("spool").path
-        let writer = try GrowingFiles(directory: logs, count: 20)
+        let scratch = try TailScratch()
+        let writer = try GrowingFiles(directory: scratch.logs, count: 20)
         try await withSink { sink, stored in
-            let arguments = [
-                "tail", "--from-start", "--state", state, "--spool", spool, "--retries", "forever",
-                "--segment-seconds", "100ms", logs + "/*.log", sink.url.absoluteString,
-            ]
+            let arguments = scratch.tail(["--state", scratch.state, "--spool", scratch.spool, "--retries", "forever"], to: sink.url)
             writer.start()
             let first = try StreamupProcess(arguments)
             // Given lines arriving from every file,
@@ -127,14 +116,12 @@ import Glibc
     /// root without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH (`setpriv`), so a mode-000 file
     /// truly fails to open with EACCES (and the others, owned by root, open as usual).
     @Test func permissionDeniedSkipsOnlyThatFile() async throws {
-        let scratch = try TemporaryDirectory()
-        let work = scratch.url
-        let logs = work.appendingPathComponent("logs").path
-        try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
+        let scratch = try TailScratch()
+        let logs = scratch.logs
         for name in ["a", "secret", "c"] { try "\(name) 0\n".write(toFile: "\(logs)/\(name).log", atomically: false, encoding: .utf8) }
         #expect(chmod("\(logs)/secret.log", 0) == 0)
         try await withSink { sink, stored in
-            let child = try unprivilegedStreamup(["tail", "--from-start", "--segment-seconds", "100ms", logs + "/*.log", sink.url.absoluteString])
+            let child = try unprivilegedStreamup(scratch.tail(to: sink.url))
             let skipped = "streamup: cannot read \(logs)/secret.log: Permission denied; skipping it (the other files go on)"
             #expect(await eventually { child.stderr.contains(skipped) }, "stderr: \(child.stderr)")
             #expect(await eventually { Set(streamText(in: stored)?.split(separator: "\n") ?? []) == ["a 0", "c 0"] })
@@ -159,17 +146,11 @@ extension TailManyFilesTests {
     /// With `--forget-after`, the state keeps a deleted file's position, marked gone, and
     /// drops it once it has been gone that long (at the next save after that).
     @Test func forgetAfterDropsTheStateOfAFileGoneThatLong() async throws {
-        let scratch = try TemporaryDirectory()
-        let work = scratch.url
-        let logs = work.appendingPathComponent("logs").path
-        try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
-        let state = work.appendingPathComponent("tail.state").path
+        let scratch = try TailScratch()
+        let (logs, state) = (scratch.logs, scratch.state)
         for name in ["kept", "gone"] { try "\(name) 0\n".write(toFile: "\(logs)/\(name).log", atomically: false, encoding: .utf8) }
         try await withSink { sink, stored in
-            let child = try StreamupProcess([
-                "tail", "-v", "--from-start", "--state", state, "--forget-after", "1s", "--segment-seconds", "100ms",
-                logs + "/*.log", sink.url.absoluteString,
-            ])
+            let child = try StreamupProcess(scratch.tail(["-v", "--state", state, "--forget-after", "1s"], to: sink.url))
             func saved() -> [SourcePosition] { ((try? SourceState.load(from: state)) ?? nil)?.sources ?? [] }
             #expect(await eventually { saved().count == 2 && saved().allSatisfy { $0.offset > 0 } })
             try FileManager.default.removeItem(atPath: "\(logs)/gone.log")
@@ -195,17 +176,11 @@ extension TailManyFilesTests {
     /// More files than `--max-open-files`: one line says so, and every line of every file still
     /// arrives (idle files are closed and reopened when written to).
     @Test func moreFilesThanMaxOpenFilesIsSaidAndLosesNothing() async throws {
-        let scratch = try TemporaryDirectory()
-        let work = scratch.url
-        let logs = work.appendingPathComponent("logs").path
-        try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
-        var files = ManyFiles(directory: logs, count: 6)
+        let scratch = try TailScratch()
+        var files = ManyFiles(directory: scratch.logs, count: 6)
         try files.appendToAll()
         try await withSink { sink, stored in
-            let child = try StreamupProcess([
-                "tail", "--from-start", "--max-open-files", "2", "--segment-seconds", "100ms",
-                logs + "/*.log", sink.url.absoluteString,
-            ])
+            let child = try StreamupProcess(scratch.tail(["--max-open-files", "2"], to: sink.url))
             let notice =
                 "streamup: 6 files to follow, more than --max-open-files 2: the least recently written are closed and wait until they are written to again"
             #expect(await eventually { child.stderr.contains(notice) }, "stderr: \(child.stderr)")
