@@ -60,15 +60,9 @@ import Glibc
             let child = try StreamupProcess(scratch.tail(to: sink.url))
             for _ in 0..<3 { try files.appendToAll() }
             try await files.expectStored(in: stored, child)
-            child.signal(SIGSTOP)
-            try files.appendToAll()
-            try copytruncate(files.path("f05"))
-            child.signal(SIGCONT)
-            try files.appendToAll()
+            try files.copytruncateUnread("f05", while: child)
             try await files.expectStored(in: stored, child)
-            child.signal(SIGTERM)
-            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
-            #expect(storedLines(in: stored, sink) == files.expected)
+            await files.expectStoredAfterStopping(child, in: stored, sink)
         }
     }
 
@@ -86,22 +80,15 @@ import Glibc
             for _ in 0..<2 {
                 try files.appendToAll()
                 try await files.expectStored(in: stored, first)
-                first.signal(SIGSTOP)
-                try files.appendToAll()
-                try copytruncate(files.path("f01"))
-                first.signal(SIGCONT)
-                try files.appendToAll()
+                try files.copytruncateUnread("f01", while: first)
                 try await files.expectStored(in: stored, first)
             }
-            first.signal(SIGTERM)
-            #expect(await first.waitForExit() == 0, "stderr: \(first.stderr)")
+            await files.expectStoredAfterStopping(first, in: stored, sink)
             let second = try StreamupProcess(arguments)
             try files.appendToAll()
             let expected = files.expected
             #expect(await eventually { storedLines(in: stored, sink) == expected }, "stderr: \(second.stderr)")
-            second.signal(SIGTERM)
-            #expect(await second.waitForExit() == 0, "stderr: \(second.stderr)")
-            #expect(storedLines(in: stored, sink) == files.expected)
+            await files.expectStoredAfterStopping(second, in: stored, sink)
         }
     }
 
@@ -117,44 +104,19 @@ import Glibc
             let first = try StreamupProcess(arguments)
             try files.appendToAll()
             try await files.expectStored(in: stored, first)
-            first.signal(SIGTERM)
-            #expect(await first.waitForExit() == 0, "stderr: \(first.stderr)")
+            await files.expectStoredAfterStopping(first, in: stored, sink)
             try files.appendToAll()
             try copytruncate(files.path("f01"))
             try files.appendToAll()
             let second = try StreamupProcess(arguments)
             let expected = files.expected
             #expect(await eventually { storedLines(in: stored, sink) == expected }, "stderr: \(second.stderr)")
-            second.signal(SIGTERM)
-            #expect(await second.waitForExit() == 0, "stderr: \(second.stderr)")
-            let lines = storedLines(in: stored, sink)
-            #expect(lines == expected, "f01: \(lines["f01"] ?? [])")
+            await files.expectStoredAfterStopping(second, in: stored, sink)
         }
     }
 }
 
 // MARK: - Support
-
-/// logrotate's `copytruncate` with `rotate 2`, with the real `cp` and `truncate`: `PATH.1`
-/// becomes `PATH.2` (the oldest copy goes), `PATH` is copied to `PATH.1`, then truncated.
-private func copytruncate(_ path: String) throws {
-    if FileManager.default.fileExists(atPath: path + ".1") {
-        try? FileManager.default.removeItem(atPath: path + ".2")
-        try FileManager.default.moveItem(atPath: path + ".1", toPath: path + ".2")
-    }
-    try run("/bin/cp", path, path + ".1")
-    try run("/usr/bin/truncate", "-s", "0", path)
-}
-
-/// Runs a command to its end; throws when it fails.
-private func run(_ command: String, _ arguments: String...) throws {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: command)
-    process.arguments = arguments
-    try process.run()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else { throw POSIXError(.EIO) }
-}
 
 /// The lines the files at `paths` hold (those that exist).
 private func linesHeld(by paths: [String]) throws -> Set<String> {

@@ -46,10 +46,7 @@ import Glibc
             files.retire("f07")
             for _ in 0..<2 { try files.appendToAll() }
             try await files.expectStored(in: stored, child)
-
-            child.signal(SIGTERM)
-            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
-            #expect(storedLines(in: stored, sink) == files.expected)
+            await files.expectStoredAfterStopping(child, in: stored, sink)
         }
     }
 
@@ -188,9 +185,7 @@ extension TailManyFilesTests {
                 try files.appendToAll()
                 try await files.expectStored(in: stored, child)
             }
-            child.signal(SIGTERM)
-            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
-            #expect(storedLines(in: stored, sink) == files.expected)
+            await files.expectStoredAfterStopping(child, in: stored, sink)
         }
     }
 }
@@ -205,85 +200,6 @@ private func unprivilegedStreamup(_ arguments: [String]) throws -> StreamupProce
     return try StreamupProcess(
         executable: URL(fileURLWithPath: "/usr/bin/setpriv"),
         ["--inh-caps=\(dropped)", "--bounding-set=\(dropped)", StreamupProcess.executable.path] + arguments)
-}
-
-/// The lines the sink stored, by file (the first word of each line: `f07 line 3` is f07's),
-/// taking the streams in the order their first request arrived.
-func storedLines(in directory: URL, _ sink: SinkServer) -> [String: [String]] {
-    var streams: [String] = []
-    for request in sink.requests {
-        if let file = request.storedFile, file.contains("/stream-"), !streams.contains(file) { streams.append(file) }
-    }
-    var lines: [String: [String]] = [:]
-    for stream in streams {
-        guard let text = try? String(contentsOfFile: stream, encoding: .utf8) else { continue }
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false).dropLast() {
-            let file = line.split(separator: " ", maxSplits: 1).first.map(String.init) ?? ""
-            lines[file, default: []].append(String(line))
-        }
-    }
-    return lines
-}
-
-/// Files `f00.log`, `f01.log`, … in one directory, and the lines written to each.
-///
-/// Thread safety: a value type used from the test's task.
-struct ManyFiles {
-    let directory: String
-    private(set) var expected: [String: [String]] = [:]
-    private var names: [String]
-
-    init(directory: String, count: Int) {
-        self.directory = directory
-        names = (0..<count).map { String(format: "f%02d", $0) }
-    }
-
-    func path(_ name: String) -> String { "\(directory)/\(name).log" }
-
-    /// One more line to every file still written to.
-    mutating func appendToAll() throws {
-        for name in names { try append(name, lines: 1) }
-    }
-
-    /// `count` more lines of `name`, to its file (or to `path`, such as its rotated name).
-    mutating func append(_ name: String, lines count: Int, at path: String? = nil) throws {
-        if !names.contains(name) { names.append(name) }
-        var text = ""
-        for _ in 0..<count {
-            let line = "\(name) line \(expected[name, default: []].count) \(String(repeating: "x", count: expected.count % 7))"
-            expected[name, default: []].append(line)
-            text += line + "\n"
-        }
-        try streamupTests.append(text, to: path ?? self.path(name), creating: true)
-    }
-
-    /// No more lines to `name` (deleted).
-    mutating func retire(_ name: String) {
-        names.removeAll { $0 == name }
-    }
-
-    /// Waits until the sink holds exactly the lines written so far.
-    func expectStored(in stored: URL, _ child: StreamupProcess, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        let lines = { (try? String(contentsOfFile: streamFile(in: stored) ?? "", encoding: .utf8)) ?? "" }
-        let expected = self.expected
-        let arrived = await eventually(within: .seconds(30)) {
-            var byFile: [String: [String]] = [:]
-            for line in lines().split(separator: "\n") {
-                byFile[String(line.split(separator: " ").first ?? ""), default: []].append(String(line))
-            }
-            return byFile == expected
-        }
-        #expect(arrived, "stored:\n\(lines())\nstderr: \(child.stderr)", sourceLocation: sourceLocation)
-    }
-}
-
-/// Appends `text` to `path`, creating the file if needed.
-func append(_ text: String, to path: String, creating: Bool) throws {
-    let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
-    guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-    defer { close(fd) }
-    let bytes = Array(text.utf8)
-    guard bytes.withUnsafeBytes({ Glibc.write(fd, $0.baseAddress, $0.count) }) == bytes.count else { throw POSIXError(.EIO) }
 }
 
 /// A thread that appends a line to each of `count` files in turn, a round every 5 ms or so,
