@@ -76,17 +76,17 @@ struct MatrixVariant: Sendable {
         // Multiline records (README "Multiline records"): a trace is one record.
         MatrixVariant(["--multiline", "java"], runs: [.stdin: ["loki", "elasticsearch", "clickhouse"], .tail: ["loki", "elasticsearch", "clickhouse"]])
             .with(input: .javaTrace),
-        MatrixVariant(["--multiline", "start=^\\d{4}-\\d\\d-\\d\\d ", "--format", "ndjson"], runs: [.tail: ["sink"], .stdin: ["victorialogs"]])
+        MatrixVariant(["--multiline", "start=^\\d{4}-\\d\\d-\\d\\d ", "--format", "ndjson"], runs: [.tail: ["sink"]])
             .with(input: .javaTrace),
-        MatrixVariant(["--multiline", "python"], runs: [.stdin: ["otlp"], .tail: ["datadog"]]).with(input: .pythonTrace),
-        MatrixVariant(["--multiline", "go"], runs: [.stdin: ["splunk-hec"], .tail: ["loki"]]).with(input: .goPanic),
-        MatrixVariant(["--multiline", "indented"], runs: [.stdin: ["fluent-bit"], .tail: ["elasticsearch"]]).with(input: .indented),
+        MatrixVariant(["--multiline", "python"], runs: [.stdin: ["otlp"]]).with(input: .pythonTrace),
+        MatrixVariant(["--multiline", "go"], runs: [.tail: ["loki"]]).with(input: .goPanic),
+        MatrixVariant(["--multiline", "indented"], runs: [.stdin: ["fluent-bit"]]).with(input: .indented),
         // Container logs (README "Container logs").
-        MatrixVariant(["--parse", "cri"], runs: [.tail: ["loki", "elasticsearch", "otlp"], .stdin: ["loki"]]).with(input: .cri),
+        MatrixVariant(["--parse", "cri"], runs: [.tail: ["loki", "elasticsearch"], .stdin: ["loki"]]).with(input: .cri),
         MatrixVariant(["--parse", "cri", "--format", "ndjson"], runs: [.tail: ["sink"]]).with(input: .cri),
         MatrixVariant(["--parse", "cri", "--multiline", "java"], runs: [.tail: ["loki"]]).with(input: .criJavaTrace),
         MatrixVariant(["--parse", "docker", "--format", "ndjson"], runs: [.tail: ["sink"]]).with(input: .docker),
-        MatrixVariant(["--parse", "docker"], runs: [.stdin: ["elasticsearch"], .tail: ["vector"]]).with(input: .docker),
+        MatrixVariant(["--parse", "docker"], runs: [.stdin: ["elasticsearch"]]).with(input: .docker),
         // Several endpoints (README "Several endpoints"), one of them down.
         MatrixVariant([], runs: [.stdin: ["loki"], .tail: ["sink"], .heartbeat: ["elasticsearch"]]).with(endpoints: .deadFirst),
         MatrixVariant(["--endpoints", "balance"], runs: [.stdin: ["sink"], .tail: ["loki"], .heartbeat: ["clickhouse"]]).with(endpoints: .deadFirst),
@@ -95,7 +95,7 @@ struct MatrixVariant: Sendable {
         // One request (README "Delivery"): the receivers that take one.
         MatrixVariant(
             ["--single-request"], methods: ["POST"],
-            runs: [.stdin: ["sink", "victorialogs", "clickhouse"], .tail: ["victorialogs"], .heartbeat: ["victorialogs"]]),
+            runs: [.stdin: ["sink", "clickhouse"], .heartbeat: ["victorialogs"]]),
         // The resumable-upload protocol: the sink speaks it (no preset does).
         MatrixVariant(["--resumable"], methods: ["POST", "PATCH"], runs: [.stdin: ["sink"], .tail: ["sink"], .heartbeat: ["sink"]]),
         // Opaque bytes, and records of your own.
