@@ -6,11 +6,11 @@ Two workloads, each run RUNS times into `streamup sink --output DIR` on 127.0.0.
 
   directory  README's example: the directory is followed (`streamup tail --from-start DIR/`), so
              the copies land in it. A writer appends 600 lines to app.log (one write(2) per line,
-             O_APPEND, about 1,000 lines/s); after lines 200 and 400 a copytruncate as logrotate
+             O_APPEND, 1,000 lines/s); after lines 200 and 400 a copytruncate as logrotate
              does it with `rotate 2`: app.log.1 renamed to app.log.2, `cp app.log app.log.1`,
              `truncate -s 0 app.log`.
   twenty     20 files written together (`DIR/*.log`; one line to each in turn, a round every
-             2 ms or so, 30 rounds); right after round 15, f05.log is copied to f05.log.1 and
+             2 ms, 30 rounds); right after round 15, f05.log is copied to f05.log.1 and
              truncated, as above.
 
 Lost: lines that one of the files holds at the end (the followed files and their copies) but
@@ -30,18 +30,10 @@ import tempfile
 import threading
 import time
 
+from linewriter import start_sink, write_rounds
+
 VERBOSE = subprocess.DEVNULL
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def start_sink(streamup, output):
-    sink = subprocess.Popen([streamup, "sink", "--port", "0", "--no-hash", "--output", output],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    line = sink.stdout.readline().strip()
-    if not line.startswith("listening on "):
-        sys.exit(f"the sink did not start: {line!r}")
-    threading.Thread(target=lambda: [None for _ in sink.stdout], daemon=True).start()
-    return sink, line[len("listening on "):]
 
 
 def stored(output):
@@ -52,12 +44,6 @@ def stored(output):
             with open(os.path.join(output, name), "rb") as body:
                 lines += body.read().decode().splitlines()
     return lines
-
-
-def append(path, line):
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    os.write(fd, (line + "\n").encode())
-    os.close(fd)
 
 
 def copytruncate(path):
@@ -98,19 +84,10 @@ def run(streamup, workload):
         threading.Thread(target=watch_stderr, daemon=True).start()
         for _ in names:  # until it follows every file: what it never saw cannot be known
             following.acquire()
-        if workload == "directory":
-            for number in range(600):
-                append(os.path.join(logs, "app.log"), "app line %d" % number)
-                if number in (199, 399):
-                    copytruncate(os.path.join(logs, "app.log"))
-                time.sleep(0.001)
-        else:
-            for round in range(30):
-                for name in names:
-                    append(os.path.join(logs, name + ".log"), "%s line %d" % (name, round))
-                if round == 14:
-                    copytruncate(os.path.join(logs, "f05.log"))
-                time.sleep(0.002)
+        rotated, rounds, interval, after = ("app", 600, 0.001, (199, 399)) if workload == "directory" else ("f05", 30, 0.002, (14,))
+        write_rounds([os.path.join(logs, name + ".log") for name in names], rounds, interval,
+                     lambda index, number: "%s line %d" % (names[index], number),
+                     lambda number: copytruncate(os.path.join(logs, rotated + ".log")) if number in after else None)
         expected = held(logs)
         deadline = time.time() + 20
         while time.time() < deadline and not expected.issubset(stored(output)):

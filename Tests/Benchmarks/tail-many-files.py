@@ -31,20 +31,10 @@ import sys
 import tempfile
 import time
 
+from linewriter import start_sink, write_rounds
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STREAMUP = os.path.join(ROOT, ".build", "release", "streamup")
-
-
-def start_sink(output):
-    sink = subprocess.Popen([STREAMUP, "sink", "--port", "0", "--no-hash", "--output", output],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    line = sink.stdout.readline().strip()
-    if not line.startswith("listening on "):
-        sys.exit(f"the sink did not start: {line!r}")
-    # Keep reading its request lines so its stdout never fills.
-    import threading
-    threading.Thread(target=lambda: [None for _ in sink.stdout], daemon=True).start()
-    return sink, line[len("listening on "):]
 
 
 def count_lines(directory):
@@ -58,22 +48,9 @@ def count_lines(directory):
 
 def write_lines(directory, files, rate, seconds):
     """Appends one line to every file `rate` times a second for `seconds`; returns lines written."""
-    descriptors = [os.open(os.path.join(directory, f"app{index:03d}.log"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-                   for index in range(files)]
     padding = "x" * 70
-    written = 0
-    tick = 1.0 / rate
-    start = time.monotonic()
-    for step in range(int(rate * seconds)):
-        for index, fd in enumerate(descriptors):
-            os.write(fd, f"app{index:03d} {step:08d} {padding}\n".encode())
-            written += 1
-        delay = start + (step + 1) * tick - time.monotonic()
-        if delay > 0:
-            time.sleep(delay)  # pacing of the writer
-    for fd in descriptors:
-        os.close(fd)
-    return written
+    return write_rounds([os.path.join(directory, f"app{index:03d}.log") for index in range(files)], int(rate * seconds), 1.0 / rate,
+                        lambda index, step: f"app{index:03d} {step:08d} {padding}")
 
 
 def syslog_ng_command(work, directory, url, files):
@@ -103,7 +80,7 @@ def run(name, command_for, args):
         os.makedirs(directory)
         for index in range(args.files):
             open(os.path.join(directory, f"app{index:03d}.log"), "w").close()
-        sink, url = start_sink(received)
+        sink, url = start_sink(STREAMUP, received)
         errors = open(os.path.join(work, "stderr"), "w+")
         shipper = subprocess.Popen(command_for(work, directory, url), stdout=subprocess.DEVNULL, stderr=errors)
         time.sleep(1.0)  # let it start following before the first line (no measurement depends on it)

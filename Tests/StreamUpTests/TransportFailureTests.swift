@@ -17,16 +17,29 @@ import FoundationNetworking
         let text: String
         let url: String
         let line: String
-        var testDescription: String { "\(code) \(text)" }
+        /// Whether the request was a segment (already short: no advice to send shorter ones).
+        var segmented = false
+        var testDescription: String { "\(code) \(text)\(segmented ? " (segmented)" : "")" }
+    }
+
+    /// The sentences several measured texts share.
+    static func refused(_ target: String) -> String {
+        "connection refused by \(target): nothing is listening there; check the host and port, and that the server runs"
+    }
+
+    static func closedMidBody(_ target: String, _ reason: String) -> String {
+        "\(target) closed the connection while the body was being sent, without answering (\(reason)): often a server's or proxy's limit on long or idle request bodies; send shorter requests (segmented delivery) or raise that limit"
+    }
+
+    static func untrusted(_ target: String, _ reason: String) -> String {
+        "the TLS certificate of \(target) is not issued by a CA this system trusts (\(reason)): streamup trusts only the system's CA store; add the CA's certificate to it (Debian: copy it to /usr/local/share/ca-certificates/NAME.crt and run update-ca-certificates)"
     }
 
     static let cases: [Case] = [
         Case(
             code: -1004, text: "Failed to connect to 127.0.0.1 port 1 after 0 ms: Couldn't connect to server", url: "http://127.0.0.1:1/",
-            line: "connection refused by 127.0.0.1:1: nothing is listening there; check the host and port, and that the server runs"),
-        Case(
-            code: -1004, text: "Failed to connect to ::1 port 9 after 0 ms: Couldn't connect to server", url: "http://[::1]:9/",
-            line: "connection refused by [::1]:9: nothing is listening there; check the host and port, and that the server runs"),
+            line: refused("127.0.0.1:1")),
+        Case(code: -1004, text: "Failed to connect to ::1 port 9 after 0 ms: Couldn't connect to server", url: "http://[::1]:9/", line: refused("[::1]:9")),
         Case(
             code: -1004, text: "Failed to connect to 127.0.0.1 port 3128 after 0 ms: Couldn't connect to server", url: "http://logs.example/in",
             line: "connection refused by the proxy 127.0.0.1:3128 on the way to logs.example: check http_proxy, https_proxy and no_proxy"),
@@ -42,16 +55,16 @@ import FoundationNetworking
         Case(
             code: -1001, text: "Failed to connect to 10.0.0.9 port 80 after 60000 ms: Connection timed out", url: "http://10.0.0.9/",
             line: "connecting to 10.0.0.9 timed out: check that the address is right and reachable (a firewall may drop the packets)"),
+        Case(code: -1, text: "Send failure: Broken pipe", url: "http://127.0.0.1:8080/", line: closedMidBody("127.0.0.1:8080", "Broken pipe")),
+        Case(
+            code: -1005, text: "Send failure: Connection reset by peer", url: "http://127.0.0.1:8080/",
+            line: closedMidBody("127.0.0.1:8080", "Connection reset by peer")),
+        // A segment closed mid-body (after a server restart): no advice to send shorter requests.
         Case(
             code: -1, text: "Send failure: Broken pipe", url: "http://127.0.0.1:8080/",
             line:
-                "127.0.0.1:8080 closed the connection while the body was being sent, without answering (Broken pipe): often a server's or proxy's limit on long or idle request bodies; send shorter requests (segmented delivery) or raise that limit"
-        ),
-        Case(
-            code: -1005, text: "Send failure: Connection reset by peer", url: "http://127.0.0.1:8080/",
-            line:
-                "127.0.0.1:8080 closed the connection while the body was being sent, without answering (Connection reset by peer): often a server's or proxy's limit on long or idle request bodies; send shorter requests (segmented delivery) or raise that limit"
-        ),
+                "127.0.0.1:8080 closed the connection while the body was being sent, without answering (Broken pipe): the server or a proxy in front of it restarted or dropped the request (a limit on request bodies, an idle timeout); check its logs",
+            segmented: true),
         Case(
             code: -1005, text: "Recv failure: Connection reset by peer", url: "http://127.0.0.1:8080/",
             line:
@@ -69,14 +82,10 @@ import FoundationNetworking
         // ssl server with certificates from openssl; TLSCommandTests).
         Case(
             code: -1, text: "SSL certificate problem: self-signed certificate", url: "https://localhost:8443/",
-            line:
-                "the TLS certificate of localhost:8443 is not issued by a CA this system trusts (self-signed certificate): streamup trusts only the system's CA store; add the CA's certificate to it (Debian: copy it to /usr/local/share/ca-certificates/NAME.crt and run update-ca-certificates)"
-        ),
+            line: untrusted("localhost:8443", "self-signed certificate")),
         Case(
             code: -1, text: "SSL certificate problem: unable to get local issuer certificate", url: "https://127.0.0.1:8443/",
-            line:
-                "the TLS certificate of 127.0.0.1:8443 is not issued by a CA this system trusts (unable to get local issuer certificate): streamup trusts only the system's CA store; add the CA's certificate to it (Debian: copy it to /usr/local/share/ca-certificates/NAME.crt and run update-ca-certificates)"
-        ),
+            line: untrusted("127.0.0.1:8443", "unable to get local issuer certificate")),
         Case(
             code: -1, text: "SSL: no alternative certificate subject name matches target host name '127.0.0.1'", url: "https://127.0.0.1:8443/",
             line:
@@ -115,18 +124,8 @@ import FoundationNetworking
 
     /// Every measured failure gets its line.
     @Test(arguments: cases) func failureBecomesItsLine(_ failure: Case) {
-        #expect(TransportFailure.line(code: failure.code, text: failure.text, url: URL(string: failure.url)) == failure.line)
-    }
-
-    /// A segment is short already: a connection closed mid-body is not advice to send shorter
-    /// requests (it was printed after a server restart while segmented).
-    @Test func aSegmentClosedMidBodyGetsNoAdviceToSegment() {
-        let line = TransportFailure.line(code: -1, text: "Send failure: Broken pipe", url: URL(string: "http://127.0.0.1:8080/"), segmented: true)
         #expect(
-            line
-                == "127.0.0.1:8080 closed the connection while the body was being sent, without answering (Broken pipe): the server or a proxy in front of it restarted or dropped the request (a limit on request bodies, an idle timeout); check its logs"
-        )
-        #expect(!line.contains("segmented delivery"))
+            TransportFailure.line(code: failure.code, text: failure.text, url: URL(string: failure.url), segmented: failure.segmented) == failure.line)
     }
 
     /// The `URLError` path: the code and text come from the error; cancellation is its own code.
@@ -142,12 +141,15 @@ import FoundationNetworking
     /// Certificate failures are recognised by libcurl's text (Linux: code -1) or by Darwin's
     /// codes, so that delivery does not retry them; a handshake with a port that does not speak
     /// TLS is not one.
-    @Test func certificateFailuresAreRecognised() {
-        #expect(TransportFailure.isCertificateFailure(code: -1, text: "SSL certificate problem: self-signed certificate"))
-        #expect(TransportFailure.isCertificateFailure(code: -1, text: "SSL: no alternative certificate subject name matches target host name 'a'"))
-        #expect(TransportFailure.isCertificateFailure(code: URLError.Code.serverCertificateUntrusted.rawValue, text: ""))
-        #expect(!TransportFailure.isCertificateFailure(code: -1, text: "OpenSSL/3.0.19: error:0A00010B:SSL routines::wrong version number"))
-        #expect(!TransportFailure.isCertificateFailure(code: -1, text: "Send failure: Broken pipe"))
+    @Test(arguments: [
+        (-1, "SSL certificate problem: self-signed certificate", true),
+        (-1, "SSL: no alternative certificate subject name matches target host name 'a'", true),
+        (URLError.Code.serverCertificateUntrusted.rawValue, "", true),
+        (-1, "OpenSSL/3.0.19: error:0A00010B:SSL routines::wrong version number", false),
+        (-1, "Send failure: Broken pipe", false),
+    ])
+    func certificateFailuresAreRecognised(code: Int, text: String, isCertificate: Bool) {
+        #expect(TransportFailure.isCertificateFailure(code: code, text: text) == isCertificate)
     }
 
     /// Every line is one line, and no row but the last falls back to printing the raw code.

@@ -22,31 +22,250 @@ enum MatrixCommand: String, CaseIterable, Sendable {
     case heartbeat
 }
 
-/// A delivery variant README promises with every command and preset.
+/// A variant of the commands: options README promises, where they run, what goes in and what
+/// the receiver must then hold. The delivery variants (defaults, gzip, spool, dead letters) run
+/// with every command and target; an option added since runs with the commands and targets
+/// users combine it with (``runs``), so a new option is one entry of ``all``, not a new
+/// dimension of the table.
 ///
 /// Thread safety: a value type.
-enum MatrixVariant: String, CaseIterable, Sendable {
-    /// The defaults: acknowledged segments, the replay buffer in memory.
-    case plain
-    /// `--compress gzip`: every request one gzip member.
-    case gzip
-    /// `--spool DIR`: the unacknowledged bytes on disk.
-    case spool
-    /// `--dead-letter DIR`: what the receiver refuses is kept there (nothing, in a good row).
-    case deadLetter
+struct MatrixVariant: Sendable {
+    /// Where several URLs point.
+    enum Endpoints: Sendable, Equatable {
+        /// The receiver's URL alone.
+        case one
+        /// A URL nothing listens at (the preset's path added), then the receiver's.
+        case deadFirst
+    }
+
+    /// The options, with `DIR` standing for the row's own directory.
+    let options: [String]
+    /// The commands and targets (preset names, `sink` for none) it runs with; nil: all of them.
+    let runs: [MatrixCommand: [String]]?
+    /// What stdin and tail rows send, and the records they make.
+    var input = MatrixInput.lines
+    var endpoints = Endpoints.one
+    /// Whether the row scrapes `--metrics 0` while streamup runs.
+    var scrapesMetrics = false
+    /// Whether the bytes go as they are, not as whole lines (`--records none`): a request to
+    /// the sink then need not end on a line.
+    var opaque = false
+    /// The requests the receiver must have got, where it says: nil (any), `["POST"]` (one
+    /// request), or the methods that must be among them.
+    var methods: [String]?
+
+    init(_ options: [String], methods: [String]? = nil, runs: [MatrixCommand: [String]]? = nil) {
+        self.options = options
+        self.methods = methods
+        self.runs = runs
+    }
 
     /// Where `--dead-letter` keeps refused records, in the row's directory `scratch`.
     static func deadLetterDirectory(scratch: String) -> String { scratch + "/dead" }
 
+    /// The delivery variants README promises with every command and preset: the defaults
+    /// (acknowledged segments, the replay buffer in memory), `--compress gzip`, `--spool DIR`
+    /// (the unacknowledged bytes on disk), `--dead-letter DIR` (nothing kept, in a good row).
+    static let delivery: [MatrixVariant] = [
+        MatrixVariant([]), MatrixVariant(["--compress", "gzip"]), MatrixVariant(["--spool", "DIR/spool"]),
+        MatrixVariant(["--dead-letter", "DIR/dead"]),
+    ]
+
+    /// The options README's usage examples add, each with what users combine it with.
+    static let added: [MatrixVariant] = [
+        // Multiline records (README "Multiline records"): a trace is one record.
+        MatrixVariant(["--multiline", "java"], runs: [.stdin: ["loki", "elasticsearch", "clickhouse"], .tail: ["loki", "elasticsearch", "clickhouse"]])
+            .with(input: .javaTrace),
+        MatrixVariant(["--multiline", "start=^\\d{4}-\\d\\d-\\d\\d ", "--format", "ndjson"], runs: [.tail: ["sink"]])
+            .with(input: .javaTrace),
+        MatrixVariant(["--multiline", "python"], runs: [.stdin: ["otlp"]]).with(input: .pythonTrace),
+        MatrixVariant(["--multiline", "go"], runs: [.tail: ["loki"]]).with(input: .goPanic),
+        MatrixVariant(["--multiline", "indented"], runs: [.stdin: ["fluent-bit"]]).with(input: .indented),
+        // Container logs (README "Container logs").
+        MatrixVariant(["--parse", "cri"], runs: [.tail: ["loki", "elasticsearch"], .stdin: ["loki"]]).with(input: .cri),
+        MatrixVariant(["--parse", "cri", "--format", "ndjson"], runs: [.tail: ["sink"]]).with(input: .cri),
+        MatrixVariant(["--parse", "cri", "--multiline", "java"], runs: [.tail: ["loki"]]).with(input: .criJavaTrace),
+        MatrixVariant(["--parse", "docker", "--format", "ndjson"], runs: [.tail: ["sink"]]).with(input: .docker),
+        MatrixVariant(["--parse", "docker"], runs: [.stdin: ["elasticsearch"]]).with(input: .docker),
+        // Several endpoints (README "Several endpoints"), one of them down.
+        MatrixVariant([], runs: [.stdin: ["loki"], .tail: ["sink"], .heartbeat: ["elasticsearch"]]).with(endpoints: .deadFirst),
+        MatrixVariant(["--endpoints", "balance"], runs: [.stdin: ["sink"], .tail: ["loki"], .heartbeat: ["clickhouse"]]).with(endpoints: .deadFirst),
+        // Metrics (README "Metrics and health"), scraped while streamup runs.
+        MatrixVariant(["--metrics", "0"], runs: [.stdin: ["sink"], .tail: ["loki"], .heartbeat: ["sink"]]).scrapingMetrics(),
+        // One request (README "Delivery"): the receivers that take one.
+        MatrixVariant(
+            ["--single-request"], methods: ["POST"],
+            runs: [.stdin: ["sink", "clickhouse"], .heartbeat: ["victorialogs"]]),
+        // The resumable-upload protocol: the sink speaks it (no preset does).
+        MatrixVariant(["--resumable"], methods: ["POST", "PATCH"], runs: [.stdin: ["sink"], .tail: ["sink"], .heartbeat: ["sink"]]),
+        // Opaque bytes, and records of your own.
+        MatrixVariant(["--records", "none"], runs: [.stdin: ["sink"], .tail: ["sink"]]).opaqueBytes(),
+        MatrixVariant(["--format", "ndjson", "--field", "service=billing"], runs: [.stdin: ["sink"], .tail: ["sink"]]),
+    ]
+
+    /// Every variant.
+    static let all = delivery + added
+
+    /// Whether it runs `command` into `target`.
+    func runs(_ command: MatrixCommand, _ target: MatrixTarget) -> Bool {
+        guard let runs else { return true }
+        return runs[command]?.contains(target.preset ?? "sink") ?? false
+    }
+
+    /// Whether the sink stores JSON records (`--format`), whose message the row compares.
+    var formatsRecords: Bool { options.contains("--format") }
+
+    /// The fields its `--field K=V` options put on every record.
+    var fields: [String: String] {
+        var fields: [String: String] = [:]
+        for (option, value) in zip(options, options.dropFirst()) where option == "--field" {
+            let parts = value.split(separator: "=", maxSplits: 1).map(String.init)
+            fields[parts[0]] = parts.count > 1 ? parts[1] : ""
+        }
+        return fields
+    }
+
     /// Its options; `scratch` is the row's own directory.
     func arguments(scratch: String) -> [String] {
-        switch self {
-        case .plain: []
-        case .gzip: ["--compress", "gzip"]
-        case .spool: ["--spool", scratch + "/spool"]
-        case .deadLetter: ["--dead-letter", Self.deadLetterDirectory(scratch: scratch)]
-        }
+        options.map { $0.hasPrefix("DIR/") ? scratch + $0.dropFirst(3) : $0 }
     }
+
+    func with(input: MatrixInput) -> MatrixVariant {
+        var variant = self
+        variant.input = input
+        return variant
+    }
+
+    func with(endpoints: Endpoints) -> MatrixVariant {
+        var variant = self
+        variant.endpoints = endpoints
+        return variant
+    }
+
+    func scrapingMetrics() -> MatrixVariant {
+        var variant = self
+        variant.scrapesMetrics = true
+        return variant
+    }
+
+    func opaqueBytes() -> MatrixVariant {
+        var variant = self
+        variant.opaque = true
+        return variant
+    }
+}
+
+/// What stdin and tail rows send, and the records the receiver must then hold.
+///
+/// Thread safety: a value type.
+struct MatrixInput: Sendable {
+    /// One record as the receiver shows it: its message, and the fields a `--format ndjson`
+    /// record into the sink must carry (beside `time`, `host`, `path`).
+    struct Record: Sendable {
+        var message: [UInt8]
+        var fields: [String: String] = [:]
+    }
+
+    /// The lines written, without their newlines.
+    let lines: [[UInt8]]
+    /// The records they make, in order.
+    let records: [Record]
+
+    init(lines: [[UInt8]], records: [Record]) {
+        self.lines = lines
+        self.records = records
+    }
+
+    init(text lines: [String], records: [String]) {
+        self.init(lines: lines.map { Array($0.utf8) }, records: records.map { Record(message: Array($0.utf8)) })
+    }
+
+    /// The lines of ``MatrixRow/lines``, a record each.
+    static let lines = MatrixInput(lines: MatrixRow.lines, records: MatrixRow.lines.map { Record(message: $0) })
+
+    /// A Java exception between two log lines, as logback writes it.
+    static let javaTrace: MatrixInput = {
+        let trace = [
+            "2026-11-25 10:00:00 ERROR failed é", "java.lang.IllegalStateException: boom", "\tat com.example.Service.call(Service.java:1)",
+            "\tat com.example.Main.main(Main.java:9)", "Caused by: java.io.IOException: disk full", "\tat com.example.Disk.write(Disk.java:7)",
+            "\t... 12 more",
+        ]
+        let before = "2026-11-25 09:59:59 INFO started"
+        let after = "2026-11-25 10:00:01 INFO done"
+        return MatrixInput(text: [before] + trace + [after], records: [before, trace.joined(separator: "\n"), after])
+    }()
+
+    /// A logged message with its traceback and a chained one, between two log lines.
+    static let pythonTrace: MatrixInput = {
+        let trace = [
+            "ERROR:root:failed é", "Traceback (most recent call last):", "  File \"app.py\", line 3, in <module>", "    main()", "KeyError: 'user'", "",
+            "During handling of the above exception, another exception occurred:", "", "Traceback (most recent call last):",
+            "  File \"app.py\", line 5, in <module>", "ValueError: bad user",
+        ]
+        return MatrixInput(
+            text: ["INFO:root:started"] + trace + ["INFO:root:done"], records: ["INFO:root:started", trace.joined(separator: "\n"), "INFO:root:done"])
+    }()
+
+    /// A message continued by indented lines (a tab, spaces), between two log lines.
+    static let indented: MatrixInput = {
+        let message = ["ERROR request failed", "\tpath=/api/v1 é", "  retry=3", "\t  cause: timeout"]
+        return MatrixInput(text: ["INFO started"] + message + ["INFO done"], records: ["INFO started", message.joined(separator: "\n"), "INFO done"])
+    }()
+
+    /// A Go panic with two goroutines between two log lines.
+    static let goPanic: MatrixInput = {
+        let panic = [
+            "panic: runtime error: index out of range [3] with length 3", "", "goroutine 1 [running]:", "main.main()",
+            "\t/app/main.go:8 +0x1d", "", "goroutine 6 [chan receive]:", "main.worker()", "\t/app/main.go:20 +0x2a",
+            "created by main.main in goroutine 1", "\t/app/main.go:7 +0x1a",
+        ]
+        return MatrixInput(
+            text: ["level=info msg=started"] + panic + ["level=info msg=restarted"],
+            records: ["level=info msg=started", panic.joined(separator: "\n"), "level=info msg=restarted"])
+    }()
+
+    /// A CRI line: `TIME STREAM P|F MESSAGE`.
+    private static func cri(_ stream: String, _ tag: String, _ message: String, nanosecond: Int) -> String {
+        "2026-11-25T10:00:00.\(String(format: "%09d", nanosecond))Z \(stream) \(tag) \(message)"
+    }
+
+    /// What containerd writes: whole lines of both streams, and a long line in three pieces.
+    static let cri = MatrixInput(
+        lines: [
+            cri("stdout", "F", "plain line 1", nanosecond: 1), cri("stderr", "P", "a long line written ", nanosecond: 2),
+            cri("stderr", "P", "in three ", nanosecond: 3), cri("stderr", "F", "pieces é", nanosecond: 4),
+            cri("stdout", "F", "unicode 日本語 😀", nanosecond: 5),
+        ].map { Array($0.utf8) },
+        records: [
+            Record(message: Array("plain line 1".utf8), fields: ["stream": "stdout"]),
+            Record(message: Array("a long line written in three pieces é".utf8), fields: ["stream": "stderr"]),
+            Record(message: Array("unicode 日本語 😀".utf8), fields: ["stream": "stdout"]),
+        ])
+
+    /// A Java trace a container wrote to stderr, in CRI lines.
+    static let criJavaTrace: MatrixInput = {
+        let java = javaTrace.lines.map { String(decoding: $0, as: UTF8.self) }
+        let lines = java.enumerated().map { cri($0.offset == 0 ? "stdout" : "stderr", "F", $0.element, nanosecond: $0.offset + 1) }
+        let records = ["2026-11-25 09:59:59 INFO started", java[1..<(java.count - 1)].joined(separator: "\n"), java[java.count - 1]]
+        return MatrixInput(text: lines, records: records)
+    }()
+
+    /// What Docker's json-file driver writes: whole lines, and a long one in two pieces.
+    static let docker: MatrixInput = {
+        func line(_ log: String, _ stream: String) -> String {
+            "{\"log\":\"\(log)\",\"stream\":\"\(stream)\",\"time\":\"2026-11-25T10:00:00.000000001Z\"}"
+        }
+        return MatrixInput(
+            lines: [
+                line("plain line 1\\n", "stdout"), line("a long line in ", "stderr"), line("two pieces \\\"quoted\\\"\\n", "stderr"),
+                line("unicode \\u00e9 日本語\\n", "stdout"),
+            ].map { Array($0.utf8) },
+            records: [
+                Record(message: Array("plain line 1".utf8), fields: ["stream": "stdout"]),
+                Record(message: Array("a long line in two pieces \"quoted\"".utf8), fields: ["stream": "stderr"]),
+                Record(message: Array("unicode é 日本語".utf8), fields: ["stream": "stdout"]),
+            ])
+    }()
 }
 
 /// Where a row sends: the sink (no preset), or a receiver by its preset, as README's
@@ -146,13 +365,13 @@ struct MatrixRow: Sendable, CustomTestStringConvertible {
     let target: MatrixTarget
     let variant: MatrixVariant
 
-    /// Every combination of the given lists: the whole matrix by default.
-    static func table(
-        commands: [MatrixCommand] = MatrixCommand.allCases, targets: [MatrixTarget] = MatrixTarget.all,
-        variants: [MatrixVariant] = MatrixVariant.allCases
-    ) -> [MatrixRow] {
-        commands.flatMap { command in
-            targets.flatMap { target in variants.map { MatrixRow(command: command, target: target, variant: $0) } }
+    /// The rows: every variant with every command and target it runs with (the delivery
+    /// variants with all of them).
+    static func table(variants: [MatrixVariant] = MatrixVariant.all) -> [MatrixRow] {
+        variants.flatMap { variant in
+            MatrixCommand.allCases.flatMap { command in
+                MatrixTarget.all.filter { variant.runs(command, $0) }.map { MatrixRow(command: command, target: $0, variant: variant) }
+            }
         }
     }
 
@@ -174,13 +393,15 @@ struct MatrixRow: Sendable, CustomTestStringConvertible {
         Array("latin-1 caf".utf8) + [0xE9] + Array(" 5".utf8),
     ]
 
-    /// The command line after `streamup`, for `target` at `url` and a file `log` (tail).
-    func arguments(url: String, log: String, scratch: String) -> [String] {
+    /// The command line after `streamup`, for `target` at `url` (with `dead`, a URL nothing
+    /// listens at, for a row with a dead endpoint) and a file `log` (tail).
+    func arguments(url: String, dead: String, log: String, scratch: String) -> [String] {
         let options = target.arguments + variant.arguments(scratch: scratch)
+        let urls = variant.endpoints == .deadFirst ? [dead + target.path, url] : [url]
         switch command {
-        case .stdin: return options + [url]
-        case .tail: return ["tail"] + options + [log, url]
-        case .heartbeat: return ["heartbeat", "--every", "100ms"] + options + [url]
+        case .stdin: return options + urls
+        case .tail: return ["tail"] + options + [log] + urls
+        case .heartbeat: return ["heartbeat", "--every", "100ms"] + options + urls
         }
     }
 
@@ -189,7 +410,7 @@ struct MatrixRow: Sendable, CustomTestStringConvertible {
         let words =
             [command == .stdin ? "streamup" : "streamup \(command.rawValue)"]
             + (target.preset.map { ["--to", $0] } ?? ["(sink)"])
-            + variant.arguments(scratch: "DIR").map { $0.hasPrefix("DIR") ? "DIR" : $0 }
+            + variant.arguments(scratch: "DIR") + (variant.endpoints == .deadFirst ? ["DEAD-URL", "URL"] : [])
         return words.joined(separator: " ")
     }
 }

@@ -28,18 +28,22 @@ import Testing
         try await MatrixReceiver.with(row.target) { receiver in
             let scratch = try TemporaryDirectory()
             let log = scratch.file("app.log")
-            let arguments = row.arguments(url: receiver.url, log: log, scratch: scratch.path)
+            let deadURL = "http://127.0.0.1:\(unusedLocalPort())"
+            let arguments = row.arguments(url: receiver.url, dead: deadURL, log: log, scratch: scratch.path)
             let child = try StreamupProcess(arguments)
-            let expected = row.command == .heartbeat ? [] : MatrixRow.lines.compactMap(row.target.shown)
+            let records = row.command == .heartbeat ? [] : row.variant.input.records
+            let json = row.target.server == .sink && row.variant.formatsRecords
+            // (A JSON record's message is text: a byte that is not UTF-8 is U+FFFD.)
+            let expected = json ? records.map { Array(String(decoding: $0.message, as: UTF8.self).utf8) } : records.map(\.message).compactMap(row.target.shown)
             let status: Int32?
             do {
-                status = try await drive(row.command, child, into: receiver, log: log, records: expected.count)
+                status = try await drive(row, child, into: receiver, log: log, records: expected.count)
             } catch {
                 child.signal(SIGKILL)  // a row that could not go on leaves nothing running
                 _ = await child.waitForExit(timeout: 10)
                 throw error
             }
-            let stored = try await receiver.stored()
+            var stored = try await receiver.stored(wholeLines: !row.variant.opaque)
             let context =
                 "\(arguments.joined(separator: " "))\nexit status \(status.map { String($0) } ?? "none (killed)"); stderr: \(child.stderr.suffix(1_000))"
             #expect(status == 0, "\(context)")
@@ -48,46 +52,117 @@ import Testing
             #expect(dead.isEmpty, "dead letters kept: \(dead)\n\(context)")
             let clean = stored.problems.isEmpty
             #expect(clean, "the receiver found \(stored.problems.count) problems: \(stored.problems.prefix(3).joined(separator: "; "))\n\(context)")
+            checkRequests(stored, row.variant, context: context)
             if row.command == .heartbeat {
                 checkBeats(stored, context: context)
-            } else {
-                let expectedOrder = stored.ordered ? expected : expected.sorted { $0.lexicographicallyPrecedes($1) }
-                let everyLineOnce = stored.lines == expectedOrder
-                #expect(everyLineOnce, "\(difference(expected: expected, stored: stored.lines))\n\(context)")
+                return
             }
+            if json {
+                var fields = row.variant.fields
+                if row.command == .tail { fields["path"] = log }
+                stored.lines = checkFields(stored.lines, records, fields: fields, context: context)
+            }
+            let expectedOrder = stored.ordered ? expected : expected.sorted { $0.lexicographicallyPrecedes($1) }
+            let everyLineOnce = stored.lines == expectedOrder
+            #expect(everyLineOnce, "\(difference(expected: expected, stored: stored.lines))\n\(context)")
         }
     }
 
-    /// Feeds the command what it reads (stdin, the file; heartbeat makes its own) and stops
-    /// it as a user would; returns its exit status (see ``stop(_:when:holds:)``).
-    static func drive(_ command: MatrixCommand, _ child: StreamupProcess, into receiver: MatrixReceiver, log: String, records: Int) async throws -> Int32? {
-        switch command {
+    /// The requests a variant that says how it sends must have made (as far as the receiver
+    /// tells): `--single-request` one request, a live chunked one; `--resumable` its protocol's
+    /// methods, one upload created.
+    static func checkRequests(_ stored: MatrixReceiver.Stored, _ variant: MatrixVariant, context: String) {
+        guard let wanted = variant.methods else { return }
+        if wanted == ["POST"] {
+            if let requests = stored.requests { #expect(requests == 1, "\(requests) requests, not one\n\(context)") }
+            if let chunked = stored.chunked { #expect(chunked == 1, "\(chunked) chunked requests, not one live one\n\(context)") }
+        } else if let methods = stored.methods {
+            #expect(Set(wanted).isSubset(of: methods), "methods \(methods), not all of \(wanted)\n\(context)")
+            #expect(methods.filter { $0 == "POST" }.count == 1, "methods \(methods): more than one upload\n\(context)")
+        }
+    }
+
+    /// `--format ndjson` into the sink: each stored line is a JSON record with the host,
+    /// `fields` (`--field`s, the file's path for tail) and the input record's own fields
+    /// (a container's `stream`); returns their messages.
+    static func checkFields(_ lines: [[UInt8]], _ records: [MatrixInput.Record], fields: [String: String], context: String) -> [[UInt8]] {
+        lines.enumerated().map { index, line in
+            guard let object = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any], let message = object["message"] as? String else {
+                Issue.record("record \(index) is not a JSON record with a message: \(MatrixReport.show(line))\n\(context)")
+                return line
+            }
+            let fields = fields.merging(records.indices.contains(index) ? records[index].fields : [:]) { $1 }
+            let wrong = fields.filter { object[$0.key] as? String != $0.value }
+            #expect(wrong.isEmpty && object["host"] is String, "record \(index) lacks \(wrong) or host: \(object)\n\(context)")
+            return Array(message.utf8)
+        }
+    }
+
+    /// Feeds the command what it reads (stdin, the file; heartbeat makes its own), scrapes
+    /// its metrics if the row says so, and stops it as a user would; returns its exit status
+    /// (see ``stop(_:when:holds:)``).
+    static func drive(_ row: MatrixRow, _ child: StreamupProcess, into receiver: MatrixReceiver, log: String, records: Int) async throws -> Int32? {
+        let lines = row.variant.input.lines
+        let scrape: @Sendable () async -> Void = { if row.variant.scrapesMetrics { await checkMetrics(child, row: row) } }
+        switch row.command {
         case .stdin:
-            child.write(Data(MatrixRow.lines.map { $0 + [0x0A] }.joined()))
+            child.write(Data(lines.map { $0 + [0x0A] }.joined()))
+            if row.variant.scrapesMetrics {
+                // Held open until the receiver has everything, so the scrape sees a live run.
+                _ = await stop(child, when: receiver, holds: records, signal: false)
+                await scrape()
+            }
             child.closeStdin()
             return await stop(child, when: receiver, holds: nil)
         case .tail:
             // The file appears once the pattern is watched ("waiting for" on stderr), so it is
             // read from its beginning; then its lines come in two writes.
             try #require(await eventually { child.stderr.contains("waiting for \(log)") }, "stderr: \(child.stderr)")
-            let half = MatrixRow.lines.count / 2
-            try Data(MatrixRow.lines[..<half].map { $0 + [0x0A] }.joined()).write(to: URL(fileURLWithPath: log))
+            let half = lines.count / 2
+            try Data(lines[..<half].map { $0 + [0x0A] }.joined()).write(to: URL(fileURLWithPath: log))
             let handle = try #require(FileHandle(forWritingAtPath: log))
             try handle.seekToEnd()
-            try handle.write(contentsOf: Data(MatrixRow.lines[half...].map { $0 + [0x0A] }.joined()))
+            try handle.write(contentsOf: Data(lines[half...].map { $0 + [0x0A] }.joined()))
             try handle.close()
-            return await stop(child, when: receiver, holds: records)
+            return await stop(child, when: receiver, holds: records, before: scrape)
         case .heartbeat:
-            return await stop(child, when: receiver, holds: 3)
+            return await stop(child, when: receiver, holds: 3, before: scrape)
         }
     }
 
+    /// `--metrics 0`, scraped once the receiver holds the row's records: `/health` is 200, the
+    /// lines read are the lines written (heartbeat: a beat each), bytes were delivered, every
+    /// request answered 2xx.
+    static func checkMetrics(_ child: StreamupProcess, row: MatrixRow) async {
+        guard let url = await MetricsCommandTests.metricsURL(of: child), let port = url.port.map(UInt16.init) else {
+            Issue.record("no metrics URL on stderr: \(child.stderr)")
+            return
+        }
+        let lines = Double(row.variant.input.lines.count)
+        let counted = await MetricsCommandTests.scraped {
+            guard let read = MetricsCommandTests.sample("streamup_lines_read_total", port: port),
+                let delivered = MetricsCommandTests.sample("streamup_bytes_delivered_total", port: port),
+                let total = MetricsCommandTests.sample("streamup_bytes_read_total", port: port)
+            else { return false }
+            // (Beats go on: what was read need not all be delivered at one instant.)
+            return row.command == .heartbeat ? read >= 3 && delivered > 0 : read == lines && delivered == total && delivered > 0
+        }
+        let scrape = LoopbackGet.fetch(port: port, "/metrics").map { String(decoding: $0.body, as: UTF8.self) } ?? ""
+        #expect(counted, "lines read (\(lines) written) or bytes delivered do not add up: \(scrape)")
+        #expect(MetricsCommandTests.health(port: port) == 200, "\(scrape)")
+        let requests = scrape.split(separator: "\n").filter { $0.hasPrefix("streamup_requests_total{") }
+        #expect(!requests.isEmpty && requests.allSatisfy { $0.contains("status=\"2xx\"") }, "\(requests)")
+    }
+
     /// Waits until the receiver holds at least `records` records (nil: until streamup ends by
-    /// itself, as a stdin row does), then stops streamup with SIGTERM unless it has exited;
-    /// returns its exit status (nil: it did not exit, and was killed). A row whose delivery
+    /// itself, as a stdin row does), then runs `before` and stops streamup with SIGTERM
+    /// (unless `signal` is false) unless it has exited; returns its exit status (nil: it did
+    /// not exit, and was killed; or, without `signal`, has not exited). A row whose delivery
     /// fails (streamup says so, or the receiver counts a problem) stops waiting at once: the
     /// row has failed, and a short wait for the exit says the rest.
-    static func stop(_ child: StreamupProcess, when receiver: MatrixReceiver, holds records: Int?) async -> Int32? {
+    static func stop(
+        _ child: StreamupProcess, when receiver: MatrixReceiver, holds records: Int?, signal: Bool = true, before: @Sendable () async -> Void = {}
+    ) async -> Int32? {
         let healthy = await onOwnThread {
             // The receiver is asked at most every 50 ms: each answer costs it a JSON dump of
             // everything it holds, and the process checks in between cost nothing.
@@ -103,6 +178,8 @@ import Testing
                 return count.records >= records ? true : nil
             } ?? false
         }
+        if healthy && child.process.isRunning { await before() }
+        guard signal else { return nil }
         if child.process.isRunning { child.signal(SIGTERM) }
         return await child.waitForExit(timeout: healthy ? 60 : 10)
     }

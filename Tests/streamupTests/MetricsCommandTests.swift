@@ -246,3 +246,39 @@ import Testing
         #expect(throws: UsageError.self) { try MetricsOptions.parseAddress("host:99999") }
     }
 }
+
+extension MetricsCommandTests {
+    /// `--endpoints balance` over two receivers and a URL nothing listens at: the requests each
+    /// receiver got are its `2xx` series (an answer is counted for the URL of the request it
+    /// answers, not another in flight), and the dead URL's are `none`, never `2xx`.
+    @Test func balanceCountsEachEndpointsOwnRequests() async throws {
+        try await ReceiverValidator.with("vector") { first in
+            try await ReceiverValidator.with("vector") { second in
+                let dead = "http://127.0.0.1:\(unusedLocalPort())"
+                let child = try StreamupProcess([
+                    "--metrics", "0", "--endpoints", "balance", "--segment-seconds", "100ms", "--segment-bytes", "2k", dead, first.url.absoluteString,
+                    second.url.absoluteString,
+                ])
+                let url = try #require(await Self.metricsURL(of: child), "stderr: \(child.stderr)")
+                let port = UInt16(url.port ?? 0)
+                let lines = (0..<300).map { "line \($0) " + String(repeating: "x", count: $0 % 37) }
+                let input = lines.map { $0 + "\n" }.joined()
+                child.write(input)
+                #expect(await Self.scraped { Self.sample("streamup_bytes_delivered_total", port: port) == Double(input.utf8.count) })
+                let scrape = try await Self.parse(url: url.absoluteString)
+                let stored = [try await first.snapshot(), try await second.snapshot()]
+                #expect(Set(stored.flatMap(\.text)) == Set(lines))
+                for (validator, snapshot) in zip([first, second], stored) {
+                    let endpoint = "127.0.0.1:\(validator.url.port ?? 0)"
+                    #expect(snapshot.requests > 0, "balance sent \(endpoint) nothing")
+                    #expect(scrape["streamup_requests_total{endpoint=\"\(endpoint)\",status=\"2xx\"}"] == Double(snapshot.requests), "\(scrape.samples)")
+                }
+                let deadEndpoint = "127.0.0.1:\(URL(string: dead)?.port ?? 0)"
+                #expect((scrape["streamup_requests_total{endpoint=\"\(deadEndpoint)\",status=\"none\"}"] ?? 0) >= 1, "\(scrape.samples)")
+                #expect(scrape["streamup_requests_total{endpoint=\"\(deadEndpoint)\",status=\"2xx\"}"] == nil, "\(scrape.samples)")
+                child.closeStdin()
+                #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+            }
+        }
+    }
+}

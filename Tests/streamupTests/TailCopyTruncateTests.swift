@@ -22,24 +22,16 @@ import Darwin
     /// written between the copy and the truncation is in neither: it can arrive only if it was
     /// read before the truncation).
     @Test func aFollowedDirectoryDoesNotSendTheCopiesAgain() async throws {
-        let scratch = try TemporaryDirectory()
-        let logs = scratch.url.appendingPathComponent("nginx").path
-        try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
-        let log = logs + "/app.log"
+        let scratch = try TailScratch(logs: "nginx")
+        let log = scratch.logs + "/app.log"
         let writer = try LineWriter(path: log, name: "app")
         try await withSink { sink, stored in
-            let child = try StreamupProcess(["tail", "-v", "--from-start", "--segment-seconds", "100ms", logs + "/", sink.url.absoluteString])
+            let child = try StreamupProcess(scratch.tail(["-v"], "/", to: sink.url))
             #expect(await eventually { child.stderr.contains("following \(log) from its start") }, "stderr: \(child.stderr)")
             writer.start()
             for rotation in 0..<3 {
                 #expect(await eventually { writer.written >= 150 * (rotation + 1) })
-                // logrotate's `rotate 2`: .1 becomes .2 (the oldest goes), then the copy.
-                if FileManager.default.fileExists(atPath: log + ".1") {
-                    try? FileManager.default.removeItem(atPath: log + ".2")
-                    try FileManager.default.moveItem(atPath: log + ".1", toPath: log + ".2")
-                }
-                try run("/bin/cp", log, log + ".1")
-                try run("/usr/bin/truncate", "-s", "0", log)
+                try copytruncate(log)
             }
             #expect(await eventually { writer.written >= 600 })
             writer.stop()
@@ -63,26 +55,16 @@ import Darwin
     /// line, before streamup has read it (streamup is stopped with SIGSTOP meanwhile): that line
     /// arrives, from the copy (`f05.log.1`, which `*.log` does not match).
     @Test func theLineNotReadBeforeTheTruncationIsSentFromTheCopy() async throws {
-        let scratch = try TemporaryDirectory()
-        let logs = scratch.url.appendingPathComponent("logs").path
-        try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
-        var files = ManyFiles(directory: logs, count: 20)
+        let scratch = try TailScratch()
+        var files = ManyFiles(directory: scratch.logs, count: 20)
         try files.appendToAll()
         try await withSink { sink, stored in
-            let child = try StreamupProcess(["tail", "--from-start", "--segment-seconds", "100ms", logs + "/*.log", sink.url.absoluteString])
+            let child = try StreamupProcess(scratch.tail(to: sink.url))
             for _ in 0..<3 { try files.appendToAll() }
             try await files.expectStored(in: stored, child)
-            child.signal(SIGSTOP)
-            try files.appendToAll()
-            let f05 = files.path("f05")
-            try run("/bin/cp", f05, f05 + ".1")
-            try run("/usr/bin/truncate", "-s", "0", f05)
-            child.signal(SIGCONT)
-            try files.appendToAll()
+            try files.copytruncateUnread("f05", while: child)
             try await files.expectStored(in: stored, child)
-            child.signal(SIGTERM)
-            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
-            #expect(storedLines(in: stored, sink) == files.expected)
+            await files.expectStoredAfterStopping(child, in: stored, sink)
         }
     }
 
@@ -91,37 +73,24 @@ import Darwin
     /// and not read yet; then a restart with the same state. Every line once, none from a copy
     /// twice, the copies not read again after the restart.
     @Test func aGlobMatchingTheCopiesWithStateSendsEveryLineOnce() async throws {
-        let scratch = try TemporaryDirectory()
-        let logs = scratch.url.appendingPathComponent("logs").path
-        try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
-        let state = scratch.url.appendingPathComponent("tail.state").path
-        var files = ManyFiles(directory: logs, count: 3)
+        let scratch = try TailScratch()
+        var files = ManyFiles(directory: scratch.logs, count: 3)
         try files.appendToAll()
         try await withSink { sink, stored in
-            let arguments = ["tail", "-v", "--from-start", "--state", state, "--segment-seconds", "100ms", logs + "/*.log*", sink.url.absoluteString]
+            let arguments = scratch.tail(["-v", "--state", scratch.state], "/*.log*", to: sink.url)
             let first = try StreamupProcess(arguments)
-            let f01 = files.path("f01")
             for _ in 0..<2 {
                 try files.appendToAll()
                 try await files.expectStored(in: stored, first)
-                first.signal(SIGSTOP)
-                try files.appendToAll()
-                if FileManager.default.fileExists(atPath: f01 + ".1") { try FileManager.default.moveItem(atPath: f01 + ".1", toPath: f01 + ".2") }
-                try run("/bin/cp", f01, f01 + ".1")
-                try run("/usr/bin/truncate", "-s", "0", f01)
-                first.signal(SIGCONT)
-                try files.appendToAll()
+                try files.copytruncateUnread("f01", while: first)
                 try await files.expectStored(in: stored, first)
             }
-            first.signal(SIGTERM)
-            #expect(await first.waitForExit() == 0, "stderr: \(first.stderr)")
+            await files.expectStoredAfterStopping(first, in: stored, sink)
             let second = try StreamupProcess(arguments)
             try files.appendToAll()
             let expected = files.expected
             #expect(await eventually { storedLines(in: stored, sink) == expected }, "stderr: \(second.stderr)")
-            second.signal(SIGTERM)
-            #expect(await second.waitForExit() == 0, "stderr: \(second.stderr)")
-            #expect(storedLines(in: stored, sink) == files.expected)
+            await files.expectStoredAfterStopping(second, in: stored, sink)
         }
     }
 
@@ -129,46 +98,27 @@ import Darwin
     /// is sent from the copy after the restart, and the copy (which `*.log*` matches) is not
     /// sent again from its start.
     @Test func aCopytruncateWhileStoppedIsTakenUpAfterTheRestart() async throws {
-        let scratch = try TemporaryDirectory()
-        let logs = scratch.url.appendingPathComponent("logs").path
-        try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
-        let state = scratch.url.appendingPathComponent("tail.state").path
-        var files = ManyFiles(directory: logs, count: 3)
+        let scratch = try TailScratch()
+        var files = ManyFiles(directory: scratch.logs, count: 3)
         try files.appendToAll()
         try await withSink { sink, stored in
-            let arguments = ["tail", "-v", "--from-start", "--state", state, "--segment-seconds", "100ms", logs + "/*.log*", sink.url.absoluteString]
+            let arguments = scratch.tail(["-v", "--state", scratch.state], "/*.log*", to: sink.url)
             let first = try StreamupProcess(arguments)
             try files.appendToAll()
             try await files.expectStored(in: stored, first)
-            first.signal(SIGTERM)
-            #expect(await first.waitForExit() == 0, "stderr: \(first.stderr)")
+            await files.expectStoredAfterStopping(first, in: stored, sink)
             try files.appendToAll()
-            let f01 = files.path("f01")
-            try run("/bin/cp", f01, f01 + ".1")
-            try run("/usr/bin/truncate", "-s", "0", f01)
+            try copytruncate(files.path("f01"))
             try files.appendToAll()
             let second = try StreamupProcess(arguments)
             let expected = files.expected
             #expect(await eventually { storedLines(in: stored, sink) == expected }, "stderr: \(second.stderr)")
-            second.signal(SIGTERM)
-            #expect(await second.waitForExit() == 0, "stderr: \(second.stderr)")
-            let lines = storedLines(in: stored, sink)
-            #expect(lines == expected, "f01: \(lines["f01"] ?? [])")
+            await files.expectStoredAfterStopping(second, in: stored, sink)
         }
     }
 }
 
 // MARK: - Support
-
-/// Runs a command to its end; throws when it fails.
-private func run(_ command: String, _ arguments: String...) throws {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: command)
-    process.arguments = arguments
-    try process.run()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else { throw POSIXError(.EIO) }
-}
 
 /// The lines the files at `paths` hold (those that exist).
 private func linesHeld(by paths: [String]) throws -> Set<String> {

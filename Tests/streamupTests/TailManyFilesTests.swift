@@ -19,14 +19,11 @@ import Darwin
     /// rename rotation in one (a line still written to the old file, then the new one), a
     /// copytruncate in another, a file deleted right after its last line.
     @Test func aGlobOverTwentyFilesDeliversEveryLineOnceInOrder() async throws {
-        let scratch = try TemporaryDirectory()
-        let work = scratch.url
-        let logs = work.appendingPathComponent("logs").path
-        try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
-        var files = ManyFiles(directory: logs, count: 20)
+        let scratch = try TailScratch()
+        var files = ManyFiles(directory: scratch.logs, count: 20)
         try files.appendToAll()  // what is there before start (sent: --from-start)
         try await withSink { sink, stored in
-            let child = try StreamupProcess(["tail", "--from-start", "--segment-seconds", "100ms", logs + "/*.log", sink.url.absoluteString])
+            let child = try StreamupProcess(scratch.tail(to: sink.url))
             for _ in 0..<3 { try files.appendToAll() }
             try await files.expectStored(in: stored, child)
 
@@ -51,28 +48,17 @@ import Darwin
             files.retire("f07")
             for _ in 0..<2 { try files.appendToAll() }
             try await files.expectStored(in: stored, child)
-
-            child.signal(SIGTERM)
-            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
-            #expect(storedLines(in: stored, sink) == files.expected)
+            await files.expectStoredAfterStopping(child, in: stored, sink)
         }
     }
 
     /// `kill -9` while all 20 files grow, and a restart with the same `--state` and `--spool`:
     /// every line arrives once, in each file's order.
     @Test func killAndRestartWithStateAndSpoolWhileTwentyFilesGrow() async throws {
-        let scratch = try TemporaryDirectory()
-        let work = scratch.url
-        let logs = work.appendingPathComponent("logs").path
-        try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
-        let state = work.appendingPathComponent("tail.state").path
-        let spool = work.appendingPathComponent("spool").path
-        let writer = try GrowingFiles(directory: logs, count: 20)
+        let scratch = try TailScratch()
+        let writer = try GrowingFiles(directory: scratch.logs, count: 20)
         try await withSink { sink, stored in
-            let arguments = [
-                "tail", "--from-start", "--state", state, "--spool", spool, "--retries", "forever",
-                "--segment-seconds", "100ms", logs + "/*.log", sink.url.absoluteString,
-            ]
+            let arguments = scratch.tail(["--state", scratch.state, "--spool", scratch.spool, "--retries", "forever"], to: sink.url)
             writer.start()
             let first = try StreamupProcess(arguments)
             // Given lines arriving from every file,
@@ -129,14 +115,12 @@ import Darwin
     /// root without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH (`setpriv`), so a mode-000 file
     /// truly fails to open with EACCES (and the others, owned by root, open as usual).
     @Test func permissionDeniedSkipsOnlyThatFile() async throws {
-        let scratch = try TemporaryDirectory()
-        let work = scratch.url
-        let logs = work.appendingPathComponent("logs").path
-        try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
+        let scratch = try TailScratch()
+        let logs = scratch.logs
         for name in ["a", "secret", "c"] { try "\(name) 0\n".write(toFile: "\(logs)/\(name).log", atomically: false, encoding: .utf8) }
         #expect(chmod("\(logs)/secret.log", 0) == 0)
         try await withSink { sink, stored in
-            let child = try unprivilegedStreamup(["tail", "--from-start", "--segment-seconds", "100ms", logs + "/*.log", sink.url.absoluteString])
+            let child = try unprivilegedStreamup(scratch.tail(to: sink.url))
             let skipped = "streamup: cannot read \(logs)/secret.log: Permission denied; skipping it (the other files go on)"
             #expect(await eventually { child.stderr.contains(skipped) }, "stderr: \(child.stderr)")
             #expect(await eventually { Set(streamText(in: stored)?.split(separator: "\n") ?? []) == ["a 0", "c 0"] })
@@ -161,17 +145,11 @@ extension TailManyFilesTests {
     /// With `--forget-after`, the state keeps a deleted file's position, marked gone, and
     /// drops it once it has been gone that long (at the next save after that).
     @Test func forgetAfterDropsTheStateOfAFileGoneThatLong() async throws {
-        let scratch = try TemporaryDirectory()
-        let work = scratch.url
-        let logs = work.appendingPathComponent("logs").path
-        try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
-        let state = work.appendingPathComponent("tail.state").path
+        let scratch = try TailScratch()
+        let (logs, state) = (scratch.logs, scratch.state)
         for name in ["kept", "gone"] { try "\(name) 0\n".write(toFile: "\(logs)/\(name).log", atomically: false, encoding: .utf8) }
         try await withSink { sink, stored in
-            let child = try StreamupProcess([
-                "tail", "-v", "--from-start", "--state", state, "--forget-after", "1s", "--segment-seconds", "100ms",
-                logs + "/*.log", sink.url.absoluteString,
-            ])
+            let child = try StreamupProcess(scratch.tail(["-v", "--state", state, "--forget-after", "1s"], to: sink.url))
             func saved() -> [SourcePosition] { ((try? SourceState.load(from: state)) ?? nil)?.sources ?? [] }
             #expect(await eventually { saved().count == 2 && saved().allSatisfy { $0.offset > 0 } })
             try FileManager.default.removeItem(atPath: "\(logs)/gone.log")
@@ -197,17 +175,11 @@ extension TailManyFilesTests {
     /// More files than `--max-open-files`: one line says so, and every line of every file still
     /// arrives (idle files are closed and reopened when written to).
     @Test func moreFilesThanMaxOpenFilesIsSaidAndLosesNothing() async throws {
-        let scratch = try TemporaryDirectory()
-        let work = scratch.url
-        let logs = work.appendingPathComponent("logs").path
-        try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
-        var files = ManyFiles(directory: logs, count: 6)
+        let scratch = try TailScratch()
+        var files = ManyFiles(directory: scratch.logs, count: 6)
         try files.appendToAll()
         try await withSink { sink, stored in
-            let child = try StreamupProcess([
-                "tail", "--from-start", "--max-open-files", "2", "--segment-seconds", "100ms",
-                logs + "/*.log", sink.url.absoluteString,
-            ])
+            let child = try StreamupProcess(scratch.tail(["--max-open-files", "2"], to: sink.url))
             let notice =
                 "streamup: 6 files to follow, more than --max-open-files 2: the least recently written are closed and wait until they are written to again"
             #expect(await eventually { child.stderr.contains(notice) }, "stderr: \(child.stderr)")
@@ -215,9 +187,7 @@ extension TailManyFilesTests {
                 try files.appendToAll()
                 try await files.expectStored(in: stored, child)
             }
-            child.signal(SIGTERM)
-            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
-            #expect(storedLines(in: stored, sink) == files.expected)
+            await files.expectStoredAfterStopping(child, in: stored, sink)
         }
     }
 }
@@ -232,85 +202,6 @@ private func unprivilegedStreamup(_ arguments: [String]) throws -> StreamupProce
     return try StreamupProcess(
         executable: URL(fileURLWithPath: "/usr/bin/setpriv"),
         ["--inh-caps=\(dropped)", "--bounding-set=\(dropped)", StreamupProcess.executable.path] + arguments)
-}
-
-/// The lines the sink stored, by file (the first word of each line: `f07 line 3` is f07's),
-/// taking the streams in the order their first request arrived.
-func storedLines(in directory: URL, _ sink: SinkServer) -> [String: [String]] {
-    var streams: [String] = []
-    for request in sink.requests {
-        if let file = request.storedFile, file.contains("/stream-"), !streams.contains(file) { streams.append(file) }
-    }
-    var lines: [String: [String]] = [:]
-    for stream in streams {
-        guard let text = try? String(contentsOfFile: stream, encoding: .utf8) else { continue }
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false).dropLast() {
-            let file = line.split(separator: " ", maxSplits: 1).first.map(String.init) ?? ""
-            lines[file, default: []].append(String(line))
-        }
-    }
-    return lines
-}
-
-/// Files `f00.log`, `f01.log`, … in one directory, and the lines written to each.
-///
-/// Thread safety: a value type used from the test's task.
-struct ManyFiles {
-    let directory: String
-    private(set) var expected: [String: [String]] = [:]
-    private var names: [String]
-
-    init(directory: String, count: Int) {
-        self.directory = directory
-        names = (0..<count).map { String(format: "f%02d", $0) }
-    }
-
-    func path(_ name: String) -> String { "\(directory)/\(name).log" }
-
-    /// One more line to every file still written to.
-    mutating func appendToAll() throws {
-        for name in names { try append(name, lines: 1) }
-    }
-
-    /// `count` more lines of `name`, to its file (or to `path`, such as its rotated name).
-    mutating func append(_ name: String, lines count: Int, at path: String? = nil) throws {
-        if !names.contains(name) { names.append(name) }
-        var text = ""
-        for _ in 0..<count {
-            let line = "\(name) line \(expected[name, default: []].count) \(String(repeating: "x", count: expected.count % 7))"
-            expected[name, default: []].append(line)
-            text += line + "\n"
-        }
-        try streamupTests.append(text, to: path ?? self.path(name), creating: true)
-    }
-
-    /// No more lines to `name` (deleted).
-    mutating func retire(_ name: String) {
-        names.removeAll { $0 == name }
-    }
-
-    /// Waits until the sink holds exactly the lines written so far.
-    func expectStored(in stored: URL, _ child: StreamupProcess, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        let lines = { (try? String(contentsOfFile: streamFile(in: stored) ?? "", encoding: .utf8)) ?? "" }
-        let expected = self.expected
-        let arrived = await eventually(within: .seconds(30)) {
-            var byFile: [String: [String]] = [:]
-            for line in lines().split(separator: "\n") {
-                byFile[String(line.split(separator: " ").first ?? ""), default: []].append(String(line))
-            }
-            return byFile == expected
-        }
-        #expect(arrived, "stored:\n\(lines())\nstderr: \(child.stderr)", sourceLocation: sourceLocation)
-    }
-}
-
-/// Appends `text` to `path`, creating the file if needed.
-func append(_ text: String, to path: String, creating: Bool) throws {
-    let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
-    guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-    defer { close(fd) }
-    let bytes = Array(text.utf8)
-    guard bytes.withUnsafeBytes({ POSIXCalls.write(fd, $0.baseAddress, $0.count) }) == bytes.count else { throw POSIXError(.EIO) }
 }
 
 /// A thread that appends a line to each of `count` files in turn, a round every 5 ms or so,

@@ -22,6 +22,12 @@ final class MatrixReceiver: Sendable {
         /// `rejected`, the sink's requests not answered 2xx or cut short. Empty for a correct
         /// client.
         var problems: [String]
+        /// The method of each request it got (the sink); nil where it does not say.
+        var methods: [String]? = nil
+        /// How many ingestion requests it got; nil where it does not say (ClickHouse).
+        var requests: Int? = nil
+        /// How many of them had a chunked body (the sink); nil where it does not say.
+        var chunked: Int? = nil
     }
 
     private enum Server: Sendable {
@@ -86,8 +92,9 @@ final class MatrixReceiver: Sendable {
         }
     }
 
-    /// What it stored, read once the command has ended.
-    func stored() async throws -> Stored {
+    /// What it stored, read once the command has ended; `wholeLines`: each request to the sink
+    /// must end on a line (not so for opaque bytes, `--records none`).
+    func stored(wholeLines: Bool = true) async throws -> Stored {
         switch server {
         case .sink(let sink):
             // (Decoding a gzip body runs python3: on a thread of its own, never a task's.)
@@ -97,7 +104,7 @@ final class MatrixReceiver: Sendable {
             for (sequence, body) in bodies {
                 switch body {
                 case .success(let body):
-                    if !body.isEmpty && body.last != 0x0A { problems.append("request \(sequence) does not end on a line") }
+                    if wholeLines && !body.isEmpty && body.last != 0x0A { problems.append("request \(sequence) does not end on a line") }
                     bytes += body
                 case .failure(let problem):
                     problems.append("request \(sequence): \(problem.text)")
@@ -105,11 +112,13 @@ final class MatrixReceiver: Sendable {
             }
             var lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false).map(Array.init)
             if lines.last == [] { lines.removeLast() }
-            return Stored(lines: lines, ordered: true, problems: problems)
+            let requests = sink.requests
+            let chunked = requests.count { $0.headers.first(named: "Transfer-Encoding")?.lowercased().contains("chunked") ?? false }
+            return Stored(lines: lines, ordered: true, problems: problems, methods: requests.map(\.method), requests: requests.count, chunked: chunked)
         case .validator(let validator):
             let snapshot = try await validator.snapshot()
             let rejected = snapshot.rejectedLines.map { "rejected: " + MatrixReport.show($0) }
-            return Stored(lines: snapshot.lines, ordered: true, problems: snapshot.errors + rejected)
+            return Stored(lines: snapshot.lines, ordered: true, problems: snapshot.errors + rejected, requests: snapshot.requests)
         case .clickhouse(let clickhouse):
             // Prefixed, so that an empty message is not an empty line the answer's trim drops.
             let answer = try await clickhouse.query("SELECT concat('h', hex(message)) FROM logs")
