@@ -53,7 +53,7 @@ enum UploadRunner {
     ) async -> (status: Int32, response: UploadResponse?) {
         let verbose = options.verbose
         let metrics = options.metrics.host == nil ? nil : Metrics(unhealthyAfter: options.metrics.unhealthyAfter)
-        let uploader: any Upload
+        let uploader: ReliableUploader
         switch makeUploader(
             options, to: urlText, stateFile: stateFile, forgetSourcesAfter: forgetSourcesAfter,
             onEvent: { event in
@@ -125,7 +125,7 @@ enum UploadRunner {
     static func makeUploader(
         _ options: UploadOptions, to urlText: String, stateFile: String? = nil, forgetSourcesAfter: Duration? = nil,
         onEvent: @escaping @Sendable (UploadEvent) -> Void
-    ) -> Result<any Upload, NotMade> {
+    ) -> Result<ReliableUploader, NotMade> {
         do {
             // Method, content type and a receiver's request (ReceiverOptions.swift).
             var configuration = try options.configuration(url: urlText)
@@ -137,12 +137,13 @@ enum UploadRunner {
             configuration.headerProvider = try options.effectiveAuth.headerProvider(
                 environment: ProcessInfo.processInfo.environment, literalHeaders: options.headers)
             try options.multipart.apply(to: &configuration)
-            if options.delivery.singleRequest {
-                configuration.bufferSize = options.bufferSize ?? configuration.bufferSize
-                return .success(try StreamUploader(configuration, onEvent: onEvent))
-            }
             var library = options.libraryOptions
-            if let bufferSize = options.bufferSize, case .memory = library.storage { library.storage = .memory(capacity: bufferSize) }
+            if options.delivery.singleRequest {
+                library.delivery = .singleRequest
+                library.storage = .memory(capacity: options.bufferSize ?? configuration.bufferSize)
+            } else if let bufferSize = options.bufferSize, case .memory = library.storage {
+                library.storage = .memory(capacity: bufferSize)
+            }
             library.endpoints = try options.endpoints(first: configuration.url)
             library.endpointChoice = options.endpointChoice ?? .failover
             library.stateFile = stateFile.map { URL(fileURLWithPath: $0) }
@@ -159,7 +160,7 @@ enum UploadRunner {
 
     /// Serves `--metrics` for `uploader` (and the files `files` follows) with `metrics`; nil
     /// without --metrics; after one line on stderr, the exit status when it cannot listen.
-    static func serveMetrics(_ metrics: Metrics?, _ options: UploadOptions, uploader: any Upload, files: FileTailer?) -> Result<SinkServer?, NotMade> {
+    static func serveMetrics(_ metrics: Metrics?, _ options: UploadOptions, uploader: ReliableUploader, files: FileTailer?) -> Result<SinkServer?, NotMade> {
         guard let metrics else { return .success(nil) }
         metrics.attach {
             var gauges = uploader.metricGauges
@@ -182,7 +183,7 @@ enum UploadRunner {
     /// SIGINT/SIGTERM: one line saying what the stop waits for, then `stop` (a graceful end of
     /// the input), bounded by `timeout` (then exit 2 with one line); a second signal says what
     /// stopping at once loses or where it is kept.
-    static func installSignals(for uploader: any Upload, timeout: Duration, stop: @escaping @Sendable () -> Void) {
+    static func installSignals(for uploader: ReliableUploader, timeout: Duration, stop: @escaping @Sendable () -> Void) {
         SignalHandling.install(
             onFirst: { name, _ in
                 let held = uploader.meterCounts.waiting

@@ -92,6 +92,19 @@ extension ReliableUploader {
         }
     }
 
+    /// One live chunked request (``SegmentDelivery/singleRequest``): the body is the buffer
+    /// read as a stream (``LiveBody``), and the answer ends the upload.
+    func deliverLive(_ session: SegmentSession) async throws -> UploadResponse {
+        let resolved = try configuration.resolvingHeaders()
+        // The fields as sent, the header provider's (credentials) included.
+        onEvent(
+            .requestStarted(
+                method: configuration.method, url: configuration.url,
+                headers: StreamUploader.headerFields(resolved) + [.init(name: "Transfer-Encoding", value: "chunked")]))
+        let body = LiveBody(buffer, encoding: resolved.body)
+        return try await session.send(StreamUploader.makeRequest(resolved), body: body, segmented: false, onEvent: onEvent)
+    }
+
     typealias Endpoints = EndpointSet<ContinuousClock.Instant>
 
     /// Where a plain segment goes: the endpoint's URL, and the stream name and offset of its
