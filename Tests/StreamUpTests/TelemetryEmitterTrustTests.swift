@@ -268,7 +268,7 @@ extension InProcessUploads {
             }
             #expect(performing: { try TelemetryEmitter(configuration) }, throws: refused)
             #expect(performing: { try ReliableUploader(configuration) }, throws: refused)
-            #expect(performing: { try StreamUploader(configuration) }, throws: refused)
+            #expect(performing: { try ReliableUploader(configuration, options: .singleRequest) }, throws: refused)
             configuration.body.gzipLevel = 9
             _ = try TelemetryEmitter(configuration)
         }

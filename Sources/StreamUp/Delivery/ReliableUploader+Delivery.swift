@@ -100,9 +100,9 @@ extension ReliableUploader {
         onEvent(
             .requestStarted(
                 method: configuration.method, url: configuration.url,
-                headers: StreamUploader.headerFields(resolved) + [.init(name: "Transfer-Encoding", value: "chunked")]))
+                headers: UploadRequest.headerFields(resolved) + [.init(name: "Transfer-Encoding", value: "chunked")]))
         let body = LiveBody(buffer, encoding: resolved.body)
-        return try await session.send(StreamUploader.makeRequest(resolved), body: body, segmented: false, onEvent: onEvent)
+        return try await session.send(UploadRequest.makeRequest(resolved), body: body, segmented: false, onEvent: onEvent)
     }
 
     typealias Endpoints = EndpointSet<ContinuousClock.Instant>
@@ -273,7 +273,7 @@ extension ReliableUploader {
                     .init(name: "Streamup-Offset", value: String(target?.offset ?? (from - skippedBytes))),
                 ]
             }
-            return (StreamUploader.makeRequest(segment), StreamUploader.headerFields(segment), from)
+            return (UploadRequest.makeRequest(segment), UploadRequest.headerFields(segment), from)
         case .create(let base):
             var creation = configuration
             creation.method = configuration.method == "PATCH" ? "POST" : configuration.method
@@ -294,7 +294,7 @@ extension ReliableUploader {
                     (ResumableUploadFields.offset, String(from - upload.base)),
                     (ResumableUploadFields.complete, "?0"),
                 ])
-            return (StreamUploader.makeRequest(append), StreamUploader.headerFields(append), from)
+            return (UploadRequest.makeRequest(append), UploadRequest.headerFields(append), from)
         case .complete(let upload, let end):
             let control = ControlRequest(
                 "PATCH",

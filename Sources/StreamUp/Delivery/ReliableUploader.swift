@@ -2,28 +2,42 @@ import Foundation
 import StreamUpHTTP
 import StreamUpSystem
 
-/// Streams a producer's bytes as a series of requests ("segments"), each acknowledged by the
-/// server, and sends again whatever a failed segment carried, so a network blink or a server
-/// restart loses nothing.
+/// Streams a producer's bytes to an HTTP endpoint, by default as a series of requests
+/// ("segments"), each acknowledged by the server, sending again whatever a failed segment
+/// carried, so a network blink or a server restart loses nothing; or as one live chunked
+/// request (``SegmentDelivery/singleRequest``).
+///
+/// ```swift
+/// let uploader = try ReliableUploader(UploadConfiguration(url: url))
+/// let response = try await uploader.run(FileDescriptorProducer(fileDescriptor: 0))
+/// ```
 ///
 /// Producers write into one `ReplayBuffer` (in memory, or a spool on disk that survives a
-/// restart) exactly as they write for a ``StreamUploader``; the bytes stay there until the
+/// restart) through a ``StreamWriter``, only when it has space; the bytes stay there until the
 /// server acknowledges them. Each segment is cut from the acknowledged offset at a record
 /// boundary (``RecordMode``), after `segmentBytes` or `segmentDuration`, so every request holds
 /// whole records, and goes out as a complete body with `Content-Length` (a copy of at most one
 /// segment): nothing waits inside URLSession, so the process's other requests never queue
-/// behind it. How segments are sent is plain
-/// requests (any HTTP server) or PATCHes to one IETF resumable upload; the decisions (retries,
-/// backoff, smaller segments after failures, dead letters, the resumable sequence) are a pure
-/// `DeliveryMachine`. When the buffer is full, the producer waits: nothing is dropped.
+/// behind it. How segments are sent is plain requests (any HTTP server) or PATCHes to one IETF
+/// resumable upload; the decisions (retries, backoff, smaller segments after failures, dead
+/// letters, the resumable sequence) are a pure `DeliveryMachine`. When the buffer is full, the
+/// producer waits: nothing is dropped.
+///
+/// One live request is the Apple recipe over the same buffer: `URLSession.uploadTask(withStreamedRequest:)`,
+/// whose body stream (a `BodyInputStream` over the buffer, ``LiveBody``) is handed over in
+/// `urlSession(_:task:needNewBodyStream:)` and reads the bytes as the producer writes them,
+/// releasing each as the connection takes it; the producer writes only when the buffer has
+/// space. Nothing is sent again, and the answer comes when the input ends.
 ///
 /// With a state file and a `PositionedProducer` (a ``FileTailer``), the uploader saves
 /// where the producer's sources stand once their bytes are safe and hands the positions back
 /// on the next start: each byte is delivered once across restarts (with a spool, even across
 /// `kill -9`).
 ///
-/// Thread safety: `state` is guarded by a `Mutex`; every method may be called from any thread.
-/// Requests run one at a time from the delivery task that `run` starts.
+/// Thread safety: `state` (the tasks, the counters) is guarded by a `Mutex`; the bytes and
+/// their offsets belong to the buffer's lock; every method may be called from any thread.
+/// Requests run one at a time from the delivery task that `run` starts; URLSession's
+/// callbacks run on the session's own delegate queue (``SegmentSession``).
 public final class ReliableUploader: Sendable {
     /// How the stream is cut, kept and retried.
     public struct Options: Sendable {
@@ -72,6 +86,14 @@ public final class ReliableUploader: Sendable {
         package var endpoints: [URL] = []
         package var endpointChoice: EndpointChoice = .failover
         public init() {}
+
+        /// The options of one live chunked request (``SegmentDelivery/singleRequest``), the
+        /// rest as by default.
+        public static var singleRequest: Options {
+            var options = Options()
+            options.delivery = .singleRequest
+            return options
+        }
 
         /// The spool directory's path, if the bytes are held there.
         package var spoolDirectory: String? {

@@ -21,12 +21,12 @@ final class SegmentSession: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     private var session: URLSession!
     private let configuration: UploadConfiguration
 
-    /// A session with the settings ``StreamUploader`` uses for `configuration`. It holds this
+    /// A session with the settings every upload uses for `configuration` (``UploadRequest``). It holds this
     /// object until ``invalidate()``.
     init(_ configuration: UploadConfiguration) {
         self.configuration = configuration
         super.init()
-        session = StreamUploader.makeSession(configuration, delegate: self)
+        session = UploadRequest.makeSession(configuration, delegate: self)
     }
 
     /// Sends `request` with `body` (a complete ``WindowBody``, read as a stream so that libcurl

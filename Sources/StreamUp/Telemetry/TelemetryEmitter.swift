@@ -53,11 +53,7 @@ public final class TelemetryEmitter: Sendable {
         /// receivers that store a body while it streams (VictoriaLogs, ClickHouse). A record is
         /// on the wire at once, but nothing is retried, and on Linux a body that waits for
         /// records holds URLSession's shared queue (see <doc:DesignNotes>).
-        public static let singleRequest: Delivery = {
-            var options = ReliableUploader.Options()
-            options.delivery = .singleRequest
-            return Delivery(options: options)
-        }()
+        public static let singleRequest = Delivery(options: .singleRequest)
     }
 
     /// What `emit` and `send` do when the buffer is full. (`tryEmit` and `trySend` always drop
