@@ -25,7 +25,7 @@ let url = try UploadConfiguration.url(from: CommandLine.arguments.dropFirst().fi
 
 // One live request (the samples are on the wire as they are written); leave out `options`
 // for acknowledged segments, which are retried.
-let uploader = try ReliableUploader(UploadConfiguration(url: url), options: .singleRequest)
+let uploader = try StreamUploader(UploadConfiguration(url: url), options: .singleRequest)
 let response = try await uploader.run(LoadAverageProducer(samples: 10))
 print("server answered \(response.statusCode): \(response.bodyText)")
 if let body = sink?.requests.last?.body { print(String(decoding: body, as: UTF8.self), terminator: "") }

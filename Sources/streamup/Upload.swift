@@ -6,7 +6,7 @@ import StreamUpHTTP
 /// the progress meter, `--metrics` and the lines at the end.
 ///
 /// Thread safety: the uploader is callable from any thread.
-extension ReliableUploader {
+extension StreamUploader {
     /// Progress in words, for `-v`.
     var progressLine: String {
         let progress = self.progress

@@ -37,7 +37,7 @@ extension InProcessUploads {
         @Test func producerBytesArriveAndTheAnswerIsReturned() async throws {
             try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
                 let chunks = (0..<100).map { index in Array("record \(index)\n".utf8) }
-                let uploader = try ReliableUploader(configuration(sink.url), options: .singleRequest)
+                let uploader = try StreamUploader(configuration(sink.url), options: .singleRequest)
                 let response = try await uploader.run(ChunksProducer(chunks: chunks))
                 #expect(response.isSuccess)
                 #expect(response.bodyText.contains("\"bytes\":\(chunks.joined().count)"))
@@ -52,7 +52,7 @@ extension InProcessUploads {
         /// `finish()` on an idle stream sends what was written, ends the body and returns the answer.
         @Test func finishEndsAnIdleStreamGracefully() async throws {
             try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
-                let uploader = try ReliableUploader(configuration(sink.url), options: .singleRequest)
+                let uploader = try StreamUploader(configuration(sink.url), options: .singleRequest)
                 let running = Task { try await uploader.run(ChunksProducer(chunks: [Array("kept\n".utf8)], thenIdle: true)) }
                 try #require(await eventually { uploader.progress.acknowledged >= 5 })
                 uploader.finish()
@@ -66,7 +66,7 @@ extension InProcessUploads {
         /// instead of hanging, and the sink sees an incomplete body, not a complete one.
         @Test func cancelWakesTheWaitingReaderAndFails() async throws {
             try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
-                let uploader = try ReliableUploader(configuration(sink.url), options: .singleRequest)
+                let uploader = try StreamUploader(configuration(sink.url), options: .singleRequest)
                 let running = Task { try await uploader.run(ChunksProducer(chunks: [Array("partial\n".utf8)], thenIdle: true)) }
                 try #require(await eventually { uploader.progress.acknowledged >= 8 })
                 uploader.cancel()
@@ -82,7 +82,7 @@ extension InProcessUploads {
         /// as if complete.
         @Test func producerFailureFailsTheUpload() async throws {
             try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
-                let uploader = try ReliableUploader(configuration(sink.url), options: .singleRequest)
+                let uploader = try StreamUploader(configuration(sink.url), options: .singleRequest)
                 // Given: the producer fails only once its byte is on the wire.
                 let producer = ChunksProducer(
                     chunks: [Array("x".utf8)], thenFail: true,
@@ -101,7 +101,7 @@ extension InProcessUploads {
         @Test func serverErrorIsAResultNotAnError() async throws {
             let server = try StubHTTPServer(.answerAfterBody(status: 503, headers: ["Retry-After: 1"], body: "busy"))
             defer { server.stop() }
-            let uploader = try ReliableUploader(UploadConfiguration(url: URL(string: server.url)!), options: .singleRequest)
+            let uploader = try StreamUploader(UploadConfiguration(url: URL(string: server.url)!), options: .singleRequest)
             let response = try await uploader.run(ChunksProducer(chunks: [Array("x\n".utf8)]))
             #expect(response.statusCode == 503)
             #expect(response.bodyText == "busy")
@@ -110,7 +110,7 @@ extension InProcessUploads {
 
         /// Nothing listening: a `.transport` error that says the connection was refused.
         @Test func refusedConnectionIsATransportError() async throws {
-            let uploader = try ReliableUploader(UploadConfiguration(url: URL(string: "http://127.0.0.1:\(unusedLocalPort())/")!), options: .singleRequest)
+            let uploader = try StreamUploader(UploadConfiguration(url: URL(string: "http://127.0.0.1:\(unusedLocalPort())/")!), options: .singleRequest)
             let error = await #expect(throws: StreamUpError.self) {
                 try await uploader.run(ChunksProducer(chunks: [Array("x".utf8)]))
             }
@@ -124,7 +124,7 @@ extension InProcessUploads {
             #expect(throws: StreamUpError.self) { try UploadConfiguration.url(from: "ftp://host/x") }
             var configuration = UploadConfiguration(url: URL(string: "http://127.0.0.1/")!)
             configuration.method = "GET"
-            #expect(throws: StreamUpError.self) { try ReliableUploader(configuration, options: .singleRequest) }
+            #expect(throws: StreamUpError.self) { try StreamUploader(configuration, options: .singleRequest) }
         }
     }
 }

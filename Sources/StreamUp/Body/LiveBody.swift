@@ -1,7 +1,7 @@
 import Foundation
 import StreamUpHTTP
 
-/// The body of one live chunked request (``ReliableUploader/SegmentDelivery/singleRequest``):
+/// The body of one live chunked request (``StreamUploader/SegmentDelivery/singleRequest``):
 /// a stream over the uploader's `ReplayBuffer` that takes bytes as the connection reads them
 /// (``ReplayBuffer/readLive(into:blocking:)``), with the ``BodyEncoding`` stages above it,
 /// handed over in `needNewBodyStream`. URLSession may ask again while no byte has been taken

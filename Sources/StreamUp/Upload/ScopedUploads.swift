@@ -1,6 +1,6 @@
 import Foundation
 
-extension ReliableUploader {
+extension StreamUploader {
     /// Streams what `body` writes with `options` (acknowledged segments by default, or one
     /// live request: ``Options/singleRequest``) and returns the last answer once every byte
     /// is acknowledged: the uploader lives exactly as long as the call. If `body` throws, the
@@ -8,7 +8,7 @@ extension ReliableUploader {
     /// was not acknowledged.
     ///
     /// ```swift
-    /// let answer = try await ReliableUploader.withUploader(UploadConfiguration(url: url)) { writer in
+    /// let answer = try await StreamUploader.withUploader(UploadConfiguration(url: url)) { writer in
     ///     try await writer.write(Array("hello\n".utf8))
     /// }
     /// ```
@@ -17,7 +17,7 @@ extension ReliableUploader {
         onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in },
         _ body: @escaping @Sendable (StreamWriter) async throws -> Void
     ) async throws -> UploadResponse {
-        try await ReliableUploader(configuration, options: options, onEvent: onEvent).run(ClosureProducer(body: body))
+        try await StreamUploader(configuration, options: options, onEvent: onEvent).run(ClosureProducer(body: body))
     }
 }
 

@@ -8,7 +8,7 @@ import StreamUpSystem
 /// request (``SegmentDelivery/singleRequest``).
 ///
 /// ```swift
-/// let uploader = try ReliableUploader(UploadConfiguration(url: url))
+/// let uploader = try StreamUploader(UploadConfiguration(url: url))
 /// let response = try await uploader.run(FileDescriptorProducer(fileDescriptor: 0))
 /// ```
 ///
@@ -38,7 +38,7 @@ import StreamUpSystem
 /// their offsets belong to the buffer's lock; every method may be called from any thread.
 /// Requests run one at a time from the delivery task that `run` starts; URLSession's
 /// callbacks run on the session's own delegate queue (``SegmentSession``).
-public final class ReliableUploader: Sendable {
+public final class StreamUploader: Sendable {
     /// How the stream is cut, kept and retried.
     public struct Options: Sendable {
         /// End a segment at the last record boundary within this many bytes (default 8 MiB;

@@ -7,7 +7,7 @@ import FoundationNetworking
 
 /// The delivery loop: asks the `DeliveryMachine` what to do, does it, and tells it what came
 /// of it. Runs in one task; requests go out one at a time.
-extension ReliableUploader {
+extension StreamUploader {
     typealias Machine = DeliveryMachine<ContinuousClock.Instant>
 
     func deliver(_ session: SegmentSession) async throws -> UploadResponse {
