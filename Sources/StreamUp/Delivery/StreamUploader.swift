@@ -24,7 +24,7 @@ import StreamUpSystem
 /// producer waits: nothing is dropped.
 ///
 /// One live request is the Apple recipe over the same buffer: `URLSession.uploadTask(withStreamedRequest:)`,
-/// whose body stream (a `BodyInputStream` over the buffer, ``LiveBody``) is handed over in
+/// whose body stream (a `BodyInputStream` over the buffer, `LiveBody`) is handed over in
 /// `urlSession(_:task:needNewBodyStream:)` and reads the bytes as the producer writes them,
 /// releasing each as the connection takes it; the producer writes only when the buffer has
 /// space. Nothing is sent again, and the answer comes when the input ends.
@@ -37,7 +37,7 @@ import StreamUpSystem
 /// Thread safety: `state` (the tasks, the counters) is guarded by a `Mutex`; the bytes and
 /// their offsets belong to the buffer's lock; every method may be called from any thread.
 /// Requests run one at a time from the delivery task that `run` starts; URLSession's
-/// callbacks run on the session's own delegate queue (``SegmentSession``).
+/// callbacks run on the session's own delegate queue (`SegmentSession`).
 public final class StreamUploader: Sendable {
     /// How the stream is cut, kept and retried.
     public struct Options: Sendable {
