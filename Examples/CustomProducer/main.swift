@@ -23,7 +23,10 @@ let sink = CommandLine.arguments.count > 1 ? nil : try SinkServer(configuration:
 sink?.start()
 let url = try UploadConfiguration.url(from: CommandLine.arguments.dropFirst().first ?? sink!.urlString)
 
-let response = try await StreamUploader(UploadConfiguration(url: url)).run(LoadAverageProducer(samples: 10))
+// One live request (the samples are on the wire as they are written); leave out `options`
+// for acknowledged segments, which are retried.
+let uploader = try StreamUploader(UploadConfiguration(url: url), options: .singleRequest)
+let response = try await uploader.run(LoadAverageProducer(samples: 10))
 print("server answered \(response.statusCode): \(response.bodyText)")
 if let body = sink?.requests.last?.body { print(String(decoding: body, as: UTF8.self), terminator: "") }
 sink?.stop()

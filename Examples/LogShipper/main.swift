@@ -29,11 +29,11 @@ let tailer = try FileTailer(patterns: [logPath], options: tailing)
 var configuration = UploadConfiguration(url: url)
 configuration.contentType = "text/plain; charset=utf-8"
 configuration.headers = [.init(name: "X-Log-Source", value: ProcessInfo.processInfo.hostName)]
-var options = ReliableUploader.Options()
+var options = StreamUploader.Options()
 options.storage = .spool(directory: URL(fileURLWithPath: logPath + ".streamup-spool"))  // survives a crash; sent first on the next start
 options.stateFile = URL(fileURLWithPath: logPath + ".streamup-state")  // where the file stands: each line once, even after kill -9
 options.retry.maxRetries = nil  // a daemon: never give up
-let uploader = try ReliableUploader(configuration, options: options)
+let uploader = try StreamUploader(configuration, options: options)
 
 // Ctrl-C ends the stream gracefully: what was read is sent, then the server answers.
 signal(SIGINT, SIG_IGN)

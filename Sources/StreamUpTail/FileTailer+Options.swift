@@ -35,7 +35,7 @@ extension FileTailer {
         /// KiB: one read; a busy file cannot hold the stream for longer).
         public var readChunk = 64 * 1024
         /// A line that runs this long without a newline is sent in pieces of this size
-        /// (default 1 MiB, as `ReliableUploader.Options.maxRecordBytes`; keep the two equal so
+        /// (default 1 MiB, as `StreamUploader.Options.maxRecordBytes`; keep the two equal so
         /// each piece is a record of its own).
         public var maxLineBytes = 1 << 20
         /// How long a file that vanished (renamed away or deleted) is still read after its last

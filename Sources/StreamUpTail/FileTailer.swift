@@ -34,8 +34,8 @@ import StreamUpSystem
 ///
 /// As a `PositionedProducer` it resumes from saved positions and reports every file it
 /// begins or stops following (`SourceChange`), so one state file serves all files and
-/// forgets the ones long gone: give a `ReliableUploader` a state file
-/// (`ReliableUploader.Options.stateFile`) and each line is delivered once across restarts.
+/// forgets the ones long gone: give a `StreamUploader` a state file
+/// (`StreamUploader.Options.stateFile`) and each line is delivered once across restarts.
 /// Reads happen only when the upload has room.
 ///
 /// Thread safety: configuration is immutable; what is shared with other threads (saved

@@ -67,7 +67,7 @@ enum HeartbeatRunner {
         let verbose = options.upload.verbose
         let trouble = DeliveryTrouble()
         let metrics = options.upload.metrics.host == nil ? nil : Metrics(unhealthyAfter: options.upload.metrics.unhealthyAfter)
-        let uploader: any Upload
+        let uploader: StreamUploader
         switch UploadRunner.makeUploader(
             options.upload, to: url,
             onEvent: { event in
@@ -132,7 +132,7 @@ enum HeartbeatRunner {
 
     /// Runs the job's upload; says in one line why the beats were not all delivered, if so.
     private static func deliver(
-        _ producer: some Producer, with uploader: any Upload, to outputFile: String?, trouble: DeliveryTrouble, url: String
+        _ producer: some Producer, with uploader: StreamUploader, to outputFile: String?, trouble: DeliveryTrouble, url: String
     ) async -> Int32 {
         do {
             let response = try await uploader.run(producer)

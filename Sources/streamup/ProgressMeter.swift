@@ -1,4 +1,5 @@
 import Foundation
+import StreamUp
 import StreamUpHTTP
 
 #if canImport(Glibc)
@@ -32,14 +33,14 @@ final class ProgressMeter: @unchecked Sendable {
 
     /// Starts a meter if one is wanted: always with `-v`, on a terminal, or when asked
     /// (`requested`: true for `--progress`, false for `--no-progress`, nil to decide).
-    static func start(for uploader: any Upload, verbose: Bool, requested: Bool?) -> ProgressMeter? {
+    static func start(for uploader: StreamUploader, verbose: Bool, requested: Bool?) -> ProgressMeter? {
         if verbose { return ProgressMeter(uploader, inPlace: false, verbose: true) }
         let terminal = isatty(2) == 1
         guard requested ?? terminal else { return nil }
         return ProgressMeter(uploader, inPlace: terminal, verbose: false)
     }
 
-    private init(_ uploader: any Upload, inPlace: Bool, verbose: Bool) {
+    private init(_ uploader: StreamUploader, inPlace: Bool, verbose: Bool) {
         self.inPlace = inPlace
         let started = ContinuousClock.now
         var last = (time: started, delivered: 0)

@@ -69,8 +69,8 @@ extension UploadOptions {
 
     /// The library's delivery options: the receiver's limits and answer reader, then the
     /// options given explicitly.
-    var libraryOptions: ReliableUploader.Options {
-        var options = delivery.libraryOptions(base: records.receiver.map { $0.deliveryOptions() } ?? ReliableUploader.Options())
+    var libraryOptions: StreamUploader.Options {
+        var options = delivery.libraryOptions(base: records.receiver.map { $0.deliveryOptions() } ?? StreamUploader.Options())
         options.maxRecordBytes = maxRecordBytes
         return options
     }

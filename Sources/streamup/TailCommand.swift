@@ -70,7 +70,7 @@ struct TailOptions: Sendable, Equatable {
             // A line waits for its segment's end anyway: reading a tenth of a segment time's lines
             // at once (at most 100 ms) costs a wake-up per batch instead of per few lines
             // (README, Performance: 2.3x less CPU at 10,000 lines/s) and adds ~5% to the latency.
-            let segment = upload.delivery.segmentDuration ?? ReliableUploader.Options().segmentDuration
+            let segment = upload.delivery.segmentDuration ?? StreamUploader.Options().segmentDuration
             tailer.gatherDelay = max(tailer.gatherDelay, min(.milliseconds(100), segment / 10))
         }
         return tailer

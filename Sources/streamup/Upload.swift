@@ -2,59 +2,17 @@ import Foundation
 import StreamUp
 import StreamUpHTTP
 
-/// The two ways the CLI uploads: one request, or acknowledged segments with retries.
+/// What the CLI says about an upload (acknowledged segments, or one live request), for `-v`,
+/// the progress meter, `--metrics` and the lines at the end.
 ///
-/// Thread safety: both uploaders are callable from any thread.
-protocol Upload: UploadRunning {
+/// Thread safety: the uploader is callable from any thread.
+extension StreamUploader {
     /// Progress in words, for `-v`.
-    var progressLine: String { get }
-    /// Progress in numbers, for the meter.
-    var meterCounts: ProgressMeter.Counts { get }
-    /// What became of bytes the server did not acknowledge, when the upload failed (nil: nothing to say).
-    var unacknowledgedLine: String? { get }
-    /// What an abort now (a second signal, a timeout) loses or where it is kept.
-    var abortLine: String { get }
-    /// What the server refused and where it was kept, when it refused anything (dead letters).
-    var refusedLine: String? { get }
-    /// The uploader's own counts for `--metrics`.
-    var metricGauges: Metrics.Gauges { get }
-}
-
-extension StreamUploader: Upload {
     var progressLine: String {
         let progress = self.progress
-        return "read \(counted(progress.bytesProduced, "byte")), sent \(progress.bytesSent), buffered \(progress.bytesBuffered)"
-    }
-
-    var unacknowledgedLine: String? { nil }
-    var refusedLine: String? { nil }
-
-    var abortLine: String {
-        let progress = self.progress
-        let unsent =
-            progress.bytesBuffered > 0
-            ? "; \(counted(progress.bytesBuffered, "byte")) read \(progress.bytesBuffered == 1 ? "was" : "were") not sent and \(progress.bytesBuffered == 1 ? "is" : "are") lost"
-            : ""
-        return "the request ended without an answer: the server may hold none, some or all of the \(counted(progress.bytesSent, "byte")) sent\(unsent)"
-    }
-
-    var meterCounts: ProgressMeter.Counts {
-        let progress = self.progress
-        return ProgressMeter.Counts(read: progress.bytesProduced, delivered: progress.bytesSent, waiting: progress.bytesBuffered, retries: 0)
-    }
-
-    /// One request: bytes handed to the connection count as delivered; no lines are counted.
-    var metricGauges: Metrics.Gauges {
-        let progress = self.progress
-        return Metrics.Gauges(
-            bytesRead: progress.bytesProduced, bytesDelivered: progress.bytesSent, heldBytes: progress.bytesBuffered,
-            capacityBytes: configuration.bufferSize)
-    }
-}
-
-extension ReliableUploader: Upload {
-    var progressLine: String {
-        let progress = self.progress
+        if isSingleRequest {
+            return "read \(counted(progress.produced, "byte")), sent \(bytesDelivered), buffered \(progress.held)"
+        }
         let recovered = recoveredBytes > 0 ? ", \(recoveredBytes) from the spool" : ""
         let paused = progress.pauses > 0 ? ", paused \(counted(progress.pauses, "time"))" + String(format: " (%.1f s)", progress.pausedTime.seconds) : ""
         var refused =
@@ -64,14 +22,20 @@ extension ReliableUploader: Upload {
             "read \(counted(progress.produced, "byte"))\(recovered), acknowledged \(progress.acknowledged), held \(progress.held), resent \(progress.resent), retries \(progress.retries)\(paused)\(refused)"
     }
 
+    /// Progress in numbers, for the meter.
     var meterCounts: ProgressMeter.Counts {
         let progress = self.progress
         return ProgressMeter.Counts(
             read: progress.produced, delivered: bytesDelivered, waiting: progress.held, retries: progress.retries)
     }
 
+    /// The uploader's own counts for `--metrics`; one request: bytes handed to the connection
+    /// count as delivered, and no lines are counted.
     var metricGauges: Metrics.Gauges {
         let progress = self.progress
+        if isSingleRequest {
+            return Metrics.Gauges(bytesRead: progress.produced, bytesDelivered: bytesDelivered, heldBytes: progress.held, capacityBytes: storageCapacity)
+        }
         return Metrics.Gauges(
             linesRead: linesProduced, bytesRead: progress.produced, bytesDelivered: bytesDelivered, bytesResent: progress.resent,
             retries: progress.retries, deadLetters: progress.deadLetters, deadLetterBytes: progress.deadLetterBytes,
@@ -79,6 +43,7 @@ extension ReliableUploader: Upload {
             storage: options.spoolDirectory == nil ? "memory" : "spool", oldestUnacknowledged: oldestUnacknowledgedAge)
     }
 
+    /// What the server refused and where it was kept, when it refused anything (dead letters).
     var refusedLine: String? {
         let progress = self.progress
         var lines: [String] = []
@@ -94,7 +59,10 @@ extension ReliableUploader: Upload {
         return lines.isEmpty ? nil : lines.joined(separator: "; ")
     }
 
+    /// What became of bytes the server did not acknowledge, when the upload failed (nil: nothing
+    /// to say; one request: nothing is acknowledged before the answer).
     var unacknowledgedLine: String? {
+        guard !isSingleRequest else { return nil }
         let held = progress.held
         guard held > 0 else { return nil }
         if let spool = options.spoolDirectory {
@@ -105,7 +73,13 @@ extension ReliableUploader: Upload {
             "\(counted(held, "byte")) read \(held == 1 ? "was" : "were") not delivered and \(held == 1 ? "is" : "are") lost (--spool DIR keeps them for the next start)"
     }
 
+    /// What an abort now (a second signal, a timeout) loses or where it is kept.
     var abortLine: String {
-        unacknowledgedLine ?? "nothing is lost: every byte read was acknowledged"
+        if isSingleRequest {
+            let (sent, held) = (bytesDelivered, progress.held)
+            let unsent = held > 0 ? "; \(counted(held, "byte")) read \(held == 1 ? "was" : "were") not sent and \(held == 1 ? "is" : "are") lost" : ""
+            return "the request ended without an answer: the server may hold none, some or all of the \(counted(sent, "byte")) sent\(unsent)"
+        }
+        return unacknowledgedLine ?? "nothing is lost: every byte read was acknowledged"
     }
 }

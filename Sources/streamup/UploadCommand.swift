@@ -313,7 +313,7 @@ struct UploadOptions: Sendable, Equatable {
         let option = spooled ? "--spool-size" : "--buffer-size"
         // The default spool size depends on the free space: the library lowers segments to it.
         guard let capacity = spooled ? delivery.spoolBytes : bufferSize ?? Self.defaultBufferSize else { return }
-        let fitting = ReliableUploader.segmentBytes(segmentBytes, capacity: capacity)
+        let fitting = StreamUploader.segmentBytes(segmentBytes, capacity: capacity)
         guard fitting < segmentBytes else { return }
         throw UsageError(
             "--segment-bytes \(byteText(segmentBytes)) does not fit \(option) \(byteText(capacity)): a segment is at most half of it, so the next one fills while one is sent; use --segment-bytes \(byteText(fitting)) or less, or a larger \(option)"
@@ -322,7 +322,7 @@ struct UploadOptions: Sendable, Equatable {
 
     /// The memory buffer of acknowledged delivery without `--buffer-size` (the library's).
     static var defaultBufferSize: Int? {
-        guard case .memory(let capacity) = ReliableUploader.Options().storage else { return nil }
+        guard case .memory(let capacity) = StreamUploader.Options().storage else { return nil }
         return capacity
     }
 

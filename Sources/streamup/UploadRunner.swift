@@ -54,7 +54,7 @@ enum UploadRunner {
     ) async -> (status: Int32, response: UploadResponse?) {
         let verbose = options.verbose
         let metrics = options.metrics.host == nil ? nil : Metrics(unhealthyAfter: options.metrics.unhealthyAfter)
-        let uploader: any Upload
+        let uploader: StreamUploader
         switch makeUploader(
             options, to: urlText, stateFile: stateFile, forgetSourcesAfter: forgetSourcesAfter,
             onEvent: { event in
@@ -128,7 +128,7 @@ enum UploadRunner {
     static func makeUploader(
         _ options: UploadOptions, to urlText: String, stateFile: String? = nil, forgetSourcesAfter: Duration? = nil,
         onEvent: @escaping @Sendable (UploadEvent) -> Void
-    ) -> Result<any Upload, NotMade> {
+    ) -> Result<StreamUploader, NotMade> {
         do {
             // Method, content type and a receiver's request (ReceiverOptions.swift).
             var configuration = try options.configuration(url: urlText)
@@ -140,17 +140,18 @@ enum UploadRunner {
             configuration.headerProvider = try options.effectiveAuth.headerProvider(
                 environment: ProcessInfo.processInfo.environment, literalHeaders: options.headers)
             try options.multipart.apply(to: &configuration)
-            if options.delivery.singleRequest {
-                configuration.bufferSize = options.bufferSize ?? configuration.bufferSize
-                return .success(try StreamUploader(configuration, onEvent: onEvent))
-            }
             var library = options.libraryOptions
-            if let bufferSize = options.bufferSize, case .memory = library.storage { library.storage = .memory(capacity: bufferSize) }
+            if options.delivery.singleRequest {
+                library.delivery = .singleRequest
+                library.storage = .memory(capacity: options.bufferSize ?? configuration.bufferSize)
+            } else if let bufferSize = options.bufferSize, case .memory = library.storage {
+                library.storage = .memory(capacity: bufferSize)
+            }
             library.endpoints = try options.endpoints(first: configuration.url)
             library.endpointChoice = options.endpointChoice ?? .failover
             library.stateFile = stateFile.map { URL(fileURLWithPath: $0) }
             library.forgetSourcesAfter = forgetSourcesAfter
-            return .success(try ReliableUploader(configuration, options: library, onEvent: onEvent))
+            return .success(try StreamUploader(configuration, options: library, onEvent: onEvent))
         } catch let error as StreamUpError where error.code == .io {
             Terminal.error("\(error)")
             return .failure(NotMade(status: ExitStatus.ioFailure))
@@ -162,7 +163,7 @@ enum UploadRunner {
 
     /// Serves `--metrics` for `uploader` (and the files `files` follows) with `metrics`; nil
     /// without --metrics; after one line on stderr, the exit status when it cannot listen.
-    static func serveMetrics(_ metrics: Metrics?, _ options: UploadOptions, uploader: any Upload, files: FileTailer?) -> Result<SinkServer?, NotMade> {
+    static func serveMetrics(_ metrics: Metrics?, _ options: UploadOptions, uploader: StreamUploader, files: FileTailer?) -> Result<SinkServer?, NotMade> {
         guard let metrics else { return .success(nil) }
         metrics.attach {
             var gauges = uploader.metricGauges
@@ -185,7 +186,7 @@ enum UploadRunner {
     /// SIGINT/SIGTERM: one line saying what the stop waits for, then `stop` (a graceful end of
     /// the input), bounded by `timeout` (then exit 2 with one line); a second signal says what
     /// stopping at once loses or where it is kept.
-    static func installSignals(for uploader: any Upload, timeout: Duration, stop: @escaping @Sendable () -> Void) {
+    static func installSignals(for uploader: StreamUploader, timeout: Duration, stop: @escaping @Sendable () -> Void) {
         SignalHandling.install(
             onFirst: { name, _ in
                 let held = uploader.meterCounts.waiting
@@ -250,10 +251,10 @@ enum UploadRunner {
 
 extension UploadOptions.DeliveryOptions {
     /// The library's options with these overrides.
-    var libraryOptions: ReliableUploader.Options { libraryOptions(base: ReliableUploader.Options()) }
+    var libraryOptions: StreamUploader.Options { libraryOptions(base: StreamUploader.Options()) }
 
     /// The library's options `base` (the defaults, or a receiver's) with these overrides.
-    func libraryOptions(base: ReliableUploader.Options) -> ReliableUploader.Options {
+    func libraryOptions(base: StreamUploader.Options) -> StreamUploader.Options {
         var options = base
         options.records = records
         if let maxRecordBytes { options.maxRecordBytes = maxRecordBytes }

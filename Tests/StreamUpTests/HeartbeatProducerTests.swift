@@ -83,30 +83,27 @@ import Testing
     }
 }
 
-/// A bound pair a heartbeat writes into, read back by the test without blocking.
+/// A live buffer a heartbeat writes into, read back by the test without blocking.
 ///
-/// Thread safety: `records()` and the writer are used from the test's tasks; the pair's core
-/// is internally locked.
+/// Thread safety: `records()` and the writer are used from the test's tasks; the buffer is
+/// internally locked.
 private final class BeatReader: @unchecked Sendable {
-    private let pair: BoundStreamPair
+    private let buffer: ReplayBuffer
     let writer: StreamWriter
     private var received: [UInt8] = []
 
     init(bufferSize: Int) {
-        pair = BoundStreamPair(bufferSize: bufferSize)
-        pair.input.open()
-        writer = StreamWriter(output: pair.output)
+        buffer = .live(capacity: bufferSize)
+        writer = StreamWriter(buffer: buffer)
     }
 
     /// Bytes written and not yet read.
-    var bufferedCount: Int { pair.input.core.bufferedCount }
+    var bufferedCount: Int { buffer.heldCount }
 
     /// Reads what is buffered (never waits), then returns every whole record so far.
     func records() -> [[String: Any]] {
         var chunk = [UInt8](repeating: 0, count: 4096)
-        while pair.input.core.bufferedCount > 0 {
-            let count = chunk.withUnsafeMutableBufferPointer { pair.input.read($0.baseAddress!, maxLength: $0.count) }
-            guard count > 0 else { break }
+        while case .bytes(let count) = (try? chunk.withUnsafeMutableBytes { try buffer.readLive(into: $0, blocking: false) }) ?? .end {
             received += chunk[..<count]
         }
         return received.split(separator: UInt8(ascii: "\n")).compactMap {

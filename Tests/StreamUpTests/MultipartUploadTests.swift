@@ -17,7 +17,7 @@ extension InProcessUploads {
                 var configuration = UploadConfiguration(url: sink.url)
                 configuration.body.envelope = form.envelope()
                 configuration.contentType = form.contentType
-                let uploader = try ReliableUploader(configuration, options: ReliableUploader.Options())
+                let uploader = try StreamUploader(configuration, options: StreamUploader.Options())
                 let (lines, continuation) = AsyncStream<[UInt8]>.makeStream()
                 continuation.yield(Array("fine\n".utf8))
                 continuation.yield(Array("--streamup-fixed--\n".utf8))
@@ -39,9 +39,9 @@ extension InProcessUploads {
                 var configuration = UploadConfiguration(url: sink.url)
                 configuration.body.envelope = form.envelope()
                 configuration.contentType = form.contentType
-                var options = ReliableUploader.Options()
+                var options = StreamUploader.Options()
                 options.deadLetterDirectory = directory.url
-                let uploader = try ReliableUploader(configuration, options: options)
+                let uploader = try StreamUploader(configuration, options: options)
                 let (lines, continuation) = AsyncStream<[UInt8]>.makeStream()
                 continuation.yield(Array("fine\n--streamup-fixed--\n".utf8))
                 continuation.finish()

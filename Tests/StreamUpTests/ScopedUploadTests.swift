@@ -10,11 +10,11 @@ extension InProcessUploads {
     @Suite(.timeLimit(.minutes(1))) struct ScopedUploadTests {
         private struct Refused: Error {}
 
-        /// `StreamUploader.withUploader`: what the closure writes is the body, and the call
-        /// returns the server's answer.
+        /// `withUploader` with one live request: what the closure writes is the body, and the
+        /// call returns the server's answer.
         @Test func withUploaderSendsWhatTheClosureWrites() async throws {
             try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
-                let answer = try await StreamUploader.withUploader(UploadConfiguration(url: sink.url)) { writer in
+                let answer = try await StreamUploader.withUploader(UploadConfiguration(url: sink.url), options: .singleRequest) { writer in
                     for n in 0..<100 { try await writer.write(Array("line \(n)\n".utf8)) }
                 }
                 #expect(answer.statusCode == 200)
@@ -22,13 +22,13 @@ extension InProcessUploads {
             }
         }
 
-        /// `ReliableUploader.withUploader`: the same bytes as acknowledged segments, whole lines
+        /// `StreamUploader.withUploader`: the same bytes as acknowledged segments, whole lines
         /// each, returned once all are acknowledged.
         @Test func reliableWithUploaderDeliversEverySegment() async throws {
             try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
-                var options = ReliableUploader.Options()
+                var options = StreamUploader.Options()
                 options.segmentBytes = 1_000
-                let answer = try await ReliableUploader.withUploader(UploadConfiguration(url: sink.url), options: options) { writer in
+                let answer = try await StreamUploader.withUploader(UploadConfiguration(url: sink.url), options: options) { writer in
                     for n in 0..<500 { try await writer.write(Array("line \(n)\n".utf8)) }
                 }
                 #expect(answer.isSuccess)
@@ -45,13 +45,13 @@ extension InProcessUploads {
             try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
                 let configuration = UploadConfiguration(url: sink.url)
                 await #expect(throws: StreamUpError.self) {
-                    _ = try await StreamUploader.withUploader(configuration) { writer in
+                    _ = try await StreamUploader.withUploader(configuration, options: .singleRequest) { writer in
                         try await writer.write(Array("half\n".utf8))
                         throw Refused()
                     }
                 }
                 await #expect(throws: StreamUpError.self) {
-                    _ = try await ReliableUploader.withUploader(configuration) { writer in
+                    _ = try await StreamUploader.withUploader(configuration) { writer in
                         try await writer.write(Array("half\n".utf8))
                         throw Refused()
                     }

@@ -21,9 +21,9 @@ extension InProcessUploads {
             try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
                 try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { appServer in
                     let events = EventRecorder<UploadEvent>()
-                    var options = ReliableUploader.Options()
+                    var options = StreamUploader.Options()
                     options.segmentDuration = .seconds(60)
-                    let uploader = try ReliableUploader(UploadConfiguration(url: sink.url), options: options, onEvent: events.handler)
+                    let uploader = try StreamUploader(UploadConfiguration(url: sink.url), options: options, onEvent: events.handler)
                     let (records, input) = AsyncStream.makeStream(of: [UInt8].self)
                     let run = Task { try await uploader.run(AsyncSequenceProducer(records)) }
                     input.yield(Array("the first record\n".utf8))

@@ -205,7 +205,7 @@ import Testing
         }
         let spool = try SpoolStorage.open(directory: directory, capacity: 1000, streamID: "x")
         let saved = SourceState(streamID: "s", streamOffset: 100, sources: [SourcePosition(source: a, path: "/a", offset: 100)])
-        let folded = ReliableUploader.fold(spool.recovered.sources, onto: saved, streamID: spool.recovered.streamID)
+        let folded = StreamUploader.fold(spool.recovered.sources, onto: saved, streamID: spool.recovered.streamID)
         #expect(folded.sources.map(\.offset) == [550, 110])
         #expect(folded.sources.map(\.source) == [b, a])
         #expect(folded.streamOffset == 160)

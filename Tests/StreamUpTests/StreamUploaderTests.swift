@@ -37,22 +37,24 @@ extension InProcessUploads {
         @Test func producerBytesArriveAndTheAnswerIsReturned() async throws {
             try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
                 let chunks = (0..<100).map { index in Array("record \(index)\n".utf8) }
-                let uploader = try StreamUploader(configuration(sink.url))
+                let uploader = try StreamUploader(configuration(sink.url), options: .singleRequest)
                 let response = try await uploader.run(ChunksProducer(chunks: chunks))
                 #expect(response.isSuccess)
                 #expect(response.bodyText.contains("\"bytes\":\(chunks.joined().count)"))
-                #expect(uploader.progress.bytesProduced == chunks.joined().count && uploader.progress.bytesSent == chunks.joined().count)
+                #expect(uploader.progress.produced == chunks.joined().count && uploader.progress.acknowledged == chunks.joined().count)
                 #expect(sink.requests.last?.body == Array(chunks.joined()))
-                #expect(uploader.phase == .finished)
+                // An uploader runs once.
+                let again = await #expect(throws: StreamUpError.self) { try await uploader.run(ChunksProducer(chunks: [])) }
+                #expect(again?.code == .invalidConfiguration)
             }
         }
 
         /// `finish()` on an idle stream sends what was written, ends the body and returns the answer.
         @Test func finishEndsAnIdleStreamGracefully() async throws {
             try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
-                let uploader = try StreamUploader(configuration(sink.url))
+                let uploader = try StreamUploader(configuration(sink.url), options: .singleRequest)
                 let running = Task { try await uploader.run(ChunksProducer(chunks: [Array("kept\n".utf8)], thenIdle: true)) }
-                try #require(await eventually { uploader.progress.bytesSent >= 5 })
+                try #require(await eventually { uploader.progress.acknowledged >= 5 })
                 uploader.finish()
                 let response = try await running.value
                 #expect(response.isSuccess)
@@ -64,9 +66,9 @@ extension InProcessUploads {
         /// instead of hanging, and the sink sees an incomplete body, not a complete one.
         @Test func cancelWakesTheWaitingReaderAndFails() async throws {
             try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
-                let uploader = try StreamUploader(configuration(sink.url))
+                let uploader = try StreamUploader(configuration(sink.url), options: .singleRequest)
                 let running = Task { try await uploader.run(ChunksProducer(chunks: [Array("partial\n".utf8)], thenIdle: true)) }
-                try #require(await eventually { uploader.progress.bytesSent >= 8 })
+                try #require(await eventually { uploader.progress.acknowledged >= 8 })
                 uploader.cancel()
                 let error = await #expect(throws: StreamUpError.self) { try await running.value }
                 #expect(error?.code == .cancelled)
@@ -80,12 +82,12 @@ extension InProcessUploads {
         /// as if complete.
         @Test func producerFailureFailsTheUpload() async throws {
             try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
-                let uploader = try StreamUploader(configuration(sink.url))
+                let uploader = try StreamUploader(configuration(sink.url), options: .singleRequest)
                 // Given: the producer fails only once its byte is on the wire.
                 let producer = ChunksProducer(
                     chunks: [Array("x".utf8)], thenFail: true,
                     afterChunks: {
-                        try #require(await eventually { uploader.progress.bytesSent >= 1 })
+                        try #require(await eventually { uploader.progress.acknowledged >= 1 })
                     })
                 let error = await #expect(throws: StreamUpError.self) { try await uploader.run(producer) }
                 #expect(error?.code == .producerFailed)
@@ -99,7 +101,7 @@ extension InProcessUploads {
         @Test func serverErrorIsAResultNotAnError() async throws {
             let server = try StubHTTPServer(.answerAfterBody(status: 503, headers: ["Retry-After: 1"], body: "busy"))
             defer { server.stop() }
-            let uploader = try StreamUploader(UploadConfiguration(url: URL(string: server.url)!))
+            let uploader = try StreamUploader(UploadConfiguration(url: URL(string: server.url)!), options: .singleRequest)
             let response = try await uploader.run(ChunksProducer(chunks: [Array("x\n".utf8)]))
             #expect(response.statusCode == 503)
             #expect(response.bodyText == "busy")
@@ -108,7 +110,7 @@ extension InProcessUploads {
 
         /// Nothing listening: a `.transport` error that says the connection was refused.
         @Test func refusedConnectionIsATransportError() async throws {
-            let uploader = try StreamUploader(UploadConfiguration(url: URL(string: "http://127.0.0.1:\(unusedLocalPort())/")!))
+            let uploader = try StreamUploader(UploadConfiguration(url: URL(string: "http://127.0.0.1:\(unusedLocalPort())/")!), options: .singleRequest)
             let error = await #expect(throws: StreamUpError.self) {
                 try await uploader.run(ChunksProducer(chunks: [Array("x".utf8)]))
             }
@@ -122,7 +124,7 @@ extension InProcessUploads {
             #expect(throws: StreamUpError.self) { try UploadConfiguration.url(from: "ftp://host/x") }
             var configuration = UploadConfiguration(url: URL(string: "http://127.0.0.1/")!)
             configuration.method = "GET"
-            #expect(throws: StreamUpError.self) { try StreamUploader(configuration) }
+            #expect(throws: StreamUpError.self) { try StreamUploader(configuration, options: .singleRequest) }
         }
     }
 }

@@ -21,7 +21,7 @@ extension InProcessUploads {
             var configuration = SinkConfiguration(outputDirectory: directory.path)
             configuration.faults = SinkFaults(dropAfterBytes: 20_000, dropRepeatedly: true)
             try await SinkServer.withRunning(configuration) { sink in
-                var options = ReliableUploader.Options()
+                var options = StreamUploader.Options()
                 options.segmentBytes = 8_192
                 options.segmentDuration = .milliseconds(200)
                 options.retry.baseDelay = .milliseconds(10)
@@ -114,7 +114,7 @@ extension InProcessUploads {
                 let (stream, continuation) = AsyncStream<[UInt8]>.makeStream()
                 for index in 0..<100 { continuation.yield(Array("event \(index)\n".utf8)) }
                 continuation.finish()
-                let uploader = try StreamUploader(UploadConfiguration(url: sink.url))
+                let uploader = try StreamUploader(UploadConfiguration(url: sink.url), options: .singleRequest)
                 let response = try await uploader.run(AsyncSequenceProducer(stream))
                 #expect(response.isSuccess)
                 #expect(sink.requests.last?.body == Array((0..<100).map { "event \($0)\n" }.joined().utf8))

@@ -26,8 +26,8 @@ extension InProcessUploads {
 
         /// Options that keep retrying a receiver that is down, an hour apart: only a deadline or
         /// a wake ends the wait.
-        private static var patientOptions: ReliableUploader.Options {
-            var options = ReliableUploader.Options()
+        private static var patientOptions: StreamUploader.Options {
+            var options = StreamUploader.Options()
             options.retry = RetryPolicy(maxRetries: nil)
             options.retry.baseDelay = .seconds(3600)
             options.retry.maxDelay = .seconds(3600)
@@ -67,12 +67,12 @@ extension InProcessUploads {
             }
         }
 
-        /// Two emitters made from one `ReliableUploader.Options` are two streams at the receiver:
+        /// Two emitters made from one `StreamUploader.Options` are two streams at the receiver:
         /// each draws its own `Streamup-Stream-Id`, and the sink keeps both whole and in order.
         @Test func twoEmittersFromOneOptionsAreTwoStreams() async throws {
             let directory = try TemporaryDirectory()
             try await SinkServer.withRunning(SinkConfiguration(outputDirectory: directory.path)) { sink in
-                var options = ReliableUploader.Options()
+                var options = StreamUploader.Options()
                 options.segmentDuration = .milliseconds(50)
                 let first = try TelemetryEmitter(url: sink.url, delivery: .segments(options))
                 let second = try TelemetryEmitter(url: sink.url, delivery: .segments(options))
@@ -99,11 +99,11 @@ extension InProcessUploads {
         /// Uploaders made from one `Options` draw their own stream ids; an id the caller sets is kept.
         @Test func eachUploaderDrawsItsOwnStreamID() throws {
             let configuration = UploadConfiguration(url: URL(string: "http://127.0.0.1:9/ingest")!)
-            var options = ReliableUploader.Options()
-            let ids = try (0..<3).map { _ in try ReliableUploader(configuration, options: options).streamID }
+            var options = StreamUploader.Options()
+            let ids = try (0..<3).map { _ in try StreamUploader(configuration, options: options).streamID }
             #expect(Set(ids).count == 3)
             options.streamID = "named"
-            #expect(try ReliableUploader(configuration, options: options).streamID == "named")
+            #expect(try StreamUploader(configuration, options: options).streamID == "named")
         }
 
         /// With the receiver down and retries an hour apart, `finish(within:)` throws `.timedOut`
@@ -267,8 +267,8 @@ extension InProcessUploads {
                 ($0 as? StreamUpError)?.code == .invalidConfiguration && "\($0)".contains("gzip level 42")
             }
             #expect(performing: { try TelemetryEmitter(configuration) }, throws: refused)
-            #expect(performing: { try ReliableUploader(configuration) }, throws: refused)
             #expect(performing: { try StreamUploader(configuration) }, throws: refused)
+            #expect(performing: { try StreamUploader(configuration, options: .singleRequest) }, throws: refused)
             configuration.body.gzipLevel = 9
             _ = try TelemetryEmitter(configuration)
         }
@@ -279,7 +279,7 @@ extension InProcessUploads {
         @Test func heartbeatRidesOnTheEmittersStream() async throws {
             try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
                 let clock = ManualClock()
-                var options = ReliableUploader.Options()
+                var options = StreamUploader.Options()
                 options.segmentDuration = .milliseconds(50)
                 let emitter = try TelemetryEmitter(UploadConfiguration(url: sink.url), delivery: .segments(options), clock: clock)
                 func lines() -> [[String: Any]] {

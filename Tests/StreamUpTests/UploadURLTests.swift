@@ -53,7 +53,8 @@ extension InProcessUploads {
         @Test(.enabled(if: ipv6LoopbackAvailable)) func ipv6LiteralReachesTheServer() async throws {
             try await SinkServer.withRunning(SinkConfiguration(host: "::1", keepBodiesInMemory: true)) { sink in
                 let url = try UploadConfiguration.url(from: "http://[::1]:\(sink.port)/v6")
-                let response = try await StreamUploader(UploadConfiguration(url: url)).run(ChunksProducer(chunks: [Array("over IPv6\n".utf8)]))
+                let uploader = try StreamUploader(UploadConfiguration(url: url), options: .singleRequest)
+                let response = try await uploader.run(ChunksProducer(chunks: [Array("over IPv6\n".utf8)]))
                 #expect(response.isSuccess)
                 let event = try #require(sink.requests.last)
                 #expect(event.path == "/v6" && event.bodyByteCount == 10)
@@ -65,7 +66,7 @@ extension InProcessUploads {
         @Test func upperCaseSchemeReachesTheServer() async throws {
             try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
                 let url = try #require(URL(string: "HTTP://127.0.0.1:\(sink.port)/upper"))
-                let response = try await StreamUploader(UploadConfiguration(url: url)).run(ChunksProducer(chunks: [Array("x".utf8)]))
+                let response = try await StreamUploader(UploadConfiguration(url: url), options: .singleRequest).run(ChunksProducer(chunks: [Array("x".utf8)]))
                 #expect(response.isSuccess)
                 #expect(sink.requests.last?.path == "/upper")
             }

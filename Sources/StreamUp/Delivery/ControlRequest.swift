@@ -15,9 +15,9 @@ struct ControlRequest {
     let fields: [UploadConfiguration.Header]
 
     init(_ method: String, _ configuration: UploadConfiguration) {
-        var request = StreamUploader.makeRequest(configuration)
+        var request = UploadRequest.makeRequest(configuration)
         request.httpMethod = method
-        var fields = StreamUploader.headerFields(configuration)
+        var fields = UploadRequest.headerFields(configuration)
         if method == "POST" || method == "PATCH" {
             request.httpBody = Data()
             fields.append(.init(name: "Content-Length", value: "0"))

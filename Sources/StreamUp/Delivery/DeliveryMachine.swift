@@ -1,7 +1,7 @@
 /// The decisions of an acknowledged upload, as a pure state machine: which exchange with the
 /// server comes next, what an answer or a failure means, when to retry and how long to wait,
 /// when to send smaller segments, and when to give up or set a segment aside. It does no I/O
-/// and reads no clock: ``ReliableUploader`` asks it for the next ``Action``, carries it out,
+/// and reads no clock: ``StreamUploader`` asks it for the next ``Action``, carries it out,
 /// and reports the ``Result`` with the time; tests drive it on a manual clock.
 ///
 /// Plain delivery sends each segment as a request of its own; resumable delivery (IETF

@@ -1,4 +1,4 @@
-extension ReliableUploader {
+extension StreamUploader {
     /// Where a stream's records end, so that every acknowledged request carries whole records.
     ///
     /// Receivers that read whole requests (ClickHouse, Loki, Elasticsearch, Splunk, …) reject a
@@ -13,5 +13,5 @@ extension ReliableUploader {
     }
 }
 
-/// The package's name for ``ReliableUploader/RecordMode``.
-package typealias RecordMode = ReliableUploader.RecordMode
+/// The package's name for ``StreamUploader/RecordMode``.
+package typealias RecordMode = StreamUploader.RecordMode

@@ -7,8 +7,10 @@ import Glibc
 import Darwin
 #endif
 
-/// The one buffer of an acknowledged upload: producers write into it, each segment request
-/// reads a window of it, and bytes stay until the server acknowledges them.
+/// The one buffer of an upload: producers write into it, and either each segment request
+/// reads a window of it and bytes stay until the server acknowledges them (acknowledged
+/// segments), or one live request reads it as a stream and each byte is released as the
+/// connection takes it (``readLive(into:blocking:)``, one chunked request).
 ///
 ///     acknowledged           boundary         written
 ///          |== unacknowledged, complete records ==|-- partial record --|.... free ....|
@@ -25,14 +27,19 @@ import Darwin
 ///   deadline; then reads the cut bytes through ``WindowSource``, which never waits.
 /// - Acknowledging: frees the bytes below an offset, wakes a waiting producer, and returns the
 ///   source positions the freed bytes stand for (``SourceIndex``).
+/// - Reading live (one request): the request's reader (URLSession's thread) blocks until there
+///   is a byte, the end or a failure, takes the bytes from the acknowledged offset and
+///   acknowledges them at once: nothing can be sent again. A waiting writer is woken once
+///   `spaceWatermark` bytes are free, so one wake-up refills a good part of the buffer.
 ///
 /// Bytes are copied in and out outside the lock: the writer only touches free space and
 /// readers only touch unacknowledged bytes below the boundary, which the cursors (changed under
 /// the lock) keep apart.
 ///
-/// Thread safety: every mutable field is in `state`, guarded by `lock`; one writing
-/// thread, one delivery task that cuts and reads, acknowledgements and waits from any task.
-/// Continuations and the space observer are resumed after the lock is released.
+/// Thread safety: every mutable field is in `state`, guarded by `lock` (an `NSCondition`, on
+/// which only a live reader sleeps); one writing thread, one delivery task that cuts and reads
+/// (or one live reading thread), acknowledgements and waits from any task. Continuations and
+/// the space observer are resumed after the lock is released.
 package final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
     /// Everything that changes, guarded by `lock`.
     struct State {
@@ -45,6 +52,8 @@ package final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
         var inputEnded = false
         var failure: StreamUpError?
         var writerWantsSpace = false
+        /// A live reader sleeps on `lock` until a write, the end or a failure.
+        var readerWaiting = false
         var spaceObserver: SpaceSignal?
         var readableWaiters: [ReadableWaiter] = []
         var nextWaiterID = 0
@@ -74,7 +83,9 @@ package final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
     let producerStart: Int
     /// Whether acknowledgements report source positions (kept only when someone saves them).
     let tracksSources: Bool
-    private let lock = NSLock()
+    /// A writer waiting for space is woken once this much is free (or at the end or a failure).
+    let spaceWatermark: Int
+    private let lock = NSCondition()
     private var state: State
     /// Serializes acknowledgements to the storage (the delivery task and a checkpoint timer).
     private let releasing = NSLock()
@@ -86,9 +97,12 @@ package final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
     ///   - keepsSourceEntries: per written piece, so acknowledgements report positions (bytes in
     ///     memory); without it only where each source stands at the written end (a spool,
     ///     whose own index keeps the pieces on disk).
+    ///   - spaceWatermark: how much must be free before a writer waiting for space is woken
+    ///     (1 for segments, whose acknowledgements free a segment at a time; more for a live
+    ///     reader, which frees a read at a time).
     init(
         storage: any ReplayStorage, records: RecordMode, maxRecord: Int, acknowledged: Int = 0, written: Int = 0,
-        tracksSources: Bool = false, keepsSourceEntries: Bool = true
+        tracksSources: Bool = false, keepsSourceEntries: Bool = true, spaceWatermark: Int = 1
     ) {
         precondition(maxRecord > 0 && maxRecord <= storage.capacity, "a record must fit in the buffer")
         precondition(0 <= acknowledged && acknowledged <= written && written - acknowledged <= storage.capacity, "held bytes exceed the storage")
@@ -97,6 +111,7 @@ package final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
         self.maxRecord = maxRecord
         self.producerStart = written
         self.tracksSources = tracksSources
+        self.spaceWatermark = max(1, min(spaceWatermark, storage.capacity))
         // What an earlier run left is whole records: its requests ended on boundaries.
         self.state = State(acknowledged: acknowledged, written: written, boundary: written)
         self.state.index = SourceIndex(keepsEntries: keepsSourceEntries)
@@ -105,9 +120,19 @@ package final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
     }
 
     /// A buffer in memory holding at most `capacity` bytes.
-    convenience init(capacity: Int, records: RecordMode = .rawBytes, maxRecord: Int? = nil, tracksSources: Bool = false) {
+    convenience init(
+        capacity: Int, records: RecordMode = .rawBytes, maxRecord: Int? = nil, tracksSources: Bool = false, spaceWatermark: Int = 1
+    ) {
         let storage = MemoryReplayStorage(capacity: capacity)
-        self.init(storage: storage, records: records, maxRecord: maxRecord ?? storage.capacity, tracksSources: tracksSources)
+        self.init(
+            storage: storage, records: records, maxRecord: maxRecord ?? storage.capacity, tracksSources: tracksSources,
+            spaceWatermark: spaceWatermark)
+    }
+
+    /// A buffer in memory for one live reader: a waiting writer is woken once a quarter of it
+    /// (at most 256 KiB) is free.
+    static func live(capacity: Int) -> ReplayBuffer {
+        ReplayBuffer(capacity: capacity, spaceWatermark: min(capacity / 4, 256 * 1024))
     }
 
     var capacity: Int { storage.capacity }
@@ -192,6 +217,7 @@ package final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
             state.lines += lines
             state.writeTimes.wrote(at: offset, time: now)
             if tracksSources, let mark { state.index.append(at: offset, count: count, mark: mark) }
+            if state.readerWaiting { lock.signal() }
             return takeReadableWaiters(&state)
         }
         for waiter in waiters { waiter.resume() }
@@ -239,8 +265,10 @@ package final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
     private func change(_ body: (inout State) -> Void) {
         let (readable, acknowledged, observer) = withState { state in
             body(&state)
+            if state.readerWaiting { lock.signal() }
             var observer: SpaceSignal?
-            if state.writerWantsSpace {
+            let free = storage.capacity - (state.written - state.acknowledged)
+            if state.writerWantsSpace && (free >= spaceWatermark || state.failure != nil || state.inputEnded) {
                 state.writerWantsSpace = false
                 observer = state.spaceObserver
             }
@@ -248,6 +276,47 @@ package final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
         }
         observer?.signal()
         for waiter in readable + acknowledged { waiter.resume() }
+    }
+
+    // MARK: Reading live (one request's side)
+
+    /// Copies bytes from the acknowledged offset into `destination` and acknowledges them: the
+    /// connection has them, and nothing is sent again. A `blocking` read sleeps (this thread:
+    /// URLSession's reader, DesignNotes, platform fact 3) until a byte, the end or a failure.
+    /// - Returns: the bytes copied, `.end` once the input ended and all was read, or
+    ///   `.wouldBlock` (only when not `blocking`) when nothing is there yet.
+    /// - Throws: the buffer's failure (a cancel, the producer's failure, the request's end).
+    func readLive(into destination: UnsafeMutableRawBufferPointer, blocking: Bool) throws(StreamUpError) -> BodyRead {
+        // The wait works on `state` directly, never through an `inout` copy: the writer
+        // changes `state` while this thread sleeps and must see `readerWaiting`.
+        lock.lock()
+        while blocking && state.written == state.acknowledged && !state.inputEnded && state.failure == nil {
+            state.readerWaiting = true
+            lock.wait()
+            state.readerWaiting = false
+        }
+        let (offset, held, ended, failure) = (state.acknowledged, state.written - state.acknowledged, state.inputEnded, state.failure)
+        lock.unlock()
+        if let failure { throw failure }
+        guard held > 0, !destination.isEmpty else { return ended && held == 0 ? .end : .wouldBlock }
+        let count = try storage.read(at: offset, into: UnsafeMutableRawBufferPointer(rebasing: destination[..<min(destination.count, held)]))
+        acknowledge(upTo: offset + count)
+        return .bytes(count)
+    }
+
+    /// Sleeps until a live read would find something (a byte, the end, a failure) or `deadline`
+    /// passes; returns whether something is there. For a reader with work of its own due at a
+    /// time (a multiline record's timeout, `FormattingProducer`).
+    func waitForLiveInput(until deadline: Date) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        while state.written == state.acknowledged && !state.inputEnded && state.failure == nil {
+            state.readerWaiting = true
+            let signalled = lock.wait(until: deadline)
+            state.readerWaiting = false
+            if !signalled { return state.written > state.acknowledged || state.inputEnded || state.failure != nil }
+        }
+        return true
     }
 
     // MARK: Waiting (the delivery task's side)

@@ -1,7 +1,7 @@
 import Foundation
 import StreamUpHTTP
 
-extension ReliableUploader {
+extension StreamUploader {
     /// Which failures are worth another try, and how long to wait before it.
     ///
     /// Connection failures (refused, reset, lost, timed out, DNS) and the answers 408, 429 and 5xx
@@ -51,5 +51,5 @@ extension ReliableUploader {
     }
 }
 
-/// The package's name for ``ReliableUploader/RetryPolicy``.
-package typealias RetryPolicy = ReliableUploader.RetryPolicy
+/// The package's name for ``StreamUploader/RetryPolicy``.
+package typealias RetryPolicy = StreamUploader.RetryPolicy

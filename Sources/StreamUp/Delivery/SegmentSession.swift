@@ -21,21 +21,24 @@ final class SegmentSession: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     private var session: URLSession!
     private let configuration: UploadConfiguration
 
-    /// A session with the settings ``StreamUploader`` uses for `configuration`. It holds this
+    /// A session with the settings every upload uses for `configuration` (``UploadRequest``). It holds this
     /// object until ``invalidate()``.
     init(_ configuration: UploadConfiguration) {
         self.configuration = configuration
         super.init()
-        session = StreamUploader.makeSession(configuration, delegate: self)
+        session = UploadRequest.makeSession(configuration, delegate: self)
     }
 
     /// Sends `request` with `body` (a complete ``WindowBody``, read as a stream so that libcurl
     /// can re-send it, or as `Data` when it fits one libcurl read; the request carries its
-    /// `Content-Length`), or none, and returns the answer.
+    /// `Content-Length`), or a live stream (``LiveBody``, one chunked request, not `segmented`),
+    /// or none, and returns the answer.
     /// - Throws: ``StreamUpError`` when no answer came (transport failure, cancellation, or the
     ///   body's own failure).
-    func send(_ request: URLRequest, body: (any RequestBody)?, onEvent: @escaping @Sendable (UploadEvent) -> Void) async throws -> UploadResponse {
-        let delegate = UploadTaskDelegate(body: body, maxResponseBodyBytes: configuration.maxResponseBodyBytes, segmented: true, onEvent: onEvent)
+    func send(
+        _ request: URLRequest, body: (any RequestBody)?, segmented: Bool = true, onEvent: @escaping @Sendable (UploadEvent) -> Void
+    ) async throws -> UploadResponse {
+        let delegate = UploadTaskDelegate(body: body, maxResponseBodyBytes: configuration.maxResponseBodyBytes, segmented: segmented, onEvent: onEvent)
         // A small segment goes as `Data`: waiting for its answer then costs no CPU on a reused
         // connection (DesignNotes, platform fact 9; WindowBody.oneReadData()).
         let window = body as? WindowBody

@@ -1,5 +1,5 @@
 /// Which stream bytes came from which source position, so that an acknowledged offset can be
-/// turned into the positions to continue from (``ReliableUploader`` saves them in its state
+/// turned into the positions to continue from (``StreamUploader`` saves them in its state
 /// file). A pure value: entries go in as bytes are written and come out as they are
 /// acknowledged.
 ///

@@ -3,7 +3,7 @@ import StreamUpHTTP
 import StreamUpSystem
 
 /// Keeps a producer's source positions and saves them to the state file, for a
-/// ``ReliableUploader``: after each acknowledgement (bytes in memory) or every 100 ms while
+/// ``StreamUploader``: after each acknowledgement (bytes in memory) or every 100 ms while
 /// bytes reach a spool, and soon after the producer reports a source it begins or stops
 /// following (``SourceChange``). Sources gone for longer than `forgetAfter` are left out of
 /// the next save. Saves are `fsync`ed (``AtomicFile``) and run one at a time on a serial

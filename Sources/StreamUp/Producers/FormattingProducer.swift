@@ -3,7 +3,7 @@ import Foundation
 /// Runs another producer and turns each line it writes into a record (``RecordFormatter``): for
 /// producers that write lines but know nothing of formats, such as stdin or a heartbeat.
 ///
-/// The inner producer writes into a small bound pair of its own (64 KiB); a thread reads it,
+/// The inner producer writes into a small live `ReplayBuffer` of its own (64 KiB); a thread reads it,
 /// cuts lines (`LineRecords`) and writes the records into the upload's writer, waiting while
 /// that is full, so backpressure reaches the inner producer. A line still open when the inner
 /// producer ends becomes a record; one still open when the upload is cancelled is dropped.
@@ -52,10 +52,8 @@ package struct FormattingProducer<Inner: Producer>: Producer {
     }
 
     package func produce(into writer: StreamWriter) async throws {
-        let pair = BoundStreamPair(bufferSize: 64 * 1024)
-        let innerWriter = StreamWriter(output: pair.output)
-        let input = StreamReference(pair.input)
-        input.value.open()
+        let buffer = ReplayBuffer.live(capacity: 64 * 1024)
+        let innerWriter = StreamWriter(buffer: buffer)
         let innerTask = innerWriter.start(inner)
         defer { innerTask.cancel() }
         let formatter = self.formatter
@@ -74,12 +72,10 @@ package struct FormattingProducer<Inner: Producer>: Producer {
                     while let deadline = lines.deadline {
                         let left = deadline - (clock.now - origin)
                         let seconds = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
-                        if left > .zero && input.value.core.waitForInput(until: Date(timeIntervalSinceNow: seconds)) { break }
+                        if left > .zero && buffer.waitForLiveInput(until: Date(timeIntervalSinceNow: seconds)) { break }
                         for record in lines.expire(at: clock.now - origin, readAt: Date()) { try blocking.write(record.bytes, mark: nil) }
                     }
-                    let count = chunk.withUnsafeMutableBufferPointer { input.value.read($0.baseAddress!, maxLength: $0.count) }
-                    if count < 0 { throw input.value.streamError ?? StreamUpError(.producerFailed, "the producer failed") }
-                    if count == 0 { break }
+                    guard case .bytes(let count) = try chunk.withUnsafeMutableBytes({ try buffer.readLive(into: $0, blocking: true) }) else { break }
                     let records = chunk.withUnsafeBytes {
                         lines.take(UnsafeRawBufferPointer(rebasing: $0[..<count]), from: position, readAt: Date(), now: clock.now - origin)
                     }
@@ -89,7 +85,7 @@ package struct FormattingProducer<Inner: Producer>: Producer {
                 for last in lines.flush(readAt: Date()) { try blocking.write(last.bytes, mark: nil) }
             }
         } onCancel: {
-            input.value.core.fail(StreamUpError(.cancelled, "the upload was cancelled"))
+            buffer.failWriting(StreamUpError(.cancelled, "the upload was cancelled"))
         }
     }
 }

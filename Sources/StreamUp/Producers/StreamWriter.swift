@@ -17,16 +17,10 @@ public final class StreamWriter: Sendable {
     let buffer: any WritableBuffer
     private let space = SpaceSignal()
 
-    /// A writer into `buffer` (a bound pair's core or a replay buffer).
+    /// A writer into `buffer`.
     init(buffer: some WritableBuffer) {
         self.buffer = buffer
         buffer.setSpaceObserver(space)
-    }
-
-    /// A writer into the output side of a bound pair (opened here).
-    convenience init(output: BoundOutputStream) {
-        output.open()
-        self.init(buffer: output.core)
     }
 
     /// Writes every byte of `bytes`, suspending while the buffer is full.

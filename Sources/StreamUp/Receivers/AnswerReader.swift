@@ -1,7 +1,7 @@
 /// Reads a receiver's answer for records it refused while it stored the others: the seam
 /// between a receiver's own way of saying so and the uploader's delivery decisions.
 ///
-/// ``ReliableUploader`` hands every answer to a segment to its reader (``ReliableUploader/Options/answerReader``),
+/// ``StreamUploader`` hands every answer to a segment to its reader (``StreamUploader/Options/answerReader``),
 /// with a way to get the records the request carried (each without its `\n`, read from the
 /// replay buffer only when the reader asks). A nil result means the answer says nothing about
 /// single records: its status decides, as without a reader. A ``PartialFailure`` overrides the

@@ -55,7 +55,7 @@ extension Receiver {
     }
 
     /// Delivery options within the receiver's limits, reading its partial failures.
-    public func deliveryOptions(_ base: ReliableUploader.Options = ReliableUploader.Options()) -> ReliableUploader.Options {
+    public func deliveryOptions(_ base: StreamUploader.Options = StreamUploader.Options()) -> StreamUploader.Options {
         var options = base
         if let segmentBytes = limits.segmentBytes { options.segmentBytes = segmentBytes }
         options.maxRecordsPerSegment = limits.maxRecordsPerSegment ?? options.maxRecordsPerSegment

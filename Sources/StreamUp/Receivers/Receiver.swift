@@ -2,13 +2,13 @@ import Foundation
 
 /// A log receiver streamup speaks to (`streamup --to NAME`): what its requests look like, where
 /// its ingestion endpoint usually is, how it authenticates, how big one request may be, and how
-/// it reports records it refused. A preset gives everything a ``ReliableUploader`` needs; any
+/// it reports records it refused. A preset gives everything a ``StreamUploader`` needs; any
 /// of it can be changed afterwards (the CLI's explicit options override a preset's).
 ///
 /// ```swift
 /// let receiver = Receiver.loki
 /// let configuration = try receiver.configuration(url: URL(string: "http://loki:3100")!, labels: [("job", "app")])
-/// let uploader = try ReliableUploader(configuration, options: receiver.deliveryOptions())
+/// let uploader = try StreamUploader(configuration, options: receiver.deliveryOptions())
 /// let formatter = try receiver.formatter(path: "/var/log/app.log")
 /// let tailer = try FileTailer(patterns: ["/var/log/app.log"], format: { _ in formatter })  // import StreamUpTail
 /// let answer = try await uploader.run(tailer)

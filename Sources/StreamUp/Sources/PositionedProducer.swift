@@ -1,5 +1,5 @@
 /// A producer whose sources can be read again from a position (files), so that a
-/// ``ReliableUploader`` with a state file can make delivery exactly once across restarts: it
+/// ``StreamUploader`` with a state file can make delivery exactly once across restarts: it
 /// saves where each source stands once the receiver has acknowledged the bytes (with a spool:
 /// once they are in the spool), and hands those positions back on the next start.
 ///

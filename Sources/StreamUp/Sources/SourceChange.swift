@@ -11,6 +11,6 @@ package enum SourceChange: Sendable, Equatable {
     case following(SourcePosition)
     /// The producer no longer follows this source (the file is gone, or was never found
     /// again after a restart). The saved state keeps its position and forgets it once it has
-    /// been gone for the uploader's ``ReliableUploader/Options/forgetSourcesAfter``.
+    /// been gone for the uploader's ``StreamUploader/Options/forgetSourcesAfter``.
     case stopped(SourceID)
 }

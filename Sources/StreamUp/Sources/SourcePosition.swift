@@ -10,7 +10,7 @@ package struct SourcePosition: Hashable, Sendable, Codable {
     package var offset: Int64
     /// When the producer stopped following the source (Unix time, seconds); nil while it is
     /// followed. A state file forgets sources gone for longer than its uploader's
-    /// ``ReliableUploader/Options/forgetSourcesAfter``.
+    /// ``StreamUploader/Options/forgetSourcesAfter``.
     package var goneSince: Int64?
 
     package init(source: SourceID, path: String, offset: Int64, goneSince: Int64? = nil) {

@@ -1,7 +1,7 @@
 import Foundation
 import StreamUpSystem
 
-/// What a ``ReliableUploader`` with a state file remembers of its producer's sources, to
+/// What a ``StreamUploader`` with a state file remembers of its producer's sources, to
 /// continue exactly there after a restart: where each source stands, and which stream offset
 /// that stands for (a spool may hold the stream past it). Saved as JSON:
 /// `{"sources":[{"offset":…,"path":"…","source":{"device":…,"fingerprint":…,"inode":…}}],"streamID":"…","streamOffset":…,"version":2}`.

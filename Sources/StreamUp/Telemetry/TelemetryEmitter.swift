@@ -15,7 +15,7 @@ import StreamUpSystem
 /// UTC with milliseconds. The first record starts the upload; nothing is sent before it.
 ///
 /// Delivery (``Delivery``): by default the records go out as acknowledged segments through a
-/// ``ReliableUploader`` with default options: a record reaches a receiver within about a
+/// ``StreamUploader`` with default options: a record reaches a receiver within about a
 /// segment's time (1 s), a failed segment is sent again, and ``flush(within:)`` waits for
 /// acknowledgements. ``Delivery/singleRequest`` sends one chunked request that lasts until
 /// ``finish(within:)``, for the receivers that store a body while it streams.
@@ -39,13 +39,13 @@ public final class TelemetryEmitter: Sendable {
     ///
     /// Thread safety: a value type.
     public struct Delivery: Sendable {
-        let options: ReliableUploader.Options?
+        let options: StreamUploader.Options
 
         /// Acknowledged segments with `options` (the default, with default options): retries,
         /// an optional disk spool (`options.storage`), the resumable protocol. With memory
         /// storage the emitter's `bufferSize` is what is held (and the most a segment and a
         /// record may be); with a spool, records wait on disk, up to the spool's capacity.
-        public static func segments(_ options: ReliableUploader.Options = ReliableUploader.Options()) -> Delivery {
+        public static func segments(_ options: StreamUploader.Options = StreamUploader.Options()) -> Delivery {
             Delivery(options: options)
         }
 
@@ -53,7 +53,7 @@ public final class TelemetryEmitter: Sendable {
         /// receivers that store a body while it streams (VictoriaLogs, ClickHouse). A record is
         /// on the wire at once, but nothing is retried, and on Linux a body that waits for
         /// records holds URLSession's shared queue (see <doc:DesignNotes>).
-        public static let singleRequest = Delivery(options: nil)
+        public static let singleRequest = Delivery(options: .singleRequest)
     }
 
     /// What `emit` and `send` do when the buffer is full. (`tryEmit` and `trySend` always drop
@@ -99,7 +99,7 @@ public final class TelemetryEmitter: Sendable {
         var heartbeat: Task<Void, Never>?
     }
 
-    private let uploader: any UploadRunning
+    private let uploader: StreamUploader
     private let lock = WriterLock()
     private let state = Mutex(State())
     private let encoder: JSONEncoder
@@ -152,19 +152,16 @@ public final class TelemetryEmitter: Sendable {
         dropReportInterval: Duration = .seconds(10), onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in }
     ) throws where C.Duration == Duration {
         try configuration.validate()
-        if var options = delivery.options {
-            if case .memory = options.storage {
-                // One meaning for the buffer's size: what is held in memory, in either mode.
-                options.storage = .memory(capacity: configuration.bufferSize)
-                options.segmentBytes = min(options.segmentBytes, max(1, configuration.bufferSize / 2))
-                options.maxRecordBytes = min(options.maxRecordBytes, configuration.bufferSize)
-            }
-            uploader = try ReliableUploader(configuration, options: options, onEvent: onEvent)
-            maxRecordBytes = options.maxRecordBytes
-        } else {
-            uploader = try StreamUploader(configuration, onEvent: onEvent)
-            maxRecordBytes = .max
+        var options = delivery.options
+        if case .memory = options.storage {
+            // One meaning for the buffer's size: what is held in memory, in either mode.
+            options.storage = .memory(capacity: configuration.bufferSize)
+            options.segmentBytes = min(options.segmentBytes, max(1, configuration.bufferSize / 2))
+            options.maxRecordBytes = min(options.maxRecordBytes, configuration.bufferSize)
         }
+        uploader = try StreamUploader(configuration, options: options, onEvent: onEvent)
+        // One request carries bytes, not records: any record fits.
+        maxRecordBytes = options.delivery == .singleRequest ? .max : options.maxRecordBytes
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .custom { date, encoder in

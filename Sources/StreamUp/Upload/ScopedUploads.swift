@@ -1,9 +1,11 @@
 import Foundation
 
 extension StreamUploader {
-    /// Streams what `body` writes as one request and returns the server's answer: the
-    /// uploader lives exactly as long as the call. The body ends when `body` returns; if it
-    /// throws, the upload fails and this throws ``StreamUpError`` (`.producerFailed`).
+    /// Streams what `body` writes with `options` (acknowledged segments by default, or one
+    /// live request: ``Options/singleRequest``) and returns the last answer once every byte
+    /// is acknowledged: the uploader lives exactly as long as the call. If `body` throws, the
+    /// upload fails and this throws ``StreamUpError`` (`.producerFailed`); a spool keeps what
+    /// was not acknowledged.
     ///
     /// ```swift
     /// let answer = try await StreamUploader.withUploader(UploadConfiguration(url: url)) { writer in
@@ -11,24 +13,11 @@ extension StreamUploader {
     /// }
     /// ```
     public static func withUploader(
-        _ configuration: UploadConfiguration, onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in },
-        _ body: @escaping @Sendable (StreamWriter) async throws -> Void
-    ) async throws -> UploadResponse {
-        try await StreamUploader(configuration, onEvent: onEvent).run(ClosureProducer(body: body))
-    }
-}
-
-extension ReliableUploader {
-    /// Streams what `body` writes as acknowledged segments with `options` and returns the
-    /// last answer once every byte is acknowledged: the uploader lives exactly as long as the
-    /// call. If `body` throws, the upload fails and this throws ``StreamUpError``
-    /// (`.producerFailed`); a spool keeps what was not acknowledged.
-    public static func withUploader(
         _ configuration: UploadConfiguration, options: Options = Options(),
         onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in },
         _ body: @escaping @Sendable (StreamWriter) async throws -> Void
     ) async throws -> UploadResponse {
-        try await ReliableUploader(configuration, options: options, onEvent: onEvent).run(ClosureProducer(body: body))
+        try await StreamUploader(configuration, options: options, onEvent: onEvent).run(ClosureProducer(body: body))
     }
 }
 

@@ -27,7 +27,8 @@ public struct UploadConfiguration: Sendable {
     public var headerProvider: (@Sendable () throws -> [Header])?
     /// How each request's body is wrapped and compressed.
     public var body = BodyEncoding()
-    /// Capacity of the buffer between producer and upload, in bytes (rounded up to a power of 2).
+    /// Capacity of the buffer between producer and upload, in bytes, for a ``TelemetryEmitter``
+    /// (a ``StreamUploader`` holds what its ``StreamUploader/Options/storage`` says).
     /// 1 MiB by default: against 64 KiB it cuts the wake-ups per byte, for about 1.4× the
     /// throughput (README, Performance); latency is the same, since nothing waits for it to fill.
     public var bufferSize: Int = 1 << 20

@@ -55,7 +55,7 @@ public struct UploadEvent: Sendable, CustomStringConvertible {
         /// `file` (`--dead-letter`), and the stream went on.
         case deadLettered(bytes: Int, file: String, reason: String)
         /// The receiver refused `count` records while it stored the others (a partial failure,
-        /// `ReliableUploader.Options.answerReader`): `reason` is one line on what it said, and
+        /// `StreamUploader.Options.answerReader`): `reason` is one line on what it said, and
         /// `file` where they were kept (nil without a dead-letter directory). They are not sent again.
         case recordsRejected(count: Int, reason: String, file: String?)
         /// Something a person should know that is not a failure (reliable delivery).

@@ -5,8 +5,8 @@ import StreamUpSystem
 import FoundationNetworking
 #endif
 
-/// The URLSession delegate of one ``StreamUploader``: hands over the body stream, collects the
-/// response, and reports completion. The only place in StreamUp that deals in delegate callbacks.
+/// The URLSession delegate of one request of an upload (a segment, a protocol request, or the
+/// one live request): hands over the body stream, collects the response, and reports completion. The only place in StreamUp that deals in delegate callbacks.
 ///
 /// Thread safety: callbacks arrive on the session's serial delegate queue; `state` is guarded by
 /// its `Mutex` because `finish` results are read from the uploader's task.

@@ -10,7 +10,7 @@ import StreamUp
 /// read again, whole, once its newline is there. A line longer than a chunk is searched for its
 /// newline a chunk per turn (other files have their turns meanwhile) and then written in
 /// pieces in one go; one longer than `maxLine` is written in pieces of `maxLine` bytes, which a
-/// ``ReliableUploader`` with the same `maxRecordBytes` takes as records of their own.
+/// ``StreamUploader`` with the same `maxRecordBytes` takes as records of their own.
 ///
 /// Copying through the scratch buffer costs one `memcpy` per byte; reading straight into the
 /// upload's buffer (as ``FileDescriptorProducer`` does) cannot keep a partial line out of it

@@ -44,7 +44,7 @@ import Testing
                 sources: [
                     SourcePosition(source: a, path: "a.log", offset: 0), SourcePosition(source: b, path: "b.log", offset: 0),
                 ])
-            let folded = ReliableUploader.fold(reopened.recovered.sources, onto: saved, streamID: reopened.recovered.streamID)
+            let folded = StreamUploader.fold(reopened.recovered.sources, onto: saved, streamID: reopened.recovered.streamID)
             #expect(Dictionary(uniqueKeysWithValues: folded.sources.map { ($0.source, $0.offset) }) == [a: 6, b: 3])
         }
     }

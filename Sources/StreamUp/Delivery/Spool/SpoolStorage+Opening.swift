@@ -119,7 +119,7 @@ extension SpoolStorage {
         /// Where every byte the spool still holds came from, acknowledged or not: files are
         /// kept until the saved positions cover them, and acknowledgements can run ahead of
         /// the last save, so what lies between the two must be folded too
-        /// (``ReliableUploader/fold(_:onto:streamID:)`` skips what the saved state covers).
+        /// (``StreamUploader/fold(_:onto:streamID:)`` skips what the saved state covers).
         var sources: [SourceIndex.Entry] {
             entries.joined().compactMap(\.sourceEntry)
         }

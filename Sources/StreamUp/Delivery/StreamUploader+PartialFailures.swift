@@ -3,7 +3,7 @@ import Foundation
 /// Partial failures: the options' ``AnswerReader`` reads each segment's answer, its record
 /// numbers become stream offsets for the `DeliveryMachine`, and the records it refused are
 /// reported and kept (DeliveryMachine+Partial).
-extension ReliableUploader {
+extension StreamUploader {
     /// What `response` says about the records of the request that carried `carried`, in stream
     /// offsets; nil when there is no reader or it says nothing.
     func partial(in response: UploadResponse, carried: Range<Int>) -> Machine.Partial? {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Acknowledgements, the saved source positions and dead letters.
-extension ReliableUploader {
+extension StreamUploader {
     /// The server holds the stream below `offset`: free it, and (bytes in memory) save where
     /// that puts the producer's sources. With a spool, files are deleted only once the saved
     /// positions cover them (they are the only record of where those bytes came from).

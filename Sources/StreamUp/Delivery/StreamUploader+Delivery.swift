@@ -7,7 +7,7 @@ import FoundationNetworking
 
 /// The delivery loop: asks the `DeliveryMachine` what to do, does it, and tells it what came
 /// of it. Runs in one task; requests go out one at a time.
-extension ReliableUploader {
+extension StreamUploader {
     typealias Machine = DeliveryMachine<ContinuousClock.Instant>
 
     func deliver(_ session: SegmentSession) async throws -> UploadResponse {
@@ -90,6 +90,19 @@ extension ReliableUploader {
                 throw StreamUpError(.protocolError, message)
             }
         }
+    }
+
+    /// One live chunked request (``SegmentDelivery/singleRequest``): the body is the buffer
+    /// read as a stream (``LiveBody``), and the answer ends the upload.
+    func deliverLive(_ session: SegmentSession) async throws -> UploadResponse {
+        let resolved = try configuration.resolvingHeaders()
+        // The fields as sent, the header provider's (credentials) included.
+        onEvent(
+            .requestStarted(
+                method: configuration.method, url: configuration.url,
+                headers: UploadRequest.headerFields(resolved) + [.init(name: "Transfer-Encoding", value: "chunked")]))
+        let body = LiveBody(buffer, encoding: resolved.body)
+        return try await session.send(UploadRequest.makeRequest(resolved), body: body, segmented: false, onEvent: onEvent)
     }
 
     typealias Endpoints = EndpointSet<ContinuousClock.Instant>
@@ -260,7 +273,7 @@ extension ReliableUploader {
                     .init(name: "Streamup-Offset", value: String(target?.offset ?? (from - skippedBytes))),
                 ]
             }
-            return (StreamUploader.makeRequest(segment), StreamUploader.headerFields(segment), from)
+            return (UploadRequest.makeRequest(segment), UploadRequest.headerFields(segment), from)
         case .create(let base):
             var creation = configuration
             creation.method = configuration.method == "PATCH" ? "POST" : configuration.method
@@ -281,7 +294,7 @@ extension ReliableUploader {
                     (ResumableUploadFields.offset, String(from - upload.base)),
                     (ResumableUploadFields.complete, "?0"),
                 ])
-            return (StreamUploader.makeRequest(append), StreamUploader.headerFields(append), from)
+            return (UploadRequest.makeRequest(append), UploadRequest.headerFields(append), from)
         case .complete(let upload, let end):
             let control = ControlRequest(
                 "PATCH",

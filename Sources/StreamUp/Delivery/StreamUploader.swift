@@ -2,29 +2,43 @@ import Foundation
 import StreamUpHTTP
 import StreamUpSystem
 
-/// Streams a producer's bytes as a series of requests ("segments"), each acknowledged by the
-/// server, and sends again whatever a failed segment carried, so a network blink or a server
-/// restart loses nothing.
+/// Streams a producer's bytes to an HTTP endpoint, by default as a series of requests
+/// ("segments"), each acknowledged by the server, sending again whatever a failed segment
+/// carried, so a network blink or a server restart loses nothing; or as one live chunked
+/// request (``SegmentDelivery/singleRequest``).
+///
+/// ```swift
+/// let uploader = try StreamUploader(UploadConfiguration(url: url))
+/// let response = try await uploader.run(FileDescriptorProducer(fileDescriptor: 0))
+/// ```
 ///
 /// Producers write into one `ReplayBuffer` (in memory, or a spool on disk that survives a
-/// restart) exactly as they write for a ``StreamUploader``; the bytes stay there until the
+/// restart) through a ``StreamWriter``, only when it has space; the bytes stay there until the
 /// server acknowledges them. Each segment is cut from the acknowledged offset at a record
 /// boundary (``RecordMode``), after `segmentBytes` or `segmentDuration`, so every request holds
 /// whole records, and goes out as a complete body with `Content-Length` (a copy of at most one
 /// segment): nothing waits inside URLSession, so the process's other requests never queue
-/// behind it. How segments are sent is plain
-/// requests (any HTTP server) or PATCHes to one IETF resumable upload; the decisions (retries,
-/// backoff, smaller segments after failures, dead letters, the resumable sequence) are a pure
-/// `DeliveryMachine`. When the buffer is full, the producer waits: nothing is dropped.
+/// behind it. How segments are sent is plain requests (any HTTP server) or PATCHes to one IETF
+/// resumable upload; the decisions (retries, backoff, smaller segments after failures, dead
+/// letters, the resumable sequence) are a pure `DeliveryMachine`. When the buffer is full, the
+/// producer waits: nothing is dropped.
+///
+/// One live request is the Apple recipe over the same buffer: `URLSession.uploadTask(withStreamedRequest:)`,
+/// whose body stream (a `BodyInputStream` over the buffer, `LiveBody`) is handed over in
+/// `urlSession(_:task:needNewBodyStream:)` and reads the bytes as the producer writes them,
+/// releasing each as the connection takes it; the producer writes only when the buffer has
+/// space. Nothing is sent again, and the answer comes when the input ends.
 ///
 /// With a state file and a `PositionedProducer` (a `FileTailer`), the uploader saves
 /// where the producer's sources stand once their bytes are safe and hands the positions back
 /// on the next start: each byte is delivered once across restarts (with a spool, even across
 /// `kill -9`).
 ///
-/// Thread safety: `state` is guarded by a `Mutex`; every method may be called from any thread.
-/// Requests run one at a time from the delivery task that `run` starts.
-public final class ReliableUploader: Sendable {
+/// Thread safety: `state` (the tasks, the counters) is guarded by a `Mutex`; the bytes and
+/// their offsets belong to the buffer's lock; every method may be called from any thread.
+/// Requests run one at a time from the delivery task that `run` starts; URLSession's
+/// callbacks run on the session's own delegate queue (`SegmentSession`).
+public final class StreamUploader: Sendable {
     /// How the stream is cut, kept and retried.
     public struct Options: Sendable {
         /// End a segment at the last record boundary within this many bytes (default 8 MiB;
@@ -73,6 +87,14 @@ public final class ReliableUploader: Sendable {
         package var endpointChoice: EndpointChoice = .failover
         public init() {}
 
+        /// The options of one live chunked request (``SegmentDelivery/singleRequest``), the
+        /// rest as by default.
+        public static var singleRequest: Options {
+            var options = Options()
+            options.delivery = .singleRequest
+            return options
+        }
+
         /// The spool directory's path, if the bytes are held there.
         package var spoolDirectory: String? {
             guard case .spool(let directory, _) = storage else { return nil }
@@ -107,13 +129,21 @@ public final class ReliableUploader: Sendable {
         /// Segments are PATCHes appending to one IETF resumable upload (draft interop version
         /// 6); after a failure the server is asked how much it holds, so nothing is sent twice.
         case resumableUpload
+        /// One chunked request that lasts as long as the producer, for receivers that store a
+        /// body while it streams: its body is a stream over the same buffer, handed to
+        /// URLSession in `needNewBodyStream`, and each byte is released as the connection takes
+        /// it. Nothing is retried or sent again; the answer comes when the stream ends. The
+        /// storage must be memory (its capacity is the buffer the producer waits on), with no
+        /// state file and one endpoint.
+        case singleRequest
     }
 
     /// Counters of a reliable upload.
     public struct Progress: Sendable, Equatable {
         /// Bytes the producer wrote in this run.
         public var produced: Int
-        /// Stream offset up to which the server acknowledged the bytes.
+        /// Stream offset up to which the server acknowledged the bytes (one request: the
+        /// connection took them).
         public var acknowledged: Int
         /// Bytes held for a possible resend (in memory or in the spool).
         public var held: Int
@@ -179,8 +209,12 @@ public final class ReliableUploader: Sendable {
         guard options.segmentBytes > 0, options.segmentDuration > .zero, options.maxRecordBytes > 0 else {
             throw StreamUpError(.invalidConfiguration, "segments need a positive size and duration, and records a positive size")
         }
-        if options.endpoints.count > 1, options.delivery == .resumableUpload {
-            throw StreamUpError(.invalidConfiguration, "a resumable upload lives at one endpoint: it cannot be spread over \(options.endpoints.count)")
+        if options.endpoints.count > 1, options.delivery != .requests {
+            let what = options.delivery == .singleRequest ? "a single request goes to one endpoint" : "a resumable upload lives at one endpoint"
+            throw StreamUpError(.invalidConfiguration, "\(what): it cannot be spread over \(options.endpoints.count)")
+        }
+        if options.delivery == .singleRequest, options.spoolDirectory != nil || options.stateFile != nil {
+            throw StreamUpError(.invalidConfiguration, "a single request cannot be kept in a spool or saved in a state file: nothing of it can be sent again")
         }
         self.configuration = configuration
         self.onEvent = { onEvent($0.redacted) }
@@ -211,6 +245,12 @@ public final class ReliableUploader: Sendable {
             sourceState = Self.fold(recovered.sources, onto: sourceState, streamID: recovered.streamID)
             self.spool = spool
             state.withLock { $0.skipped = recovered.skipped }
+        case .memory(let memoryCapacity) where options.delivery == .singleRequest:
+            // Bytes, not records: the stream goes out as the producer writes it.
+            buffer = .live(capacity: memoryCapacity)
+            streamID = drawnID
+            recoveredUpload = nil
+            spool = nil
         case .memory(let memoryCapacity):
             try Self.checkRecordFits(options.maxRecordBytes, in: memoryCapacity, "a buffer of \(memoryCapacity) bytes (--buffer-size)", remedy: "--buffer-size")
             buffer = ReplayBuffer(
@@ -320,12 +360,13 @@ public final class ReliableUploader: Sendable {
             return !state.started
         }
         guard first else { throw StreamUpError(.invalidConfiguration, "an uploader runs once; create a new one") }
-        positioned?.resume(from: stateStore?.positions ?? [])
+        // Without a state file the producer keeps where its owner put it (`--single-request`).
+        if let stateStore { positioned?.resume(from: stateStore.positions) }
         if let positioned, let report = sourceReporter() { positioned.reportSources(to: report) }
         let session = SegmentSession(configuration)
         let checkpoints = startCheckpoints()
         let producerTask = writer.start(producer)
-        let delivery = Task { try await deliver(session) }
+        let delivery = Task { options.delivery == .singleRequest ? try await deliverLive(session) : try await deliver(session) }
         let cancelledMeanwhile = state.withLock { state in
             state.producer = producerTask
             state.delivery = delivery
@@ -384,4 +425,17 @@ public final class ReliableUploader: Sendable {
     func waitUntilAcknowledged(_ offset: Int) async {
         await buffer.waitUntilAcknowledged(offset)
     }
+
+    // MARK: What code that drives an upload needs (the emitter, the command-line tool)
+
+    /// Bytes the producer has written in this run.
+    package var bytesProduced: Int { writer.bytesWritten }
+    /// Bytes of this run acknowledged (segments) or handed to the connection (one request).
+    package var bytesDelivered: Int { max(0, buffer.acknowledgedOffset - producerStart) }
+    /// Suspends until `produced` bytes of this run are delivered, or the upload can deliver no more.
+    package func waitUntilDelivered(_ produced: Int) async { await waitUntilAcknowledged(producerStart + produced) }
+    /// The writer into the upload's buffer; it takes bytes before ``run(_:)`` starts.
+    package var bufferWriter: StreamWriter { writer }
+    /// Whether the upload is one live request (``SegmentDelivery/singleRequest``).
+    package var isSingleRequest: Bool { options.delivery == .singleRequest }
 }
