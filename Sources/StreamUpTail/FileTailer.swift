@@ -181,6 +181,9 @@ public final class FileTailer: Producer, PositionedProducer {
     func publish(_ tailed: TailedFile) {
         let position = tailed.position
         shared.withLock { state in
+            // A file that started empty changes its source (its fingerprint) with its first
+            // bytes: the old source names no file any more.
+            if let earlier = state.positions[tailed.identity]?.source, earlier != position.source { state.paths[earlier] = nil }
             state.paths[position.source] = position.path
             state.positions[tailed.identity] = position
         }

@@ -145,6 +145,8 @@ import Darwin
                 let marked = try #require(harness.buffer.latestSourcePositions.positions.keys.first)
                 #expect(marked.fingerprint == Array("first\n".utf8).withUnsafeBytes { FileFingerprint.value(of: $0) })
                 #expect(harness.changes.contains(.following(SourcePosition(source: marked, path: directory + "/new.log", offset: 0))))
+                // One file, counted once (`--metrics`' files followed), though its source changed.
+                #expect(harness.tailer.followedFileCount == 1)
             }
         }
     }
