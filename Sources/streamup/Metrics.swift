@@ -168,7 +168,7 @@ final class Metrics: Sendable {
         func counter(_ name: String, _ help: String, _ value: Int) { family(name, "counter", help, [("", "\(value)")]) }
         func gauge(_ name: String, _ help: String, _ value: String, labels: String = "") { family(name, "gauge", help, [(labels, value)]) }
         counter("streamup_lines_read_total", "Lines (records ending in a newline) read from the input in this run.", gauges.linesRead)
-        counter("streamup_bytes_read_total", "Bytes read from the input in this run.", gauges.bytesRead)
+        counter("streamup_bytes_read_total", "Bytes of records read in this run, as sent (after formatting, before gzip).", gauges.bytesRead)
         counter("streamup_bytes_delivered_total", "Bytes of this run the receiver acknowledged (with --single-request: sent).", gauges.bytesDelivered)
         counter("streamup_bytes_resent_total", "Bytes sent more than once (after a failed or unanswered request).", gauges.bytesResent)
         family(
