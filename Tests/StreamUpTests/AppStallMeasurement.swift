@@ -16,8 +16,8 @@ extension InProcessUploads {
     ///
     /// An app's own `URLSession.shared` GETs to a local server, one started every 20 ms for 5 s (not
     /// waiting for the one before), timed each,
-    /// with no emitter, with an idle one (one event a second, default segments) and with a busy one
-    /// (1,000 events a second), all in this process; prints p50 and p90. Nothing is asserted.
+    /// with no emitter, with an idle one (one event a second, default segments), with a busy one
+    /// (1,000 events a second) and with a heartbeat (a beat a second), all in this process; prints p50 and p90. Nothing is asserted.
     @Suite struct AppStallMeasurement {
         @Test(.enabled(if: ProcessInfo.processInfo.environment["STREAMUP_MEASURE"] != nil))
         func appRequestsBesideAnEmitter() async throws {
@@ -42,6 +42,12 @@ extension InProcessUploads {
                         _ = await emitting.result
                         _ = try await emitter.finish()
                     }
+                    // A heartbeat monitor in the app's process: a beat a second on the emitter's stream.
+                    let monitor = try TelemetryEmitter(UploadConfiguration(url: receiver.url))
+                    monitor.startHeartbeat(every: .seconds(1))
+                    try await Task.sleep(for: .milliseconds(1500))
+                    print("app GETs, heartbeat (1/s):  " + describe(try await timeGets(url)))
+                    _ = try await monitor.finish()
                 }
             }
         }
