@@ -2,6 +2,10 @@ import Foundation
 import StreamUpTestSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 @testable import StreamUp
 @testable import StreamUpTail
 
@@ -123,4 +127,25 @@ import Testing
             #expect(try reader.turn(&tailed, into: sink) == .truncated)
         }
     }
+
+    #if os(Linux)
+    /// Following a log does not write its inode: a file written after it was last read (its
+    /// access time older than its modification time, where `relatime` would update it on every
+    /// read) keeps its access time through the reader's turns.
+    @Test func readingLeavesTheAccessTimeAlone() throws {
+        try withFile("one\n") { path, tailed in
+            var times = [timespec(tv_sec: 1_000_000, tv_nsec: 0), timespec(tv_sec: time(nil), tv_nsec: 0)]
+            #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+            let reader = LineReader(chunk: 1024, maxLine: 1 << 20)
+            let sink = Collector()
+            #expect(try reader.turn(&tailed, into: sink) == .end)
+            try append("two\n", to: path)
+            #expect(try reader.turn(&tailed, into: sink) == .end)
+            #expect(sink.text == "one\ntwo\n")
+            var status = stat()
+            #expect(stat(path, &status) == 0)
+            #expect(status.st_atim.tv_sec == 1_000_000)
+        }
+    }
+    #endif
 }

@@ -64,6 +64,28 @@ import Testing
         #expect(plan.decide(at: 8, available(8), now: clock.now, boundaries: lines) == .end(reachedInputEnd: false))
     }
 
+    /// Once a segment has started, its reader sleeps until the segment could be full
+    /// (``SegmentPlan/wakeOffset(at:)``) or its deadline: the records written meanwhile, whole
+    /// at the deadline, all go in this segment, and only then does it end.
+    @Test func recordsSleptThroughGoInTheSegmentAtItsDeadline() {
+        let lines = Lines("one\ntwo\nthree\nfo")
+        var plan = plan(maxBytes: 100, seconds: 1)
+        #expect(plan.wakeOffset(at: 0) == 0)
+        #expect(plan.decide(at: 0, available(4), now: clock.now, boundaries: lines) == .send(upTo: 4))
+        #expect(plan.wakeOffset(at: 4) == 99)
+        clock.advance(by: .seconds(1))
+        #expect(plan.decide(at: 4, available(14), now: clock.now, boundaries: lines) == .send(upTo: 14))
+        #expect(plan.decide(at: 14, available(14), now: clock.now, boundaries: lines) == .end(reachedInputEnd: false))
+    }
+
+    /// With a record limit every record is counted as it comes: the reader wakes for each.
+    @Test func aRecordLimitWakesTheReaderForEachRecord() {
+        let lines = Lines("one\ntwo\n")
+        var plan = Plan(start: 0, limits: SegmentLimits(maxBytes: 100, maxDuration: .seconds(1), maxRecords: 5))
+        #expect(plan.decide(at: 0, available(4), now: clock.now, boundaries: lines) == .send(upTo: 4))
+        #expect(plan.wakeOffset(at: 4) == 4)
+    }
+
     /// The end of the input ends the segment once everything is handed out, and says so.
     @Test func theEndOfTheInputEndsTheSegment() {
         let lines = Lines("last line, no newline")

@@ -465,7 +465,7 @@ package final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
             case .end:
                 return offset..<position
             case .wait(let deadline):
-                await waitUntilReadable(from: position, until: deadline)
+                await waitUntilReadable(from: plan.wakeOffset(at: position), until: deadline)
             }
         }
     }

@@ -49,6 +49,8 @@ struct SegmentPlan<Instant: InstantProtocol> where Instant.Duration == Duration 
     private(set) var committed: Int
     /// When the first byte was handed out; the time limit counts from it.
     private(set) var firstByteAt: Instant?
+    /// Whether the records found whole at the deadline were committed (``decide(at:_:now:boundaries:)``).
+    private var tookLateRecords = false
     /// Records committed (counted only when `limits.maxRecords` is set).
     private(set) var records = 0
 
@@ -62,11 +64,27 @@ struct SegmentPlan<Instant: InstantProtocol> where Instant.Duration == Duration 
     /// When the time limit ends the segment (nil until the first byte).
     var deadline: Instant? { firstByteAt?.advanced(by: limits.maxDuration) }
 
+    /// Where the boundary must get past before a waiting reader at `position` has something to
+    /// decide: once the segment has started only its deadline, its size limit, a full buffer or
+    /// the input's end can end it, and records written meanwhile are all taken then, so the
+    /// reader sleeps through them (one wake-up a segment, not one a write). Before the first
+    /// byte (the clock starts with it), and with a record limit (records are counted as they
+    /// come), any new record is worth a wake-up.
+    func wakeOffset(at position: Int) -> Int {
+        guard firstByteAt != nil, limits.maxRecords == nil else { return position }
+        return max(position, start + limits.maxBytes - 1)
+    }
+
     /// The next step for a reader at `position` (at most `committed`).
     mutating func decide(at position: Int, _ available: Available, now: Instant, boundaries: some RecordBoundaryFinder) -> Decision {
         precondition(start <= position && position <= committed, "the reader is outside the segment")
         if position < committed { return .send(upTo: committed) }
-        if let deadline, now >= deadline { return .end(reachedInputEnd: false) }
+        if let deadline, now >= deadline {
+            // Records whole by then that the reader slept through (``wakeOffset(at:)``) go in
+            // this segment, once; then it ends.
+            guard !tookLateRecords, available.boundary > committed else { return .end(reachedInputEnd: false) }
+            tookLateRecords = true
+        }
         if committed - start >= limits.maxBytes { return .end(reachedInputEnd: false) }
         if let maxRecords = limits.maxRecords, records >= maxRecords { return .end(reachedInputEnd: false) }
         if available.boundary > committed {
