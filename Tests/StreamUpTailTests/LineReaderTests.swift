@@ -2,12 +2,14 @@ import Foundation
 import StreamUpTestSupport
 import Testing
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 @testable import StreamUp
 @testable import StreamUpTail
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// One file's turns: whole lines only, partial lines wait, long lines go whole or in pieces,
 /// every write carries the file's offset.
