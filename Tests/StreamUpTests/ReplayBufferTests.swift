@@ -28,6 +28,48 @@ import Testing
         #expect(bytes == Array(8..<20))
     }
 
+    /// Memory follows what is unacknowledged, not the capacity: after 64 MiB went through an
+    /// 8 MiB buffer acknowledged a quarter MiB behind, only about that much of its ring is
+    /// resident (`mincore`), and the held bytes read back intact.
+    @Test func acknowledgedPagesAreHandedBack() throws {
+        let capacity = 8 << 20
+        let piece = 256 << 10
+        let buffer = ReplayBuffer(capacity: capacity)
+        let storage = try #require(buffer.storage as? MemoryReplayStorage)
+        func byte(_ offset: Int) -> UInt8 { UInt8(offset % 251 + 1) }
+        // Given: 64 MiB written in pieces, each acknowledged once the next is written.
+        for _ in 0..<(64 << 20) / piece {
+            let start = buffer.writtenOffset
+            var left = piece
+            while left > 0 {
+                guard case .wrote(let count) = try buffer.withWritableSpace(maxLength: left, mark: nil, { space in
+                    let at = buffer.writtenOffset
+                    for index in space.indices { space[index] = byte(at + index) }
+                    return space.count
+                }) else { Issue.record("the buffer had no room"); return }
+                left -= count
+            }
+            buffer.acknowledge(upTo: max(0, start - 1))
+        }
+        // Then: the held bytes are intact…
+        let held = buffer.acknowledgedOffset..<buffer.writtenOffset
+        var mismatches = 0
+        var offset = held.lowerBound
+        try buffer.copy(held) { bytes in
+            for value in bytes {
+                if value != byte(offset) { mismatches += 1 }
+                offset += 1
+            }
+        }
+        #expect(mismatches == 0 && offset == held.upperBound)
+        // …and what is resident is about them, not the 8 MiB of the ring.
+        let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+        var resident = [UInt8](repeating: 0, count: storage.mapping.count / pageSize)
+        #expect(mincore(storage.mapping.baseAddress, storage.mapping.count, &resident) == 0)
+        let residentBytes = resident.filter { $0 & 1 != 0 }.count * pageSize
+        #expect(residentBytes <= held.count + 2 * piece, "\(residentBytes) bytes resident for \(held.count) held")
+    }
+
     /// Boundaries: the last newline of a write, unless a record grows past `maxRecord`, which is
     /// then cut into pieces of that size (also when its newline comes in the same write).
     @Test func recordBoundariesAndSplits() {

@@ -1,21 +1,44 @@
-/// Replay bytes in one fixed block of memory, a ring over absolute offsets: memory is exactly
-/// the capacity, however long the stream (any size: positions wrap with a remainder, once per
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Replay bytes in one fixed block of memory, a ring over absolute offsets: at most the
+/// capacity, however long the stream (any size: positions wrap with a remainder, once per
 /// write or read, not per byte). The producer fills the ring in place; nothing is copied on
 /// commit.
 ///
-/// Thread safety: see ``ReplayStorage``; the block is allocated once and never moves.
+/// The block is its own anonymous mapping, and acknowledged whole pages are handed back to the
+/// system (`madvise(MADV_DONTNEED)`), so what is resident follows the unacknowledged bytes
+/// rather than the capacity: a page is only faulted in again when the writer reaches it.
+///
+/// Thread safety: see ``ReplayStorage``; the block is mapped once and never moves.
+/// `released` belongs to ``acknowledge(upTo:releasingBelow:)``, which the buffer calls one at a
+/// time, before the writer may reuse the acknowledged room.
 final class MemoryReplayStorage: ReplayStorage, @unchecked Sendable {
     let capacity: Int
     var isDurable: Bool { false }
     private let storage: UnsafeMutableRawPointer
+    /// The whole mapping (`capacity` rounded up to pages).
+    let mapping: UnsafeMutableRawBufferPointer
+    private let pageSize: Int
+    /// Pages below this offset are handed back (every acknowledged offset it has been told).
+    private var released = 0
 
     init(capacity: Int) {
         precondition(capacity > 0, "a replay buffer needs room")
         self.capacity = capacity
-        storage = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 64)
+        pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let length = (capacity + pageSize - 1) / pageSize * pageSize
+        guard let block = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), block != MAP_FAILED else {
+            fatalError("cannot map \(length) bytes for the replay buffer: errno \(errno)")
+        }
+        storage = block
+        mapping = UnsafeMutableRawBufferPointer(start: block, count: length)
     }
 
-    deinit { storage.deallocate() }
+    deinit { munmap(mapping.baseAddress, mapping.count) }
 
     func writableSpace(at offset: Int, maxLength: Int) -> UnsafeMutableRawBufferPointer {
         let position = offset % capacity
@@ -31,5 +54,29 @@ final class MemoryReplayStorage: ReplayStorage, @unchecked Sendable {
         return count
     }
 
-    func acknowledge(upTo offset: Int, releasingBelow releasable: Int) {}
+    /// Hands back the whole pages of the bytes acknowledged since the last call. Nobody reads
+    /// them again, and the writer cannot reach them until the buffer moves its acknowledged
+    /// offset, which it does after this returns.
+    func acknowledge(upTo offset: Int, releasingBelow releasable: Int) {
+        guard offset > released else { return }
+        let start = max(released, offset - capacity)
+        released = offset
+        let first = start % capacity
+        let count = offset - start
+        if first + count <= capacity {
+            dropPages(first..<(first + count))
+        } else {
+            dropPages(first..<capacity)
+            dropPages(0..<(first + count - capacity))
+        }
+    }
+
+    /// `madvise` on the whole pages inside `range` of the ring (a system call, no callback);
+    /// the last page counts as whole when the range reaches the end of the ring.
+    private func dropPages(_ range: Range<Int>) {
+        let low = (range.lowerBound + pageSize - 1) / pageSize * pageSize
+        let high = range.upperBound == capacity ? mapping.count : range.upperBound / pageSize * pageSize
+        guard high > low else { return }
+        _ = madvise(storage + low, high - low, MADV_DONTNEED)
+    }
 }

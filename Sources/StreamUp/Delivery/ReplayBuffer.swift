@@ -89,6 +89,8 @@ package final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
     private var state: State
     /// Serializes acknowledgements to the storage (the delivery task and a checkpoint timer).
     private let releasing = NSLock()
+    /// The acknowledged offset the storage was last given, guarded by `releasing`.
+    private var toldStorage: Int
 
     /// A buffer over `storage`, which already holds the bytes `acknowledged..<written` (a
     /// recovered spool; both 0 for a new stream).
@@ -110,6 +112,7 @@ package final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
         self.records = records
         self.maxRecord = maxRecord
         self.producerStart = written
+        self.toldStorage = acknowledged
         self.tracksSources = tracksSources
         self.spaceWatermark = max(1, min(spaceWatermark, storage.capacity))
         // What an earlier run left is whole records: its requests ended on boundaries.
@@ -405,23 +408,22 @@ package final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
     // MARK: Acknowledging
 
     /// Frees the bytes below `offset` (the server holds them) and returns the source positions
-    /// they stand for (empty unless the buffer tracks sources). The storage releases them after
-    /// the lock, up to `releasable` if a saved state must catch up first (spool).
+    /// they stand for (empty unless the buffer tracks sources). The storage is told first,
+    /// outside the lock (it may release their room: a memory ring drops their pages, a spool
+    /// deletes files up to `releasable` once a saved state caught up), and only then is the
+    /// room handed to the writer, so nothing is released under a write.
     @discardableResult
     func acknowledge(upTo offset: Int, releasingBelow releasable: Int? = nil) -> [SourceID: Int64] {
+        let newStart = withState { min(max(offset, $0.acknowledged), $0.boundary) }
+        tellStorage(acknowledged: newStart, releasable: min(newStart, releasable ?? newStart))
         var positions: [SourceID: Int64] = [:]
-        var acknowledged = 0
         change { state in
-            let newStart = min(max(offset, state.acknowledged), state.boundary)
-            if newStart > state.acknowledged {
-                state.acknowledged = newStart
-                state.splits.removeAll { $0 <= newStart }
-                state.writeTimes.acknowledge(upTo: newStart)
-                if tracksSources { positions = state.index.acknowledge(upTo: newStart) }
-            }
-            acknowledged = state.acknowledged
+            guard newStart > state.acknowledged else { return }
+            state.acknowledged = newStart
+            state.splits.removeAll { $0 <= newStart }
+            state.writeTimes.acknowledge(upTo: newStart)
+            if tracksSources { positions = state.index.acknowledge(upTo: newStart) }
         }
-        tellStorage(acknowledged: acknowledged, releasable: min(acknowledged, releasable ?? acknowledged))
         return positions
     }
 
@@ -432,14 +434,17 @@ package final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
         tellStorage(acknowledged: acknowledged, releasable: min(offset, acknowledged))
     }
 
-    /// Storage calls happen outside the state lock (a spool writes and deletes files); only the
-    /// delivery task and the checkpoint timer make them, one at a time: `releasing` serializes
-    /// them and is held across the spool's file calls on purpose. No callback runs under it, no
-    /// other lock is taken inside it, and neither the producer nor a request's reader ever waits
-    /// for it.
+    /// Storage calls happen outside the state lock (a spool writes and deletes files, a memory
+    /// ring calls `madvise`); only the delivery task (or a live reader) and the checkpoint timer
+    /// make them, one at a time: `releasing` serializes them and is held across those system
+    /// calls on purpose. The storage never sees its acknowledged offset go back (two
+    /// acknowledgements may pass each other between this and the state change). No callback
+    /// runs under it, no other lock is taken inside it, and the producer never waits for it.
     private func tellStorage(acknowledged: Int, releasable: Int) {
         releasing.lock()
         defer { releasing.unlock() }
+        let acknowledged = max(acknowledged, toldStorage)
+        toldStorage = acknowledged
         do throws(StreamUpError) {
             try storage.acknowledge(upTo: acknowledged, releasingBelow: releasable)
         } catch {
