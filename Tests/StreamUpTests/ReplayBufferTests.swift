@@ -70,6 +70,27 @@ import Testing
         #expect(residentBytes <= held.count + 2 * piece, "\(residentBytes) bytes resident for \(held.count) held")
     }
 
+    /// A producer faster than the network keeps the buffer full: the pages it is about to write
+    /// again stay resident when acknowledged (dropping them would only fault them in again).
+    @Test func pagesTheWriterReusesSoonStay() throws {
+        let capacity = 8 << 20
+        let buffer = ReplayBuffer(capacity: capacity)
+        let storage = try #require(buffer.storage as? MemoryReplayStorage)
+        // Given: a full ring, of which the first quarter is acknowledged.
+        while buffer.writtenOffset < capacity {
+            guard case .wrote = try buffer.withWritableSpace(maxLength: capacity - buffer.writtenOffset, mark: nil, { space in
+                for index in space.indices { space[index] = 1 }
+                return space.count
+            }) else { Issue.record("the buffer had no room"); return }
+        }
+        buffer.acknowledge(upTo: capacity / 4)
+        // Then: the whole ring is still resident.
+        let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+        var resident = [UInt8](repeating: 0, count: storage.mapping.count / pageSize)
+        #expect(mincore(storage.mapping.baseAddress, storage.mapping.count, &resident) == 0)
+        #expect(resident.filter { $0 & 1 != 0 }.count == resident.count)
+    }
+
     /// Boundaries: the last newline of a write, unless a record grows past `maxRecord`, which is
     /// then cut into pieces of that size (also when its newline comes in the same write).
     @Test func recordBoundariesAndSplits() {

@@ -10,11 +10,12 @@ import Darwin
 /// commit.
 ///
 /// The block is its own anonymous mapping, and acknowledged whole pages are handed back to the
-/// system (`madvise(MADV_DONTNEED)`), so what is resident follows the unacknowledged bytes
-/// rather than the capacity: a page is only faulted in again when the writer reaches it.
+/// system (`madvise(MADV_DONTNEED)`) while the buffer is at most half full, so what is resident
+/// follows the unacknowledged bytes rather than the capacity: a producer slower than the
+/// network (a followed log) keeps about a segment resident, not the whole ring.
 ///
 /// Thread safety: see ``ReplayStorage``; the block is mapped once and never moves.
-/// `released` belongs to ``acknowledge(upTo:releasingBelow:)``, which the buffer calls one at a
+/// `released` belongs to ``acknowledge(upTo:releasingBelow:written:)``, which the buffer calls one at a
 /// time, before the writer may reuse the acknowledged room.
 final class MemoryReplayStorage: ReplayStorage, @unchecked Sendable {
     let capacity: Int
@@ -54,13 +55,18 @@ final class MemoryReplayStorage: ReplayStorage, @unchecked Sendable {
         return count
     }
 
-    /// Hands back the whole pages of the bytes acknowledged since the last call. Nobody reads
-    /// them again, and the writer cannot reach them until the buffer moves its acknowledged
-    /// offset, which it does after this returns.
-    func acknowledge(upTo offset: Int, releasingBelow releasable: Int) {
+    /// Hands back the whole pages of the bytes acknowledged since the last call, when the
+    /// buffer holds at most half its capacity: then the writer is at least half a ring away from
+    /// them. A fuller buffer (a producer faster than the network) is about to write them again,
+    /// and pages dropped there are only faulted in again at once (measured on a 2 GB pipe:
+    /// +25 % system CPU, nothing saved), so they stay. Nobody reads acknowledged bytes again,
+    /// and the writer cannot reach them until the buffer moves its acknowledged offset, which it
+    /// does after this returns.
+    func acknowledge(upTo offset: Int, releasingBelow releasable: Int, written: Int) {
         guard offset > released else { return }
         let start = max(released, offset - capacity)
         released = offset
+        guard written - offset <= capacity / 2 else { return }
         let first = start % capacity
         let count = offset - start
         if first + count <= capacity {

@@ -414,8 +414,8 @@ package final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
     /// room handed to the writer, so nothing is released under a write.
     @discardableResult
     func acknowledge(upTo offset: Int, releasingBelow releasable: Int? = nil) -> [SourceID: Int64] {
-        let newStart = withState { min(max(offset, $0.acknowledged), $0.boundary) }
-        tellStorage(acknowledged: newStart, releasable: min(newStart, releasable ?? newStart))
+        let (newStart, written) = withState { (min(max(offset, $0.acknowledged), $0.boundary), $0.written) }
+        tellStorage(acknowledged: newStart, releasable: min(newStart, releasable ?? newStart), written: written)
         var positions: [SourceID: Int64] = [:]
         change { state in
             guard newStart > state.acknowledged else { return }
@@ -430,8 +430,8 @@ package final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
     /// Lets the storage free what is below `offset` (at most the acknowledged offset); a spool
     /// deletes files once the saved positions cover them too.
     func releaseStorage(below offset: Int) {
-        let acknowledged = acknowledgedOffset
-        tellStorage(acknowledged: acknowledged, releasable: min(offset, acknowledged))
+        let (acknowledged, written) = withState { ($0.acknowledged, $0.written) }
+        tellStorage(acknowledged: acknowledged, releasable: min(offset, acknowledged), written: written)
     }
 
     /// Storage calls happen outside the state lock (a spool writes and deletes files, a memory
@@ -440,13 +440,13 @@ package final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
     /// calls on purpose. The storage never sees its acknowledged offset go back (two
     /// acknowledgements may pass each other between this and the state change). No callback
     /// runs under it, no other lock is taken inside it, and the producer never waits for it.
-    private func tellStorage(acknowledged: Int, releasable: Int) {
+    private func tellStorage(acknowledged: Int, releasable: Int, written: Int) {
         releasing.lock()
         defer { releasing.unlock() }
         let acknowledged = max(acknowledged, toldStorage)
         toldStorage = acknowledged
         do throws(StreamUpError) {
-            try storage.acknowledge(upTo: acknowledged, releasingBelow: releasable)
+            try storage.acknowledge(upTo: acknowledged, releasingBelow: releasable, written: written)
         } catch {
             failWriting(error)
         }

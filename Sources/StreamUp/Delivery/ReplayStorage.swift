@@ -26,6 +26,7 @@ protocol ReplayStorage: AnyObject, Sendable {
     func read(at offset: Int, into destination: UnsafeMutableRawBufferPointer) throws(StreamUpError) -> Int
     /// The bytes below `offset` are acknowledged and will never be read again; a storage may
     /// free what is below `releasable` (at most `offset`: a spool keeps bytes whose source
-    /// positions are not saved yet).
-    func acknowledge(upTo offset: Int, releasingBelow releasable: Int) throws(StreamUpError)
+    /// positions are not saved yet). `written` is the buffer's written offset as it was told
+    /// (`written - offset` bytes are still held; the writer may have added more since).
+    func acknowledge(upTo offset: Int, releasingBelow releasable: Int, written: Int) throws(StreamUpError)
 }

@@ -35,7 +35,7 @@ import Testing
                 try commit(spool, "b1\n", at: 3, b, from: 0)
                 try commit(spool, "a2\n", at: 6, a, from: 3)
                 // Acknowledged up to the end; the saved positions covered nothing yet.
-                try spool.acknowledge(upTo: 9, releasingBelow: 0)
+                try spool.acknowledge(upTo: 9, releasingBelow: 0, written: 9)
             }
             let reopened = try SpoolStorage.open(directory: directory, capacity: 1 << 20, streamID: "second")
             #expect(reopened.recovered.streamID == "second")
@@ -57,7 +57,7 @@ import Testing
                 let spool = try SpoolStorage.open(directory: directory, capacity: 1 << 20, streamID: "first")
                 try commit(spool, "a1\n", at: 0, a, from: 0)
                 try commit(spool, "b1\n", at: 3, b, from: 0)
-                try spool.acknowledge(upTo: 6, releasingBelow: 0)
+                try spool.acknowledge(upTo: 6, releasingBelow: 0, written: 6)
                 try commit(spool, "a2\n", at: 6, a, from: 3)
             }
             let reopened = try SpoolStorage.open(directory: directory, capacity: 1 << 20, streamID: "second")

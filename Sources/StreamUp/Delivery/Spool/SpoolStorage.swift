@@ -214,7 +214,7 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
         return read
     }
 
-    func acknowledge(upTo offset: Int, releasingBelow releasable: Int) throws(StreamUpError) {
+    func acknowledge(upTo offset: Int, releasingBelow releasable: Int, written: Int) throws(StreamUpError) {
         let gone = files.withLock { files -> [File] in
             var gone: [File] = []
             while files.count > 1, let first = files.first, first.end <= releasable {
