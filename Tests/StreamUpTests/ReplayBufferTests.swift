@@ -70,20 +70,21 @@ import Testing
         #expect(residentBytes <= held.count + 2 * piece, "\(residentBytes) bytes resident for \(held.count) held")
     }
 
-    /// A producer faster than the network keeps the buffer full: the pages it is about to write
-    /// again stay resident when acknowledged (dropping them would only fault them in again).
+    /// A producer faster than the network keeps the buffer full: when a segment (half the ring)
+    /// is acknowledged, the next fills the other half, and the pages the writer is about to
+    /// write again stay resident (dropping them would only fault them in again).
     @Test func pagesTheWriterReusesSoonStay() throws {
         let capacity = 8 << 20
         let buffer = ReplayBuffer(capacity: capacity)
         let storage = try #require(buffer.storage as? MemoryReplayStorage)
-        // Given: a full ring, of which the first quarter is acknowledged.
+        // Given: a full ring, of which the first half is acknowledged.
         while buffer.writtenOffset < capacity {
             guard case .wrote = try buffer.withWritableSpace(maxLength: capacity - buffer.writtenOffset, mark: nil, { space in
                 for index in space.indices { space[index] = 1 }
                 return space.count
             }) else { Issue.record("the buffer had no room"); return }
         }
-        buffer.acknowledge(upTo: capacity / 4)
+        buffer.acknowledge(upTo: capacity / 2)
         // Then: the whole ring is still resident.
         let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
         var resident = [UInt8](repeating: 0, count: storage.mapping.count / pageSize)

@@ -84,6 +84,9 @@ extension Report {
                 let segment = valueTarget(ours.latencyP50Ms, atMost: 1_000, "ms (the segment time)")
                 add(latency, ours.latencyP50Ms, "syslog-ng", syslogNG.latencyP50Ms, digits: 0, target: segment)
                 add(latency, ours.latencyP50Ms, "Fluent Bit", fluentBit.latencyP50Ms, digits: 0)
+                let memory = "Peak RSS, default mode, \(workload) (MiB)"
+                add(memory, ours.rssMiB, "syslog-ng", syslogNG.rssMiB, digits: 1, target: valueTarget(ours.rssMiB, atMost: 30, "MiB"))
+                add(memory, ours.rssMiB, "Fluent Bit", fluentBit.rssMiB, digits: 1)
             }
         }
 

@@ -10,7 +10,7 @@ import Darwin
 /// commit.
 ///
 /// The block is its own anonymous mapping, and acknowledged whole pages are handed back to the
-/// system (`madvise(MADV_DONTNEED)`) while the buffer is at most half full, so what is resident
+/// system (`madvise(MADV_DONTNEED)`) while the buffer is at most a quarter full, so what is resident
 /// follows the unacknowledged bytes rather than the capacity: a producer slower than the
 /// network (a followed log) keeps about a segment resident, not the whole ring.
 ///
@@ -56,17 +56,19 @@ final class MemoryReplayStorage: ReplayStorage, @unchecked Sendable {
     }
 
     /// Hands back the whole pages of the bytes acknowledged since the last call, when the
-    /// buffer holds at most half its capacity: then the writer is at least half a ring away from
-    /// them. A fuller buffer (a producer faster than the network) is about to write them again,
-    /// and pages dropped there are only faulted in again at once (measured on a 2 GB pipe:
-    /// +25 % system CPU, nothing saved), so they stay. Nobody reads acknowledged bytes again,
+    /// buffer still holds at most a quarter of its capacity: then the writer is at least three
+    /// quarters of a ring away from them. A producer faster than the network keeps the ring
+    /// full: when a segment (at most half the ring) is acknowledged, the next one already fills
+    /// the other half, the writer is about to write these pages again, and dropping them only
+    /// faults them in again at once (measured on a 2 GB pipe: +25 % system CPU, nothing saved),
+    /// so they stay. Nobody reads acknowledged bytes again,
     /// and the writer cannot reach them until the buffer moves its acknowledged offset, which it
     /// does after this returns.
     func acknowledge(upTo offset: Int, releasingBelow releasable: Int, written: Int) {
         guard offset > released else { return }
         let start = max(released, offset - capacity)
         released = offset
-        guard written - offset <= capacity / 2 else { return }
+        guard written - offset <= capacity / 4 else { return }
         let first = start % capacity
         let count = offset - start
         if first + count <= capacity {

@@ -81,13 +81,11 @@ final class ReadOnlyFile {
     /// written has a modification time newer than its access time, so under `relatime` every
     /// read would otherwise write the inode (ext4 journals it: about a tenth of the tailer's CPU
     /// following 100 files written 100 times a second each).
-    static var noAccessTime: CInt {
-        #if os(Linux)
-        0o1_000_000
-        #else
-        0
-        #endif
-    }
+    #if os(Linux)
+    static let noAccessTime: CInt = 0o1_000_000  // Glibc's module does not export the GNU flag
+    #else
+    static let noAccessTime: CInt = 0
+    #endif
 
     private static func systemOpen(_ path: String, _ flags: CInt) -> CInt {
         #if canImport(Glibc)
