@@ -42,11 +42,18 @@ import Testing
             let start = buffer.writtenOffset
             var left = piece
             while left > 0 {
-                guard case .wrote(let count) = try buffer.withWritableSpace(maxLength: left, mark: nil, { space in
-                    let at = buffer.writtenOffset
-                    for index in space.indices { space[index] = byte(at + index) }
-                    return space.count
-                }) else { Issue.record("the buffer had no room"); return }
+                guard
+                    case .wrote(let count) = try buffer.withWritableSpace(
+                        maxLength: left, mark: nil,
+                        { space in
+                            let at = buffer.writtenOffset
+                            for index in space.indices { space[index] = byte(at + index) }
+                            return space.count
+                        })
+                else {
+                    Issue.record("the buffer had no room")
+                    return
+                }
                 left -= count
             }
             buffer.acknowledge(upTo: max(0, start - 1))
@@ -79,10 +86,17 @@ import Testing
         let storage = try #require(buffer.storage as? MemoryReplayStorage)
         // Given: a full ring, of which the first half is acknowledged.
         while buffer.writtenOffset < capacity {
-            guard case .wrote = try buffer.withWritableSpace(maxLength: capacity - buffer.writtenOffset, mark: nil, { space in
-                for index in space.indices { space[index] = 1 }
-                return space.count
-            }) else { Issue.record("the buffer had no room"); return }
+            guard
+                case .wrote = try buffer.withWritableSpace(
+                    maxLength: capacity - buffer.writtenOffset, mark: nil,
+                    { space in
+                        for index in space.indices { space[index] = 1 }
+                        return space.count
+                    })
+            else {
+                Issue.record("the buffer had no room")
+                return
+            }
         }
         buffer.acknowledge(upTo: capacity / 2)
         // Then: the whole ring is still resident.

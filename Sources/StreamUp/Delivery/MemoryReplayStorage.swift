@@ -10,13 +10,13 @@ import Darwin
 /// commit.
 ///
 /// The block is its own anonymous mapping, and acknowledged whole pages are handed back to the
-/// system (`madvise(MADV_DONTNEED)`) while the buffer is at most a quarter full, so what is resident
-/// follows the unacknowledged bytes rather than the capacity: a producer slower than the
-/// network (a followed log) keeps about a segment resident, not the whole ring.
+/// system (`madvise(MADV_DONTNEED)`) while the buffer is at most a quarter full, so what is
+/// resident follows the unacknowledged bytes rather than the capacity: a producer slower than
+/// the network (a followed log) keeps about a segment resident, not the whole ring.
 ///
 /// Thread safety: see ``ReplayStorage``; the block is mapped once and never moves.
-/// `released` belongs to ``acknowledge(upTo:releasingBelow:written:)``, which the buffer calls one at a
-/// time, before the writer may reuse the acknowledged room.
+/// `released` belongs to ``acknowledge(upTo:releasingBelow:written:)``, which the buffer calls
+/// one at a time, before the writer may reuse the acknowledged room.
 final class MemoryReplayStorage: ReplayStorage, @unchecked Sendable {
     let capacity: Int
     var isDurable: Bool { false }
@@ -24,7 +24,8 @@ final class MemoryReplayStorage: ReplayStorage, @unchecked Sendable {
     /// The whole mapping (`capacity` rounded up to pages).
     let mapping: UnsafeMutableRawBufferPointer
     private let pageSize: Int
-    /// Pages below this offset are handed back (every acknowledged offset it has been told).
+    /// The acknowledged offset last told: the bytes acknowledged after it are the ones whose
+    /// pages the next call may hand back (earlier ones were, or were left to the writer).
     private var released = 0
 
     init(capacity: Int) {
