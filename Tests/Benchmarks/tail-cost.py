@@ -15,8 +15,11 @@ be alternated in a shell loop on a noisy machine (README, Performance: "CPU per 
 - Shipper: `streamup tail --from-start FILE-or-'DIR/*.log' URL [--extra options]`, started 1 s
   before the first line; or syslog-ng (`wildcard-file()` with inotify, `flags(no-parse)`,
   flow control, `http()` batching 1,000 lines or 1 s), run by hand with its own files; or Fluent Bit
-  (`tail` from head → `http` as JSON lines, `Flush 1`; `--fb SECTION.KEY=VALUE` adds or replaces
-  a key of [SERVICE], [INPUT] or [OUTPUT]), run by hand with its own configuration file.
+  with the bench's configuration (Benchmarks' FluentBitSetup: `tail` from head with the stat watcher,
+  512K reads, no fadvise → `http` as JSON lines, `Flush 1`); `--fb SECTION.KEY=VALUE` adds or
+  replaces a key of [SERVICE], [INPUT] or [OUTPUT] (`--fb input.Inotify_Watcher=true
+  --fb input.Buffer_Chunk_Size=32K --fb input.Buffer_Max_Size=32K --fb input.File_Cache_Advise=On`:
+  Fluent Bit's own defaults).
 - Receiver (this process): HTTP/1.1 with keep-alive, `Content-Length` or chunked bodies; each
   request is answered 200 as soon as its body is in, then its lines are counted (each once)
   and timed from their stamp: a line's latency is write to the end of its request.
@@ -115,7 +118,9 @@ log {{ source(s); destination(d); flags(flow-control); }};
     elif a.fluent_bit:
         sections = {
             "service": {"Flush": "1", "Grace": "1", "Log_Level": "warn", "HTTP_Server": "Off"},
-            "input": {"Name": "tail", "Path": names[0] if a.files == 1 else logs + "/*.log", "Read_from_Head": "On"},
+            "input": {"Name": "tail", "Path": names[0] if a.files == 1 else logs + "/*.log", "Read_from_Head": "On",
+                      "Inotify_Watcher": "false", "Buffer_Chunk_Size": "512K", "Buffer_Max_Size": "512K",
+                      "File_Cache_Advise": "Off"},
             "output": {"Name": "http", "Match": "*", "Host": "127.0.0.1", "Port": str(r.port), "URI": "/",
                        "Format": "json_lines"},
         }

@@ -20,9 +20,13 @@ enum FluentBitSetup {
                 HTTP_Server  Off
 
             [INPUT]
-                Name            tail
-                Path            \(path)
-                Read_from_Head  On
+                Name               tail
+                Path               \(path)
+                Read_from_Head     On
+                Inotify_Watcher    false
+                Buffer_Chunk_Size  512K
+                Buffer_Max_Size    512K
+                File_Cache_Advise  Off
 
             [OUTPUT]
                 Name    http
