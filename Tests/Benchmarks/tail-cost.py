@@ -6,6 +6,7 @@ be alternated in a shell loop on a noisy machine (README, Performance: "CPU per 
   swift build -c release --product streamup
   python3 Tests/Benchmarks/tail-cost.py --binary .build/release/streamup [--files 1] [--rate 10000] [--seconds 20]
   python3 Tests/Benchmarks/tail-cost.py --syslog-ng [--files 100]          # the same workload through syslog-ng
+  python3 Tests/Benchmarks/tail-cost.py --fluent-bit [--files 100] [--fb input.Inotify_Watcher=false ...]   # through Fluent Bit
   python3 Tests/Benchmarks/tail-cost.py --binary B --prefix 'perf record -F 1999 -g -o perf.data --'
 
 - Writer (this process): FILES files in a fresh directory, appended round-robin, one write(2) per
@@ -13,7 +14,12 @@ be alternated in a shell loop on a noisy machine (README, Performance: "CPU per 
   RATE lines/s in all; `writerlag` is how far it fell behind its schedule at worst.
 - Shipper: `streamup tail --from-start FILE-or-'DIR/*.log' URL [--extra options]`, started 1 s
   before the first line; or syslog-ng (`wildcard-file()` with inotify, `flags(no-parse)`,
-  flow control, `http()` batching 1,000 lines or 1 s), run by hand with its own files.
+  flow control, `http()` batching 1,000 lines or 1 s), run by hand with its own files; or Fluent Bit
+  with the bench's configuration (Benchmarks' FluentBitSetup: `tail` from head with the stat watcher,
+  512K reads, no fadvise → `http` as JSON lines, `Flush 1`); `--fb SECTION.KEY=VALUE` adds or
+  replaces a key of [SERVICE], [INPUT] or [OUTPUT] (`--fb input.Inotify_Watcher=true
+  --fb input.Buffer_Chunk_Size=32K --fb input.Buffer_Max_Size=32K --fb input.File_Cache_Advise=On`:
+  Fluent Bit's own defaults).
 - Receiver (this process): HTTP/1.1 with keep-alive, `Content-Length` or chunked bodies; each
   request is answered 200 as soon as its body is in, then its lines are counted (each once)
   and timed from their stamp: a line's latency is write to the end of its request.
@@ -86,9 +92,14 @@ def main():
     p.add_argument("--label", default=""); p.add_argument("--prefix", default="")
     p.add_argument("--extra", default="", help="extra streamup options")
     p.add_argument("--syslog-ng", action="store_true")
+    p.add_argument("--fluent-bit", nargs="?", const="fluent-bit", default=None, metavar="BINARY",
+                   help="run Fluent Bit (default: fluent-bit on PATH) instead of streamup")
+    p.add_argument("--fb", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                   help="a Fluent Bit setting, e.g. input.Inotify_Watcher=false, service.Flush=0.5")
     a = p.parse_args()
-    if not a.syslog_ng and not os.access(a.binary, os.X_OK): sys.exit("--binary: the streamup to measure (or --syslog-ng)")
-    a.label = a.label or ("syslog-ng" if a.syslog_ng else "streamup")
+    if not a.syslog_ng and not a.fluent_bit and not os.access(a.binary, os.X_OK):
+        sys.exit("--binary: the streamup to measure (or --syslog-ng, --fluent-bit)")
+    a.label = a.label or ("syslog-ng" if a.syslog_ng else "fluent-bit" if a.fluent_bit else "streamup")
     work = tempfile.mkdtemp(prefix="shipbench-")
     logs = os.path.join(work, "logs"); os.makedirs(logs)
     names = [os.path.join(logs, f"app{i:03d}.log") for i in range(a.files)]
@@ -104,6 +115,26 @@ destination d {{ http(url("{url}") method("POST") batch-lines(1000) batch-timeou
 log {{ source(s); destination(d); flags(flow-control); }};
 """)
         cmd = ["syslog-ng", "-F", "--no-caps", "-f", conf, "-R", os.path.join(work, "p"), "-p", os.path.join(work, "pid"), "-c", os.path.join(work, "ctl")]
+    elif a.fluent_bit:
+        sections = {
+            "service": {"Flush": "1", "Grace": "1", "Log_Level": "warn", "HTTP_Server": "Off"},
+            "input": {"Name": "tail", "Path": names[0] if a.files == 1 else logs + "/*.log", "Read_from_Head": "On",
+                      "Inotify_Watcher": "false", "Buffer_Chunk_Size": "512K", "Buffer_Max_Size": "512K",
+                      "File_Cache_Advise": "Off"},
+            "output": {"Name": "http", "Match": "*", "Host": "127.0.0.1", "Port": str(r.port), "URI": "/",
+                       "Format": "json_lines"},
+        }
+        for setting in a.fb:
+            key, _, value = setting.partition("=")
+            section, _, key = key.partition(".")
+            if section.lower() not in sections or not key or not value:
+                sys.exit(f"--fb {setting}: expected service|input|output.KEY=VALUE")
+            sections[section.lower()][key] = value
+        conf = os.path.join(work, "fluent-bit.conf")
+        with open(conf, "w") as c:
+            for name, keys in sections.items():
+                c.write(f"[{name.upper()}]\n" + "".join(f"    {k} {v}\n" for k, v in keys.items()) + "\n")
+        cmd = [a.fluent_bit, "-c", conf]
     else:
         target = names[0] if a.files == 1 else logs + "/*.log"
         cmd = [a.binary, "tail", "--from-start"] + shlex.split(a.extra) + [target, url]
