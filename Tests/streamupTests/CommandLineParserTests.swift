@@ -278,6 +278,19 @@ import Testing
         }
     }
 
+    /// `heartbeat --help` tells how beats travel as they do: in acknowledged requests like
+    /// stdin's (one chunked request only with --single-request), not "as one long chunked
+    /// request", which it said after segments became the default.
+    @Test func heartbeatHelpDescribesItsDelivery() throws {
+        guard case .help(let text) = try CommandLineParser.parse(["heartbeat", "--help"]) else {
+            Issue.record("no help")
+            return
+        }
+        #expect(text.contains("in acknowledged requests"))
+        #expect(!text.contains("as one long chunked request:"))
+        #expect(!text.contains("end of body"))
+    }
+
     /// `tail --help` names the new form and its options.
     @Test func tailHelpDescribesPatterns() throws {
         guard case .help(let text) = try CommandLineParser.parse(["tail", "--help"]) else {
