@@ -77,7 +77,11 @@ struct UploadOptions: Sendable, Equatable {
                 options.contentType = value
                 options.given.insert("--content-type")
             },
-            .value("-X", "--method", valueName: "METHOD", help: "POST (default), PUT or PATCH") { options, value throws(UsageError) in
+            .value(
+                "-X", "--method", valueName: "METHOD",
+                help:
+                    "POST (default), PUT or PATCH; each segment is a request of its own: a server that stores a PUT as a file (WebDAV) keeps only the last one (--single-request sends one)"
+            ) { options, value throws(UsageError) in
                 let method = value.uppercased()
                 guard method == "POST" || method == "PUT" || method == "PATCH" else {
                     throw UsageError("--method: '\(value)' is not supported; a streamed body goes with POST, PUT or PATCH")

@@ -291,6 +291,17 @@ import Testing
         #expect(!text.contains("end of body"))
     }
 
+    /// `--help` warns that with `-X PUT` each segment is a PUT of its own: nginx's WebDAV
+    /// (`dav_methods PUT`) kept 2,996 of 6,000 lines, the last segment, and streamup exited 0
+    /// (seen in a trial, 2026-11-25).
+    @Test func helpSaysEachSegmentIsAPutOfItsOwn() throws {
+        guard case .help(let text) = try CommandLineParser.parse(["--help"]) else {
+            Issue.record("no help")
+            return
+        }
+        #expect(text.contains("each segment is a request of its own: a server that stores a PUT as a file"))
+    }
+
     /// `tail --help` names the new form and its options.
     @Test func tailHelpDescribesPatterns() throws {
         guard case .help(let text) = try CommandLineParser.parse(["tail", "--help"]) else {
