@@ -31,6 +31,28 @@ import Testing
         }
     }
 
+    /// nginx's request-rate limit (`limit_req`, here answered 429 without Retry-After) refuses
+    /// quick retries whatever their size: segments go on at their size and arrive whole, once;
+    /// none is taken as too large for the limit ("429 … twice"), which once shrank them to one
+    /// record a request and the stream to the limit's rate in lines.
+    @Test func requestRateLimitDoesNotShrinkSegments() async throws {
+        try await withSink { sink, directory in
+            try await Nginx.with(
+                proxyingTo: sink.url, location: "limit_req zone=streamup; limit_req_status 429;",
+                http: "limit_req_zone $binary_remote_addr zone=streamup:1m rate=20r/s;"
+            ) { nginx in
+                let input = lines(8_000)
+                let child = try StreamupProcess(["--segment-bytes", "8k", nginx.url.absoluteString + "ingest"])
+                child.write(input)
+                child.closeStdin()
+                #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+                #expect(streamText(in: directory) == input)
+                #expect(!child.stderr.contains("429 (too many requests) twice"), "stderr: \(child.stderr)")
+                #expect(nginx.accessLog.contains("\" 429 "), "the limit never refused a request: \(nginx.accessLog.suffix(500))")
+            }
+        }
+    }
+
     /// `--single-request` through nginx, with its default `proxy_request_buffering on` (the
     /// whole chunked body is passed on once it ends) and with `off` (passed on as it comes).
     @Test(arguments: ["", "proxy_request_buffering off;"])

@@ -326,7 +326,8 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
             // requests would only make worse.
             if let refused = rateRefused, refused.from == from {
                 if refused.at.duration(to: now) >= Self.rateWindow, !Self.isLoneRecord(carried, sent) {
-                    shrink(below: carried, sent, reason: "the server answered 429 (too many requests) twice to a request of \(carried.count) bytes", into: &effects)
+                    let reason = "the server answered 429 (too many requests) twice to a request of \(carried.count) bytes"
+                    shrink(below: carried, sent, reason: reason, into: &effects)
                     rateRefused = (from, now)
                 }
             } else {

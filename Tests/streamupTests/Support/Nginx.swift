@@ -37,9 +37,10 @@ final class Nginx: Sendable {
 
     /// Runs `body` with nginx proxying every path to `upstream` (its scheme, host and port),
     /// taking bodies up to `bodyLimit` (`client_max_body_size`; nginx's own default is 1m);
-    /// `location` adds directives to that location (e.g. `proxy_request_buffering off;`).
+    /// `location` adds directives to that location (e.g. `proxy_request_buffering off;`), `http`
+    /// to the `http` block (e.g. a `limit_req_zone`).
     static func with<T>(
-        proxyingTo upstream: URL, bodyLimit: String = "16m", location: String = "", _ body: (Nginx) async throws -> T
+        proxyingTo upstream: URL, bodyLimit: String = "16m", location: String = "", http: String = "", _ body: (Nginx) async throws -> T
     ) async throws -> T {
         let directory = try TemporaryDirectory()
         let path = directory.path
@@ -55,6 +56,7 @@ final class Nginx: Sendable {
               access_log \(path)/access.log;
               client_body_temp_path \(path)/body;
               proxy_temp_path \(path)/proxy;
+              \(http)
               server {
                 listen 127.0.0.1:\(port);
                 location / {
