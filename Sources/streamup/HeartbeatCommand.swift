@@ -40,7 +40,8 @@ struct HeartbeatOptions: Sendable, Equatable {
     static let help = """
         usage: streamup heartbeat [options] [URL...] [-- COMMAND [ARG...]]
 
-        Streams one NDJSON record per interval to URL as one long chunked request:
+        Streams one NDJSON record per interval to URL, in acknowledged requests (segments, as
+        `streamup --help` tells; --single-request: one long chunked request):
           {"ts":"2026-11-22T08:15:30.123Z","seq":1,"host":"web-1","pid":4242,"uptime_s":0.000,"skipped":0}
         Beats fall at start + k x interval (no drift). When the link stalls, beats are skipped
         rather than queued; the next record says how many (`skipped`).
@@ -56,7 +57,7 @@ struct HeartbeatOptions: Sendable, Equatable {
 
         options:
         \(helpLines(for: table))
-        SIGINT/SIGTERM: a final {"event":"stop"} record, end of body, wait for the answer (with
+        SIGINT/SIGTERM: a final {"event":"stop"} record, delivered, wait for the answers (with
         a COMMAND, the signal is passed on to it instead, and its end ends the beats); one line
         on stderr says so. A second one stops at once (exit 130), saying what was lost.
 

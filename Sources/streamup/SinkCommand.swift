@@ -75,7 +75,11 @@ struct SinkOptions: Sendable, Equatable {
             options.uploadExpiry = try parseDuration(value, option: "--upload-expiry")
         },
         .flag("--no-hash", help: "do not compute SHA-256 of bodies (for measuring raw receive speed)") { $0.hashBodies = false },
-        .flag("--no-104", help: "resumable uploads: no 104 Upload Resumption Supported on creation") {
+        .flag(
+            "--no-104",
+            help:
+                "resumable uploads: no 104 Upload Resumption Supported on creation (needed behind nginx 1.22, which holds a 104 until proxy_read_timeout, then passes it on as the final answer)"
+        ) {
             $0.sendsUploadResumptionSupported = false
         },
         .value("--drop-after", valueName: "BYTES", help: "fault: reset the first request reaching BYTES body bytes") { options, value throws(UsageError) in

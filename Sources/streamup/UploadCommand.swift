@@ -77,7 +77,11 @@ struct UploadOptions: Sendable, Equatable {
                 options.contentType = value
                 options.given.insert("--content-type")
             },
-            .value("-X", "--method", valueName: "METHOD", help: "POST (default), PUT or PATCH") { options, value throws(UsageError) in
+            .value(
+                "-X", "--method", valueName: "METHOD",
+                help:
+                    "POST (default), PUT or PATCH; each segment is a request of its own: a server that stores a PUT as a file (WebDAV) keeps only the last one (--single-request sends one)"
+            ) { options, value throws(UsageError) in
                 let method = value.uppercased()
                 guard method == "POST" || method == "PUT" || method == "PATCH" else {
                     throw UsageError("--method: '\(value)' is not supported; a streamed body goes with POST, PUT or PATCH")
@@ -379,8 +383,8 @@ struct UploadOptions: Sendable, Equatable {
         to send. A 2xx acknowledges it. A failed one (connection error, 408, 429, 5xx;
         Retry-After honoured; backoff with jitter) is sent again from the last acknowledged
         byte, smaller each time it fails again (so a link that breaks every N bytes still
-        delivers); 413, or 429 twice in a row, makes every later segment smaller, never below
-        one record: a record alone refused 413 is final. Other 4xx, and refusals a preset knows
+        delivers); 413, or 429 twice in a row a second or more apart, makes every later segment
+        smaller, never below one record: a record alone refused 413 is final. Other 4xx, and refusals a preset knows
         for permanent (ClickHouse's exception codes for a wrong table, column or row), are
         final: the stream stops, or with --dead-letter DIR the segment is kept in DIR and the
         stream goes on. Failure lines show the status and the answer's first line.

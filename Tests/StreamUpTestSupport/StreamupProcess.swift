@@ -179,4 +179,7 @@ public final class StreamupProcess: @unchecked Sendable {
     public var stderr: String { lock.withLock { String(decoding: stderrBytes, as: UTF8.self) } }
 
     public func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+
+    /// Whether the child has ended (a server that failed to start, say).
+    public var hasExited: Bool { !process.isRunning }
 }

@@ -234,6 +234,25 @@ import Testing
         #expect(lone.limits.maxBytes == 1000 && lone.failures == 3)
     }
 
+    /// A request-rate limit (nginx `limit_req` with `limit_req_status 429`, no Retry-After)
+    /// refuses the quick retries after a 429 too, whatever their size: shrinking for that made
+    /// every later request smaller and so more numerous, down to one record a request (seen in
+    /// a trial, 2026-11-25: 75-byte requests at 2 a second). Only a 429 that still comes a
+    /// second or more after the first to the same segment, when any per-second window has
+    /// passed, is taken for the request's size.
+    @Test func a429WithinASecondOfTheFirstShrinksNothing() {
+        var machine = machine(retries: 10)
+        let first = Machine.Exchange.segment(from: 0, limits: limits)
+        for _ in 0..<3 {
+            _ = machine.handle(.answered(answer(429), carried: 0..<1000), of: first, now: clock.now)
+            clock.advance(by: .milliseconds(300))
+        }
+        #expect(machine.limits.maxBytes == 1000, "429s within 0.9 s of the first shrank the segment")
+        clock.advance(by: .milliseconds(100))
+        _ = machine.handle(.answered(answer(429), carried: 0..<1000), of: first, now: clock.now)
+        #expect(machine.limits.maxBytes == 500, "a 429 a second after the first is one for the size")
+    }
+
     /// A refusal the receiver's reader knows for permanent (a ClickHouse 500 for an unknown
     /// column) is final at once, and its reason carries the answer's first line.
     @Test func aPermanentRefusalIsFinalAndSaysWhy() {

@@ -278,6 +278,30 @@ import Testing
         }
     }
 
+    /// `heartbeat --help` tells how beats travel as they do: in acknowledged requests like
+    /// stdin's (one chunked request only with --single-request), not "as one long chunked
+    /// request", which it said after segments became the default.
+    @Test func heartbeatHelpDescribesItsDelivery() throws {
+        guard case .help(let text) = try CommandLineParser.parse(["heartbeat", "--help"]) else {
+            Issue.record("no help")
+            return
+        }
+        #expect(text.contains("in acknowledged requests"))
+        #expect(!text.contains("as one long chunked request:"))
+        #expect(!text.contains("end of body"))
+    }
+
+    /// `--help` warns that with `-X PUT` each segment is a PUT of its own: nginx's WebDAV
+    /// (`dav_methods PUT`) kept 2,996 of 6,000 lines, the last segment, and streamup exited 0
+    /// (seen in a trial, 2026-11-25).
+    @Test func helpSaysEachSegmentIsAPutOfItsOwn() throws {
+        guard case .help(let text) = try CommandLineParser.parse(["--help"]) else {
+            Issue.record("no help")
+            return
+        }
+        #expect(text.contains("each segment is a request of its own: a server that stores a PUT as a file"))
+    }
+
     /// `tail --help` names the new form and its options.
     @Test func tailHelpDescribesPatterns() throws {
         guard case .help(let text) = try CommandLineParser.parse(["tail", "--help"]) else {

@@ -29,6 +29,23 @@ import Testing
         #expect(child.stderr.contains("401"))
     }
 
+    /// A 200 answered before the live body ended (gunicorn with a WSGI app that reads only
+    /// `Content-Length` answers a chunked request at once, having read none of it: seen in a
+    /// trial, 2026-11-25) acknowledges nothing: the stream was not read to its end. streamup
+    /// says so and exits 2 instead of 0, stdin still open, rather than reporting it delivered.
+    @Test func successAnsweredBeforeTheLiveBodyEndedIsNotDelivery() async throws {
+        let server = try StubHTTPServer(.answerEarly(status: 200, body: "ok"))
+        defer { server.stop() }
+        let child = try StreamupProcess(["--single-request", server.url])
+        child.write("first line\n")
+        #expect(await eventually { !server.receivedHeads.isEmpty })
+        // The early answer is noticed when the body's next byte comes (DesignNotes, fact 3).
+        child.write("second line\n")
+        #expect(await child.waitForExit() == 2, "stderr: \(child.stderr)")
+        #expect(child.stderr.contains("answered 200 before the request body ended"), "stderr: \(child.stderr)")
+        child.closeStdin()
+    }
+
     /// A Basic challenge would make URLSession send the body again, which a live body cannot
     /// do: the challenge is declined and the 401 is the answer; no hang, no re-send.
     @Test func basicChallengeDoesNotHangOrResend() async throws {

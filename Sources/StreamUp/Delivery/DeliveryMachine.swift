@@ -10,7 +10,8 @@
 ///
 /// What is a result and not an error: every HTTP status. 2xx acknowledges; 408, 429 and 5xx
 /// (by default) are retried after a backoff with full jitter, or `Retry-After`; 413, and a
-/// second 429 in a row for the same segment (a rate limit's burst it never passes), make
+/// second 429 in a row for the same segment a second or more after its first (a rate limit's
+/// burst it never passes), make
 /// segments smaller for good, never below one record: a record alone refused 413 is final;
 /// other 4xx, TLS certificate failures and answers the receiver's reader knows for permanent
 /// are final: with dead letters the segment is set aside and the stream goes on, without them
@@ -157,8 +158,9 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     private(set) var limits: SegmentLimits
     /// The most a segment may be, lowered for good by a 413.
     private(set) var cap: Int
-    /// The segment start of the last 429 since the last success (a second one shrinks).
-    private var rateRefused: Int?
+    /// The segment start and time of the first 429 to it since the last success or shrink (one
+    /// a second or more later shrinks).
+    private var rateRefused: (from: Int, at: Instant)?
     /// Failed attempts since the last acknowledged progress (the retry budget).
     private(set) var failures = 0
     /// Since when failures have gone on without progress (for `maxRetryTime`).
@@ -318,12 +320,19 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         }
         if case .answer(let answer) = problem, answer.status == 429, !alwaysRetry, let (from, sent) = Self.segment(of: exchange) {
             // A rate limit's burst smaller than the request never lets it pass: a request
-            // refused twice in a row, with a wait between, is taken as refused for its size
-            // and shrinks like a 413 (the retry still honours Retry-After).
-            if rateRefused == from, !Self.isLoneRecord(carried, sent) {
-                shrink(below: carried, sent, reason: "the server answered 429 (too many requests) twice to a request of \(carried.count) bytes", into: &effects)
+            // refused again a second or more after its first 429 is taken as refused for its
+            // size and shrinks like a 413 (the retry still honours Retry-After). Quicker
+            // refusals are a request-rate limit's (nginx `limit_req`), which more, smaller
+            // requests would only make worse.
+            if let refused = rateRefused, refused.from == from {
+                if refused.at.duration(to: now) >= Self.rateWindow, !Self.isLoneRecord(carried, sent) {
+                    let reason = "the server answered 429 (too many requests) twice to a request of \(carried.count) bytes"
+                    shrink(below: carried, sent, reason: reason, into: &effects)
+                    rateRefused = (from, now)
+                }
+            } else {
+                rateRefused = (from, now)
             }
-            rateRefused = from
         }
         guard alwaysRetry || isRetryable(problem) else { return effects + final(problem, exchange: exchange, carried: carried) }
         failures += 1
@@ -354,6 +363,10 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         effects.append(.notice(.retrying(reason: problem.reason, attempt: failures, delay: delay, first: first)))
         return effects
     }
+
+    /// How long after a segment's first 429 another one means its size, not the rate: a
+    /// per-second request limit has let some request through by then.
+    static var rateWindow: Duration { .seconds(1) }
 
     /// Lowers the segment size (and the cap, for good) below a request that carried
     /// `carried` with `sent` limits: half of it, which the plan still fills with one whole

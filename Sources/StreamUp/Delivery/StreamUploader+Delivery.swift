@@ -102,7 +102,18 @@ extension StreamUploader {
                 method: configuration.method, url: configuration.url,
                 headers: UploadRequest.headerFields(resolved) + [.init(name: "Transfer-Encoding", value: "chunked")]))
         let body = LiveBody(buffer, encoding: resolved.body)
-        return try await session.send(UploadRequest.makeRequest(resolved), body: body, segmented: false, onEvent: onEvent)
+        let answer = try await session.send(UploadRequest.makeRequest(resolved), body: body, segmented: false, onEvent: onEvent)
+        // A 2xx before the body's end acknowledges nothing: the server did not read the rest
+        // (gunicorn with a WSGI app that reads only Content-Length answers a chunked body at once).
+        let ended = buffer.withState { $0.inputEnded && $0.acknowledged == $0.written }
+        if answer.isSuccess, !ended {
+            throw StreamUpError(
+                .protocolError,
+                "the server answered \(answer.statusCode) before the request body ended, after \(counted(body.bytesSent, "byte")) of the stream: "
+                    + "it did not read the rest, so the stream is not delivered (a server that reads only Content-Length bodies "
+                    + "ignores a chunked one); send segments instead of one request")
+        }
+        return answer
     }
 
     typealias Endpoints = EndpointSet<ContinuousClock.Instant>

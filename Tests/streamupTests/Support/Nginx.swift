@@ -1,0 +1,120 @@
+import Foundation
+import StreamUpTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real nginx (Debian's, 1.22 on Debian 12) for one test: a reverse proxy on a free loopback
+/// port in front of `upstream`, HTTP/1.1 to it, run in the foreground as one process with its
+/// files in a temporary directory, and stopped by the test (SIGKILL, see below).
+///
+/// Thread safety: used from one test's task.
+final class Nginx: Sendable {
+    static let executable = "/usr/sbin/nginx"
+
+    /// Whether nginx is installed here (`.ci/run` installs it).
+    static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: executable) }
+
+    /// Tests that need nginx run where it is installed, and always under CI (where its absence
+    /// is a failure, not a skip).
+    static var isAvailable: Bool {
+        if isInstalled || ProcessInfo.processInfo.environment["CI"] != nil { return true }
+        print("skipping the nginx tests: \(executable) is not installed (apt-get install nginx; .ci/run does)")
+        return false
+    }
+
+    let url: URL
+    private let process: StreamupProcess
+    private let directory: TemporaryDirectory
+
+    private init(url: URL, process: StreamupProcess, directory: TemporaryDirectory) {
+        self.url = url
+        self.process = process
+        self.directory = directory
+    }
+
+    /// Runs `body` with nginx proxying every path to `upstream` (its scheme, host and port),
+    /// taking bodies up to `bodyLimit` (`client_max_body_size`; nginx's own default is 1m);
+    /// `location` adds directives to that location (e.g. `proxy_request_buffering off;`), `http`
+    /// to the `http` block (e.g. a `limit_req_zone`).
+    static func with<T>(
+        proxyingTo upstream: URL, bodyLimit: String = "16m", location: String = "", http: String = "", _ body: (Nginx) async throws -> T
+    ) async throws -> T {
+        let directory = try TemporaryDirectory()
+        let path = directory.path
+        let port = unusedLocalPort()
+        let upstreamAddress = "\(upstream.host ?? "127.0.0.1"):\(upstream.port ?? 80)"
+        let configuration = """
+            daemon off;
+            master_process off;
+            pid \(path)/nginx.pid;
+            error_log \(path)/error.log info;
+            events { worker_connections 64; }
+            http {
+              access_log \(path)/access.log;
+              client_body_temp_path \(path)/body;
+              proxy_temp_path \(path)/proxy;
+              \(http)
+              server {
+                listen 127.0.0.1:\(port);
+                location / {
+                  proxy_pass http://\(upstreamAddress);
+                  proxy_http_version 1.1;
+                  proxy_set_header Connection "";
+                  client_max_body_size \(bodyLimit);
+                  \(location)
+                }
+              }
+            }
+            """
+        try configuration.write(toFile: "\(path)/nginx.conf", atomically: true, encoding: .utf8)
+        let process = try StreamupProcess(executable: URL(fileURLWithPath: executable), ["-p", path, "-c", "\(path)/nginx.conf"])
+        let listening = await eventually { isListening(port) || process.hasExited }
+        guard listening, !process.hasExited else {
+            process.signal(SIGKILL)
+            _ = await process.waitForExit()
+            let log = (try? String(contentsOfFile: "\(path)/error.log", encoding: .utf8)) ?? ""
+            throw NginxError(message: "nginx did not start: \(process.stderr) \(log)")
+        }
+        let server = Nginx(url: URL(string: "http://127.0.0.1:\(port)/")!, process: process, directory: directory)
+        let result: Result<T, Error>
+        do {
+            result = .success(try await body(server))
+        } catch {
+            result = .failure(error)
+        }
+        // SIGKILL: a single nginx process started from the test runner inherits a signal mask
+        // that blocks SIGTERM (it did not stop in 60 s), and it keeps nothing worth a clean stop.
+        process.signal(SIGKILL)
+        _ = await process.waitForExit()
+        return try result.get()
+    }
+
+    /// nginx's access log so far: one line per request it answered.
+    var accessLog: String {
+        (try? String(contentsOfFile: directory.path + "/access.log", encoding: .utf8)) ?? ""
+    }
+
+    /// Whether something accepts connections on 127.0.0.1:`port`.
+    private static func isListening(_ port: UInt16) -> Bool {
+        let fd = socket(AF_INET, POSIXCalls.streamSocket, 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
+    }
+}
+
+/// nginx did not start.
+///
+/// Thread safety: a value type.
+struct NginxError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}
