@@ -92,6 +92,16 @@ import Testing
         #expect(!reader.isPermanent(response(200, "Code: 16.")))
     }
 
+    /// A proxy's HTML error page (nginx's, as it sends it) reads as its words, not `<html>`.
+    @Test func anHTMLAnswerReadsAsItsWords() {
+        let page =
+            "<html>\r\n<head><title>429 Too Many Requests</title></head>\r\n<body>\r\n"
+            + "<center><h1>429 Too Many Requests</h1></center>\r\n<hr><center>nginx/1.22.1</center>\r\n</body>\r\n</html>\r\n"
+        let answer = UploadResponse(statusCode: 429, headers: ["Content-Type": "text/html"], body: Data(page.utf8), bytesSent: 0)
+        #expect(answer.firstLine() == "429 Too Many Requests nginx/1.22.1")
+        #expect(answer.firstLine(limit: 8) == "429 Too Ma…")
+    }
+
     /// A failure line shows the body's first line, bounded, with control characters escaped.
     @Test func anAnswersFirstLineIsShownSafely() {
         #expect(response(500, "Code: 16. DB::Exception: x\nstack trace\n").firstLine() == "Code: 16. DB::Exception: x")

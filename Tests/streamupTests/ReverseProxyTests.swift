@@ -48,6 +48,8 @@ import Testing
                 #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
                 #expect(streamText(in: directory) == input)
                 #expect(!child.stderr.contains("429 (too many requests) twice"), "stderr: \(child.stderr)")
+                // nginx's error page reads as its words in the line that says delivery is failing.
+                #expect(child.stderr.contains("answered 429: 429 Too Many Requests nginx/"), "stderr: \(child.stderr)")
                 #expect(nginx.accessLog.contains("\" 429 "), "the limit never refused a request: \(nginx.accessLog.suffix(500))")
             }
         }

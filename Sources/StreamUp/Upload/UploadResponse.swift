@@ -30,8 +30,10 @@ public struct UploadResponse: Sendable {
 
     /// The body's first line for a message: at most `limit` characters, control characters
     /// and bytes that are not UTF-8 shown as escapes (`\u{1B}`, `\u{FFFD}`); nil when the
-    /// body has no text before its first line break.
+    /// body has no text before its first line break. An HTML body (a proxy's error page, whose
+    /// first line is `<html>`) gives its words instead: no markup, runs of space as one.
     public func firstLine(limit: Int = 200) -> String? {
+        if isHTML { return htmlWords(limit: limit) }
         var line = ""
         var count = 0
         for scalar in String(decoding: body.prefix(limit * 4), as: UTF8.self).unicodeScalars {
@@ -47,6 +49,38 @@ public struct UploadResponse: Sendable {
         }
         let trimmed = line.trimmingCharacters(in: .whitespaces)
         return trimmed.isEmpty ? nil : trimmed
+    }
+
+    /// Whether the answer says its body is HTML.
+    private var isHTML: Bool {
+        let type = (value(forHeader: "Content-Type") ?? "").lowercased()
+        return type.hasPrefix("text/html") || type.hasPrefix("application/xhtml")
+    }
+
+    /// The words of an HTML body: at most `limit` characters besides the spaces between them
+    /// (nil: none).
+    private func htmlWords(limit: Int) -> String? {
+        var reader = BodyText([UInt8](body.prefix(64 * 1024)), isHTML: true)
+        var words = ""
+        var count = 0
+        var spaceBefore = false
+        while let (character, _) = reader.next() {
+            if character.isWhitespace || character.unicodeScalars.allSatisfy({ $0.properties.generalCategory == .control }) {
+                spaceBefore = !words.isEmpty
+                continue
+            }
+            if count >= limit {
+                words += "…"
+                break
+            }
+            if spaceBefore {
+                words += " "
+                spaceBefore = false
+            }
+            words.append(character)
+            count += 1
+        }
+        return words.isEmpty ? nil : words
     }
 
     /// The same answer with another status (a partial failure that asks for a retry).

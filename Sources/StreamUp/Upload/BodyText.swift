@@ -2,12 +2,12 @@
 /// skips markup and decodes entities.
 ///
 /// Thread safety: a value type, used by one caller.
-struct BodyText {
+package struct BodyText {
     private let characters: [(character: Character, end: Int)]
     private let isHTML: Bool
     private var index = 0
 
-    init(_ body: [UInt8], isHTML: Bool) {
+    package init(_ body: [UInt8], isHTML: Bool) {
         var characters: [(Character, Int)] = []
         var offset = 0
         for character in String(decoding: body, as: UTF8.self) {
@@ -19,7 +19,7 @@ struct BodyText {
         self.isHTML = isHTML
     }
 
-    mutating func next() -> (Character, Int)? {
+    package mutating func next() -> (Character, Int)? {
         while index < characters.count {
             let (character, end) = characters[index]
             guard isHTML else {
