@@ -229,8 +229,9 @@ enum UploadRunner {
                 Terminal.error("delivery is failing: \(reason); retrying from the last acknowledged byte (-v shows each attempt)")
             }
         case .recovered(let failedAttempts, let resentBytes, let after, let duplicatesPossible):
-            let seconds = short(after)
-            var line = "delivery recovered after \(failedAttempts) failed attempt\(failedAttempts == 1 ? "" : "s") over \(seconds)"
+            // A failover or a smaller segment that went through at once took no time to speak of.
+            let spell = after < .milliseconds(1) ? "" : " over \(short(after))"
+            var line = "delivery recovered after \(failedAttempts) failed attempt\(failedAttempts == 1 ? "" : "s")\(spell)"
             if resentBytes > 0 {
                 line += "; \(counted(resentBytes, "byte")) \(resentBytes == 1 ? "was" : "were") sent again"
                 if duplicatesPossible { line += " (a receiver that ignores Streamup-Offset may hold some of them twice)" }

@@ -50,6 +50,8 @@ import Testing
         let recovered = UploadEvent.recovered(failedAttempts: 1, resentBytes: 1, after: .seconds(1), duplicatesPossible: false)
         #expect(recovered.description.hasPrefix("delivery recovered after 1 failed attempt over "))
         #expect(recovered.description.hasSuffix("; 1 byte sent again"))
+        let atOnce = UploadEvent.recovered(failedAttempts: 1, resentBytes: 0, after: .microseconds(300), duplicatesPossible: false)
+        #expect(atOnce.description == "delivery recovered after 1 failed attempt")
         #expect(UploadEvent.source(.truncated(path: "/var/log/a.log")).description == "/var/log/a.log was truncated: reading it again from its start")
         #expect(UploadEvent.recordsRejected(count: 2, reason: "2 records refused", file: "/dl/x").description == "2 records refused; kept in /dl/x")
         for event in [retrying, recovered] { #expect(!event.description.contains("\n")) }
