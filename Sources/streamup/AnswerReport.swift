@@ -65,17 +65,8 @@ enum AnswerReport {
     static func oneLine(_ body: [UInt8], isHTML: Bool, totalBytes: Int, limit: Int) -> String {
         var reader = BodyText(body, isHTML: isHTML)
         var shown: [(character: Character, end: Int)] = []
-        var pendingSpace: Int?
-        while let (character, end) = reader.next() {
-            if character.isWhitespace || character.unicodeScalars.allSatisfy({ $0.properties.generalCategory == .control }) {
-                if !shown.isEmpty { pendingSpace = end }
-                continue
-            }
-            if let space = pendingSpace {
-                shown.append((" ", space))
-                pendingSpace = nil
-            }
-            shown.append((character, end))
+        while let next = reader.nextOnOneLine() {
+            shown.append(next)
             if shown.count > limit { break }
         }
         guard shown.count > limit else { return String(shown.map(\.character)) }

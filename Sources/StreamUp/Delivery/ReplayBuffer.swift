@@ -237,6 +237,9 @@ package final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
 
     var isFinishedWriting: Bool { withState { $0.inputEnded } }
 
+    /// Whether the input ended and every byte of it was acknowledged.
+    var isDelivered: Bool { withState { $0.inputEnded && $0.acknowledged == $0.written } }
+
     func setSpaceObserver(_ observer: SpaceSignal) {
         withState { $0.spaceObserver = observer }
     }

@@ -105,8 +105,7 @@ extension StreamUploader {
         let answer = try await session.send(UploadRequest.makeRequest(resolved), body: body, segmented: false, onEvent: onEvent)
         // A 2xx before the body's end acknowledges nothing: the server did not read the rest
         // (gunicorn with a WSGI app that reads only Content-Length answers a chunked body at once).
-        let ended = buffer.withState { $0.inputEnded && $0.acknowledged == $0.written }
-        if answer.isSuccess, !ended {
+        if answer.isSuccess, !buffer.isDelivered {
             throw StreamUpError(
                 .protocolError,
                 "the server answered \(answer.statusCode) before the request body ended, after \(counted(body.bytesSent, "byte")) of the stream: "

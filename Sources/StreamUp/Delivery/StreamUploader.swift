@@ -387,7 +387,7 @@ public final class StreamUploader: Sendable {
         } onCancel: {
             cancel()
         }
-        if let spool, buffer.withState({ $0.inputEnded && $0.acknowledged == $0.written }) {
+        if let spool, buffer.isDelivered {
             saveSourcesAtEnd()
             try spool.removeDeliveredFiles()
         }

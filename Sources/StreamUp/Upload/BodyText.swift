@@ -6,6 +6,10 @@ package struct BodyText {
     private let characters: [(character: Character, end: Int)]
     private let isHTML: Bool
     private var index = 0
+    /// For ``nextOnOneLine()``: whether a word was read, and a word's first character read
+    /// past the space before it.
+    private var readAWord = false
+    private var held: (Character, Int)?
 
     package init(_ body: [UInt8], isHTML: Bool) {
         var characters: [(Character, Int)] = []
@@ -17,6 +21,28 @@ package struct BodyText {
         }
         self.characters = characters
         self.isHTML = isHTML
+    }
+
+    /// The next character as one line reads: each run of whitespace or control characters
+    /// between words is one space (with the run's end offset); none before the first word or
+    /// after the last.
+    package mutating func nextOnOneLine() -> (Character, Int)? {
+        if let held {
+            self.held = nil
+            return held
+        }
+        var space: Int?
+        while let (character, end) = next() {
+            if character.isWhitespace || character.unicodeScalars.allSatisfy({ $0.properties.generalCategory == .control }) {
+                if readAWord { space = end }
+                continue
+            }
+            readAWord = true
+            guard let space else { return (character, end) }
+            held = (character, end)
+            return (" ", space)
+        }
+        return nil
     }
 
     package mutating func next() -> (Character, Int)? {

@@ -64,9 +64,9 @@ public struct UploadResponse: Sendable {
         var words = ""
         var count = 0
         var spaceBefore = false
-        while let (character, _) = reader.next() {
-            if character.isWhitespace || character.unicodeScalars.allSatisfy({ $0.properties.generalCategory == .control }) {
-                spaceBefore = !words.isEmpty
+        while let (character, _) = reader.nextOnOneLine() {
+            if character == " " {
+                spaceBefore = true
                 continue
             }
             if count >= limit {
