@@ -3,7 +3,7 @@ import PackageDescription
 
 // The benchmark, a package of its own (as swift-log keeps its benchmarks): it depends on the
 // root package by path and uses only its products, and it runs the root package's built
-// `streamup` binary as a child process. README.md, "Performance", gives the commands.
+// `streamup` binary as a child process. README.md, "Performance", and RESULTS.md give the commands.
 let package = Package(
     name: "streamup-benchmarks",
     platforms: [.macOS(.v15)],

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Line-to-receiver latency of streamup at a slow, steady rate (README: Performance).
+"""Line-to-receiver latency of streamup at a slow, steady rate (Benchmarks/RESULTS.md).
 
     python3 Tests/Benchmarks/line-latency.py .build/release/streamup [--rate 10] [--seconds 30] [-- STREAMUP_OPTIONS...]
 

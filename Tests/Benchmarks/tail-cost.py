@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """CPU, peak RSS and line latency of one shipper following FILES files written at RATE lines/s in
 all (run by hand; CI does not run it). One line of results per run, so old and new binaries can
-be alternated in a shell loop on a noisy machine (README, Performance: "CPU per shipped line").
+be alternated in a shell loop on a noisy machine (Benchmarks/RESULTS.md: "CPU per shipped line").
 
   swift build -c release --product streamup
   python3 Tests/Benchmarks/tail-cost.py --binary .build/release/streamup [--files 1] [--rate 10000] [--seconds 20]

@@ -1,4 +1,4 @@
-// The memory floor of shipping a file with URLSession and nothing else (README, "Memory of the
+// The memory floor of shipping a file with URLSession and nothing else (Benchmarks/RESULTS.md, "Memory of the
 // default mode", second round): one 1 MB POST a second, as a followed 1 MB/s log's segments.
 //
 //   swiftc -O -static-stdlib Tests/Benchmarks/urlsession-floor.swift -o /tmp/urlsession-floor

@@ -9,7 +9,7 @@ import FoundationNetworking
 #endif
 
 extension InProcessUploads {
-    /// Not a test: the measurement behind README's "An app's own requests beside an emitter".
+    /// Not a test: the measurement behind Benchmarks/RESULTS.md, "Segments as complete bodies".
     /// Runs only with `STREAMUP_MEASURE=1`:
     ///
     ///     STREAMUP_MEASURE=1 swift test --skip-build --filter AppStallMeasurement

@@ -9,7 +9,7 @@ private struct Stamped: Codable {
     let at: Date
 }
 
-/// What an app embedding a ``TelemetryEmitter`` relies on (issue 17, item 3): records arrive
+/// What an app embedding a ``TelemetryEmitter`` relies on: records arrive
 /// while the emitter stays open, `tryEmit` alone delivers, emitters never share a stream,
 /// shutdown keeps its deadline, drops are counted and reported, dates carry milliseconds,
 /// events hold no secrets, a heartbeat rides on the emitter's own stream.

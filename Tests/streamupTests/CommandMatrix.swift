@@ -305,8 +305,8 @@ struct MatrixTarget: Sendable {
     let validatorOptions: [String]
     let emptyLine: EmptyLine
     /// Whether the lines arrive as they are, byte for byte (no preset: the sink stores bytes),
-    /// rather than as text, in which a byte that is not UTF-8 is U+FFFD (issue 20, item 4b:
-    /// receivers that store JSON strings need valid Unicode).
+    /// rather than as text, in which a byte that is not UTF-8 is U+FFFD
+    /// (receivers that store JSON strings need valid Unicode).
     let keepsBytes: Bool
 
     init(

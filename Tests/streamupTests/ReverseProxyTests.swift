@@ -13,7 +13,7 @@ import Testing
     }
 
     /// nginx answers 413 to a body over `client_max_body_size` before reading it and closes the
-    /// connection; README: "a 413 makes every later segment half as big as the refused
+    /// connection; Documentation/Delivery.md: "a 413 makes every later segment half as big as the refused
     /// request", never less than one record. 300 KB through a 64 KiB limit: every line once.
     @Test func segmentsOverNginxsBodyLimitShrinkUntilTheyPass() async throws {
         try await withSink { sink, directory in

@@ -6,7 +6,7 @@ import Foundation
 /// The configuration follows the file (or the wildcard) from its start with the `tail` input
 /// (no offset database) and sends every line with the `http` output as JSON lines
 /// (`{"date":…,"log":"…"}`), flushed every second (`Flush 1`, like streamup's 1 s segments).
-/// It is Fluent Bit's cheapest setting measured for this workload (README, Performance,
+/// It is Fluent Bit's cheapest setting measured for this workload (Benchmarks/RESULTS.md,
 /// "Fluent Bit's best configuration"): the stat watcher (`Inotify_Watcher false`: an `fstat`
 /// every 250 ms instead of reads on inotify events, 1/18 of the CPU), 512 KiB reads (one read
 /// takes a tick's 250 KB at 1 MB/s; the default 32 KiB falls behind, p50 1.8 s) and no

@@ -1,4 +1,4 @@
-/// The report's waiting table and the summary of issue 19: each cost of streamup as a ratio
+/// The report's waiting table and the summary of the cost targets: each cost of streamup as a ratio
 /// beside the peers, from the tables of the same run.
 ///
 /// Thread safety: stateless.
@@ -41,12 +41,12 @@ extension Report {
         return lines
     }
 
-    /// Issue 19's costs, each beside its peers, with the issue's targets.
+    /// The costs, each beside its peers, with their targets (Benchmarks/RESULTS.md, Targets).
     static func costSection(_ results: Results, options: BenchOptions) -> [String] {
         var lines: [String] = []
-        lines.append("#### Cost beside the peers (issue 19), from the tables above")
+        lines.append("#### Cost beside the peers, from the tables above")
         lines.append("")
-        var table = MarkdownTable(["Cost", "streamup", "peer", "peer's value", "streamup / peer", "target (issue 19)"])
+        var table = MarkdownTable(["Cost", "streamup", "peer", "peer's value", "streamup / peer", "target"])
         func add(_ cost: String, _ ours: [Double], _ peer: String, _ theirs: [Double], digits: Int, target: String = "—") {
             table.add([
                 cost, MarkdownTable.cell(ours, digits: digits), peer, MarkdownTable.cell(theirs, digits: digits), MarkdownTable.ratio(ours, theirs), target,

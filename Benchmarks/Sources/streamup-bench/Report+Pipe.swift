@@ -53,7 +53,7 @@ extension Report {
         let throughput = ratioOfMedians(results[.segments].throughputMBps, results[.single].throughputMBps)
         let rssGap = differenceOfMedians(results[.segments].rssMiB, results[.single].rssMiB)
         lines.append("")
-        lines.append("Targets (issue 9), acknowledged segments beside the single request, from the table:")
+        lines.append("Segment targets (acknowledged segments beside the single request), from the table:")
         lines.append(
             "- throughput ≥ 0.90× the single request's: \(throughput.map { number($0, digits: 2) + "×" } ?? "—") — \(verdict(throughput) { $0 >= 0.9 });")
         lines.append(

@@ -103,7 +103,7 @@ extension Report {
             let cpu = ratioOfMedians(results[shipper: .streamup, files: files].cpuSeconds, results[shipper: .single, files: files].cpuSeconds)
             lines.append("")
             lines.append(
-                "Target (issue 9): CPU of the default (segments) ≤ 1.1× `--single-request`'s: \(cpu.map { number($0, digits: 2) + "×" } ?? "—") — \(verdict(cpu) { $0 <= 1.1 })."
+                "Segment target: CPU of the default (segments) ≤ 1.1× `--single-request`'s: \(cpu.map { number($0, digits: 2) + "×" } ?? "—") — \(verdict(cpu) { $0 <= 1.1 })."
             )
         }
         lines += notesAndFailures(

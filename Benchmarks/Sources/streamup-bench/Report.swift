@@ -1,8 +1,9 @@
 import Foundation
 
-/// Turns ``Results`` into one Markdown section for README.md's "Performance": the machine, the
-/// exact command, then per workload what is measured, the commands compared, and a table of
-/// medians with min–max over the rounds and ratios of the medians.
+/// Turns ``Results`` into one Markdown section for Benchmarks/RESULTS.md (README.md's
+/// "Performance" summarises it): the machine, the exact command, then per workload what is
+/// measured, the commands compared, and a table of medians with min–max over the rounds and
+/// ratios of the medians.
 ///
 /// Thread safety: stateless.
 enum Report {

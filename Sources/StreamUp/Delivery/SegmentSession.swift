@@ -8,7 +8,7 @@ import FoundationNetworking
 /// One `URLSession` for all the requests of a reliable upload (segments and protocol
 /// requests), so that they reuse a connection: a request costs about 0.7 ms on loopback this
 /// way against 1.5 ms more with a session of its own, which is what lets 8 MiB segments keep
-/// up with a single request (README, Performance).
+/// up with a single request (Benchmarks/RESULTS.md).
 ///
 /// swift-corelibs-foundation hands most of a task's callbacks to the session's delegate, not to
 /// a per-task delegate; this session delegate passes each one on to the `UploadTaskDelegate`

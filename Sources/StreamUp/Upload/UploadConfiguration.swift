@@ -30,7 +30,7 @@ public struct UploadConfiguration: Sendable {
     /// Capacity of the buffer between producer and upload, in bytes, for a ``TelemetryEmitter``
     /// (a ``StreamUploader`` holds what its ``StreamUploader/Options/storage`` says).
     /// 1 MiB by default: against 64 KiB it cuts the wake-ups per byte, for about 1.4× the
-    /// throughput (README, Performance); latency is the same, since nothing waits for it to fill.
+    /// throughput (Benchmarks/RESULTS.md); latency is the same, since nothing waits for it to fill.
     public var bufferSize: Int = 1 << 20
     /// The most bytes of the server's answer kept in ``UploadResponse/body``.
     public var maxResponseBodyBytes: Int = 64 * 1024
