@@ -35,7 +35,7 @@ struct AuthOptions: Sendable, Equatable {
     static let table: [OptionSpec<AuthOptions>] = [
         .value(
             "-u", "--user", valueName: "USER[:PASSWORD]",
-            help: "HTTP Basic authentication; without :PASSWORD the password comes from $STREAMUP_PASSWORD (which keeps it out of ps and shell history)"
+            group: .receivers, help: "HTTP Basic; the password from $STREAMUP_PASSWORD unless given"
         ) { options, value throws(UsageError) in
             guard options.user == nil else { throw UsageError("-u: given twice") }
             guard !value.isEmpty, !value.hasPrefix(":") else { throw UsageError("-u: the user name is empty (USER[:PASSWORD])") }
@@ -43,20 +43,19 @@ struct AuthOptions: Sendable, Equatable {
         },
         .value(
             "--bearer-token-file", valueName: "FILE",
-            help:
-                "send Authorization: Bearer TOKEN, with TOKEN read from FILE for every request (a rotated token is used by the next request; FILE holds only the token)"
+            group: .receivers, help: "send Authorization: Bearer TOKEN, read from FILE for every request"
         ) { options, value throws(UsageError) in
             try options.setTokenFile(value, bearer: true)
         },
         .value(
             "--token-file", valueName: "FILE",
-            help: "like --bearer-token-file, in the field --token-header names (default: the preset's, e.g. Authorization: Splunk; else Authorization: Bearer)"
+            group: .receivers, help: "like --bearer-token-file, in the field --token-header names"
         ) { options, value throws(UsageError) in
             try options.setTokenFile(value, bearer: false)
         },
         .value(
             "--token-header", valueName: "'NAME[: SCHEME]'",
-            help: "the field that carries --token-file's token: 'Authorization: Bearer', 'Authorization: Splunk', 'DD-API-KEY', 'X-API-Key'"
+            group: .receivers, help: "the field for --token-file: 'Authorization: Splunk', 'DD-API-KEY'"
         ) { options, value throws(UsageError) in
             guard let style = TokenHeaderStyle(parsing: value) else {
                 throw UsageError(

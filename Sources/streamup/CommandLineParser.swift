@@ -10,6 +10,8 @@ enum CommandLineParser {
             return try parseHeartbeat(Array(arguments.dropFirst()))
         case "tail":
             return try parseTail(Array(arguments.dropFirst()))
+        case "help":
+            return .help(try HelpTopic.page(Array(arguments.dropFirst())))
         default:
             return try parseUpload(arguments)
         }

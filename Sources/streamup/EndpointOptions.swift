@@ -8,8 +8,7 @@ extension UploadOptions {
     static let endpointTable: [OptionSpec<UploadOptions>] = [
         .value(
             "--endpoints", valueName: "failover|balance",
-            help:
-                "with several URLs: failover (the default) sends every request to the first URL that is not set aside; balance spreads them round robin over those that are not. A URL that fails (no answer, 408, 429, 5xx) is set aside with a backoff and tried again after it; the request goes to another one at once"
+            group: .delivery, help: "with several URLs: failover (default) or balance (round robin)"
         ) { options, value throws(UsageError) in
             guard let choice = EndpointChoice(rawValue: value) else {
                 throw UsageError("--endpoints: '\(value)' is not failover or balance")

@@ -15,14 +15,16 @@ struct HeartbeatOptions: Sendable, Equatable {
 
     static let table: [OptionSpec<HeartbeatOptions>] =
         [
-            .value("--every", valueName: "DURATION", help: "time between beats (default 10s; e.g. 500ms, 0.2s, 5m)") { options, value throws(UsageError) in
+            .value("--every", valueName: "DURATION", group: .input, help: "time between beats (default 10s; e.g. 500ms, 0.2s, 5m)") {
+                options, value throws(UsageError) in
                 options.every = try parseDuration(value, option: "--every")
             },
-            .value("--count", valueName: "N", help: "stop after N beats") { options, value throws(UsageError) in
+            .value("--count", valueName: "N", group: .input, help: "stop after N beats") { options, value throws(UsageError) in
                 guard let count = Int(value), count > 0 else { throw UsageError("--count: '\(value)' is not a positive number") }
                 options.count = count
             },
-            .value("--field", valueName: "KEY=VALUE", help: "add a string field to every record (repeatable)") { options, value throws(UsageError) in
+            .value("--field", valueName: "KEY=VALUE", group: .records, help: "add a string field to every record (repeatable)") {
+                options, value throws(UsageError) in
                 guard let equals = value.firstIndex(of: "="), equals != value.startIndex else {
                     throw UsageError("--field: '\(value)' is not KEY=VALUE")
                 }
@@ -41,7 +43,7 @@ struct HeartbeatOptions: Sendable, Equatable {
         usage: streamup heartbeat [options] [URL...] [-- COMMAND [ARG...]]
 
         Streams one NDJSON record per interval to URL, in acknowledged requests (segments, as
-        `streamup --help` tells; --single-request: one long chunked request):
+        `streamup help delivery` tells; --single-request: one long chunked request):
           {"ts":"2026-11-22T08:15:30.123Z","seq":1,"host":"web-1","pid":4242,"uptime_s":0.000,"skipped":0}
         Beats fall at start + k x interval (no drift). When the link stalls, beats are skipped
         rather than queued; the next record says how many (`skipped`).
@@ -55,7 +57,6 @@ struct HeartbeatOptions: Sendable, Equatable {
         --shutdown-timeout (default 5s here) to be acknowledged. Without URL, beats go to a
         local sink.
 
-        options:
         \(helpLines(for: table))
         SIGINT/SIGTERM: a final {"event":"stop"} record, delivered, wait for the answers (with
         a COMMAND, the signal is passed on to it instead, and its end ends the beats); one line

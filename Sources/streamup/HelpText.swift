@@ -10,20 +10,15 @@ enum HelpText {
         """
 
     /// The exit statuses of the commands that upload (streamup, tail, heartbeat), after
-    /// `first`, the line for 0.
+    /// `first`, the line for 0; `streamup help exit` has them in full.
     static func uploadExitStatuses(success first: String) -> String {
         """
         exit status:
           0   \(first)
-          1   the server answered another status (one line on stderr: the status and the
-              start of the body, or a redirect's Location), or segments were kept with
-              --dead-letter, or a receiver (--to) refused records
-          2   no answer: refused or lost connection, timeout, retries run out, cancelled,
-              or the shutdown timeout passed
-          64  usage error, found before anything is sent (also a bad URL, a closed stdin, an
-              -o FILE whose directory is missing or not writable)
-          74  a file or output failed while running: writing the answer to stdout (closed, or
-              its reader gone) or to -o FILE, the spool, the state file, the local sink
+          1   another answer (one line: the status and the answer's start), or --dead-letter kept some
+          2   no answer: refused or lost connection, timeout, retries run out, shutdown timeout
+          64  usage error, found before anything is sent (also a bad URL, a closed stdin)
+          74  a file or output failed while running (stdout, -o FILE, the spool, the state file)
           130 a second SIGINT/SIGTERM (one line says what was lost, or where it is kept)
         """
     }

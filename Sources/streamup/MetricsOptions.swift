@@ -17,14 +17,13 @@ struct MetricsOptions: Sendable, Equatable {
     static let table: [OptionSpec<MetricsOptions>] = [
         .value(
             "--metrics", valueName: "[ADDR:]PORT",
-            help:
-                "serve GET /metrics (Prometheus text format) and GET /health on PORT of 127.0.0.1, or of ADDR when given (0.0.0.0: every address; [::1]:PORT for IPv6); port 0 picks a free one, said on stderr"
+            group: .output, help: "serve GET /metrics and /health on 127.0.0.1:PORT or ADDR:PORT"
         ) { options, value throws(UsageError) in
             (options.host, options.port) = try parseAddress(value)
         },
         .value(
             "--unhealthy-after", valueName: "DURATION",
-            help: "GET /health answers 503 once delivery has failed this long without a success (default 60s); 200 while delivering or idle"
+            group: .output, help: "/health answers 503 after failing this long (default 60s)"
         ) { options, value throws(UsageError) in
             options.unhealthyAfter = try parseDuration(value, option: "--unhealthy-after")
         },

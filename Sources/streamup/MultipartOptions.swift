@@ -16,8 +16,7 @@ struct MultipartOptions: Sendable, Equatable {
     static let table: [OptionSpec<MultipartOptions>] = [
         .value(
             "--multipart", valueName: "FIELD[=FILENAME]",
-            help:
-                "send each request as a multipart/form-data form whose file part FIELD (file name FILENAME, default stream; type --content-type) holds the request's records, for upload endpoints that take only forms; a random boundary, checked against the records"
+            group: .records, help: "send each request as a multipart/form-data form, records in FIELD"
         ) { options, value throws(UsageError) in
             guard options.field == nil else { throw UsageError("--multipart: given twice") }
             let parts = value.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
@@ -26,7 +25,7 @@ struct MultipartOptions: Sendable, Equatable {
             options.field = field
             options.filename = parts.count == 2 ? parts[1] : nil
         },
-        .value("--form", valueName: "NAME=VALUE", help: "add a text field to the form, before the file part (repeatable; with --multipart)") {
+        .value("--form", valueName: "NAME=VALUE", group: .records, help: "add a text field to the --multipart form (repeatable)") {
             options, value throws(UsageError) in
             guard let equals = value.firstIndex(of: "="), equals != value.startIndex else {
                 throw UsageError("--form: '\(value)' is not NAME=VALUE")

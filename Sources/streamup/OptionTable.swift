@@ -1,27 +1,78 @@
 import Foundation
 
-/// One command-line option: its spellings, the value it takes, its help line, and what it does
-/// to the options being built. One table of these drives both parsing and `--help`.
+/// The heading an option is listed under in `--help`; headings appear in this order, and a
+/// heading no option of a command uses is left out.
+///
+/// Thread safety: a value type.
+enum OptionGroup: CaseIterable, Sendable {
+    /// What is read and how it becomes lines (the input waits when the buffer is full).
+    case input
+    /// How lines become records and request bodies.
+    case records
+    /// Segments, retries, spool, endpoints, shutdown.
+    case delivery
+    /// Presets, headers, credentials, TLS.
+    case receivers
+    /// The sink's listening socket and storage.
+    case server
+    /// The sink's limits on clients.
+    case limits
+    /// The sink's faults, injected on purpose.
+    case faults
+    /// What streamup prints, serves and says about itself.
+    case output
+
+    var heading: String {
+        switch self {
+        case .input: "input"
+        case .records: "records and bodies"
+        case .delivery: "delivery"
+        case .receivers: "receivers and requests"
+        case .server: "server"
+        case .limits: "limits on clients"
+        case .faults: "faults (for testing a client)"
+        case .output: "output"
+        }
+    }
+}
+
+/// One command-line option: its spellings, the value it takes, where and how `--help` lists
+/// it, and what it does to the options being built. One table of these drives both parsing and
+/// `--help`, so an option is added in one place.
 ///
 /// Thread safety: immutable value.
 struct OptionSpec<Options>: Sendable {
     let names: [String]
     /// Shown in help as `--name VALUE`; nil for a flag.
     let valueName: String?
+    let group: OptionGroup
+    /// One short line; `--help` wraps it within ``HelpLayout/width`` columns. Details go to a
+    /// `streamup help TOPIC` (HelpTopic.swift).
     let help: String
     let apply: @Sendable (inout Options, String) throws(UsageError) -> Void
 
     /// An option that takes a value.
     static func value(
-        _ names: String..., valueName: String, help: String,
+        _ names: String..., valueName: String, group: OptionGroup, help: String,
         _ apply: @escaping @Sendable (inout Options, String) throws(UsageError) -> Void
     ) -> OptionSpec {
-        OptionSpec(names: names, valueName: valueName, help: help, apply: apply)
+        OptionSpec(names: names, valueName: valueName, group: group, help: help, apply: apply)
     }
 
     /// An option that takes no value.
-    static func flag(_ names: String..., help: String, _ apply: @escaping @Sendable (inout Options) -> Void) -> OptionSpec {
-        OptionSpec(names: names, valueName: nil, help: help) { options, _ in apply(&options) }
+    static func flag(
+        _ names: String..., group: OptionGroup, help: String, _ apply: @escaping @Sendable (inout Options) -> Void
+    ) -> OptionSpec {
+        OptionSpec(names: names, valueName: nil, group: group, help: help) { options, _ in apply(&options) }
+    }
+
+    /// `-h, --help` and `-V, --version`, which every command lists (the parser answers them
+    /// before the table is walked).
+    static var helpAndVersion: [OptionSpec] {
+        [
+            .flag("-h", "--help", group: .output, help: "show this help") { _ in },
+            .flag("-V", "--version", group: .output, help: "print streamup's version") { _ in },
+        ]
     }
 }
 
@@ -70,19 +121,64 @@ func parseOptions<Options>(
     return (positional, nil)
 }
 
-/// The option part of a help page, one aligned line (or more) per option.
+/// The option part of a help page: each group under its heading, one aligned entry per
+/// option, every line within ``HelpLayout/width`` columns.
 func helpLines<Options>(for table: [OptionSpec<Options>]) -> String {
-    let left = table.map { spec in
-        spec.names.joined(separator: ", ") + (spec.valueName.map { " \($0)" } ?? "")
-    }
-    let width = min((left.map(\.count).max() ?? 0) + 2, 30)
     var text = ""
-    for (label, spec) in zip(left, table) {
-        let padded =
-            label.count + 2 > width ? label + "\n" + String(repeating: " ", count: width + 2) : label.padding(toLength: width, withPad: " ", startingAt: 0)
-        text += "  \(padded)\(spec.help)\n"
+    for group in OptionGroup.allCases {
+        let specs = table.filter { $0.group == group }
+        guard !specs.isEmpty else { continue }
+        text += (text.isEmpty ? "" : "\n") + group.heading + ":\n"
+        for spec in specs {
+            let label = "  " + spec.names.joined(separator: ", ") + (spec.valueName.map { " \($0)" } ?? "")
+            text += HelpLayout.entry(label: label, text: spec.help)
+        }
     }
     return text
+}
+
+/// How help text is laid out on a terminal.
+///
+/// Thread safety: stateless.
+enum HelpLayout {
+    /// The widest line of any help text.
+    static let width = 100
+    /// The column an option's description starts at.
+    static let descriptionColumn = 30
+
+    /// `label` with `text` beside it from ``descriptionColumn`` (below it when the label is too
+    /// long), wrapped at word boundaries within ``width``.
+    static func entry(label: String, text: String) -> String {
+        let indent = String(repeating: " ", count: descriptionColumn)
+        let lines = wrap(text, within: width - descriptionColumn)
+        var result = ""
+        if label.count + 2 > descriptionColumn {
+            result = label + "\n" + lines.map { indent + $0 + "\n" }.joined()
+        } else {
+            result = label.padding(toLength: descriptionColumn, withPad: " ", startingAt: 0) + (lines.first ?? "") + "\n"
+            result += lines.dropFirst().map { indent + $0 + "\n" }.joined()
+        }
+        return result
+    }
+
+    /// `text` broken into lines of at most `width` characters at spaces (a longer word stands
+    /// alone on its line).
+    static func wrap(_ text: String, within width: Int) -> [String] {
+        var lines: [String] = []
+        var line = ""
+        for word in text.split(separator: " ") {
+            if line.isEmpty {
+                line = String(word)
+            } else if line.count + 1 + word.count <= width {
+                line += " " + word
+            } else {
+                lines.append(line)
+                line = String(word)
+            }
+        }
+        if !line.isEmpty { lines.append(line) }
+        return lines
+    }
 }
 
 // MARK: - Value parsers shared by the commands
@@ -136,7 +232,7 @@ extension OptionSpec {
     /// commands can share option tables.
     func lifted<Outer>(_ keyPath: WritableKeyPath<Outer, Options> & Sendable) -> OptionSpec<Outer> {
         let apply = self.apply
-        return OptionSpec<Outer>(names: names, valueName: valueName, help: help) { outer, value throws(UsageError) in
+        return OptionSpec<Outer>(names: names, valueName: valueName, group: group, help: help) { outer, value throws(UsageError) in
             try apply(&outer[keyPath: keyPath], value)
         }
     }

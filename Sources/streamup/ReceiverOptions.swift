@@ -8,8 +8,8 @@ extension UploadOptions {
     static let receiverTable: [OptionSpec<UploadOptions>] = [
         .value(
             "--to", valueName: "RECEIVER",
-            help:
-                "speak a receiver's ingestion API: \(Receiver.names.joined(separator: ", ")); sets its usual path (when the URL has none), content type, record shape, per-request document, token header and request limits, and reads the records it refuses; options given explicitly win (README: Receivers)"
+            group: .receivers,
+            help: "speak a receiver's API: \(Receiver.names.joined(separator: ", ")) (streamup help receivers)"
         ) { options, value throws(UsageError) in
             guard let receiver = Receiver(named: value) else {
                 throw UsageError("--to: '\(value)' is not a receiver streamup knows (\(Receiver.names.joined(separator: ", ")))")
@@ -18,7 +18,7 @@ extension UploadOptions {
         },
         .value(
             "--label", valueName: "KEY=VALUE",
-            help: "with --to loki: a stream label (default job=streamup; host is added); victorialogs: a stream field; otlp: a resource attribute (repeatable)"
+            group: .receivers, help: "Loki label, VictoriaLogs stream field, OTLP attribute (repeatable)"
         ) { options, value throws(UsageError) in
             guard let equals = value.firstIndex(of: "="), equals != value.startIndex else { throw UsageError("--label: '\(value)' is not KEY=VALUE") }
             options.records.labels.append((String(value[..<equals]), String(value[value.index(after: equals)...])))

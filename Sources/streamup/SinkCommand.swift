@@ -30,95 +30,104 @@ struct SinkOptions: Sendable, Equatable {
     /// `--forget-uploads-after`).
     var faults = SinkFaults.none
 
-    static let table: [OptionSpec<SinkOptions>] = [
-        .value("--host", valueName: "HOST", help: "address to listen on (default 127.0.0.1)") { options, value in
-            options.host = value
-        },
-        .value("-p", "--port", valueName: "PORT", help: "port to listen on (default 8080; 0 picks a free one)") { options, value throws(UsageError) in
-            guard let port = UInt16(value) else { throw UsageError("--port: '\(value)' is not a port number (0-65535)") }
-            options.port = port
-        },
-        .value("-o", "--output", valueName: "DIR", help: "store each request body in its own file in DIR (created if missing)") { options, value in
-            options.outputDirectory = value
-        },
-        .value("--max-connections", valueName: "N", help: "most connections served at once (default 1024)") { options, value throws(UsageError) in
-            guard let count = Int(value), count > 0 else { throw UsageError("--max-connections: '\(value)' is not a positive number") }
-            options.maxConnections = count
-        },
-        .value("--idle-timeout", valueName: "DURATION", help: "close a connection silent this long (default 60s)") { options, value throws(UsageError) in
-            options.idleTimeout = try parseDuration(value, option: "--idle-timeout")
-        },
-        .value("--head-timeout", valueName: "DURATION", help: "longest a whole request head may take, however steadily it trickles (default 10s)") {
-            options, value throws(UsageError) in
-            options.headTimeout = try parseDuration(value, option: "--head-timeout")
-        },
-        .value("--min-body-rate", valueName: "BYTES_PER_SECOND", help: "slowest a body may arrive while its bytes are owed (default 500; 0 or off: no minimum)")
-        { options, value throws(UsageError) in
-            if value == "off" || value == "0" {
-                options.minimumBodyBytesPerSecond = nil
-            } else {
-                options.minimumBodyBytesPerSecond = try count(value, option: "--min-body-rate", minimum: 1)
-            }
-        },
-        .value("--body-rate-window", valueName: "DURATION", help: "window of --min-body-rate, also its grace at a body's start (default 10s)") {
-            options, value throws(UsageError) in
-            options.bodyRateWindow = try parseDuration(value, option: "--body-rate-window")
-        },
-        .value("--max-body", valueName: "SIZE", help: "largest body (and resumable upload) accepted; more gets 413 (default: no limit)") {
-            options, value throws(UsageError) in
-            options.maxBodyBytes = try parseByteSize(value, option: "--max-body")
-        },
-        .value("--max-uploads", valueName: "N", help: "most resumable uploads open at once; more get 503 (default 1000)") { options, value throws(UsageError) in
-            options.maxUploads = try count(value, option: "--max-uploads", minimum: 1)
-        },
-        .value("--upload-expiry", valueName: "DURATION", help: "forget a resumable upload idle this long (default 1h)") { options, value throws(UsageError) in
-            options.uploadExpiry = try parseDuration(value, option: "--upload-expiry")
-        },
-        .flag("--no-hash", help: "do not compute SHA-256 of bodies (for measuring raw receive speed)") { $0.hashBodies = false },
-        .flag(
-            "--no-104",
-            help:
-                "resumable uploads: no 104 Upload Resumption Supported on creation (needed behind nginx 1.22, which holds a 104 until proxy_read_timeout, then passes it on as the final answer)"
-        ) {
-            $0.sendsUploadResumptionSupported = false
-        },
-        .value("--drop-after", valueName: "BYTES", help: "fault: reset the first request reaching BYTES body bytes") { options, value throws(UsageError) in
-            options.faults.dropAfterBytes = try count(value, option: "--drop-after", minimum: 0)
-        },
-        .flag("--drop-every", help: "fault: with --drop-after, reset a connection every BYTES body bytes (counted across requests)") {
-            $0.faults.dropRepeatedly = true
-        },
-        .value("--fail-next", valueName: "K", help: "fault: answer the next K requests --fail-status") { options, value throws(UsageError) in
-            options.faults.failNextRequests = try count(value, option: "--fail-next", minimum: 0)
-        },
-        .value("--lose-answers", valueName: "K", help: "fault: store the next K requests answered 200, then reset the connection instead of answering") {
-            options, value throws(UsageError) in
-            options.faults.loseAnswers = try count(value, option: "--lose-answers", minimum: 0)
-        },
-        .flag("--conflict-forgets", help: "fault: a 409 to a resumable PATCH also forgets the upload, as NIOResumableUpload does") {
-            $0.faults.conflictForgetsUpload = true
-        },
-        .value("--fail-status", valueName: "S", help: "fault: the status for --fail-next, 400-599 (default 503)") { options, value throws(UsageError) in
-            let status = try count(value, option: "--fail-status", minimum: 400)
-            guard status <= 599 else { throw UsageError("--fail-status: '\(value)' is not a status in 400-599") }
-            options.faults.failStatus = status
-        },
-        .value("--retry-after", valueName: "N", help: "fault: Retry-After on failures (default 1 for 503/429)") { options, value throws(UsageError) in
-            options.faults.retryAfterSeconds = try count(value, option: "--retry-after", minimum: 0)
-        },
-        .value("--read-rate", valueName: "BYTES_PER_SECOND", help: "fault: read each connection at most this fast") { options, value throws(UsageError) in
-            options.faults.readBytesPerSecond = try count(value, option: "--read-rate", minimum: 1)
-        },
-        .value("--stall-after", valueName: "BYTES", help: "fault: stop reading the first request at BYTES body bytes") { options, value throws(UsageError) in
-            options.faults.stallAfterBytes = try count(value, option: "--stall-after", minimum: 0)
-        },
-        .value("--forget-uploads-after", valueName: "SIZE", help: "fault: forget all resumable uploads once SIZE of their bytes arrived") {
-            options, value throws(UsageError) in
-            options.faults.forgetUploadsAfterBytes = try parseByteSize(value, option: "--forget-uploads-after")
-        },
-        .flag("-h", "--help", help: "show this help") { _ in },
-        .flag("-V", "--version", help: "print streamup's version") { _ in },
-    ]
+    static let table: [OptionSpec<SinkOptions>] =
+        [
+            .value("--host", valueName: "HOST", group: .server, help: "address to listen on (default 127.0.0.1)") { options, value in
+                options.host = value
+            },
+            .value("-p", "--port", valueName: "PORT", group: .server, help: "port to listen on (default 8080; 0 picks a free one)") {
+                options, value throws(UsageError) in
+                guard let port = UInt16(value) else { throw UsageError("--port: '\(value)' is not a port number (0-65535)") }
+                options.port = port
+            },
+            .value("-o", "--output", valueName: "DIR", group: .output, help: "write a 2xx answer's body to FILE instead of stdout (- is stdout)") {
+                options, value in
+                options.outputDirectory = value
+            },
+            .value("--max-connections", valueName: "N", group: .limits, help: "most connections served at once (default 1024)") {
+                options, value throws(UsageError) in
+                guard let count = Int(value), count > 0 else { throw UsageError("--max-connections: '\(value)' is not a positive number") }
+                options.maxConnections = count
+            },
+            .value("--idle-timeout", valueName: "DURATION", group: .limits, help: "close a connection silent this long (default 60s)") {
+                options, value throws(UsageError) in
+                options.idleTimeout = try parseDuration(value, option: "--idle-timeout")
+            },
+            .value("--head-timeout", valueName: "DURATION", group: .limits, help: "longest a whole request head may take, however slow (default 10s)") {
+                options, value throws(UsageError) in
+                options.headTimeout = try parseDuration(value, option: "--head-timeout")
+            },
+            .value("--min-body-rate", valueName: "BYTES_PER_SECOND", group: .limits, help: "slowest a body may arrive while bytes are owed (default 500; off)")
+            { options, value throws(UsageError) in
+                if value == "off" || value == "0" {
+                    options.minimumBodyBytesPerSecond = nil
+                } else {
+                    options.minimumBodyBytesPerSecond = try count(value, option: "--min-body-rate", minimum: 1)
+                }
+            },
+            .value("--body-rate-window", valueName: "DURATION", group: .limits, help: "window of --min-body-rate, and grace at a body's start (default 10s)") {
+                options, value throws(UsageError) in
+                options.bodyRateWindow = try parseDuration(value, option: "--body-rate-window")
+            },
+            .value("--max-body", valueName: "SIZE", group: .limits, help: "largest body or resumable upload; more gets 413 (default: no limit)") {
+                options, value throws(UsageError) in
+                options.maxBodyBytes = try parseByteSize(value, option: "--max-body")
+            },
+            .value("--max-uploads", valueName: "N", group: .limits, help: "most resumable uploads open at once; more get 503 (default 1000)") {
+                options, value throws(UsageError) in
+                options.maxUploads = try count(value, option: "--max-uploads", minimum: 1)
+            },
+            .value("--upload-expiry", valueName: "DURATION", group: .limits, help: "forget a resumable upload idle this long (default 1h)") {
+                options, value throws(UsageError) in
+                options.uploadExpiry = try parseDuration(value, option: "--upload-expiry")
+            },
+            .flag("--no-hash", group: .server, help: "do not compute SHA-256 of bodies (for measuring raw receive speed)") { $0.hashBodies = false },
+            .flag(
+                "--no-104",
+                group: .server, help: "no 104 Upload Resumption Supported (needed behind nginx 1.22)"
+            ) {
+                $0.sendsUploadResumptionSupported = false
+            },
+            .value("--drop-after", valueName: "BYTES", group: .faults, help: "reset the first request reaching BYTES body bytes") {
+                options, value throws(UsageError) in
+                options.faults.dropAfterBytes = try count(value, option: "--drop-after", minimum: 0)
+            },
+            .flag("--drop-every", group: .faults, help: "with --drop-after, reset again every BYTES (across requests)") {
+                $0.faults.dropRepeatedly = true
+            },
+            .value("--fail-next", valueName: "K", group: .faults, help: "answer the next K requests --fail-status") { options, value throws(UsageError) in
+                options.faults.failNextRequests = try count(value, option: "--fail-next", minimum: 0)
+            },
+            .value("--lose-answers", valueName: "K", group: .faults, help: "store the next K requests, then reset instead of answering") {
+                options, value throws(UsageError) in
+                options.faults.loseAnswers = try count(value, option: "--lose-answers", minimum: 0)
+            },
+            .flag("--conflict-forgets", group: .faults, help: "a 409 to a resumable PATCH also forgets the upload") {
+                $0.faults.conflictForgetsUpload = true
+            },
+            .value("--fail-status", valueName: "S", group: .faults, help: "the status for --fail-next, 400-599 (default 503)") {
+                options, value throws(UsageError) in
+                let status = try count(value, option: "--fail-status", minimum: 400)
+                guard status <= 599 else { throw UsageError("--fail-status: '\(value)' is not a status in 400-599") }
+                options.faults.failStatus = status
+            },
+            .value("--retry-after", valueName: "N", group: .faults, help: "Retry-After on failures (default 1 for 503/429)") {
+                options, value throws(UsageError) in
+                options.faults.retryAfterSeconds = try count(value, option: "--retry-after", minimum: 0)
+            },
+            .value("--read-rate", valueName: "BYTES_PER_SECOND", group: .faults, help: "read each connection at most this fast") {
+                options, value throws(UsageError) in
+                options.faults.readBytesPerSecond = try count(value, option: "--read-rate", minimum: 1)
+            },
+            .value("--stall-after", valueName: "BYTES", group: .faults, help: "stop reading the first request at BYTES body bytes") {
+                options, value throws(UsageError) in
+                options.faults.stallAfterBytes = try count(value, option: "--stall-after", minimum: 0)
+            },
+            .value("--forget-uploads-after", valueName: "SIZE", group: .faults, help: "forget all resumable uploads once SIZE of their bytes arrived") {
+                options, value throws(UsageError) in
+                options.faults.forgetUploadsAfterBytes = try parseByteSize(value, option: "--forget-uploads-after")
+            },
+        ] + OptionSpec.helpAndVersion
 
     static let help = """
         usage: streamup sink [options]
@@ -128,7 +137,6 @@ struct SinkOptions: Sendable, Equatable {
         stdout is `listening on http://HOST:PORT`; then one line per request:
         METHOD PATH BYTES SECONDS STATUS [FILE] [upload-offset=N]. SIGINT or SIGTERM stops it.
 
-        options:
         \(helpLines(for: table))
         With --output, bodies are stored as DIR/NNNNNNNN-METHOD.body (8-digit arrival number) in
         arrival order; a body whose client went away before its end is kept as .partial, never as
@@ -160,10 +168,11 @@ struct SinkOptions: Sendable, Equatable {
         Resumable uploads (IETF draft-ietf-httpbis-resumable-upload, interop version 6; 8 is
         accepted too): a POST with `Upload-Draft-Interop-Version: 6` and `Upload-Complete: ?0`
         creates an upload (with `?1` the POST is the whole upload), answered 104 (unless
-        --no-104) and 201 with its URL in Location and Upload-Offset; PATCH URL with Upload-Offset, Upload-Complete and Content-Type:
-        application/partial-upload appends (201, or 200 and the JSON summary when complete;
-        409 with Upload-Offset on a wrong offset or while another connection appends); HEAD URL
-        gives the offset (204) and detaches a stale connection; DELETE URL cancels (204).
+        --no-104) and 201 with its URL in Location and Upload-Offset; PATCH URL with
+        Upload-Offset, Upload-Complete and Content-Type: application/partial-upload appends
+        (201, or 200 and the JSON summary when complete; 409 with Upload-Offset on a wrong offset
+        or while another connection appends); HEAD URL gives the offset (204) and detaches a
+        stale connection; DELETE URL cancels (204).
         Bytes are stored as they arrive, in DIR/upload-TOKEN.partial (.body when complete); a
         creation with the stream headers writes into DIR/stream-ID.body instead, at stream
         offset N + upload offset. Uploads live in memory: a restarted sink answers 404.

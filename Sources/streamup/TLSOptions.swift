@@ -11,20 +11,22 @@ enum TLSOptions {
     static func table<Options>() -> [OptionSpec<Options>] {
         [
             .value(
-                "--cacert", "--capath", valueName: "FILE", help: "refused: URLSession on Linux trusts only the system's CA store (README, TLS); \(trustStore)"
+                "--cacert", "--capath", valueName: "FILE", group: .receivers,
+                help: "refused: add the CA to the system store (update-ca-certificates)"
             ) { _, _ throws(UsageError) in
                 throw UsageError("--cacert/--capath: URLSession on Linux trusts only the system's CA store; \(trustStore)")
             },
             .value(
                 "--cert", "--key", valueName: "FILE",
-                help: "refused: URLSession on Linux cannot send a client certificate; put a TLS proxy (stunnel, nginx) in front of the server"
+                group: .receivers, help: "refused: URLSession cannot send one; use a TLS proxy (stunnel)"
             ) { _, _ throws(UsageError) in
                 throw UsageError(
                     "--cert/--key: URLSession on Linux cannot send a client certificate; reach the server through a local TLS proxy that holds it (stunnel, nginx)"
                 )
             },
             OptionSpec(
-                names: ["-k", "--insecure"], valueName: nil, help: "refused: URLSession on Linux cannot skip certificate checks; trust the server's CA instead"
+                names: ["-k", "--insecure"], valueName: nil, group: .receivers,
+                help: "refused: URLSession cannot skip certificate checks"
             ) { _, _ throws(UsageError) in
                 throw UsageError("-k: URLSession on Linux cannot skip certificate checks; \(trustStore)")
             },

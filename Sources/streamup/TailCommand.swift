@@ -21,33 +21,31 @@ struct TailOptions: Sendable, Equatable {
         [
             .flag(
                 "--from-start",
-                help:
-                    "send what the files hold when streamup starts, then follow (default: start at their end; files that appear later are always read from their start)"
+                group: .input, help: "send what the files hold at the start, then follow (default: end)"
             ) { $0.fromStart = true },
             .value(
                 "--exclude", valueName: "PATTERN",
-                help: "leave out files matching PATTERN (repeatable; without a '/', matched against the file name: --exclude '*.gz')"
+                group: .input, help: "leave out files matching PATTERN (repeatable; no '/': file name)"
             ) { options, value in
                 options.excludes.append(value)
             },
-            .value("--state", valueName: "FILE", help: "remember where each file stands in FILE (once acknowledged) and continue from there on the next start")
-            { options, value in
+            .value("--state", valueName: "FILE", group: .input, help: "save each file's acknowledged position; go on from it at restart") { options, value in
                 options.stateFile = value
             },
             .value(
                 "--forget-after", valueName: "DURATION",
-                help: "with --state, forget a file that has been gone (deleted or rotated away, and read to its end) this long (default 24h)"
+                group: .input, help: "with --state, forget a file gone this long (default 24h)"
             ) { options, value throws(UsageError) in
                 options.forgetAfter = try parseDuration(value, option: "--forget-after")
             },
             .value(
                 "--max-open-files", valueName: "N",
-                help: "keep at most N files open (default 256); beyond it, the least recently written files are closed and wait until they are written to again"
+                group: .input, help: "keep at most N files open (default 256); the others wait"
             ) { options, value throws(UsageError) in
                 guard let count = Int(value), count > 0 else { throw UsageError("--max-open-files: '\(value)' is not a positive number") }
                 options.maxOpenFiles = count
             },
-            .value("--read-chunk", valueName: "SIZE", help: "the most one file sends before the next file's turn (default 64KiB)") {
+            .value("--read-chunk", valueName: "SIZE", group: .input, help: "the most one file sends before the next file's turn (default 64KiB)") {
                 options, value throws(UsageError) in
                 let size = try parseByteSize(value, option: "--read-chunk")
                 guard size <= 64 << 20 else { throw UsageError("--read-chunk: '\(value)' is over 64 MiB") }
@@ -69,7 +67,7 @@ struct TailOptions: Sendable, Equatable {
         if !upload.delivery.singleRequest {
             // A line waits for its segment's end anyway: reading a tenth of a segment time's lines
             // at once (at most 100 ms) costs a wake-up per batch instead of per few lines
-            // (README, Performance: 2.3x less CPU at 10,000 lines/s) and adds ~5% to the latency.
+            // (Benchmarks/RESULTS.md: 2.3x less CPU at 10,000 lines/s) and adds ~5% to the latency.
             let segment = upload.delivery.segmentDuration ?? StreamUploader.Options().segmentDuration
             tailer.gatherDelay = max(tailer.gatherDelay, min(.milliseconds(100), segment / 10))
         }
@@ -126,7 +124,6 @@ struct TailOptions: Sendable, Equatable {
         kill -9, every line arrives once. As one request (--single-request), the state is saved
         when the request ends with a 2xx (SIGINT/SIGTERM).
 
-        options:
         \(helpLines(for: table))
         \(HelpText.units)
 

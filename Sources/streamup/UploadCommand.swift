@@ -1,7 +1,8 @@
 import Foundation
 import StreamUp
 
-/// `streamup [options] [URL]`: stream stdin to URL as one chunked request.
+/// `streamup [options] [URL...]`: stream stdin to URL as acknowledged segments (or, with
+/// `--single-request`, as one chunked request).
 ///
 /// Thread safety: a value type.
 struct UploadOptions: Sendable, Equatable {
@@ -62,8 +63,7 @@ struct UploadOptions: Sendable, Equatable {
         receiverTable + endpointTable + [
             .value(
                 "-H", "--header", valueName: "'NAME: VALUE'|@FILE",
-                help:
-                    "add a request header (repeatable); @FILE: the fields in FILE, one 'Name: value' per line, read for every request (keeps secrets out of argv and ps)"
+                group: .receivers, help: "add a request header (repeatable); @FILE: read for every request"
             ) { options, value throws(UsageError) in
                 guard !value.hasPrefix("@") else {
                     guard value.count > 1 else { throw UsageError("-H @FILE: the file name is empty") }
@@ -73,14 +73,15 @@ struct UploadOptions: Sendable, Equatable {
                 options.headers.append(try parseHeader(value))
             }
         ] + AuthOptions.table.map { $0.lifted(\UploadOptions.auth) } + [
-            .value("--content-type", valueName: "TYPE", help: "Content-Type of the body (default application/octet-stream)") { options, value in
+            .value("--content-type", valueName: "TYPE", group: .receivers, help: "Content-Type of the body (default application/octet-stream)") {
+                options, value in
                 options.contentType = value
                 options.given.insert("--content-type")
             },
             .value(
                 "-X", "--method", valueName: "METHOD",
-                help:
-                    "POST (default), PUT or PATCH; each segment is a request of its own: a server that stores a PUT as a file (WebDAV) keeps only the last one (--single-request sends one)"
+                group: .receivers,
+                help: "POST (default), PUT or PATCH; each segment is a request of its own: a server that stores a PUT as a file keeps the last"
             ) { options, value throws(UsageError) in
                 let method = value.uppercased()
                 guard method == "POST" || method == "PUT" || method == "PATCH" else {
@@ -91,8 +92,7 @@ struct UploadOptions: Sendable, Equatable {
             },
             .value(
                 "--buffer-size", valueName: "SIZE",
-                help:
-                    "the buffer between the input and the upload, holding what is not yet acknowledged (default 8MiB; 1MiB with --single-request); the input waits when it is full; it must hold one record (--max-record), and segments are at most half of it"
+                group: .input, help: "what is held until acknowledged (default 8MiB); the input waits"
             ) { options, value throws(UsageError) in
                 let size = try parseByteSize(value, option: "--buffer-size")
                 guard size <= 1 << 30 else { throw UsageError("--buffer-size: '\(value)' is over 1 GiB") }
@@ -100,14 +100,13 @@ struct UploadOptions: Sendable, Equatable {
             },
             .value(
                 "--response-timeout", valueName: "DURATION",
-                help: "limit on connecting and on waiting for the answer after the body (default 60s); a quiet input never times out"
+                group: .delivery, help: "limit on connecting and waiting for an answer (default 60s)"
             ) { options, value throws(UsageError) in
                 options.responseTimeout = try parseDuration(value, option: "--response-timeout")
             },
             .value(
                 "--format", valueName: "raw|ndjson|json[,surrogateescape]",
-                help:
-                    "raw: lines as they are (default); ndjson: each line becomes a JSON object with the line as a string (message), the time it was read, the host and, for tail, the file path; json: lines that are JSON objects get those fields merged in, others are wrapped as with ndjson. Bytes that are not UTF-8 become U+FFFD; ',surrogateescape' writes each as \\udcXX instead (lossless, for receivers that keep lone surrogates)"
+                group: .records, help: "raw (default); ndjson: a JSON object per line (streamup help records)"
             ) { options, value throws(UsageError) in
                 let parts = value.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
                 guard let format = RecordFormat(rawValue: parts[0]) else { throw UsageError("--format: '\(value)' is not raw, ndjson or json") }
@@ -121,12 +120,12 @@ struct UploadOptions: Sendable, Equatable {
                 options.records.format = format
                 options.records.given.insert("--format")
             },
-            .value("--field", valueName: "KEY=VALUE", help: "add a string field to every record (repeatable; with --format ndjson or json)") {
+            .value("--field", valueName: "KEY=VALUE", group: .records, help: "add a string field to every record (repeatable)") {
                 options, value throws(UsageError) in
                 guard let equals = value.firstIndex(of: "="), equals != value.startIndex else { throw UsageError("--field: '\(value)' is not KEY=VALUE") }
                 options.records.fields.append((String(value[..<equals]), String(value[value.index(after: equals)...])))
             },
-            .value("--message-key", valueName: "KEY", help: "the key of the line in a record (default message; e.g. _msg, log)") {
+            .value("--message-key", valueName: "KEY", group: .records, help: "the key of the line in a record (default message; e.g. _msg, log)") {
                 options, value throws(UsageError) in
                 guard !value.isEmpty else { throw UsageError("--message-key: the key cannot be empty") }
                 options.records.keys.message = value
@@ -134,7 +133,7 @@ struct UploadOptions: Sendable, Equatable {
             },
             .value(
                 "--time-key", valueName: "KEY|none",
-                help: "the key of the time the line was read, RFC 3339 UTC with milliseconds (default time; e.g. _time, @timestamp, date); none leaves it out"
+                group: .records, help: "the key of the time the line was read (default time; none: no time)"
             ) { options, value throws(UsageError) in
                 guard !value.isEmpty else { throw UsageError("--time-key: the key cannot be empty (none leaves the time out)") }
                 options.records.keys.time = value == "none" ? nil : value
@@ -142,8 +141,7 @@ struct UploadOptions: Sendable, Equatable {
             },
             .value(
                 "--multiline", valueName: "start=REGEX|indented|java|python|go",
-                help:
-                    "join lines into one record: start=REGEX: a line REGEX matches (Swift Regex, anywhere in the line; anchor with ^) starts a record, the others continue it; indented: a line starting with a space or tab continues the one before; java, python, go: their stack traces (at …, Caused by:, Traceback (most recent call last):, goroutine N [running]:) are one record. The record keeps its newlines (raw), or is one message with \\n (ndjson, json, --to)"
+                group: .input, help: "join lines into one record: a stack trace (streamup help records)"
             ) { options, value throws(UsageError) in
                 do {
                     options.records.multilineKind = try MultilineRule(parsing: value).kind
@@ -152,7 +150,7 @@ struct UploadOptions: Sendable, Equatable {
                 }
             },
             .value(
-                "--multiline-timeout", valueName: "DURATION", help: "with --multiline: a record goes out after this long without a continuation (default 1s)"
+                "--multiline-timeout", valueName: "DURATION", group: .input, help: "send a multiline record after this long without more (default 1s)"
             ) { options, value throws(UsageError) in
                 let timeout = try parseDuration(value, option: "--multiline-timeout")
                 guard timeout > .zero else { throw UsageError("--multiline-timeout: '\(value)' must be positive") }
@@ -160,23 +158,21 @@ struct UploadOptions: Sendable, Equatable {
             },
             .value(
                 "--multiline-max-lines", valueName: "N",
-                help: "with --multiline: the most lines of one record (default 500; --max-record bounds its bytes); the next line starts a new record"
+                group: .input, help: "the most lines of one multiline record (default 500)"
             ) { options, value throws(UsageError) in
                 guard let count = Int(value), count >= 1 else { throw UsageError("--multiline-max-lines: '\(value)' is not a number of at least 1") }
                 options.records.multilineMaxLines = count
             },
             .value(
                 "--parse", valueName: "cri|docker",
-                help:
-                    "lines are a container runtime's: cri (Kubernetes, /var/log/pods/: TIME STREAM P|F MESSAGE, P pieces joined until F) or docker (json-file: {\"log\",\"stream\",\"time\"}, pieces joined until one ends in a newline); the message becomes the record, its time the record's time, stream a field, and for tail namespace, pod and container fields from the path (with --format or --to)"
+                group: .input, help: "lines are a container runtime's: cri (Kubernetes) or docker"
             ) { options, value throws(UsageError) in
                 guard let format = ContainerLogFormat(rawValue: value) else { throw UsageError("--parse: '\(value)' is not cri or docker") }
                 options.records.parse = format
             },
             .value(
                 "--compress", valueName: "gzip",
-                help:
-                    "compress each request with gzip (Content-Encoding: gzip): one gzip member per request; a single request is flushed whenever it would wait for input"
+                group: .records, help: "compress each request with gzip (Content-Encoding: gzip)"
             ) { options, value throws(UsageError) in
                 guard value == "gzip" else { throw UsageError("--compress: '\(value)' is not supported (gzip is)") }
                 options.gzip = true
@@ -184,14 +180,13 @@ struct UploadOptions: Sendable, Equatable {
         ] + MultipartOptions.table.map { $0.lifted(\UploadOptions.multipart) } + [
             .flag(
                 "--single-request",
-                help:
-                    "send the whole stream as one never-ending request (for receivers that take one, such as VictoriaLogs /insert/jsonline or `streamup sink`); a broken connection then ends it"
+                group: .delivery, help: "send one never-ending request; a broken connection ends it"
             ) { options in
                 options.delivery.singleRequest = true
             },
             .value(
                 "--records", valueName: "lines|none",
-                help: "where records end: every request ends just after a newline (lines, the default) or anywhere (none: opaque bytes)"
+                group: .input, help: "where a request may end: after a newline (default) or anywhere"
             ) { options, value throws(UsageError) in
                 switch value {
                 case "lines": options.delivery(\.records, .lines, "--records")
@@ -201,12 +196,11 @@ struct UploadOptions: Sendable, Equatable {
             },
             .value(
                 "--max-record", valueName: "SIZE",
-                help:
-                    "the longest record, escapes included (default 1MiB; with --to, the receiver's: README Receivers); a longer line is cut into records that fit (raw lines: pieces of that size, with one warning)"
+                group: .records, help: "the longest record (default 1MiB; --to: the receiver's); cut beyond"
             ) { options, value throws(UsageError) in
                 options.delivery(\.maxRecordBytes, try parseByteSize(value, option: "--max-record"), "--max-record")
             },
-            .value("--retries", valueName: "N|forever", help: "retry a failed segment N times in a row without progress (default 10)") {
+            .value("--retries", valueName: "N|forever", group: .delivery, help: "retry a failed segment N times in a row without progress (default 10)") {
                 options, value throws(UsageError) in
                 if value == "forever" {
                     options.delivery(\.retries, .some(nil), "--retries")
@@ -215,69 +209,64 @@ struct UploadOptions: Sendable, Equatable {
                     options.delivery(\.retries, .some(count), "--retries")
                 }
             },
-            .value("--retry-max-time", valueName: "DURATION", help: "give up after failing this long without progress") { options, value throws(UsageError) in
+            .value("--retry-max-time", valueName: "DURATION", group: .delivery, help: "give up after failing this long without progress") {
+                options, value throws(UsageError) in
                 options.delivery(\.retryMaxTime, try parseDuration(value, option: "--retry-max-time"), "--retry-max-time")
             },
             .value(
                 "--segment-bytes", valueName: "SIZE",
-                help:
-                    "end each request at the last record boundary within SIZE (default 8MiB, lowered to half the buffer or spool when that is less: 4MiB with the default buffer; a larger SIZE than half is refused)"
+                group: .delivery, help: "end a request at a record boundary within SIZE (default 8MiB)"
             ) { options, value throws(UsageError) in
                 options.delivery(\.segmentBytes, try parseByteSize(value, option: "--segment-bytes"), "--segment-bytes")
             },
             .value(
-                "--segment-seconds", valueName: "DURATION", help: "end each request at the first record boundary this long after its first byte (default 1s)"
+                "--segment-seconds", valueName: "DURATION", group: .delivery, help: "end a request this long after its first byte (default 1s)"
             ) { options, value throws(UsageError) in
                 options.delivery(\.segmentDuration, try parseDuration(value, option: "--segment-seconds"), "--segment-seconds")
             },
-            .value("--retry-statuses", valueName: "LIST", help: "answers retried, e.g. 408,429,500-599 (the default); other 4xx/5xx are final") {
+            .value("--retry-statuses", valueName: "LIST", group: .delivery, help: "answers retried (default 408,429,500-599); other 4xx/5xx are final") {
                 options, value throws(UsageError) in
                 options.delivery(\.retryStatuses, try parseStatusList(value), "--retry-statuses")
             },
             .flag(
                 "--resumable",
-                help:
-                    "append the stream to one IETF resumable upload (draft interop version 6): after a failure, ask the server how much it holds and go on from there, no byte sent twice"
+                group: .delivery, help: "append to one IETF resumable upload, going on where the server is"
             ) { options in
                 options.delivery(\.resumable, true, "--resumable")
             },
             .value(
                 "--spool", valueName: "DIR",
-                help: "keep unacknowledged bytes in DIR instead of memory; they survive a crash, and the next start sends them first"
+                group: .delivery, help: "keep unacknowledged bytes in DIR: they survive a crash or restart"
             ) { options, value in
                 options.delivery(\.spoolDirectory, value, "--spool")
             },
             .value(
                 "--spool-size", valueName: "SIZE",
-                help:
-                    "most unacknowledged bytes the spool holds (default 1GiB or half the free space of its file system, whichever is smaller); the input waits beyond it; it must hold one record (--max-record), and segments are at most half of it"
+                group: .delivery, help: "most bytes the spool holds (default 1GiB or half the free space)"
             ) { options, value throws(UsageError) in
                 options.delivery(\.spoolBytes, try parseByteSize(value, option: "--spool-size"), "--spool-size")
             },
             .value(
                 "--dead-letter", valueName: "DIR",
-                help:
-                    "keep segments the server refuses for good (4xx other than 408/429, TLS certificate errors) or that run out of retries in DIR, and go on (default: stop); with --to, also the single records a receiver refuses"
+                group: .delivery, help: "keep what is refused for good in DIR and go on (default: stop)"
             ) { options, value in
                 options.delivery(\.deadLetterDirectory, value, "--dead-letter")
             },
             .value(
                 "--shutdown-timeout", valueName: "DURATION",
-                help: "after SIGINT/SIGTERM, wait at most this long for the rest to be sent and answered (default 30s), then exit 2"
+                group: .delivery, help: "after SIGINT/SIGTERM, wait this long for the answers (default 30s)"
             ) { options, value throws(UsageError) in
                 options.shutdownTimeout = try parseDuration(value, option: "--shutdown-timeout")
             },
-            .value("-o", "--output", valueName: "FILE", help: "write a 2xx answer's body to FILE instead of stdout (- is stdout; without URL: the summary)") {
+            .value("-o", "--output", valueName: "FILE", group: .output, help: "write a 2xx answer's body to FILE instead of stdout (- is stdout)") {
                 options, value in
                 options.outputFile = value == "-" ? nil : value
             },
         ] + MetricsOptions.table.map { $0.lifted(\UploadOptions.metrics) } + TLSOptions.table() + [
-            .flag("-v", "--verbose", help: "print each request, answer and retry, and the counts every second, on stderr") { $0.verbose = true },
-            .flag("--progress", help: "show the progress meter even when stderr is not a terminal (one line a second)") { $0.progress = true },
-            .flag("--no-progress", help: "never show the progress meter (by default it shows when stderr is a terminal)") { $0.progress = false },
-            .flag("-h", "--help", help: "show this help") { _ in },
-            .flag("-V", "--version", help: "print streamup's version") { _ in },
-        ]
+            .flag("-v", "--verbose", group: .output, help: "print each request, answer and retry on stderr") { $0.verbose = true },
+            .flag("--progress", group: .output, help: "show the progress meter even when stderr is not a terminal") { $0.progress = true },
+            .flag("--no-progress", group: .output, help: "never show the progress meter") { $0.progress = false },
+        ] + OptionSpec.helpAndVersion
 
     /// Sets one option of acknowledged delivery, remembering that `name` was given.
     mutating func delivery<Value>(_ field: WritableKeyPath<DeliveryOptions, Value>, _ value: Value, _ name: String) {
@@ -362,77 +351,20 @@ struct UploadOptions: Sendable, Equatable {
                streamup tail [options] PATTERN... [URL...]
                streamup heartbeat [options] [URL...] [-- COMMAND ...]
                streamup sink [options]
-               streamup --help | --version
+               streamup help [TOPIC] | --help | --version
 
-        Streams standard input to URL, live, as a series of acknowledged HTTP requests that each
-        end on a line boundary: what most receivers (ClickHouse, Loki, Elasticsearch, Splunk,
-        Vector, …) need, and what reverse proxies let through. A failed request is sent again,
-        so nothing is lost.
+        Streams standard input to URL, live, as acknowledged HTTP requests that each end on a line
+        boundary, as receivers (ClickHouse, Loki, Elasticsearch, Splunk, Vector, …) and reverse
+        proxies need. A failed request is sent again: nothing is lost; a full buffer pauses the
+        reading of stdin. Without URL, stdin goes to a local sink, which prints what it stored.
 
-            tail -F app.log | streamup https://logs.example/ingest
+            tail -F app.log | streamup --to loki --label job=app http://loki:3100
 
-        Without URL, streamup starts a local sink on 127.0.0.1, streams stdin to it, and prints
-        what the sink stored (bytes and SHA-256) on stdout: a dry run.
-
-        options:
         \(helpLines(for: table))
-        Delivery: each request ("segment") carries whole records (lines, unless --records none)
-        and ends at the last line boundary within --segment-bytes (8MiB, at most half the
-        buffer or spool: 4MiB with the default 8MiB buffer), or at the first one
-        --segment-seconds (1s) after its first byte; a request opens only when there is a line
-        to send. A 2xx acknowledges it. A failed one (connection error, 408, 429, 5xx;
-        Retry-After honoured; backoff with jitter) is sent again from the last acknowledged
-        byte, smaller each time it fails again (so a link that breaks every N bytes still
-        delivers); 413, or 429 twice in a row a second or more apart, makes every later segment
-        smaller, never below one record: a record alone refused 413 is final. Other 4xx, and refusals a preset knows
-        for permanent (ClickHouse's exception codes for a wrong table, column or row), are
-        final: the stream stops, or with --dead-letter DIR the segment is kept in DIR and the
-        stream goes on. Failure lines show the status and the answer's first line.
-        Each request carries Streamup-Stream-Id and Streamup-Offset so a receiver can drop the
-        duplicates a lost answer causes (`streamup sink` does). When the buffer is full,
-        streamup stops reading stdin: nothing is dropped.
-        --single-request sends one never-ending request instead (VictoriaLogs jsonline,
-        ClickHouse, `streamup sink`, curl-like use); a broken connection ends it (exit 2).
-        --resumable speaks the IETF resumable-upload protocol instead of separate requests
-        (any server that speaks it, e.g. `streamup sink` or Apple's NIOResumableUpload): one
-        upload, a PATCH per segment, and after a failure a HEAD tells where to go on.
-        Several URLs are endpoints of one receiver cluster (each with the --to preset's path):
-        --endpoints failover (the default) sends to the first one not set aside, balance round
-        robin over those. One that fails (no answer, 408, 429, 5xx) is set aside with a backoff
-        and probed again after it; its segment goes to another at once. All set aside: the
-        usual retries. Each endpoint gets a gapless Streamup-Offset (stream id ID-from-OFFSET
-        when it starts later in the stream). Not with --resumable or --single-request.
-            tail -F app.log | streamup --endpoints balance http://ingest-1/in http://ingest-2/in
-        --spool DIR keeps the unacknowledged bytes on disk: a crash or kill loses none of them,
-        and the next start with the same DIR sends them first (same stream id and offsets).
-        SIGINT/SIGTERM: stop reading stdin, send what is buffered, wait for the answers (at
-        most --shutdown-timeout); one line on stderr says how many bytes that is. A second
-        signal aborts at once (exit 130), with one line saying what was lost or kept (--spool).
-
-        Secrets: -u USER with $STREAMUP_PASSWORD, --bearer-token-file and -H @FILE keep them out
-        of argv; token and header files are read for every request, so a rotated secret is used
-        by the next one. -v shows Authorization, cookies, API keys and tokens (by field name)
-        and URL passwords as <redacted>.
-        Metrics: --metrics 9400 serves GET /metrics (Prometheus text format: lines and bytes
-        read, delivered and sent again, requests by endpoint and status class, retries, dead
-        letters, buffer fill, age of the oldest unacknowledged byte, last success) and GET /health
-        (503 once delivery has failed --unhealthy-after, default 60s) on 127.0.0.1 (README:
-        Metrics and health).
-        TLS: URLSession on Linux trusts only the system's CA store; trust a private CA with
-        `cp ca.crt /usr/local/share/ca-certificates/NAME.crt && update-ca-certificates`.
-        There is no --cacert, -k or client certificate (they are refused, not ignored).
-
         \(HelpText.units)
 
-        \(HelpText.uploadExitStatuses(success: "every byte was acknowledged with a 2xx; the last answer's body, if any, is\n      printed on stdout (or -o FILE)"))
+        \(HelpText.uploadExitStatuses(success: "every byte was acknowledged with a 2xx (the last answer's body on stdout)"))
 
-        --to RECEIVER speaks a log receiver's own API (README: Receivers), e.g.
-            tail -F app.log | streamup --to loki --label job=app http://loki:3100
-        Records a receiver refuses while it stores the others (Elasticsearch items, Splunk's
-        invalid event, OTLP partial success, Loki's ignored entries) get one line on stderr
-        each answer, are kept with --dead-letter DIR, and are not sent again.
-
-        See `streamup tail --help` (file follower), `streamup heartbeat --help` (heartbeat
-        monitor) and `streamup sink --help` (the local sink).
+        \(HelpTopic.index)
         """
 }

@@ -299,7 +299,57 @@ import Testing
             Issue.record("no help")
             return
         }
-        #expect(text.contains("each segment is a request of its own: a server that stores a PUT as a file"))
+        let words = text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(words.contains("each segment is a request of its own: a server that stores a PUT as a file"))
+    }
+
+    /// Every help page fits a 100-column terminal, and the main one a screen or two: options
+    /// under their headings, details in `streamup help TOPIC` (the main help was 141 lines, 43
+    /// of them over 100 columns, up to 475 characters).
+    @Test func helpPagesFitA100ColumnTerminal() throws {
+        var pages = [("streamup --help", UploadOptions.help)]
+        for command in ["tail", "heartbeat", "sink"] {
+            guard case .help(let text) = try CommandLineParser.parse([command, "--help"]) else {
+                Issue.record("\(command) --help is not help")
+                continue
+            }
+            pages.append(("streamup \(command) --help", text))
+        }
+        for topic in HelpTopic.allCases {
+            guard case .help(let text) = try CommandLineParser.parse(["help", topic.rawValue]) else {
+                Issue.record("help \(topic.rawValue) is not help")
+                continue
+            }
+            pages.append(("streamup help \(topic.rawValue)", text))
+        }
+        for (name, text) in pages {
+            for line in text.split(separator: "\n", omittingEmptySubsequences: false) where line.count > HelpLayout.width {
+                Issue.record("\(name): \(line.count) columns: \(line)")
+            }
+        }
+        let mainLines = UploadOptions.help.split(separator: "\n", omittingEmptySubsequences: false).count
+        #expect(mainLines <= 100, "streamup --help has \(mainLines) lines")
+    }
+
+    /// The main help lists its options under the headings, in order, each option once, and
+    /// names every help topic; `streamup help` alone is the main help; an unknown topic is a
+    /// usage error that names the topics.
+    @Test func helpGroupsOptionsAndNamesItsTopics() throws {
+        let text = UploadOptions.help
+        let headings = ["\ninput:\n", "\nrecords and bodies:\n", "\ndelivery:\n", "\nreceivers and requests:\n", "\noutput:\n"]
+        let positions = headings.compactMap { text.range(of: $0)?.lowerBound }
+        #expect(positions.count == headings.count && positions == positions.sorted(), "headings missing or out of order")
+        for spec in UploadOptions.table {
+            let label = "  " + spec.names.joined(separator: ", ") + (spec.valueName.map { " \($0)" } ?? "")
+            #expect(text.components(separatedBy: "\n" + label).count == 2, "\(label) is not listed once")
+        }
+        for topic in HelpTopic.allCases {
+            #expect(text.contains(topic.rawValue), "the help does not name topic \(topic.rawValue)")
+        }
+        #expect(try CommandLineParser.parse(["help"]) == .help(UploadOptions.help))
+        #expect(throws: UsageError("help: 'nope' is not a topic (delivery, endpoints, records, receivers, secrets, metrics, exit)")) {
+            try CommandLineParser.parse(["help", "nope"])
+        }
     }
 
     /// `tail --help` names the new form and its options.
