@@ -21,9 +21,10 @@ let package = Package(
         // parser and chunked decoding, RFC 9651 items, resumable-upload field names, JSON
         // string escaping, Duration as seconds. No Foundation.
         .target(name: "StreamUpHTTP"),
-        // The portable core: bound stream pair, uploader, buffer and delivery, producers, heartbeat,
-        // telemetry emitter, receiver presets, records. Foundation, zlib and the two above only;
-        // written to build on Apple platforms too (Linux-only calls sit behind `#if`).
+        // The portable core: the uploader and its one buffer, delivery (acknowledged segments or
+        // one live request), spool, producers, heartbeat, telemetry emitter, receiver presets,
+        // records. Foundation, zlib and the two above only; written to build on Apple platforms
+        // too (Linux-only calls sit behind `#if`).
         .target(name: "StreamUp", dependencies: ["CZlib", "StreamUpSystem", "StreamUpHTTP"]),
         // The file tailer (`FileTailer`: globs, rotation, copytruncate, many files). Linux only:
         // it finds and watches files with inotify. Uses the core's records through `package` access.

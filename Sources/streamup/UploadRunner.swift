@@ -8,7 +8,8 @@ import StreamUpTail
 import FoundationNetworking
 #endif
 
-/// Runs `streamup [options] [URL]`: stdin → one chunked request → exit status from the answer.
+/// Runs `streamup [options] [URL...]`: stdin → acknowledged segments (or one chunked request,
+/// `--single-request`) → exit status from the answers.
 ///
 /// Thread safety: runs on the main task; callbacks only print.
 enum UploadRunner {

@@ -35,8 +35,8 @@ public struct StreamUpError: Error, Sendable, CustomStringConvertible {
         public static let transport = Code(base: .transport)
         /// The upload was cancelled by its owner.
         public static let cancelled = Code(base: .cancelled)
-        /// The other side of the bound stream pair went away: a write after the upload stopped
-        /// reading, or a read after the producer side failed.
+        /// The other side of the buffer went away: a write after the upload stopped reading, or a
+        /// read of the live body after the producer side failed.
         public static let bodyStreamClosed = Code(base: .bodyStreamClosed)
         /// The server or URLSession asked for the body again (a redirect, an auth challenge) after
         /// live bytes had already been sent; a live stream cannot be rewound.

@@ -1,8 +1,8 @@
 import Foundation
 import StreamUpSystem
 
-/// Wakes the one writer of a bound pair, suspended (async) or blocked (on a thread of its own),
-/// when the full buffer gets space, or the pair fails or closes.
+/// Wakes the one writer of the buffer, suspended (async) or blocked (on a thread of its own),
+/// when the full buffer gets space, or the buffer fails or closes.
 ///
 /// The writer asks the pair for a notification only after a write found the buffer full, so
 /// wake-ups happen on transitions, not per write. A signal that arrives while nobody waits is

@@ -1,6 +1,6 @@
-/// The buffer a ``StreamWriter`` writes into: the core of a bound stream pair (one request) or a
-/// `ReplayBuffer` (acknowledged segments). Both take bytes only into free space, in place,
-/// and never block the writer.
+/// The buffer a ``StreamWriter`` writes into: the uploader's one `ReplayBuffer`, whichever way it
+/// is delivered (acknowledged segments, or one live request reading it as a stream). It takes
+/// bytes only into free space, in place, and never blocks the writer.
 ///
 /// Thread safety: one writing thread or task at a time; the counters, `finishWriting` and
 /// `failWriting` may be used from any thread.
