@@ -40,7 +40,7 @@ struct SinkOptions: Sendable, Equatable {
                 guard let port = UInt16(value) else { throw UsageError("--port: '\(value)' is not a port number (0-65535)") }
                 options.port = port
             },
-            .value("-o", "--output", valueName: "DIR", group: .output, help: "write a 2xx answer's body to FILE instead of stdout (- is stdout)") {
+            .value("-o", "--output", valueName: "DIR", group: .server, help: "store each request body in its own file in DIR (created if missing)") {
                 options, value in
                 options.outputDirectory = value
             },

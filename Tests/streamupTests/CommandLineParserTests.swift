@@ -346,6 +346,12 @@ import Testing
         for topic in HelpTopic.allCases {
             #expect(text.contains(topic.rawValue), "the help does not name topic \(topic.rawValue)")
         }
+        // The sink's groups: where it listens and stores, its limits, its faults.
+        let sink = SinkOptions.help
+        let server = try #require(sink.range(of: "\nserver:\n"))
+        let limits = try #require(sink.range(of: "\nlimits on clients:\n"))
+        let output = try #require(sink.range(of: "\n  -o, --output DIR            store each request body in its own file in DIR"))
+        #expect(server.upperBound <= output.lowerBound && output.upperBound <= limits.lowerBound)
         #expect(try CommandLineParser.parse(["help"]) == .help(UploadOptions.help))
         #expect(throws: UsageError("help: 'nope' is not a topic (delivery, endpoints, records, receivers, secrets, metrics, exit)")) {
             try CommandLineParser.parse(["help", "nope"])
