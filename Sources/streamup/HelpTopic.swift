@@ -35,7 +35,10 @@ enum HelpTopic: String, CaseIterable, Sendable {
             the last line boundary within --segment-bytes (8MiB, at most half the buffer or spool:
             4MiB with the default 8MiB buffer), or at the first one --segment-seconds (1s) after its
             first byte; a request opens only when there is a line to send. Each is a complete body
-            with Content-Length, never chunked. A 2xx acknowledges it.
+            with Content-Length, never chunked. A 2xx acknowledges it. A --segment-bytes over half
+            the buffer is refused, and the buffer (--buffer-size, or --spool-size) must hold one
+            record (--max-record). --response-timeout bounds connecting and waiting for the answer
+            after the body; a quiet input never times out.
 
             A failed one (connection error, 408, 429, 5xx: --retry-statuses; Retry-After honoured;
             backoff with jitter) is sent again from the last acknowledged byte, up to --retries in
@@ -43,9 +46,10 @@ enum HelpTopic: String, CaseIterable, Sendable {
             a link that breaks every N bytes still delivers). 413, or 429 twice in a row a second or
             more apart, makes every later segment smaller, never below one record: a record alone
             refused 413 is final. Other 4xx, and refusals a preset knows for permanent (ClickHouse's
-            exception codes for a wrong table, column or row), are final: the stream stops, or with
-            --dead-letter DIR the segment is kept in DIR and the stream goes on. Failure lines show
-            the status and the answer's first line.
+            exception codes for a wrong table, column or row), and TLS certificate errors are final:
+            the stream stops, or with --dead-letter DIR the segment is kept in DIR and the stream
+            goes on (so does a segment that ran out of retries). Failure lines show the status and
+            the answer's first line.
 
             Each request carries Streamup-Stream-Id and Streamup-Offset so a receiver can drop the
             duplicates a lost answer causes (`streamup sink` does). Each segment is a request of its
@@ -115,7 +119,8 @@ enum HelpTopic: String, CaseIterable, Sendable {
             --compress gzip: one gzip member per request; a single request is flushed whenever it
             would wait for input (at least every 250 ms). --multipart FIELD[=FILENAME] sends each
             request as a multipart/form-data form (--form NAME=VALUE fields first) whose file part
-            FIELD holds the records; the random boundary is checked against the records.
+            FIELD (file name FILENAME, default stream; its type --content-type) holds the records;
+            the random boundary is checked against the records. Not with --resumable.
             """
         case .receivers:
             """
@@ -126,8 +131,8 @@ enum HelpTopic: String, CaseIterable, Sendable {
             It sets the receiver's usual path (when the URL has none), content type, record shape,
             the document around each request's records, the header a token goes in (--token-file)
             and request and record limits within the receiver's, and reads the records it refuses.
-            Options given explicitly win. --label KEY=VALUE names the stream: a Loki label, a
-            VictoriaLogs stream field, an OTLP resource attribute.
+            Options given explicitly win. --label KEY=VALUE names the stream: a Loki label (default
+            job=streamup; host is added), a VictoriaLogs stream field, an OTLP resource attribute.
 
             Records a receiver refuses while it stores the others (Elasticsearch items, Splunk's
             invalid event, OTLP partial success, Loki's ignored entries) get one line on stderr
@@ -166,7 +171,8 @@ enum HelpTopic: String, CaseIterable, Sendable {
             """
             exit status of streamup, tail and heartbeat:
               0   every byte was acknowledged with a 2xx; the last answer's body, if any, is
-                  printed on stdout (or -o FILE); an empty input sends nothing and exits 0
+                  printed on stdout (or -o FILE; without URL, the local sink's summary); an empty
+                  input sends nothing and exits 0
               1   the server answered another status (one line on stderr: the status and the
                   start of the body, HTML reduced to its words, or a redirect's Location), or
                   segments were kept with --dead-letter, or a receiver (--to) refused records
