@@ -22,6 +22,8 @@ struct RecordOptions: Sendable, Equatable {
     var multilineMaxLines: Int?
     /// `--parse cri|docker`: lines are a container runtime's (nil: lines are the messages).
     var parse: ContainerLogFormat?
+    /// `--drop`, `--keep`, `--redact`, in the order given, compiled (nil: none).
+    var filter: RecordFilter?
 
     /// The multiline rule the options give; nil without `--multiline`.
     var multiline: MultilineRule? {
@@ -36,7 +38,16 @@ struct RecordOptions: Sendable, Equatable {
         lhs.format == rhs.format && lhs.invalidUTF8 == rhs.invalidUTF8 && lhs.keys == rhs.keys && lhs.fields.elementsEqual(rhs.fields) { $0 == $1 }
             && lhs.receiver == rhs.receiver && lhs.labels.elementsEqual(rhs.labels) { $0 == $1 } && lhs.given == rhs.given
             && lhs.multiline == rhs.multiline && lhs.multilineTimeout == rhs.multilineTimeout && lhs.multilineMaxLines == rhs.multilineMaxLines
-            && lhs.parse == rhs.parse
+            && lhs.parse == rhs.parse && lhs.filter == rhs.filter
+    }
+
+    /// Adds `rule` after the ones given before it.
+    mutating func addFilterRule(_ rule: RecordFilter.Rule) throws(UsageError) {
+        do {
+            filter = try RecordFilter((filter?.rules ?? []) + [rule])
+        } catch {
+            throw UsageError(error.context)
+        }
     }
 
     /// The format records get: the one given, else the receiver's, else raw.

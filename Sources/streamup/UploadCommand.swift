@@ -174,6 +174,29 @@ struct UploadOptions: Sendable, Equatable {
                 options.records.parse = format
             },
             .value(
+                "--drop", valueName: "REGEX",
+                help:
+                    "leave out records whose message REGEX matches (ICU regular expression, anywhere in the message; repeatable). Filters apply in the order given, after --multiline and --parse, before the buffer; a left-out line still counts as read for --state"
+            ) { options, value throws(UsageError) in
+                try options.records.addFilterRule(.drop(value))
+            },
+            .value(
+                "--keep", valueName: "REGEX",
+                help: "leave out records whose message REGEX does not match (repeatable: a record must match each --keep)"
+            ) { options, value throws(UsageError) in
+                try options.records.addFilterRule(.keep(value))
+            },
+            .value(
+                "--redact", valueName: "REGEX[=TEMPLATE]",
+                help:
+                    "replace each match of REGEX in the message with TEMPLATE (default ***; $1 is the first group); the text after the last '=' is the template, so a REGEX with '=' in it needs one: --redact '(password=)\\S+=$1***'"
+            ) { options, value throws(UsageError) in
+                guard let equals = value.lastIndex(of: "="), equals != value.startIndex else {
+                    return try options.records.addFilterRule(.redact(value, replacement: "***"))
+                }
+                try options.records.addFilterRule(.redact(String(value[..<equals]), replacement: String(value[value.index(after: equals)...])))
+            },
+            .value(
                 "--compress", valueName: "gzip",
                 help:
                     "compress each request with gzip (Content-Encoding: gzip): one gzip member per request; a single request is flushed whenever it would wait for input"
@@ -297,6 +320,9 @@ struct UploadOptions: Sendable, Equatable {
         }
         if (records.multilineKind != nil || records.parse != nil) && delivery.records == .rawBytes {
             throw UsageError("\(records.parse != nil ? "--parse" : "--multiline") makes records of lines: it cannot go with --records none")
+        }
+        if records.filter != nil && delivery.records == .rawBytes {
+            throw UsageError("--drop, --keep and --redact act on records of lines: they cannot go with --records none")
         }
         if records.effectiveFormat != .raw && delivery.records == .rawBytes {
             throw UsageError("--format \(records.effectiveFormat.rawValue) makes records of lines: it cannot go with --records none")

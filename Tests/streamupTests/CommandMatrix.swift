@@ -101,7 +101,21 @@ struct MatrixVariant: Sendable {
         // Opaque bytes, and records of your own.
         MatrixVariant(["--records", "none"], runs: [.stdin: ["sink"], .tail: ["sink"]]).opaqueBytes(),
         MatrixVariant(["--format", "ndjson", "--field", "service=billing"], runs: [.stdin: ["sink"], .tail: ["sink"]]),
+        // Filters (README "Drop, keep and redact"): lines left out, secrets replaced, before the buffer.
+        MatrixVariant(filterOptions, runs: [.stdin: ["sink", "loki", "elasticsearch"], .tail: ["sink", "loki", "clickhouse", "splunk-hec"]])
+            .with(input: .filtered),
+        MatrixVariant(["--keep", "^(ERROR|WARN) "], runs: [.stdin: ["otlp"], .tail: ["sink"]]).with(input: .kept),
+        MatrixVariant(filterOptions + ["--metrics", "0"], runs: [.stdin: ["sink"], .tail: ["loki"]]).with(input: .filtered).scrapingMetrics(),
+        MatrixVariant(filterOptions + ["--format", "ndjson"], runs: [.tail: ["sink"]]).with(input: .filtered),
+        // After joining: a whole trace goes, and a container's message is what is matched.
+        MatrixVariant(["--multiline", "java", "--drop", "IllegalStateException"], runs: [.stdin: ["sink"], .tail: ["elasticsearch"]])
+            .with(input: .javaTraceDropped),
+        MatrixVariant(["--parse", "cri", "--drop", "^plain line", "--redact", "日本語"], runs: [.tail: ["loki"]]).with(input: .criFiltered),
     ]
+
+    /// The filters of the ``MatrixInput/filtered`` rows: debug lines out, a password and a card
+    /// number replaced.
+    static let filterOptions = ["--drop", "^DEBUG ", "--redact", "(password=)\\S+=$1***", "--redact", "\\d{4}(-\\d{4}){3}"]
 
     /// Every variant.
     static let all = delivery + added
@@ -179,6 +193,29 @@ struct MatrixInput: Sendable {
     init(text lines: [String], records: [String]) {
         self.init(lines: lines.map { Array($0.utf8) }, records: records.map { Record(message: Array($0.utf8)) })
     }
+
+    /// Lines ``MatrixVariant/filterOptions`` leave out or redact.
+    static let filtered = MatrixInput(
+        text: [
+            "INFO started", "DEBUG cache warm", "INFO login user=ann password=hunter2 é", "DEBUG noise 2",
+            "ERROR card 4111-1111-1111-1111 refused", "INFO done",
+        ],
+        records: ["INFO started", "INFO login user=ann password=*** é", "ERROR card *** refused", "INFO done"])
+
+    /// Lines of which `--keep '^(ERROR|WARN) '` keeps two.
+    static let kept = MatrixInput(
+        text: ["INFO started", "WARN disk 91% é", "DEBUG x", "ERROR disk full", "", "INFO done"], records: ["WARN disk 91% é", "ERROR disk full"])
+
+    /// ``javaTrace`` with `--drop IllegalStateException`: the joined trace goes whole.
+    static let javaTraceDropped = MatrixInput(lines: javaTrace.lines, records: [javaTrace.records[0], javaTrace.records[2]])
+
+    /// ``cri`` with `--drop '^plain line' --redact 日本語`.
+    static let criFiltered = MatrixInput(
+        lines: cri.lines,
+        records: [
+            Record(message: Array("a long line written in three pieces é".utf8), fields: ["stream": "stderr"]),
+            Record(message: Array("unicode *** 😀".utf8), fields: ["stream": "stdout"]),
+        ])
 
     /// The lines of ``MatrixRow/lines``, a record each.
     static let lines = MatrixInput(lines: MatrixRow.lines, records: MatrixRow.lines.map { Record(message: $0) })
