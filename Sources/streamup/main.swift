@@ -23,6 +23,9 @@ do {
     case .tail(let options):
         try StartCheck.refuse(options.upload.outputProblem)
         status = await TailRunner.run(options)
+    case .journal(let options):
+        try StartCheck.refuse(options.upload.outputProblem)
+        status = await JournalRunner.run(options)
     }
 } catch {
     Terminal.error("\(error)")

@@ -20,6 +20,9 @@ enum MatrixCommand: String, CaseIterable, Sendable {
     /// `streamup heartbeat --every 100ms [options] URL`: a few beats, then SIGTERM (a final
     /// `{"event":"stop"}` record).
     case heartbeat
+    /// `streamup journal --directory DIR --from-start [options] URL`: the lines are journal
+    /// entries' messages, written after the start; then SIGTERM.
+    case journal
 }
 
 /// A variant of the commands: options README promises, where they run, what goes in and what
@@ -106,7 +109,8 @@ struct MatrixVariant: Sendable {
             .with(input: .filtered),
         MatrixVariant(["--keep", "^(ERROR|WARN) "], runs: [.stdin: ["otlp"], .tail: ["sink"]]).with(input: .kept),
         MatrixVariant(filterOptions + ["--metrics", "0"], runs: [.stdin: ["sink"], .tail: ["loki"]]).with(input: .filtered).scrapingMetrics(),
-        MatrixVariant(filterOptions + ["--format", "ndjson"], runs: [.tail: ["sink"]]).with(input: .filtered),
+        MatrixVariant(filterOptions + ["--format", "ndjson"], runs: [.tail: ["sink"], .journal: ["sink", "victorialogs"]]).with(input: .filtered),
+        MatrixVariant(["--metrics", "0"], runs: [.journal: ["sink"]]).scrapingMetrics(),
         // After joining: a whole trace goes, and a container's message is what is matched.
         MatrixVariant(["--multiline", "java", "--drop", "IllegalStateException"], runs: [.stdin: ["sink"], .tail: ["elasticsearch"]])
             .with(input: .javaTraceDropped),
@@ -122,9 +126,14 @@ struct MatrixVariant: Sendable {
 
     /// Whether it runs `command` into `target`.
     func runs(_ command: MatrixCommand, _ target: MatrixTarget) -> Bool {
-        guard let runs else { return true }
+        guard let runs else { return command != .journal || Self.journalTargets.contains(target.preset ?? "sink") }
         return runs[command]?.contains(target.preset ?? "sink") ?? false
     }
+
+    /// The targets the delivery variants run `journal` with: the same records as `tail`'s,
+    /// one line each, so a few receivers of each kind stand for all. (ClickHouse refuses the
+    /// fields unit, priority, … unless its table has those columns: code 117.)
+    static let journalTargets = ["sink", "loki", "elasticsearch", "victorialogs", "otlp"]
 
     /// Whether the sink stores JSON records (`--format`), whose message the row compares.
     var formatsRecords: Bool { options.contains("--format") }
@@ -439,6 +448,7 @@ struct MatrixRow: Sendable, CustomTestStringConvertible {
         case .stdin: return options + urls
         case .tail: return ["tail"] + options + [log] + urls
         case .heartbeat: return ["heartbeat", "--every", "100ms"] + options + urls
+        case .journal: return ["journal", "--directory", scratch + "/journal", "--from-start"] + options + urls
         }
     }
 

@@ -12,13 +12,20 @@ import Testing
 /// streamup). Every wait is a poll with a deadline; a row whose delivery fails (the receiver
 /// counts a problem, or streamup says "delivery is failing") stops waiting at once.
 @Suite(.timeLimit(.minutes(5))) struct CommandMatrixTests {
-    @Test(arguments: MatrixRow.selected.filter { $0.target.server != .clickhouse })
+    @Test(arguments: MatrixRow.selected.filter { $0.target.server != .clickhouse && $0.command != .journal })
     func row(_ row: MatrixRow) async throws {
         try await MatrixSlots.shared.run { try await Self.check(row) }
     }
 
+    /// The journal rows: journal files written by `systemd-journal-remote`, where it is
+    /// installed (always under CI).
+    @Test(.enabled(if: JournalFiles.isAvailable), arguments: MatrixRow.selected.filter { $0.command == .journal })
+    func journalRow(_ row: MatrixRow) async throws {
+        try await MatrixSlots.shared.run { try await Self.check(row) }
+    }
+
     /// The ClickHouse rows: the real server, where it is installed (always under CI).
-    @Test(.enabled(if: ClickHouse.isAvailable), arguments: MatrixRow.selected.filter { $0.target.server == .clickhouse })
+    @Test(.enabled(if: ClickHouse.isAvailable), arguments: MatrixRow.selected.filter { $0.target.server == .clickhouse && $0.command != .journal })
     func clickHouseRow(_ row: MatrixRow) async throws {
         try await MatrixSlots.shared.run { try await Self.check(row) }
     }
@@ -30,6 +37,12 @@ import Testing
             let log = scratch.file("app.log")
             let deadURL = "http://127.0.0.1:\(unusedLocalPort())"
             let arguments = row.arguments(url: receiver.url, dead: deadURL, log: log, scratch: scratch.path)
+            if row.command == .journal {
+                // The first entries are there at the start (journalctl cannot follow an empty journal).
+                var journal = try JournalFiles(directory: scratch.path + "/journal")
+                let lines = row.variant.input.lines
+                try journal.append(lines[..<(lines.count / 2)].map { JournalFiles.Entry(bytes: $0) })
+            }
             let child = try StreamupProcess(arguments)
             let records = row.command == .heartbeat ? [] : row.variant.input.records
             let json = row.target.server == .sink && row.variant.formatsRecords
@@ -60,6 +73,7 @@ import Testing
             if json {
                 var fields = row.variant.fields
                 if row.command == .tail { fields["path"] = log }
+                if row.command == .journal { fields.merge(["unit": "app.service", "priority": "6", "identifier": "app"]) { $1 } }
                 stored.lines = checkFields(stored.lines, records, fields: fields, context: context)
             }
             let expectedOrder = stored.ordered ? expected : expected.sorted { $0.lexicographicallyPrecedes($1) }
@@ -127,6 +141,13 @@ import Testing
             return await stop(child, when: receiver, holds: records, before: scrape)
         case .heartbeat:
             return await stop(child, when: receiver, holds: 3, before: scrape)
+        case .journal:
+            // The first half of the entries was there at the start (``check(_:)``); the rest
+            // comes while streamup follows.
+            let half = lines.count / 2
+            var journal = try JournalFiles(directory: (log as NSString).deletingLastPathComponent + "/journal", written: half)
+            try journal.append(lines[half...].map { JournalFiles.Entry(bytes: $0) })
+            return await stop(child, when: receiver, holds: records, before: scrape)
         }
     }
 
