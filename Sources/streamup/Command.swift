@@ -9,4 +9,5 @@ enum Command: Equatable {
     case heartbeat(HeartbeatOptions)
     case tail(TailOptions)
     case journal(JournalOptions)
+    case run(RunOptions)
 }

@@ -12,6 +12,8 @@ enum CommandLineParser {
             return try parseTail(Array(arguments.dropFirst()))
         case "journal":
             return try parseJournal(Array(arguments.dropFirst()))
+        case "run":
+            return try parseRun(Array(arguments.dropFirst()))
         default:
             return try parseUpload(arguments)
         }

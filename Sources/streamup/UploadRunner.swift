@@ -56,13 +56,15 @@ enum UploadRunner {
         forgetSourcesAfter: Duration? = nil, onSignal: (@Sendable () -> Void)? = nil
     ) async -> (status: Int32, response: UploadResponse?) {
         let verbose = options.verbose
-        let metrics = options.metrics.host == nil ? nil : Metrics(unhealthyAfter: options.metrics.unhealthyAfter)
+        // In `streamup run`, the pipeline's metrics are served with the others' (RunRunner).
+        let pipeline = PipelineContext.current
+        let metrics = options.metrics.host == nil && pipeline == nil ? nil : Metrics(unhealthyAfter: options.metrics.unhealthyAfter)
         let uploader: StreamUploader
         switch makeUploader(
             options, to: urlText, stateFile: stateFile, forgetSourcesAfter: forgetSourcesAfter,
             onEvent: { event in
                 metrics?.record(event)
-                logEvent(event, verbose: verbose)
+                PipelineContext.withName(pipeline?.name) { logEvent(event, verbose: verbose) }
             })
         {
         case .success(let made): uploader = made
@@ -74,8 +76,12 @@ enum UploadRunner {
         case .failure(let failure): return (failure.status, nil)
         }
         defer { metricsServer?.stop() }
-        installSignals(for: uploader, timeout: options.shutdownTimeout ?? UploadOptions.defaultShutdownTimeout) {
-            onSignal?() ?? uploader.finish()
+        if let pipeline, let metrics {
+            pipeline.register(stop: { onSignal?() ?? uploader.finish() }, abort: { uploader.cancel() }, metrics: metrics)
+        } else {
+            installSignals(for: uploader, timeout: options.shutdownTimeout ?? UploadOptions.defaultShutdownTimeout) {
+                onSignal?() ?? uploader.finish()
+            }
         }
         let meter = ProgressMeter.start(for: uploader, verbose: options.verbose, requested: options.progress)
         defer { meter?.stop() }

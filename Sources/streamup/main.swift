@@ -26,6 +26,8 @@ do {
     case .journal(let options):
         try StartCheck.refuse(options.upload.outputProblem)
         status = await JournalRunner.run(options)
+    case .run(let options):
+        status = await RunRunner.run(options)
     }
 } catch {
     Terminal.error("\(error)")

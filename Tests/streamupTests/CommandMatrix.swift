@@ -23,6 +23,8 @@ enum MatrixCommand: String, CaseIterable, Sendable {
     /// `streamup journal --directory DIR --from-start [options] URL`: the lines are journal
     /// entries' messages, written after the start; then SIGTERM.
     case journal
+    /// `streamup run FILE` with FILE one line: the `tail` row's command (``MatrixRow/pipelineLine``).
+    case run
 }
 
 /// A variant of the commands: options README promises, where they run, what goes in and what
@@ -111,6 +113,8 @@ struct MatrixVariant: Sendable {
         MatrixVariant(filterOptions + ["--metrics", "0"], runs: [.stdin: ["sink"], .tail: ["loki"]]).with(input: .filtered).scrapingMetrics(),
         MatrixVariant(filterOptions + ["--format", "ndjson"], runs: [.tail: ["sink"], .journal: ["sink", "victorialogs"]]).with(input: .filtered),
         MatrixVariant(["--metrics", "0"], runs: [.journal: ["sink"]]).scrapingMetrics(),
+        MatrixVariant(filterOptions, runs: [.run: ["sink", "elasticsearch"]]).with(input: .filtered),
+        MatrixVariant(["--parse", "cri"], runs: [.run: ["loki"]]).with(input: .cri),
         // After joining: a whole trace goes, and a container's message is what is matched.
         MatrixVariant(["--multiline", "java", "--drop", "IllegalStateException"], runs: [.stdin: ["sink"], .tail: ["elasticsearch"]])
             .with(input: .javaTraceDropped),
@@ -126,7 +130,13 @@ struct MatrixVariant: Sendable {
 
     /// Whether it runs `command` into `target`.
     func runs(_ command: MatrixCommand, _ target: MatrixTarget) -> Bool {
-        guard let runs else { return command != .journal || Self.journalTargets.contains(target.preset ?? "sink") }
+        guard let runs else {
+            switch command {
+            case .journal: return Self.journalTargets.contains(target.preset ?? "sink")
+            case .run: return Self.runTargets.contains(target.preset ?? "sink")
+            case .stdin, .tail, .heartbeat: return true
+            }
+        }
         return runs[command]?.contains(target.preset ?? "sink") ?? false
     }
 
@@ -134,6 +144,8 @@ struct MatrixVariant: Sendable {
     /// one line each, so a few receivers of each kind stand for all. (ClickHouse refuses the
     /// fields unit, priority, … unless its table has those columns: code 117.)
     static let journalTargets = ["sink", "loki", "elasticsearch", "victorialogs", "otlp"]
+    /// The targets the delivery variants run `run` with: its pipelines are the commands'.
+    static let runTargets = ["sink", "loki", "clickhouse"]
 
     /// Whether the sink stores JSON records (`--format`), whose message the row compares.
     var formatsRecords: Bool { options.contains("--format") }
@@ -449,7 +461,14 @@ struct MatrixRow: Sendable, CustomTestStringConvertible {
         case .tail: return ["tail"] + options + [log] + urls
         case .heartbeat: return ["heartbeat", "--every", "100ms"] + options + urls
         case .journal: return ["journal", "--directory", scratch + "/journal", "--from-start"] + options + urls
+        case .run: return ["run", scratch + "/pipelines.conf"]
         }
+    }
+
+    /// A `run` row's pipelines file: the `tail` row's command on one line, each word quoted.
+    func pipelineLine(url: String, dead: String, log: String, scratch: String) -> String {
+        let tail = MatrixRow(command: .tail, target: target, variant: variant).arguments(url: url, dead: dead, log: log, scratch: scratch)
+        return "# the tail row as a pipeline\n" + tail.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ") + "\n"
     }
 
     /// How the row reads in the test list, as the command a user types.

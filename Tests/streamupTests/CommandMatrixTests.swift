@@ -37,6 +37,10 @@ import Testing
             let log = scratch.file("app.log")
             let deadURL = "http://127.0.0.1:\(unusedLocalPort())"
             let arguments = row.arguments(url: receiver.url, dead: deadURL, log: log, scratch: scratch.path)
+            if row.command == .run {
+                let line = row.pipelineLine(url: receiver.url, dead: deadURL, log: log, scratch: scratch.path)
+                try line.write(toFile: scratch.path + "/pipelines.conf", atomically: true, encoding: .utf8)
+            }
             if row.command == .journal {
                 // The first entries are there at the start (journalctl cannot follow an empty journal).
                 var journal = try JournalFiles(directory: scratch.path + "/journal")
@@ -72,7 +76,7 @@ import Testing
             }
             if json {
                 var fields = row.variant.fields
-                if row.command == .tail { fields["path"] = log }
+                if row.command == .tail || row.command == .run { fields["path"] = log }
                 if row.command == .journal { fields.merge(["unit": "app.service", "priority": "6", "identifier": "app"]) { $1 } }
                 stored.lines = checkFields(stored.lines, records, fields: fields, context: context)
             }
@@ -128,7 +132,7 @@ import Testing
             }
             child.closeStdin()
             return await stop(child, when: receiver, holds: nil)
-        case .tail:
+        case .tail, .run:
             // The file appears once the pattern is watched ("waiting for" on stderr), so it is
             // read from its beginning; then its lines come in two writes.
             try #require(await eventually { child.stderr.contains("waiting for \(log)") }, "stderr: \(child.stderr)")
