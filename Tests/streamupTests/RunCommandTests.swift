@@ -34,6 +34,25 @@ import Testing
         }
     }
 
+    /// The example pipelines file of Examples/Deploy (what the unit and the DaemonSet run)
+    /// parses as it is, its secret from the environment.
+    @Test func theExamplePipelinesFileParses() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Examples/Deploy/pipelines.conf").path
+        let file = try PipelineFile.parse(try String(contentsOfFile: path, encoding: .utf8), environment: ["LOKI_TOKEN": "t"])
+        #expect(file.pipelines.map(\.name) == ["app", "journal", "beat"])
+    }
+
+    /// The DaemonSet's pipelines file (its ConfigMap's `pipelines.conf` block) parses too.
+    @Test func theDaemonSetPipelinesFileParses() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Examples/Deploy/daemonset.yaml").path
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        let start = try #require(lines.firstIndex { $0.hasSuffix("pipelines.conf: |") })
+        let block = lines[(start + 1)...].prefix { $0.hasPrefix("    ") }.map { String($0.dropFirst(4)) }.joined(separator: "\n")
+        let file = try PipelineFile.parse(block, environment: ["LOKI_TOKEN": "t"])
+        #expect(file.pipelines.map(\.words.first) == ["tail"])
+        #expect(file.pipelines.first?.words.contains("--parse") == true)
+    }
+
     /// Every record the sink merged, by the stream (one per pipeline run) it came in.
     private static func streams(_ directory: URL) -> [String] {
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { $0.hasPrefix("stream-") }
