@@ -387,6 +387,8 @@ struct UploadOptions: Sendable, Equatable {
         usage: streamup [options] [URL...]
                streamup tail [options] PATTERN... [URL...]
                streamup heartbeat [options] [URL...] [-- COMMAND ...]
+               streamup journal [options] [URL...]
+               streamup run [--metrics [ADDR:]PORT] FILE
                streamup sink [options]
                streamup --help | --version
 
@@ -459,6 +461,8 @@ struct UploadOptions: Sendable, Equatable {
         each answer, are kept with --dead-letter DIR, and are not sent again.
 
         See `streamup tail --help` (file follower), `streamup heartbeat --help` (heartbeat
-        monitor) and `streamup sink --help` (the local sink).
+        monitor), `streamup journal --help` (the systemd journal), `streamup run --help`
+        (several pipelines from a file, reloaded on SIGHUP) and `streamup sink --help` (the
+        local sink).
         """
 }
