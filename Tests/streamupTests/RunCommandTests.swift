@@ -23,6 +23,15 @@ import Testing
         #expect(file.pipelines.map(\.name) == ["app", "5"])
         #expect(file.pipelines.map(\.line) == [3, 5])
         #expect(file.pipelines[0].words == ["tail", "/var/log/app/*.log", "-H", "Authorization: Bearer s e", "http://h/x"])
+        // A service's pipeline retries through an outage of any length unless its line says.
+        guard case .tail(let tail) = file.pipelines[0].command,
+            case .heartbeat(let beat) = try PipelineFile.parse("heartbeat --retries 3 http://h", environment: [:]).pipelines[0].command
+        else {
+            Issue.record("not a tail and a heartbeat")
+            return
+        }
+        #expect(tail.upload.delivery.retries == .some(nil))
+        #expect(beat.upload.delivery.retries == .some(3))
         #expect(throws: PipelineFile.Problem(line: 2, message: "${TOKEN} is not set in the environment")) {
             try PipelineFile.parse("\ntail a -H 'X: 1' -H \"Y: ${TOKEN}\" http://h", environment: [:])
         }
