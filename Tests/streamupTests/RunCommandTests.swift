@@ -38,6 +38,12 @@ import Testing
         #expect(throws: PipelineFile.Problem(line: 1, message: "'cat' is not tail, heartbeat or journal (stdin has no place in a pipelines file)")) {
             try PipelineFile.parse("cat x", environment: [:])
         }
+        #expect(throws: PipelineFile.Problem(line: 1, message: "--metrics has no place on a pipeline (--metrics goes on the run command line)")) {
+            try PipelineFile.parse("tail a --metrics 0 http://h", environment: [:])
+        }
+        #expect(throws: PipelineFile.Problem(line: 2, message: "the name 'x' is taken by line 1 (--name)")) {
+            try PipelineFile.parse("tail --name x a\ntail --name x b", environment: [:])
+        }
         #expect(throws: PipelineFile.Problem(line: 2, message: "/s is line 1's too: each pipeline needs its own state and spool")) {
             try PipelineFile.parse("tail --state /s a\ntail --state /s b", environment: [:])
         }
