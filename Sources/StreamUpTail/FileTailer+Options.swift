@@ -54,6 +54,9 @@ extension FileTailer {
         package var multiline: MultilineRule?
         /// How each line is taken apart as a container runtime's (nil: lines are the messages).
         package var parse: ContainerLogFormat?
+        /// What leaves out or changes each record's message before it is sent (nil: none); a
+        /// left-out line still moves its file's saved position.
+        package var filter: RecordFilter?
 
         public init() {}
 

@@ -148,7 +148,7 @@ public final class FileTailer: Producer, PositionedProducer {
         try await withTaskCancellationHandler {
             try await writer.runBlocking { [self] blocking in
                 var loop = TailLoop(tailer: self, watcher: TailWatcher(wake: wake), wake: wake, saved: SavedPositions(saved))
-                guard format != nil || options.multiline != nil || options.parse != nil else { try loop.run(blocking) }
+                guard format != nil || options.multiline != nil || options.parse != nil || options.filter != nil else { try loop.run(blocking) }
                 let streamFormatter = formatFields.map { make in
                     { [self] (source: SourceID, stream: String) -> RecordFormatter? in
                         path(of: source).flatMap { path in make(path, ContainerPath.fields(of: path) + [(name: "stream", value: stream)]) }
@@ -156,7 +156,7 @@ public final class FileTailer: Producer, PositionedProducer {
                 }
                 let formatting = FormattingLineSink(
                     blocking, maxLine: options.maxLineBytes, multiline: options.multiline, parse: options.parse,
-                    makeStreamFormatter: streamFormatter
+                    makeStreamFormatter: streamFormatter, filter: options.filter
                 ) { [self] source in
                     format.flatMap { format in path(of: source).flatMap(format) }
                 }

@@ -8,4 +8,6 @@ enum Command: Equatable {
     case sink(SinkOptions)
     case heartbeat(HeartbeatOptions)
     case tail(TailOptions)
+    case journal(JournalOptions)
+    case run(RunOptions)
 }

@@ -12,6 +12,10 @@ enum CommandLineParser {
             return try parseTail(Array(arguments.dropFirst()))
         case "help":
             return .help(try HelpTopic.page(Array(arguments.dropFirst())))
+        case "journal":
+            return try parseJournal(Array(arguments.dropFirst()))
+        case "run":
+            return try parseRun(Array(arguments.dropFirst()))
         default:
             return try parseUpload(arguments)
         }
@@ -68,6 +72,23 @@ enum CommandLineParser {
         }
         try options.upload.validate()
         return .heartbeat(options)
+    }
+
+    static func parseJournal(_ arguments: [String]) throws(UsageError) -> Command {
+        if wantsHelp(arguments) { return .help(JournalOptions.help) }
+        if wantsVersion(arguments) { return .version }
+        var options = JournalOptions()
+        let (positional, rest) = try parseOptions(arguments, table: JournalOptions.table, into: &options)
+        let all = positional + (rest ?? [])
+        if let other = all.first(where: { !TailOptions.isURL($0) }) {
+            throw UsageError("journal: '\(other)' is not an http or https URL (the journal is chosen with --directory, --unit, --priority)")
+        }
+        options.upload.setURLs(all)
+        try options.upload.validate()
+        if options.stateFile != nil && options.upload.delivery.singleRequest {
+            throw UsageError("journal: --state keeps what the receiver acknowledged: it needs segments, not --single-request")
+        }
+        return .journal(options)
     }
 
     static func parseTail(_ arguments: [String]) throws(UsageError) -> Command {

@@ -36,7 +36,8 @@ struct HeartbeatOptions: Sendable, Equatable {
             },
         ]
         + UploadOptions.table.filter {
-            !$0.names.contains("--content-type") && !$0.names.contains("--field") && !$0.names.contains { $0.hasPrefix("--multiline") || $0 == "--parse" }
+            !$0.names.contains("--content-type") && !$0.names.contains("--field")
+                && !$0.names.contains { $0.hasPrefix("--multiline") || ["--parse", "--drop", "--keep", "--redact"].contains($0) }
         }.map { $0.lifted(\HeartbeatOptions.upload) }
 
     static let help = """

@@ -14,7 +14,7 @@ enum HelpTopic: String, CaseIterable, Sendable {
     /// The lines `--help` ends with, naming every topic and the other commands' help.
     static var index: String {
         let names = allCases.map(\.rawValue).joined(separator: ", ")
-        let text = "More: `streamup help TOPIC` (\(names)), and `streamup tail|heartbeat|sink --help`."
+        let text = "More: `streamup help TOPIC` (\(names)), and `streamup tail|heartbeat|journal|run|sink --help`."
         return HelpLayout.wrap(text, within: HelpLayout.width).joined(separator: "\n")
     }
 
@@ -115,6 +115,14 @@ enum HelpTopic: String, CaseIterable, Sendable {
             "time"}, pieces joined until one ends in a newline). The message becomes the record, its
             time the record's time, stream a field, and for tail namespace, pod and container come
             from the path (with --format or --to).
+
+            --drop REGEX leaves out records whose message REGEX matches (ICU regular expression,
+            anywhere in the message); --keep REGEX keeps only those it matches; --redact
+            REGEX[=TEMPLATE] replaces each match with TEMPLATE (default ***, $1 the first group; the
+            text after the last '=' is the template, so a REGEX with '=' needs one:
+            --redact '(password=)\\S+=$1***'). All repeatable, applied in the order given, after
+            --multiline and --parse, before the buffer; a left-out line still counts as read for
+            --state, and --metrics counts it (streamup_records_dropped_total).
 
             --compress gzip: one gzip member per request; a single request is flushed whenever it
             would wait for input (at least every 250 ms). --multipart FIELD[=FILENAME] sends each

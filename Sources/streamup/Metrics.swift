@@ -35,6 +35,8 @@ final class Metrics: Sendable {
         var oldestUnacknowledged: Duration = .zero
         /// Files followed (tail); nil for other inputs.
         var filesFollowed: Int?
+        /// Records left out by --drop and --keep; nil without them.
+        var recordsDropped: Int?
     }
 
     /// One series of `streamup_requests_total`.
@@ -192,6 +194,9 @@ final class Metrics: Sendable {
             "streamup_last_success_timestamp_seconds", "Unix time of the last 2xx answer (0: none yet).", lastSuccess.map { String(format: "%.3f", $0) } ?? "0")
         gauge("streamup_delivery_failing_seconds", "How long delivery has been failing without a success (0: it is not).", Self.seconds(failing))
         gauge("streamup_unhealthy_after_seconds", "How long a failure lasts before /health answers 503 (--unhealthy-after).", Self.seconds(unhealthyAfter))
+        if let dropped = gauges.recordsDropped {
+            counter("streamup_records_dropped_total", "Records left out by --drop and --keep (not sent; their lines count as read).", dropped)
+        }
         if let files = gauges.filesFollowed {
             gauge("streamup_files_followed", "Files followed now (tail).", "\(files)")
         }

@@ -46,11 +46,16 @@ struct MetricsOptions: Sendable, Equatable {
     /// The metrics server: the sink's HTTP server answering with `metrics` (``SinkResponder``),
     /// at most 8 connections, a request head within 2 s, nothing stored or kept.
     func server(for metrics: Metrics) throws(SinkError) -> SinkServer? {
+        try server(responder: { method, target in metrics.answer(method, target) })
+    }
+
+    /// The metrics server answering with `responder` (as above).
+    func server(responder: @escaping @Sendable (String, String) -> SinkAnswer) throws(SinkError) -> SinkServer? {
         guard let host else { return nil }
         let configuration = SinkConfiguration(
             host: host, port: port, hashBodies: false, maxHeaderBytes: 8_192, maxConnections: 8, idleTimeout: .seconds(10),
             readBufferSize: 4_096, recentEventLimit: 0, maxBodyBytes: 65_536, headTimeout: .seconds(2))
-        let server = try SinkServer(configuration: configuration, responder: { method, target in metrics.answer(method, target) })
+        let server = try SinkServer(configuration: configuration, responder: responder)
         server.start()
         return server
     }

@@ -22,6 +22,8 @@ struct RecordOptions: Sendable, Equatable {
     var multilineMaxLines: Int?
     /// `--parse cri|docker`: lines are a container runtime's (nil: lines are the messages).
     var parse: ContainerLogFormat?
+    /// `--drop`, `--keep`, `--redact`, in the order given, compiled (nil: none).
+    var filter: RecordFilter?
 
     /// The multiline rule the options give; nil without `--multiline`.
     var multiline: MultilineRule? {
@@ -36,7 +38,16 @@ struct RecordOptions: Sendable, Equatable {
         lhs.format == rhs.format && lhs.invalidUTF8 == rhs.invalidUTF8 && lhs.keys == rhs.keys && lhs.fields.elementsEqual(rhs.fields) { $0 == $1 }
             && lhs.receiver == rhs.receiver && lhs.labels.elementsEqual(rhs.labels) { $0 == $1 } && lhs.given == rhs.given
             && lhs.multiline == rhs.multiline && lhs.multilineTimeout == rhs.multilineTimeout && lhs.multilineMaxLines == rhs.multilineMaxLines
-            && lhs.parse == rhs.parse
+            && lhs.parse == rhs.parse && lhs.filter == rhs.filter
+    }
+
+    /// Adds `rule` after the ones given before it.
+    mutating func addFilterRule(_ rule: RecordFilter.Rule) throws(UsageError) {
+        do {
+            filter = try RecordFilter((filter?.rules ?? []) + [rule])
+        } catch {
+            throw UsageError(error.context)
+        }
     }
 
     /// The format records get: the one given, else the receiver's, else raw.
@@ -56,17 +67,21 @@ struct RecordOptions: Sendable, Equatable {
 
     /// The formatter for records read at `path` (nil for stdin), or nil for raw lines: the
     /// receiver's format, keys and record limit with the options given explicitly winning
-    /// (`maxRecordBytes` is `--max-record`); `extra` fields (a container's) come first.
-    func formatter(path: String? = nil, maxRecordBytes: Int?, extra: [(name: String, value: String)] = []) throws -> RecordFormatter? {
+    /// (`maxRecordBytes` is `--max-record`); `extra` fields (a container's) come first; `host`
+    /// is the record's host (nil: this machine's).
+    func formatter(
+        path: String? = nil, maxRecordBytes: Int?, extra: [(name: String, value: String)] = [], host: String? = nil
+    ) throws -> RecordFormatter? {
+        let host = host ?? RecordFormatter.localHostName()
         guard effectiveFormat != .raw else { return nil }
         let fields = extra + fields.map { (name: $0.0, value: $0.1) }
         if let receiver {
             return try receiver.formatter(
-                format: effectiveFormat, keys: effectiveKeys, path: path, fields: fields, labels: labels.map { (name: $0.0, value: $0.1) },
+                format: effectiveFormat, keys: effectiveKeys, host: host, path: path, fields: fields, labels: labels.map { (name: $0.0, value: $0.1) },
                 maxRecordBytes: maxRecordBytes, invalidUTF8: invalidUTF8)
         }
         return try RecordFormatter(
-            format: format, keys: keys, path: path, fields: fields, maxRecordBytes: maxRecordBytes ?? 1 << 20, invalidUTF8: invalidUTF8)
+            format: format, keys: keys, host: host, path: path, fields: fields, maxRecordBytes: maxRecordBytes ?? 1 << 20, invalidUTF8: invalidUTF8)
     }
 }
 
@@ -81,10 +96,10 @@ extension UploadOptions {
     }
 
     /// The formatter for records of joined lines (`--multiline`) or container messages
-    /// (`--parse`, with the container's `extra` fields): the record formatter, or for raw lines
-    /// one that keeps them as they are, cut at `--max-record`.
-    func multilineFormatter(path: String? = nil, extra: [(name: String, value: String)] = []) throws -> RecordFormatter {
-        if let formatter = try records.formatter(path: path, maxRecordBytes: delivery.maxRecordBytes, extra: extra) { return formatter }
+    /// (`--parse`, with the container's `extra` fields), or journal entries (from `host`): the
+    /// record formatter, or for raw lines one that keeps them as they are, cut at `--max-record`.
+    func multilineFormatter(path: String? = nil, extra: [(name: String, value: String)] = [], host: String? = nil) throws -> RecordFormatter {
+        if let formatter = try records.formatter(path: path, maxRecordBytes: delivery.maxRecordBytes, extra: extra, host: host) { return formatter }
         return try RecordFormatter(format: .raw, maxRecordBytes: delivery.maxRecordBytes ?? 1 << 20)
     }
 

@@ -64,6 +64,7 @@ struct TailOptions: Sendable, Equatable {
         if let maxRecord = upload.delivery.maxRecordBytes { tailer.maxLineBytes = maxRecord }
         tailer.multiline = upload.records.multiline
         tailer.parse = upload.records.parse
+        tailer.filter = upload.records.filter
         if !upload.delivery.singleRequest {
             // A line waits for its segment's end anyway: reading a tenth of a segment time's lines
             // at once (at most 100 ms) costs a wake-up per batch instead of per few lines

@@ -65,7 +65,12 @@ enum TailRunner {
 
     /// What makes the command unable to work, said at start rather than at the first save.
     static func startProblem(_ options: TailOptions) -> String? {
-        if let stateFile = options.stateFile {
+        stateFileProblem(options.stateFile)
+    }
+
+    /// What makes `stateFile` unusable (its directory missing, a file that is not a state).
+    static func stateFileProblem(_ stateFile: String?) -> String? {
+        if let stateFile {
             let directory = (stateFile as NSString).deletingLastPathComponent
             var isDirectory: ObjCBool = false
             if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) || !isDirectory.boolValue {

@@ -16,7 +16,8 @@ import StreamUpSystem
 /// Thread safety: ``Output`` writes each line whole under its lock; callable from any thread.
 enum Terminal {
     static func error(_ line: String) {
-        Output.standardError.write(clearing + "streamup: \(SecretRedaction.redactingURLs(in: line))\n")
+        let pipeline = (PipelineContext.lineName ?? PipelineContext.current?.name).map { "\($0): " } ?? ""
+        Output.standardError.write(clearing + "streamup: \(pipeline)\(SecretRedaction.redactingURLs(in: line))\n")
     }
 
     static func info(_ line: String) {

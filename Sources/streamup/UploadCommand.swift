@@ -171,6 +171,27 @@ struct UploadOptions: Sendable, Equatable {
                 options.records.parse = format
             },
             .value(
+                "--drop", valueName: "REGEX",
+                group: .records, help: "leave out records whose message REGEX matches (repeatable; help records)"
+            ) { options, value throws(UsageError) in
+                try options.records.addFilterRule(.drop(value))
+            },
+            .value(
+                "--keep", valueName: "REGEX",
+                group: .records, help: "keep only records whose message REGEX matches (repeatable)"
+            ) { options, value throws(UsageError) in
+                try options.records.addFilterRule(.keep(value))
+            },
+            .value(
+                "--redact", valueName: "REGEX[=TEMPLATE]",
+                group: .records, help: "replace each match in the message with TEMPLATE (default ***)"
+            ) { options, value throws(UsageError) in
+                guard let equals = value.lastIndex(of: "="), equals != value.startIndex else {
+                    return try options.records.addFilterRule(.redact(value, replacement: "***"))
+                }
+                try options.records.addFilterRule(.redact(String(value[..<equals]), replacement: String(value[value.index(after: equals)...])))
+            },
+            .value(
                 "--compress", valueName: "gzip",
                 group: .records, help: "compress each request with gzip (Content-Encoding: gzip)"
             ) { options, value throws(UsageError) in
@@ -287,6 +308,9 @@ struct UploadOptions: Sendable, Equatable {
         if (records.multilineKind != nil || records.parse != nil) && delivery.records == .rawBytes {
             throw UsageError("\(records.parse != nil ? "--parse" : "--multiline") makes records of lines: it cannot go with --records none")
         }
+        if records.filter != nil && delivery.records == .rawBytes {
+            throw UsageError("--drop, --keep and --redact act on records of lines: they cannot go with --records none")
+        }
         if records.effectiveFormat != .raw && delivery.records == .rawBytes {
             throw UsageError("--format \(records.effectiveFormat.rawValue) makes records of lines: it cannot go with --records none")
         }
@@ -350,6 +374,8 @@ struct UploadOptions: Sendable, Equatable {
         usage: streamup [options] [URL...]
                streamup tail [options] PATTERN... [URL...]
                streamup heartbeat [options] [URL...] [-- COMMAND ...]
+               streamup journal [options] [URL...]
+               streamup run [--metrics [ADDR:]PORT] FILE
                streamup sink [options]
                streamup help [TOPIC] | --help | --version
 

@@ -17,19 +17,22 @@ enum UploadRunner {
         let formatter: RecordFormatter?
         let multiline = options.records.multiline
         let parse = options.records.parse
+        let filter = options.records.filter
         do {
-            formatter = multiline == nil && parse == nil ? try options.recordFormatter() : try options.multilineFormatter()
+            let wholeLines = multiline != nil || parse != nil || filter != nil
+            formatter = wholeLines ? try options.multilineFormatter() : try options.recordFormatter()
         } catch {
             Terminal.error("\(error)")
             return ExitStatus.usage
         }
         return await withTarget(options) { url in
             let stdin = FileDescriptorProducer(fileDescriptor: 0)
-            if let formatter, multiline != nil || parse != nil {
+            if let formatter, multiline != nil || parse != nil || filter != nil {
                 let streamFormatter: @Sendable (String) -> RecordFormatter? = { stream in
                     try? options.multilineFormatter(extra: [(name: "stream", value: stream)])
                 }
-                let producer = FormattingProducer(stdin, formatter: formatter, multiline: multiline, parse: parse, streamFormatter: streamFormatter)
+                let producer = FormattingProducer(
+                    stdin, formatter: formatter, multiline: multiline, parse: parse, streamFormatter: streamFormatter, filter: filter)
                 return await upload(options, to: url, producer: producer).status
             }
             guard let formatter else { return await upload(options, to: url, producer: stdin).status }
@@ -54,26 +57,32 @@ enum UploadRunner {
         forgetSourcesAfter: Duration? = nil, onSignal: (@Sendable () -> Void)? = nil
     ) async -> (status: Int32, response: UploadResponse?) {
         let verbose = options.verbose
-        let metrics = options.metrics.host == nil ? nil : Metrics(unhealthyAfter: options.metrics.unhealthyAfter)
+        // In `streamup run`, the pipeline's metrics are served with the others' (RunRunner).
+        let pipeline = PipelineContext.current
+        let metrics = options.metrics.host == nil && pipeline == nil ? nil : Metrics(unhealthyAfter: options.metrics.unhealthyAfter)
         let uploader: StreamUploader
         switch makeUploader(
             options, to: urlText, stateFile: stateFile, forgetSourcesAfter: forgetSourcesAfter,
             onEvent: { event in
                 metrics?.record(event)
-                logEvent(event, verbose: verbose)
+                PipelineContext.withName(pipeline?.name) { logEvent(event, verbose: verbose) }
             })
         {
         case .success(let made): uploader = made
         case .failure(let failure): return (failure.status, nil)
         }
         let metricsServer: SinkServer?
-        switch serveMetrics(metrics, options, uploader: uploader, files: producer as? FileTailer) {
+        switch serveMetrics(metrics, options, uploader: uploader, files: producer as? FileTailer, dropped: options.records.filter?.dropped) {
         case .success(let server): metricsServer = server
         case .failure(let failure): return (failure.status, nil)
         }
         defer { metricsServer?.stop() }
-        installSignals(for: uploader, timeout: options.shutdownTimeout ?? UploadOptions.defaultShutdownTimeout) {
-            onSignal?() ?? uploader.finish()
+        if let pipeline, let metrics {
+            pipeline.register(stop: { onSignal?() ?? uploader.finish() }, abort: { uploader.cancel() }, metrics: metrics)
+        } else {
+            installSignals(for: uploader, timeout: options.shutdownTimeout ?? UploadOptions.defaultShutdownTimeout) {
+                onSignal?() ?? uploader.finish()
+            }
         }
         let meter = ProgressMeter.start(for: uploader, verbose: options.verbose, requested: options.progress)
         defer { meter?.stop() }
@@ -164,11 +173,14 @@ enum UploadRunner {
 
     /// Serves `--metrics` for `uploader` (and the files `files` follows) with `metrics`; nil
     /// without --metrics; after one line on stderr, the exit status when it cannot listen.
-    static func serveMetrics(_ metrics: Metrics?, _ options: UploadOptions, uploader: StreamUploader, files: FileTailer?) -> Result<SinkServer?, NotMade> {
+    static func serveMetrics(
+        _ metrics: Metrics?, _ options: UploadOptions, uploader: StreamUploader, files: FileTailer?, dropped: RecordFilter.Counter? = nil
+    ) -> Result<SinkServer?, NotMade> {
         guard let metrics else { return .success(nil) }
         metrics.attach {
             var gauges = uploader.metricGauges
             gauges.filesFollowed = files?.followedFileCount
+            gauges.recordsDropped = dropped?.value
             return gauges
         }
         do {

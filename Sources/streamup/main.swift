@@ -23,6 +23,11 @@ do {
     case .tail(let options):
         try StartCheck.refuse(options.upload.outputProblem)
         status = await TailRunner.run(options)
+    case .journal(let options):
+        try StartCheck.refuse(options.upload.outputProblem)
+        status = await JournalRunner.run(options)
+    case .run(let options):
+        status = await RunRunner.run(options)
     }
 } catch {
     Terminal.error("\(error)")

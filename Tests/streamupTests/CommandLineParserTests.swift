@@ -26,6 +26,17 @@ import Testing
         #expect(options.url == "http://h/x")
     }
 
+    /// `--drop`, `--keep` and `--redact` keep their order; a redaction's template follows the
+    /// last `=`; a pattern that does not compile is a usage error naming it.
+    @Test func filtersAreParsedInOrder() throws {
+        let options = try upload(["--keep", "a", "--redact", "(k=)\\w+=$1-", "--drop", "b", "--redact", "secret", "http://h/x"])
+        #expect(options.records.filter?.rules == [.keep("a"), .redact("(k=)\\w+", replacement: "$1-"), .drop("b"), .redact("secret", replacement: "***")])
+        #expect(throws: UsageError("--drop '(' is not a regular expression (ICU syntax)")) { try CommandLineParser.parse(["--drop", "(", "http://h"]) }
+        #expect(throws: UsageError("--drop, --keep and --redact act on records of lines: they cannot go with --records none")) {
+            try CommandLineParser.parse(["--drop", "x", "--records", "none", "http://h"])
+        }
+    }
+
     /// No URL means the embedded sink.
     @Test func missingURLMeansTheLocalSink() throws {
         #expect(try upload([]).url == nil)

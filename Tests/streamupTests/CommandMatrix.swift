@@ -20,6 +20,11 @@ enum MatrixCommand: String, CaseIterable, Sendable {
     /// `streamup heartbeat --every 100ms [options] URL`: a few beats, then SIGTERM (a final
     /// `{"event":"stop"}` record).
     case heartbeat
+    /// `streamup journal --directory DIR --from-start [options] URL`: the lines are journal
+    /// entries' messages, written after the start; then SIGTERM.
+    case journal
+    /// `streamup run FILE` with FILE one line: the `tail` row's command (``MatrixRow/pipelineLine``).
+    case run
 }
 
 /// A variant of the commands: options README promises, where they run, what goes in and what
@@ -101,16 +106,46 @@ struct MatrixVariant: Sendable {
         // Opaque bytes, and records of your own.
         MatrixVariant(["--records", "none"], runs: [.stdin: ["sink"], .tail: ["sink"]]).opaqueBytes(),
         MatrixVariant(["--format", "ndjson", "--field", "service=billing"], runs: [.stdin: ["sink"], .tail: ["sink"]]),
+        // Filters (README "Drop, keep and redact"): lines left out, secrets replaced, before the buffer.
+        MatrixVariant(filterOptions, runs: [.stdin: ["sink", "loki", "elasticsearch"], .tail: ["sink", "loki", "clickhouse", "splunk-hec"]])
+            .with(input: .filtered),
+        MatrixVariant(["--keep", "^(ERROR|WARN) "], runs: [.stdin: ["otlp"], .tail: ["sink"]]).with(input: .kept),
+        MatrixVariant(filterOptions + ["--metrics", "0"], runs: [.stdin: ["sink"], .tail: ["loki"]]).with(input: .filtered).scrapingMetrics(),
+        MatrixVariant(filterOptions + ["--format", "ndjson"], runs: [.tail: ["sink"], .journal: ["sink", "victorialogs"]]).with(input: .filtered),
+        MatrixVariant(["--metrics", "0"], runs: [.journal: ["sink"]]).scrapingMetrics(),
+        MatrixVariant(filterOptions, runs: [.run: ["sink", "elasticsearch"]]).with(input: .filtered),
+        MatrixVariant(["--parse", "cri"], runs: [.run: ["loki"]]).with(input: .cri),
+        // After joining: a whole trace goes, and a container's message is what is matched.
+        MatrixVariant(["--multiline", "java", "--drop", "IllegalStateException"], runs: [.stdin: ["sink"], .tail: ["elasticsearch"]])
+            .with(input: .javaTraceDropped),
+        MatrixVariant(["--parse", "cri", "--drop", "^plain line", "--redact", "日本語"], runs: [.tail: ["loki"]]).with(input: .criFiltered),
     ]
+
+    /// The filters of the ``MatrixInput/filtered`` rows: debug lines out, a password and a card
+    /// number replaced.
+    static let filterOptions = ["--drop", "^DEBUG ", "--redact", "(password=)\\S+=$1***", "--redact", "\\d{4}(-\\d{4}){3}"]
 
     /// Every variant.
     static let all = delivery + added
 
     /// Whether it runs `command` into `target`.
     func runs(_ command: MatrixCommand, _ target: MatrixTarget) -> Bool {
-        guard let runs else { return true }
+        guard let runs else {
+            switch command {
+            case .journal: return Self.journalTargets.contains(target.preset ?? "sink")
+            case .run: return Self.runTargets.contains(target.preset ?? "sink")
+            case .stdin, .tail, .heartbeat: return true
+            }
+        }
         return runs[command]?.contains(target.preset ?? "sink") ?? false
     }
+
+    /// The targets the delivery variants run `journal` with: the same records as `tail`'s,
+    /// one line each, so a few receivers of each kind stand for all. (ClickHouse refuses the
+    /// fields unit, priority, … unless its table has those columns: code 117.)
+    static let journalTargets = ["sink", "loki", "elasticsearch", "victorialogs", "otlp"]
+    /// The targets the delivery variants run `run` with: its pipelines are the commands'.
+    static let runTargets = ["sink", "loki", "clickhouse"]
 
     /// Whether the sink stores JSON records (`--format`), whose message the row compares.
     var formatsRecords: Bool { options.contains("--format") }
@@ -179,6 +214,29 @@ struct MatrixInput: Sendable {
     init(text lines: [String], records: [String]) {
         self.init(lines: lines.map { Array($0.utf8) }, records: records.map { Record(message: Array($0.utf8)) })
     }
+
+    /// Lines ``MatrixVariant/filterOptions`` leave out or redact.
+    static let filtered = MatrixInput(
+        text: [
+            "INFO started", "DEBUG cache warm", "INFO login user=ann password=hunter2 é", "DEBUG noise 2",
+            "ERROR card 4111-1111-1111-1111 refused", "INFO done",
+        ],
+        records: ["INFO started", "INFO login user=ann password=*** é", "ERROR card *** refused", "INFO done"])
+
+    /// Lines of which `--keep '^(ERROR|WARN) '` keeps two.
+    static let kept = MatrixInput(
+        text: ["INFO started", "WARN disk 91% é", "DEBUG x", "ERROR disk full", "", "INFO done"], records: ["WARN disk 91% é", "ERROR disk full"])
+
+    /// ``javaTrace`` with `--drop IllegalStateException`: the joined trace goes whole.
+    static let javaTraceDropped = MatrixInput(lines: javaTrace.lines, records: [javaTrace.records[0], javaTrace.records[2]])
+
+    /// ``cri`` with `--drop '^plain line' --redact 日本語`.
+    static let criFiltered = MatrixInput(
+        lines: cri.lines,
+        records: [
+            Record(message: Array("a long line written in three pieces é".utf8), fields: ["stream": "stderr"]),
+            Record(message: Array("unicode *** 😀".utf8), fields: ["stream": "stdout"]),
+        ])
 
     /// The lines of ``MatrixRow/lines``, a record each.
     static let lines = MatrixInput(lines: MatrixRow.lines, records: MatrixRow.lines.map { Record(message: $0) })
@@ -402,7 +460,15 @@ struct MatrixRow: Sendable, CustomTestStringConvertible {
         case .stdin: return options + urls
         case .tail: return ["tail"] + options + [log] + urls
         case .heartbeat: return ["heartbeat", "--every", "100ms"] + options + urls
+        case .journal: return ["journal", "--directory", scratch + "/journal", "--from-start"] + options + urls
+        case .run: return ["run", scratch + "/pipelines.conf"]
         }
+    }
+
+    /// A `run` row's pipelines file: the `tail` row's command on one line, each word quoted.
+    func pipelineLine(url: String, dead: String, log: String, scratch: String) -> String {
+        let tail = MatrixRow(command: .tail, target: target, variant: variant).arguments(url: url, dead: dead, log: log, scratch: scratch)
+        return "# the tail row as a pipeline\n" + tail.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ") + "\n"
     }
 
     /// How the row reads in the test list, as the command a user types.

@@ -12,13 +12,20 @@ import Testing
 /// streamup). Every wait is a poll with a deadline; a row whose delivery fails (the receiver
 /// counts a problem, or streamup says "delivery is failing") stops waiting at once.
 @Suite(.timeLimit(.minutes(5))) struct CommandMatrixTests {
-    @Test(arguments: MatrixRow.selected.filter { $0.target.server != .clickhouse })
+    @Test(arguments: MatrixRow.selected.filter { $0.target.server != .clickhouse && $0.command != .journal })
     func row(_ row: MatrixRow) async throws {
         try await MatrixSlots.shared.run { try await Self.check(row) }
     }
 
+    /// The journal rows: journal files written by `systemd-journal-remote`, where it is
+    /// installed (always under CI).
+    @Test(.enabled(if: JournalFiles.isAvailable), arguments: MatrixRow.selected.filter { $0.command == .journal })
+    func journalRow(_ row: MatrixRow) async throws {
+        try await MatrixSlots.shared.run { try await Self.check(row) }
+    }
+
     /// The ClickHouse rows: the real server, where it is installed (always under CI).
-    @Test(.enabled(if: ClickHouse.isAvailable), arguments: MatrixRow.selected.filter { $0.target.server == .clickhouse })
+    @Test(.enabled(if: ClickHouse.isAvailable), arguments: MatrixRow.selected.filter { $0.target.server == .clickhouse && $0.command != .journal })
     func clickHouseRow(_ row: MatrixRow) async throws {
         try await MatrixSlots.shared.run { try await Self.check(row) }
     }
@@ -30,6 +37,16 @@ import Testing
             let log = scratch.file("app.log")
             let deadURL = "http://127.0.0.1:\(unusedLocalPort())"
             let arguments = row.arguments(url: receiver.url, dead: deadURL, log: log, scratch: scratch.path)
+            if row.command == .run {
+                let line = row.pipelineLine(url: receiver.url, dead: deadURL, log: log, scratch: scratch.path)
+                try line.write(toFile: scratch.path + "/pipelines.conf", atomically: true, encoding: .utf8)
+            }
+            if row.command == .journal {
+                // The first entries are there at the start (journalctl cannot follow an empty journal).
+                var journal = try JournalFiles(directory: scratch.path + "/journal")
+                let lines = row.variant.input.lines
+                try journal.append(lines[..<(lines.count / 2)].map { JournalFiles.Entry(bytes: $0) })
+            }
             let child = try StreamupProcess(arguments)
             let records = row.command == .heartbeat ? [] : row.variant.input.records
             let json = row.target.server == .sink && row.variant.formatsRecords
@@ -59,7 +76,8 @@ import Testing
             }
             if json {
                 var fields = row.variant.fields
-                if row.command == .tail { fields["path"] = log }
+                if row.command == .tail || row.command == .run { fields["path"] = log }
+                if row.command == .journal { fields.merge(["unit": "app.service", "priority": "6", "identifier": "app"]) { $1 } }
                 stored.lines = checkFields(stored.lines, records, fields: fields, context: context)
             }
             let expectedOrder = stored.ordered ? expected : expected.sorted { $0.lexicographicallyPrecedes($1) }
@@ -114,7 +132,7 @@ import Testing
             }
             child.closeStdin()
             return await stop(child, when: receiver, holds: nil)
-        case .tail:
+        case .tail, .run:
             // The file appears once the pattern is watched ("waiting for" on stderr), so it is
             // read from its beginning; then its lines come in two writes.
             try #require(await eventually { child.stderr.contains("waiting for \(log)") }, "stderr: \(child.stderr)")
@@ -127,19 +145,29 @@ import Testing
             return await stop(child, when: receiver, holds: records, before: scrape)
         case .heartbeat:
             return await stop(child, when: receiver, holds: 3, before: scrape)
+        case .journal:
+            // The first half of the entries was there at the start (``check(_:)``); the rest
+            // comes while streamup follows.
+            let half = lines.count / 2
+            var journal = try JournalFiles(directory: (log as NSString).deletingLastPathComponent + "/journal", written: half)
+            try journal.append(lines[half...].map { JournalFiles.Entry(bytes: $0) })
+            return await stop(child, when: receiver, holds: records, before: scrape)
         }
     }
 
     /// `--metrics 0`, scraped once the receiver holds the row's records: `/health` is 200, the
-    /// lines read are the lines written (heartbeat: a beat each), bytes were delivered, every
-    /// request answered 2xx.
+    /// lines read are the records made (heartbeat: a beat each), the records dropped are the
+    /// lines a filter left out, bytes were delivered, every request answered 2xx.
     static func checkMetrics(_ child: StreamupProcess, row: MatrixRow) async {
         guard let url = await MetricsCommandTests.metricsURL(of: child), let port = url.port.map(UInt16.init) else {
             Issue.record("no metrics URL on stderr: \(child.stderr)")
             return
         }
-        let lines = Double(row.variant.input.lines.count)
+        let lines = Double(row.variant.input.records.count)
+        let filters = row.variant.options.contains("--drop") || row.variant.options.contains("--keep")
+        let dropped = filters ? Double(row.variant.input.lines.count - row.variant.input.records.count) : nil
         let counted = await MetricsCommandTests.scraped {
+            if let dropped, MetricsCommandTests.sample("streamup_records_dropped_total", port: port) != dropped { return false }
             guard let read = MetricsCommandTests.sample("streamup_lines_read_total", port: port),
                 let delivered = MetricsCommandTests.sample("streamup_bytes_delivered_total", port: port),
                 let total = MetricsCommandTests.sample("streamup_bytes_read_total", port: port)
@@ -148,7 +176,7 @@ import Testing
             return row.command == .heartbeat ? read >= 3 && delivered > 0 : read == lines && delivered == total && delivered > 0
         }
         let scrape = LoopbackGet.fetch(port: port, "/metrics").map { String(decoding: $0.body, as: UTF8.self) } ?? ""
-        #expect(counted, "lines read (\(lines) written) or bytes delivered do not add up: \(scrape)")
+        #expect(counted, "lines read (\(lines) records made), records dropped or bytes delivered do not add up: \(scrape)")
         #expect(MetricsCommandTests.health(port: port) == 200, "\(scrape)")
         let requests = scrape.split(separator: "\n").filter { $0.hasPrefix("streamup_requests_total{") }
         #expect(!requests.isEmpty && requests.allSatisfy { $0.contains("status=\"2xx\"") }, "\(requests)")

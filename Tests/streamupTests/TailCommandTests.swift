@@ -105,6 +105,40 @@ extension TailCommandTests {
         }
     }
 
+    /// A line `--drop` leaves out still moves the saved position once the lines before it are
+    /// acknowledged: a restart without the filter does not send it.
+    @Test func droppedLinesMoveTheSavedPosition() async throws {
+        let scratch = try TemporaryDirectory()
+        let log = scratch.file("app.log")
+        let state = scratch.file("app.state")
+        try "keep 1\nDEBUG 2\n".write(toFile: log, atomically: false, encoding: .utf8)
+        try await withSink { sink, stored in
+            func streams() -> [String] {
+                let names = ((try? FileManager.default.contentsOfDirectory(atPath: stored.path)) ?? []).filter { $0.hasPrefix("stream-") }
+                return names.compactMap { try? String(contentsOfFile: stored.appendingPathComponent($0).path, encoding: .utf8) }.sorted()
+            }
+            func offset() -> Int64? { (try? SourceState.load(from: state))??.sources.last?.offset }
+            let arguments = ["tail", "--from-start", "--state", state, "--segment-seconds", "100ms", log, sink.url.absoluteString]
+            let first = try StreamupProcess(arguments + ["--drop", "^DEBUG "])
+            // Given a kept line acknowledged and the dropped line after it,
+            #expect(await eventually { streams() == ["keep 1\n"] })
+            #expect(await eventually { offset() == 15 }, "state: \(String(describing: offset()))")
+            // and a dropped line, then a kept one,
+            try append("DEBUG 3\n", to: log)
+            try append("keep 4\n", to: log)
+            #expect(await eventually { offset() == 30 }, "state: \(String(describing: offset()))")
+            first.signal(SIGKILL)
+            _ = await first.waitForExit()
+            // when streamup restarts without the filter, only what came since is sent.
+            try append("DEBUG 5\n", to: log)
+            let second = try StreamupProcess(arguments)
+            #expect(await eventually { streams().joined().contains("DEBUG 5") })
+            second.signal(SIGTERM)
+            #expect(await second.waitForExit() == 0, "stderr: \(second.stderr)")
+            #expect(streams() == ["DEBUG 5\n", "keep 1\nkeep 4\n"])
+        }
+    }
+
     /// With segments, the saved position follows each acknowledgement: after a SIGKILL (no
     /// clean end), a restart sends exactly what came after the last acknowledged segment.
     @Test func segmentedStateSurvivesSigkill() async throws {

@@ -227,6 +227,11 @@ package final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
         return .wrote(count)
     }
 
+    func skip(_ mark: SourceMark) {
+        guard tracksSources else { return }
+        withState { state in state.index.skip(at: state.written, mark: mark) }
+    }
+
     var writableCount: Int {
         withState { $0.failure == nil && !$0.inputEnded ? storage.capacity - ($0.written - $0.acknowledged) : 0 }
     }

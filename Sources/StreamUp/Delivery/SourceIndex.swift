@@ -55,11 +55,29 @@ struct SourceIndex {
         entries.append(Entry(streamStart: offset, streamEnd: offset + count, source: mark.source, start: mark.start, end: end, verbatim: mark.end == nil))
     }
 
+    /// Records that `mark`'s source bytes, read when the stream had `offset` bytes, stand for
+    /// none of it (a record left out): the source's position passes them with the entry before
+    /// (when it is of the same source and ends there), or else with the next acknowledgement that
+    /// reaches `offset`.
+    mutating func skip(at offset: Int, mark: SourceMark) {
+        let end = mark.end ?? mark.start
+        latest[mark.source] = end
+        guard keepsEntries else { return }
+        if head < entries.count, let last = entries.last, last.streamEnd == offset, last.source == mark.source, !last.verbatim, last.end == mark.start {
+            entries[entries.count - 1].end = end
+            return
+        }
+        entries.append(Entry(streamStart: offset, streamEnd: offset, source: mark.source, start: end, end: end, verbatim: false))
+    }
+
     /// The positions the stream up to `offset` stands for, per source with bytes before it; the
     /// entries wholly before `offset` are dropped.
     mutating func acknowledge(upTo offset: Int) -> [SourceID: Int64] {
         var positions: [SourceID: Int64] = [:]
-        while head < entries.count, entries[head].streamStart < offset {
+        // An entry of no bytes (records left out) is passed once the stream before it is.
+        while head < entries.count,
+            entries[head].streamStart < offset || entries[head].streamEnd == entries[head].streamStart && entries[head].streamStart <= offset
+        {
             let entry = entries[head]
             positions[entry.source] = entry.position(at: offset)
             guard entry.streamEnd <= offset else {

@@ -21,6 +21,12 @@ package struct BlockingStreamWriter: Sendable {
         }
     }
 
+    /// Notes that the source bytes `mark` describes were read and left out (a filtered record):
+    /// the source's position passes them once what was written before is acknowledged.
+    package func skip(_ mark: SourceMark) {
+        buffer.skip(mark)
+    }
+
     /// Writes all of `bytes` (records made from `mark`'s source bytes, or nil), blocking while
     /// the buffer is full.
     package func write(_ bytes: [UInt8], mark: SourceMark?) throws {

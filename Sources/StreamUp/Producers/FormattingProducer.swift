@@ -12,6 +12,8 @@ import Foundation
 /// record held while no input comes goes out when its timeout passes (the loop waits for input
 /// at most until then).
 ///
+/// With a ``RecordFilter``, each message goes through it first: a dropped one writes nothing.
+///
 /// Thread safety: immutable; `produce` runs the inner producer in a task and the formatting
 /// loop on a thread of its own.
 package struct FormattingProducer<Inner: Producer>: Producer {
@@ -25,6 +27,8 @@ package struct FormattingProducer<Inner: Producer>: Producer {
     let parse: ContainerLogFormat?
     /// The formatter of a stream's records, with `--parse` (nil: ``formatter``).
     let streamFormatter: (@Sendable (String) -> RecordFormatter?)?
+    /// What leaves out or changes messages (nil: none).
+    let filter: RecordFilter?
 
     /// - Parameters:
     ///   - inner: the producer whose lines become records.
@@ -40,15 +44,17 @@ package struct FormattingProducer<Inner: Producer>: Producer {
     ///   - multiline: how lines join into records.
     ///   - parse: how container log lines are taken apart.
     ///   - streamFormatter: the formatter of a stream's records (`stdout`, `stderr`).
+    ///   - filter: what leaves out or changes messages.
     package init(
         _ inner: Inner, formatter: RecordFormatter, multiline: MultilineRule?, parse: ContainerLogFormat? = nil,
-        streamFormatter: (@Sendable (String) -> RecordFormatter?)? = nil
+        streamFormatter: (@Sendable (String) -> RecordFormatter?)? = nil, filter: RecordFilter? = nil
     ) {
         self.inner = inner
         self.formatter = formatter
         self.multiline = multiline
         self.parse = parse
         self.streamFormatter = streamFormatter
+        self.filter = filter
     }
 
     package func produce(into writer: StreamWriter) async throws {
@@ -60,9 +66,11 @@ package struct FormattingProducer<Inner: Producer>: Producer {
         let multiline = multiline
         let parse = parse
         let streamFormatter = streamFormatter
+        let filter = filter
         try await withTaskCancellationHandler {
             try await writer.runBlocking { blocking in
-                var lines = LineRecords(formatter: formatter, multiline: multiline, parse: parse, streamFormatter: streamFormatter)
+                var lines = LineRecords(
+                    formatter: formatter, multiline: multiline, parse: parse, streamFormatter: streamFormatter, filter: filter)
                 var chunk = [UInt8](repeating: 0, count: 64 * 1024)
                 var position: Int64 = 0
                 let clock = ContinuousClock()

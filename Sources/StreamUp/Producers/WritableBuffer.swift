@@ -11,6 +11,9 @@ protocol WritableBuffer: AnyObject, Sendable {
     func withWritableSpace(
         maxLength: Int, mark: SourceMark?, _ fill: (UnsafeMutableRawBufferPointer) throws -> Int
     ) throws -> FillOutcome
+    /// Notes that `mark`'s source bytes were read and stand for nothing in the stream (a record
+    /// left out): the source's position passes them with the bytes written before. Never blocks.
+    func skip(_ mark: SourceMark)
     /// Bytes that can be written now without waiting (0 once writing has failed).
     var writableCount: Int { get }
     /// The failure that ended writing, if any.

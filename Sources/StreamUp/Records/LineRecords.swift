@@ -20,6 +20,12 @@ import Foundation
 /// one, and the message is what becomes the record (or what the joiner sees), formatted by the
 /// formatter of its stream (`streamFormatter`, which adds the stream and the path's fields)
 /// with the runtime's time.
+///
+/// With a ``RecordFilter`` (`--drop`, `--keep`, `--redact`), each whole message (a line, a
+/// joined record, a container message) goes through it before it is cut and formatted: a
+/// dropped one becomes a record of no bytes that still carries its source range (so a saved
+/// position passes it), a redacted one is made from the redacted text. The pieces of a line
+/// too long to be held whole are filtered one by one.
 /// Pure: bytes in, records out, no I/O; times come from the caller.
 ///
 /// Thread safety: a value type, confined to its producer's thread.
@@ -53,15 +59,18 @@ package struct LineRecords {
     private var streamFormatters: [String: RecordFormatter] = [:]
     /// The runtime's time of the record being formatted (nil: the time it was read).
     private var recordMilliseconds: Int64?
+    /// What leaves out or changes messages; nil: all go as they are.
+    private let filter: RecordFilter?
 
     /// - Parameters:
     ///   - maxLine: where lines are cut when there is no formatter.
     ///   - multiline: how lines join into records (nil: a record per line).
     ///   - parse: how container log lines are taken apart (nil: they are the messages).
     ///   - streamFormatter: the formatter of a stream's records (`--parse`; nil: `formatter`).
+    ///   - filter: what leaves out or changes messages (nil or empty: none).
     package init(
         formatter: RecordFormatter?, maxLine: Int = 1 << 20, multiline: MultilineRule? = nil, parse: ContainerLogFormat? = nil,
-        streamFormatter: ((String) -> RecordFormatter?)? = nil
+        streamFormatter: ((String) -> RecordFormatter?)? = nil, filter: RecordFilter? = nil
     ) {
         precondition(maxLine > 0, "lines need room")
         self.formatter = formatter
@@ -69,6 +78,7 @@ package struct LineRecords {
         maxMessage = formatter?.maxRecordBytes ?? maxLine
         self.parse = parse
         self.streamFormatter = streamFormatter
+        self.filter = filter?.isEmpty == false ? filter : nil
         joiner = multiline.map { MultilineJoiner($0, maxBytes: formatter?.maxRecordBytes ?? maxLine) }
     }
 
@@ -232,13 +242,47 @@ package struct LineRecords {
             let piece = Array(carry[..<length])
             carry.removeFirst(length)
             cutLines += 1
-            records.append(record(piece, length: length, time: time))
+            switch piece.withUnsafeBytes({ filter?.apply($0) ?? .unchanged }) {
+            case .unchanged: records.append(record(piece, length: length, time: time))
+            case .dropped: records.append(skipped(length: length))
+            case .replaced(let text): records.append(record(text, length: length, time: time))
+            }
         }
+    }
+
+    /// The records of a whole message, filtered: none (a record of no bytes for its source
+    /// range), or the records of the message or of its redacted text (each piece marked with the
+    /// message's whole source range, as its pieces no longer map byte for byte).
+    private mutating func emit(_ line: UnsafeRawBufferPointer, terminated: Bool, into records: inout [Record], time: Date) {
+        guard let filter else { return cut(line, terminated: terminated, into: &records, time: time) }
+        let length = line.count + (terminated ? 1 : 0)
+        switch filter.apply(line) {
+        case .unchanged:
+            cut(line, terminated: terminated, into: &records, time: time)
+        case .dropped:
+            records.append(skipped(length: length))
+        case .replaced(let text):
+            let start = carryStart
+            var pieces: [Record] = []
+            text.withUnsafeBytes { cut($0, terminated: terminated, into: &pieces, time: time) }
+            for var piece in pieces {
+                piece.start = start
+                piece.end = start + Int64(length)
+                records.append(piece)
+            }
+            carryStart = start + Int64(length)
+        }
+    }
+
+    /// The record of no bytes that stands for `length` source bytes left out.
+    private mutating func skipped(length: Int) -> Record {
+        defer { carryStart += Int64(length) }
+        return Record(bytes: [], start: carryStart, end: carryStart + Int64(length))
     }
 
     /// The records of a whole line: one, or its pieces; the last one's source range takes in
     /// the `\n` when `terminated`.
-    private mutating func emit(_ line: UnsafeRawBufferPointer, terminated: Bool, into records: inout [Record], time: Date) {
+    private mutating func cut(_ line: UnsafeRawBufferPointer, terminated: Bool, into records: inout [Record], time: Date) {
         var rest = line
         while true {
             let length = pieceLength(rest, complete: true)

@@ -157,7 +157,7 @@ public struct RecordFormatter: Sendable {
     }
 
     /// Appends the record for `line`, read `milliseconds` after 1970-01-01T00:00:00Z.
-    mutating func append(_ line: UnsafeRawBufferPointer, milliseconds: Int64, to output: inout [UInt8]) {
+    package mutating func append(_ line: UnsafeRawBufferPointer, milliseconds: Int64, to output: inout [UInt8]) {
         switch format {
         case .raw:
             output.append(contentsOf: line)

@@ -12,7 +12,9 @@ import StreamUp
 /// per file); a record is marked with the range of all its lines, so a file's saved position
 /// never passes a line of a record not yet sent and acknowledged. ``expire(at:)`` sends the
 /// records whose timeout passed. With a ``ContainerLogFormat``, each file's container lines are
-/// taken apart, their records made by the formatter of their stream.
+/// taken apart, their records made by the formatter of their stream. With a ``RecordFilter``,
+/// a message it leaves out still moves its file's position (``BlockingStreamWriter/skip(_:)``),
+/// so it is not read again after a restart.
 ///
 /// Thread safety: confined to the tailer's thread.
 final class FormattingLineSink: LineSink {
@@ -22,6 +24,7 @@ final class FormattingLineSink: LineSink {
     private let multiline: MultilineRule?
     private let parse: ContainerLogFormat?
     private let makeStreamFormatter: ((SourceID, String) -> RecordFormatter?)?
+    private let filter: RecordFilter?
     private var lines: [SourceID: LineRecords] = [:]
     private var lastSource: SourceID?
     /// The origin of the monotonic times `LineRecords` gets.
@@ -29,8 +32,10 @@ final class FormattingLineSink: LineSink {
 
     init(
         _ inner: BlockingStreamWriter, maxLine: Int, multiline: MultilineRule? = nil, parse: ContainerLogFormat? = nil,
-        makeStreamFormatter: ((SourceID, String) -> RecordFormatter?)? = nil, makeFormatter: @escaping (SourceID) -> RecordFormatter?
+        makeStreamFormatter: ((SourceID, String) -> RecordFormatter?)? = nil, filter: RecordFilter? = nil,
+        makeFormatter: @escaping (SourceID) -> RecordFormatter?
     ) {
+        self.filter = filter
         self.inner = inner
         self.maxLine = maxLine
         self.multiline = multiline
@@ -42,7 +47,8 @@ final class FormattingLineSink: LineSink {
     /// The records of a new source's lines.
     private func newLines(_ source: SourceID) -> LineRecords {
         let streamFormatter = makeStreamFormatter.map { make in { (stream: String) in make(source, stream) } }
-        return LineRecords(formatter: makeFormatter(source), maxLine: maxLine, multiline: multiline, parse: parse, streamFormatter: streamFormatter)
+        return LineRecords(
+            formatter: makeFormatter(source), maxLine: maxLine, multiline: multiline, parse: parse, streamFormatter: streamFormatter, filter: filter)
     }
 
     var deadline: ContinuousClock.Instant? {
@@ -63,7 +69,12 @@ final class FormattingLineSink: LineSink {
 
     private func write(_ records: [LineRecords.Record], of source: SourceID) throws {
         for record in records {
-            try inner.write(record.bytes, mark: SourceMark(source: source, start: record.start, end: record.end))
+            let mark = SourceMark(source: source, start: record.start, end: record.end)
+            if record.bytes.isEmpty {
+                inner.skip(mark)
+            } else {
+                try inner.write(record.bytes, mark: mark)
+            }
         }
     }
 
