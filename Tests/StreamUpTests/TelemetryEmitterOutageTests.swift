@@ -94,6 +94,8 @@ extension InProcessUploads {
             emitter.cancel()
             _ = try? await emitter.finish()
             #expect(Self.notices(recorder).last?.contains("was full for longer than 2.0 seconds") == true, "\(Self.notices(recorder))")
+            // The app's cancel is not the emitter giving up.
+            #expect(!recorder.all.contains { $0.kind == .gaveUp })
         }
 
         /// A drop after `finish` says the emitter had finished, not that the buffer was full.

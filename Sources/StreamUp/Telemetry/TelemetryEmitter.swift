@@ -94,7 +94,7 @@ public final class TelemetryEmitter: Sendable {
         public var dropped: Int
         /// Bytes written into the buffer (heartbeats included).
         public var bytesProduced: Int
-        /// Bytes handed to the connection (with segments: acknowledged by the server).
+        /// Bytes the server acknowledged.
         public var bytesSent: Int
         /// Bytes waiting in the buffer.
         public var bytesBuffered: Int { bytesProduced - bytesSent }
@@ -471,9 +471,8 @@ public final class TelemetryEmitter: Sendable {
 
     // MARK: Flush, finish, cancel
 
-    /// Returns once every byte written before the call has been handed to the connection
-    /// (with segments: acknowledged by the server). A retry waiting out its backoff is tried
-    /// at once.
+    /// Returns once every byte written before the call has been acknowledged by the server.
+    /// A retry waiting out its backoff is tried at once.
     /// - Parameter timeout: throw ``StreamUpError`` (`.timedOut`) if that has not happened
     ///   within this long (nil: wait as long as it takes).
     /// - Throws: ``StreamUpError`` when the upload ended (or failed) before that, or at the
@@ -531,6 +530,9 @@ public final class TelemetryEmitter: Sendable {
     /// acknowledged for the next run.
     public func cancel() {
         stopHeartbeat()
+        // The app ended it: not a stop of the emitter's own (no `gaveUp` event); later writes
+        // are refused as after `finish`.
+        state.withLock { $0.finishing = true }
         uploader.cancel()
     }
 
