@@ -17,10 +17,12 @@ import Darwin
 ///          ^ freed by acknowledgements            ^ readable up to here               ^ acknowledged + capacity
 ///     invariant: acknowledged <= boundary <= written <= acknowledged + capacity
 ///
-/// - Writing: a producer (through its ``StreamWriter``) fills free space in place and never
-///   blocks; with a full buffer it waits for the space notification, which every
-///   acknowledgement triggers (acknowledgements come once per request, so there is no storm). Record boundaries are found as bytes are written (``RecordMode``); a record that
-///   grows past `maxRecord` is split there, and counted.
+/// - Writing: any number of writers (tasks and threads, through one ``StreamWriter``) take
+///   turns in one line (`WriterLine`): the writer whose turn it is fills free space in place;
+///   with a full buffer it waits, keeping its turn, until an acknowledgement (or a live read)
+///   frees the bytes it needs (acknowledgements come once per request, so there is no storm).
+///   Record boundaries are found as bytes are written (``RecordMode``); a record that grows
+///   past `maxRecord` is split there, and counted.
 /// - Cutting: the delivery task cuts each segment from the acknowledged offset, whole records
 ///   only, as far as its ``SegmentPlan`` allows (``cutSegment(from:limits:)``), suspending (never
 ///   blocking a thread) until there is a record, the input ends, the buffer fails, or the plan's
@@ -32,14 +34,14 @@ import Darwin
 ///   acknowledges them at once: nothing can be sent again. A waiting writer is woken once
 ///   `spaceWatermark` bytes are free, so one wake-up refills a good part of the buffer.
 ///
-/// Bytes are copied in and out outside the lock: the writer only touches free space and
-/// readers only touch unacknowledged bytes below the boundary, which the cursors (changed under
-/// the lock) keep apart.
+/// Bytes are copied in and out outside the lock: the writer whose turn it is only touches free
+/// space and readers only touch unacknowledged bytes below the boundary, which the cursors
+/// (changed under the lock) keep apart.
 ///
 /// Thread safety: every mutable field is in `state`, guarded by `lock` (an `NSCondition`, on
-/// which only a live reader sleeps); one writing thread, one delivery task that cuts and reads
-/// (or one live reading thread), acknowledgements and waits from any task. Continuations and
-/// the space observer are resumed after the lock is released.
+/// which a live reader and writer threads waiting in line sleep); writers in turn, one delivery
+/// task that cuts and reads (or one live reading thread), acknowledgements and waits from any
+/// task. Continuations are resumed after the lock is released.
 package final class ReplayBuffer: @unchecked Sendable {
     /// Everything that changes, guarded by `lock`.
     struct State {
