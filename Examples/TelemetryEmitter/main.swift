@@ -1,6 +1,7 @@
-// An app emitting telemetry events with backpressure: `emit` waits when the server is slower
-// than the app, `tryEmit` drops (and counts) instead of waiting. Records go out as
-// acknowledged segments (about one request a second), retried if the server fails.
+// An app emitting telemetry events with bounded backpressure: when the server is slower than the
+// app, `emit` waits for room at most 100 ms, then drops the record (counted and reported);
+// `tryEmit` never waits. Records go out as acknowledged segments (about one request a second),
+// retried for as long as the app runs if the server fails.
 //
 //   swift run example-telemetry-emitter [URL]      # without URL: a local sink
 import Foundation
@@ -18,7 +19,8 @@ let sink = CommandLine.arguments.count > 1 ? nil : try SinkServer(configuration:
 sink?.start()
 let url = try UploadConfiguration.url(from: CommandLine.arguments.dropFirst().first ?? sink!.urlString)
 
-let emitter = try TelemetryEmitter(url: url, headers: [.init(name: "X-Service", value: "checkout")])
+let emitter = try TelemetryEmitter(
+    url: url, headers: [.init(name: "X-Service", value: "checkout")], whenFull: .wait(atMost: .milliseconds(100)))
 
 // Ten workers emit concurrently; every record goes out as one whole NDJSON line.
 try await withThrowingTaskGroup(of: Void.self) { group in

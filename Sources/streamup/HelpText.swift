@@ -4,9 +4,8 @@
 enum HelpText {
     /// How sizes and durations are written, for every command that takes them.
     static let units = """
-        Sizes: bytes, or with k/KiB, m/MiB, g/GiB (1024-based) or kb, mb, gb (1000-based):
-        65536, 64k, 8MiB, 1gb. Durations: ms, s, m, h (250ms, 0.5s, 10s, 5m, 24h); a bare
-        number is seconds.
+        Sizes: bytes or k/KiB, m/MiB, g/GiB (1024-based), kb, mb, gb (1000-based): 64k, 8MiB, 1gb.
+        Durations: ms, s, m, h (250ms, 0.5s, 10s, 5m, 24h); a bare number is seconds.
         """
 
     /// The exit statuses of the commands that upload (streamup, tail, heartbeat), after

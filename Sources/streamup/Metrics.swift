@@ -101,7 +101,7 @@ final class Metrics: Sendable {
                 state.failure = reason
             case .recovered:
                 state.failingSince = nil
-            case .redirectRefused, .deadLettered, .recordsRejected, .notice, .source:
+            case .redirectRefused, .deadLettered, .recordsRejected, .notice, .source, .gaveUp:
                 break
             }
         }

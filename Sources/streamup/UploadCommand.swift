@@ -379,10 +379,9 @@ struct UploadOptions: Sendable, Equatable {
                streamup sink [options]
                streamup help [TOPIC] | --help | --version
 
-        Streams standard input to URL, live, as acknowledged HTTP requests that each end on a line
-        boundary, as receivers (ClickHouse, Loki, Elasticsearch, Splunk, Vector, …) and reverse
-        proxies need. A failed request is sent again: nothing is lost; a full buffer pauses the
-        reading of stdin. Without URL, stdin goes to a local sink, which prints what it stored.
+        Streams standard input to URL, live, as acknowledged HTTP requests of whole lines. A failed
+        request is sent again: nothing is lost; a full buffer pauses the reading of stdin. Without
+        URL, stdin goes to a local sink, which prints what it stored.
 
             tail -F app.log | streamup --to loki --label job=app http://loki:3100
 

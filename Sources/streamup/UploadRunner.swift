@@ -254,7 +254,7 @@ enum UploadRunner {
             Terminal.error("\(reason): kept the segment (\(counted(bytes, "byte"))) in \(file) and went on")
         case .recordsRejected(_, let reason, let file):
             Terminal.error(reason + (file.map { "; kept in \($0)" } ?? "; not kept (--dead-letter DIR keeps refused records)"))
-        case .notice(let text):
+        case .notice(let text), .gaveUp(let text):
             Terminal.error(text)
         case .source(let event):
             guard verbose || event.isNotice else { return }

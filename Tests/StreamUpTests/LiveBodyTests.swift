@@ -126,10 +126,10 @@ import Testing
         let (buffer, writer, _, stream) = live(capacity: 64)
         try await writer.write([UInt8](repeating: 1, count: 64))
         let waiting = Task { try await writer.write([2]) }
-        try #require(await eventually { buffer.withState { $0.writerWantsSpace } })
+        try #require(await eventually { buffer.withState { !$0.writers.entries.isEmpty } })
         // 8 bytes free: less than a quarter, the writer is not woken.
         #expect(await readOnce(stream, maxLength: 8).0 == 8)
-        #expect(buffer.withState { $0.writerWantsSpace } && buffer.writtenOffset == 64)
+        #expect(buffer.withState { !$0.writers.entries.isEmpty } && buffer.writtenOffset == 64)
         // 16 free: it is, and writes.
         #expect(await readOnce(stream, maxLength: 8).0 == 8)
         try await waiting.value

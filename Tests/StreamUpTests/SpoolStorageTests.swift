@@ -32,7 +32,7 @@ import Testing
                     return space.count
                 }
             }
-            guard case .wrote(let count) = outcome else { throw StreamUpError(.io, "buffer full") }
+            guard let count = outcome else { throw StreamUpError(.io, "buffer full") }
             offset += count
         }
     }

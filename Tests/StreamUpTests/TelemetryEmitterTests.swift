@@ -46,8 +46,9 @@ extension InProcessUploads {
         /// in the emitter's default delivery (acknowledged segments).
         @Test func concurrentEmitsAllArriveAsWholeLines() async throws {
             try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
-                // A small buffer forces emitters to wait mid-line, where interleaving would show.
-                let emitter = try TelemetryEmitter(url: sink.url.appendingPathComponent("telemetry"), bufferSize: 1024)
+                // A small buffer forces emitters to wait in line, where interleaving would show.
+                let emitter = try TelemetryEmitter(
+                    url: sink.url.appendingPathComponent("telemetry"), bufferSize: 1024, whenFull: .wait(atMost: .seconds(60)))
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for task in 0..<20 {
                         group.addTask {
@@ -71,41 +72,6 @@ extension InProcessUploads {
                 #expect(emitter.metrics.accepted == 1000 && emitter.metrics.dropped == 0)
                 #expect(sink.requests.last?.headers.first(named: "Content-Type") == "application/x-ndjson")
             }
-        }
-
-        /// While the server reads nothing, `emit` waits once the buffer is full (memory stays at
-        /// the buffer's size), `tryEmit` drops and counts; when the server reads again, every
-        /// waiting record arrives.
-        @Test func emitWaitsAndTryEmitDropsWhileTheServerIsStalled() async throws {
-            let server = try StubHTTPServer(.stallUntilResumed)
-            defer { server.stop() }
-            let emitter = try TelemetryEmitter(url: URL(string: server.url)!, bufferSize: 4096, delivery: .singleRequest)
-            let record = Reading(task: 0, index: 0, note: String(repeating: "y", count: 1000))
-            let total = 20_000  // ~20 MB: far more than the buffer and the socket buffers hold
-            let emitting = Task {
-                for index in 0..<total {
-                    try await emitter.emit(Reading(task: 0, index: index, note: record.note))
-                }
-            }
-            // Given a stalled server, the buffer fills up and stays full.
-            #expect(await eventually(within: .seconds(30)) { server.isStalling && emitter.metrics.bytesBuffered >= 4096 - 512 })
-            #expect(server.isStalling)
-            let stalled = emitter.metrics
-            #expect(stalled.bytesBuffered <= 4096)
-            // Then the async form is waiting, not done, and the non-suspending form drops.
-            #expect(stalled.accepted < total)
-            #expect(emitter.tryEmit(record) == false)
-            #expect(emitter.metrics.dropped == 1)
-
-            // When the server reads again, everything emitted arrives.
-            server.resume()
-            try await emitting.value
-            let response = try await emitter.finish()
-            #expect(response?.isSuccess == true)
-            let body = try #require(server.receivedBodies.last)
-            let lines = body.split(separator: UInt8(ascii: "\n"))
-            #expect(lines.count == total)
-            #expect(try JSONDecoder().decode(Reading.self, from: Data(lines.last!)).index == total - 1)
         }
 
         /// A producer made from an `AsyncSequence` streams its elements in order.

@@ -180,7 +180,7 @@ import Testing
     /// texts say nothing of stdin (only the usage error "a closed stdin" names it).
     @Test func helpTextsDocumentUnitsExitStatusesAndTheirOwnInput() throws {
         for help in [UploadOptions.help, TailOptions.help, HeartbeatOptions.help, SinkOptions.help] {
-            #expect(help.contains("kb, mb, gb (1000-based)") && help.contains("a bare\nnumber is seconds"))
+            #expect(help.contains("kb, mb, gb (1000-based)") && help.contains("a bare number is seconds"))
             #expect(help.lowercased().contains("exit status:"))
             #expect(help.contains("74 "), "74 is documented")
         }

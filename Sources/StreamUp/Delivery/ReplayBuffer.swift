@@ -17,10 +17,12 @@ import Darwin
 ///          ^ freed by acknowledgements            ^ readable up to here               ^ acknowledged + capacity
 ///     invariant: acknowledged <= boundary <= written <= acknowledged + capacity
 ///
-/// - Writing: a producer (through its ``StreamWriter``) fills free space in place and never
-///   blocks; with a full buffer it waits for the space notification, which every
-///   acknowledgement triggers (acknowledgements come once per request, so there is no storm). Record boundaries are found as bytes are written (``RecordMode``); a record that
-///   grows past `maxRecord` is split there, and counted.
+/// - Writing: any number of writers (tasks and threads, through one ``StreamWriter``) take
+///   turns in one line (`WriterLine`): the writer whose turn it is fills free space in place;
+///   with a full buffer it waits, keeping its turn, until an acknowledgement (or a live read)
+///   frees the bytes it needs (acknowledgements come once per request, so there is no storm).
+///   Record boundaries are found as bytes are written (``RecordMode``); a record that grows
+///   past `maxRecord` is split there, and counted.
 /// - Cutting: the delivery task cuts each segment from the acknowledged offset, whole records
 ///   only, as far as its ``SegmentPlan`` allows (``cutSegment(from:limits:)``), suspending (never
 ///   blocking a thread) until there is a record, the input ends, the buffer fails, or the plan's
@@ -32,15 +34,15 @@ import Darwin
 ///   acknowledges them at once: nothing can be sent again. A waiting writer is woken once
 ///   `spaceWatermark` bytes are free, so one wake-up refills a good part of the buffer.
 ///
-/// Bytes are copied in and out outside the lock: the writer only touches free space and
-/// readers only touch unacknowledged bytes below the boundary, which the cursors (changed under
-/// the lock) keep apart.
+/// Bytes are copied in and out outside the lock: the writer whose turn it is only touches free
+/// space and readers only touch unacknowledged bytes below the boundary, which the cursors
+/// (changed under the lock) keep apart.
 ///
 /// Thread safety: every mutable field is in `state`, guarded by `lock` (an `NSCondition`, on
-/// which only a live reader sleeps); one writing thread, one delivery task that cuts and reads
-/// (or one live reading thread), acknowledgements and waits from any task. Continuations and
-/// the space observer are resumed after the lock is released.
-package final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
+/// which a live reader and writer threads waiting in line sleep); writers in turn, one delivery
+/// task that cuts and reads (or one live reading thread), acknowledgements and waits from any
+/// task. Continuations are resumed after the lock is released.
+package final class ReplayBuffer: @unchecked Sendable {
     /// Everything that changes, guarded by `lock`.
     struct State {
         var acknowledged: Int
@@ -51,10 +53,16 @@ package final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
         var splitRecords = 0
         var inputEnded = false
         var failure: StreamUpError?
-        var writerWantsSpace = false
         /// A live reader sleeps on `lock` until a write, the end or a failure.
         var readerWaiting = false
-        var spaceObserver: SpaceSignal?
+        /// The writers: whose turn it is, who waits for it or for space.
+        var writers = WriterLine<WriterWaiter>()
+        /// What became of each parked writer thread that was woken (it sleeps on `lock`).
+        var threadOutcomes: [Int: WriterLine<WriterWaiter>.Outcome] = [:]
+        /// Writer threads whose producer was cancelled: their waits end at once.
+        var cancelledThreads: Set<Int> = []
+        /// Writer threads sleeping on `lock`.
+        var parkedThreads = 0
         var readableWaiters: [ReadableWaiter] = []
         var nextWaiterID = 0
         var acknowledgedWaiters: [(offset: Int, continuation: CheckedContinuation<Void, Never>)] = []
@@ -66,6 +74,12 @@ package final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
         var lines = 0
         /// When the held bytes were written, for the age of the oldest (`--metrics`).
         var writeTimes = WriteTimes()
+    }
+
+    /// How a writer waiting in line is woken: a task's continuation, or a thread parked on `lock`.
+    enum WriterWaiter {
+        case task(CheckedContinuation<Void, Error>)
+        case thread(id: Int)
     }
 
     /// A task suspended in ``waitUntilReadable(from:until:)``.
@@ -140,10 +154,10 @@ package final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
 
     var capacity: Int { storage.capacity }
 
-    func withState<T>(_ body: (inout State) -> T) -> T {
+    func withState<T, Failure: Error>(_ body: (inout State) throws(Failure) -> T) throws(Failure) -> T {
         lock.lock()
         defer { lock.unlock() }
-        return body(&state)
+        return try body(&state)
     }
 
     /// Offset of the first byte not yet acknowledged.
@@ -177,11 +191,15 @@ package final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
 
     // MARK: Writing (the producer's side)
 
-    func withWritableSpace(
-        maxLength: Int, mark: SourceMark?, _ fill: (UnsafeMutableRawBufferPointer) throws -> Int
-    ) throws -> FillOutcome {
-        let (offset, free, boundary) = withState { state -> (Int, Int, Int) in
-            guard state.failure == nil, !state.inputEnded else { return (0, -1, 0) }
+    /// Offers free space (one contiguous piece of at most `maxLength` bytes) to `fill`, which
+    /// returns how many bytes it put there; those bytes came from `mark` (nil: no source to
+    /// remember). Returns what `fill` returned, or nil without calling it when there is no space.
+    /// Only the writer whose turn it is calls it; it never waits, apart from what `fill` does.
+    /// - Throws: the buffer's failure (or its end) instead of calling `fill`; what `fill` threw.
+    func withWritableSpace(maxLength: Int, mark: SourceMark?, _ fill: (UnsafeMutableRawBufferPointer) throws -> Int) throws -> Int? {
+        let (offset, free, boundary) = try withState { state throws(StreamUpError) -> (Int, Int, Int) in
+            if let failure = state.failure { throw failure }
+            guard !state.inputEnded else { throw Self.ended }
             let free = storage.capacity - (state.written - state.acknowledged)
             if free == 0 {
                 if state.pausedSince == nil {
@@ -194,23 +212,22 @@ package final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
             }
             return (state.written, free, state.boundary)
         }
-        if free < 0 { return .failed }
-        if free == 0 { return .full }
+        if free == 0 { return nil }
         let space = storage.writableSpace(at: offset, maxLength: min(maxLength, free))
         let count = try fill(space)
         precondition(count >= 0 && count <= space.count, "filled \(count) of \(space.count) bytes")
-        guard count > 0 else { return .wrote(0) }
+        guard count > 0 else { return 0 }
         let found =
             records == .lines
             ? Self.boundaries(in: UnsafeRawBufferPointer(rebasing: space[..<count]), at: offset, after: boundary, maxRecord: maxRecord)
             : (boundary: offset + count, splits: [])
         let lines = records == .lines ? Self.newlineCount(in: UnsafeRawBufferPointer(rebasing: space[..<count])) : 0
         let now = ContinuousClock.now
-        do {
+        do throws(StreamUpError) {
             try storage.commit(space, count: count, at: offset, mark: mark)
         } catch {
             failWriting(error)
-            return .failed
+            throw error
         }
         let waiters = withState { state -> [CheckedContinuation<Void, Never>] in
             state.written += count
@@ -220,11 +237,11 @@ package final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
             state.lines += lines
             state.writeTimes.wrote(at: offset, time: now)
             if tracksSources, let mark { state.index.append(at: offset, count: count, mark: mark) }
-            if state.readerWaiting { lock.signal() }
+            if state.readerWaiting { lock.broadcast() }
             return takeReadableWaiters(&state)
         }
         for waiter in waiters { waiter.resume() }
-        return .wrote(count)
+        return count
     }
 
     func skip(_ mark: SourceMark) {
@@ -233,7 +250,7 @@ package final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
     }
 
     var writableCount: Int {
-        withState { $0.failure == nil && !$0.inputEnded ? storage.capacity - ($0.written - $0.acknowledged) : 0 }
+        withState { isClosed($0) ? 0 : free($0) }
     }
 
     var failure: StreamUpError? { withState { $0.failure } }
@@ -244,18 +261,6 @@ package final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
 
     /// Whether the input ended and every byte of it was acknowledged.
     var isDelivered: Bool { withState { $0.inputEnded && $0.acknowledged == $0.written } }
-
-    func setSpaceObserver(_ observer: SpaceSignal) {
-        withState { $0.spaceObserver = observer }
-    }
-
-    func requestSpaceNotification() -> Bool {
-        withState { state in
-            if state.written - state.acknowledged < storage.capacity || state.failure != nil || state.inputEnded { return false }
-            state.writerWantsSpace = true
-            return true
-        }
-    }
 
     /// The input has ended: the last partial record becomes a record, readers get the end.
     func finishWriting() {
@@ -274,19 +279,202 @@ package final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
 
     /// Runs `body` under the lock, then wakes whoever the change concerns (outside the lock).
     private func change(_ body: (inout State) -> Void) {
-        let (readable, acknowledged, observer) = withState { state in
+        let (readable, acknowledged, writers) = withState { state in
             body(&state)
-            if state.readerWaiting { lock.signal() }
-            var observer: SpaceSignal?
-            let free = storage.capacity - (state.written - state.acknowledged)
-            if state.writerWantsSpace && (free >= spaceWatermark || state.failure != nil || state.inputEnded) {
-                state.writerWantsSpace = false
-                observer = state.spaceObserver
-            }
-            return (takeReadableWaiters(&state), takeAcknowledgedWaiters(&state), observer)
+            if state.readerWaiting { lock.broadcast() }
+            return (takeReadableWaiters(&state), takeAcknowledgedWaiters(&state), settleWriters(&state))
         }
-        observer?.signal()
+        resume(writers)
         for waiter in readable + acknowledged { waiter.resume() }
+    }
+
+    // MARK: Writers' turns
+
+    /// The error a write meets once the input has ended.
+    static let ended = StreamUpError(.bodyStreamClosed, "the body has ended: nothing more is written")
+
+    /// A new writer's name in the line.
+    func newWriterID() -> Int {
+        withState { $0.writers.newID() }
+    }
+
+    /// Takes the turn for writer `id` once `needs` bytes are free, waiting in line behind the
+    /// writers that came first; one that must wait for room waits for `refill` bytes (default
+    /// `needs`), so that one wake-up refills a good part of the buffer. `quick`: it gives the
+    /// turn back without waiting for anything.
+    /// - Throws: the buffer's failure (or its end); `CancellationError` when the task is
+    ///   cancelled while in line (it then holds no turn).
+    func takeTurn(_ id: Int, needs: Int, refill: Int? = nil, quick: Bool) async throws {
+        if try arrive(id, needs: needs, quick: quick) { return }
+        let needs = max(needs, refill ?? needs)
+        try await waitInLine(id) { state, waiter in state.writers.enqueue(.init(id: id, needs: needs, patience: .waits, waiter: waiter)) }
+    }
+
+    /// The holder `id` waits, keeping its turn, until `needs` bytes are free.
+    /// - Throws: the buffer's failure (or its end); `CancellationError` when cancelled.
+    func waitForSpace(_ id: Int, needs: Int) async throws {
+        try await waitInLine(id) { state, waiter in state.writers.waitForSpace(.init(id: id, needs: needs, patience: .waits, waiter: waiter)) }
+    }
+
+    /// Suspends the calling task in line (`enter` puts it there) until the line wakes it.
+    private func waitInLine(_ id: Int, _ enter: @escaping (inout State, WriterWaiter) -> Void) async throws {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+                let woken = withState { state -> [(waiter: WriterWaiter, outcome: WriterLine<WriterWaiter>.Outcome)]? in
+                    // Checked under the lock: a cancel handler that already ran found nothing to
+                    // take out of the line, so this writer must not enter it.
+                    if Task.isCancelled { return nil }
+                    enter(&state, .task(continuation))
+                    return settleWriters(&state)
+                }
+                guard let woken else { return continuation.resume(throwing: CancellationError()) }
+                resume(woken)
+            }
+        } onCancel: {
+            let waiter = withState { $0.writers.remove(id) }
+            if case .task(let continuation) = waiter { continuation.resume(throwing: CancellationError()) }
+        }
+    }
+
+    /// Takes the turn for the thread writer `id` once `needs` bytes are free, sleeping in line.
+    /// - Throws: the buffer's failure (or its end); `CancellationError` once the thread's
+    ///   producer was cancelled (``cancelThreadWriter(_:)``).
+    func takeTurnBlocking(_ id: Int, needs: Int, refill: Int? = nil, quick: Bool) throws {
+        if try arrive(id, needs: needs, quick: quick) { return }
+        try parkInLine(id, needs: max(needs, refill ?? needs), patience: .waits, holding: false)
+    }
+
+    /// The thread writer `id`, holding the turn, sleeps until `needs` bytes are free.
+    func waitForSpaceBlocking(_ id: Int, needs: Int) throws {
+        try parkInLine(id, needs: needs, patience: .waits, holding: true)
+    }
+
+    /// Takes the turn for a writer of `needs` bytes that must not wait for space: at once, or
+    /// after the writers ahead that only copy (the calling thread sleeps that long, as on a
+    /// lock). Returns `.granted`, `.full`, `.busy` or `.closed`; never `.queued`.
+    func tryTakeTurn(_ id: Int, needs: Int) -> WriterLine<WriterWaiter>.Outcome {
+        let outcome = withState { state in
+            state.writers.arrive(id, needs: needs, patience: .brief, quick: true, free: free(state), closed: isClosed(state))
+        }
+        guard outcome == .queued else { return outcome }
+        let entry = WriterLine<WriterWaiter>.Entry(id: id, needs: needs, patience: .brief, waiter: .thread(id: id))
+        return sleepInLine(id) { $0.writers.enqueue(entry) }.outcome ?? .closed
+    }
+
+    /// Puts the thread writer `id` in line and sleeps until the line wakes it.
+    private func parkInLine(_ id: Int, needs: Int, patience: WriterLine<WriterWaiter>.Patience, holding: Bool) throws {
+        let entry = WriterLine<WriterWaiter>.Entry(id: id, needs: needs, patience: patience, waiter: .thread(id: id))
+        let (outcome, failure) = sleepInLine(id) { state in
+            if holding { state.writers.waitForSpace(entry) } else { state.writers.enqueue(entry) }
+        }
+        switch outcome {
+        case .granted: return
+        case nil: throw CancellationError()
+        case .closed, .queued, .full, .busy: throw failure ?? Self.ended
+        }
+    }
+
+    /// Puts the thread writer `id` in line (`enter`), resumes the tasks that settles (outside the
+    /// lock), and sleeps until the line wakes it. Returns its outcome (nil: its producer was
+    /// cancelled, and it is out of the line) and the buffer's failure then.
+    private func sleepInLine(_ id: Int, enter: (inout State) -> Void) -> (outcome: WriterLine<WriterWaiter>.Outcome?, failure: StreamUpError?) {
+        lock.lock()
+        defer { lock.unlock() }
+        if state.cancelledThreads.contains(id) { return (nil, state.failure) }
+        enter(&state)
+        let tasks = settleWriters(&state)
+        if !tasks.isEmpty {
+            // Continuations are resumed outside the lock; this thread's outcome is kept meanwhile.
+            lock.unlock()
+            resume(tasks)
+            lock.lock()
+        }
+        return (sleepUntilWoken(id), state.failure)
+    }
+
+    /// Sleeps on `lock` (held) until the thread writer `id` is woken; nil when its producer was
+    /// cancelled first (it is then out of the line).
+    private func sleepUntilWoken(_ id: Int) -> WriterLine<WriterWaiter>.Outcome? {
+        state.parkedThreads += 1
+        defer { state.parkedThreads -= 1 }
+        while state.threadOutcomes[id] == nil && !state.cancelledThreads.contains(id) {
+            lock.wait()
+        }
+        if let outcome = state.threadOutcomes.removeValue(forKey: id) { return outcome }
+        _ = state.writers.remove(id)
+        return nil
+    }
+
+    /// Ends the waits of the thread writer `id`, now and later, with `CancellationError`.
+    func cancelThreadWriter(_ id: Int) {
+        withState { state in
+            state.cancelledThreads.insert(id)
+            if state.parkedThreads > 0 { lock.broadcast() }
+        }
+    }
+
+    /// Writer `id` gives the turn back; the next in line gets it when it can go on.
+    func leaveTurn(_ id: Int) {
+        let woken = withState { state in
+            state.writers.leave(id)
+            return settleWriters(&state)
+        }
+        resume(woken)
+    }
+
+    /// Writer `id` asks for the turn: whether it got it now (false: it must wait in line).
+    private func arrive(_ id: Int, needs: Int, quick: Bool) throws -> Bool {
+        let (outcome, failure) = withState { state in
+            let outcome = state.writers.arrive(id, needs: needs, patience: .waits, quick: quick, free: free(state), closed: isClosed(state))
+            // A writer that must wait for room pauses the producers (`--metrics`, progress).
+            if outcome == .queued && free(state) == 0 && state.pausedSince == nil {
+                state.pausedSince = .now
+                state.pauses += 1
+            }
+            return (outcome, state.failure)
+        }
+        switch outcome {
+        case .granted: return true
+        case .queued: return false
+        case .closed, .full, .busy: throw failure ?? Self.ended
+        }
+    }
+
+    /// Takes the writers that can go on out of the line (under the lock): the threads among
+    /// them get their outcome and a broadcast; the tasks are returned, to resume after unlocking.
+    private func settleWriters(_ state: inout State) -> [(waiter: WriterWaiter, outcome: WriterLine<WriterWaiter>.Outcome)] {
+        let woken = state.writers.settle(free: free(state), closed: isClosed(state))
+        var tasks: [(waiter: WriterWaiter, outcome: WriterLine<WriterWaiter>.Outcome)] = []
+        for (waiter, outcome) in woken {
+            switch waiter {
+            case .thread(let id): state.threadOutcomes[id] = outcome
+            case .task: tasks.append((waiter, outcome))
+            }
+        }
+        if tasks.count < woken.count { lock.broadcast() }
+        return tasks
+    }
+
+    /// Resumes the tasks the line woke (outside the lock): granted ones go on, the rest throw
+    /// the buffer's failure (or its end).
+    private func resume(_ woken: [(waiter: WriterWaiter, outcome: WriterLine<WriterWaiter>.Outcome)]) {
+        guard !woken.isEmpty else { return }
+        let failure = self.failure
+        for case (.task(let continuation), let outcome) in woken {
+            if outcome == .granted {
+                continuation.resume()
+            } else {
+                continuation.resume(throwing: failure ?? Self.ended)
+            }
+        }
+    }
+
+    private func free(_ state: State) -> Int {
+        storage.capacity - (state.written - state.acknowledged)
+    }
+
+    private func isClosed(_ state: State) -> Bool {
+        state.failure != nil || state.inputEnded
     }
 
     // MARK: Reading live (one request's side)

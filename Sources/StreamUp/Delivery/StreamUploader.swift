@@ -353,6 +353,17 @@ public final class StreamUploader: Sendable {
     ///   state-file failure, on a resumable-protocol violation, when the producer failed, or
     ///   on cancel.
     public func run(_ producer: some Producer) async throws -> UploadResponse {
+        try await run(producer as (any Producer)?)
+    }
+
+    /// Delivers what is written through ``bufferWriter`` by any number of writers until
+    /// ``finish()`` ends the stream (or ``cancel()``); returns the server's last answer, as
+    /// ``run(_:)`` does. Call it once.
+    package func runWithoutProducer() async throws -> UploadResponse {
+        try await run(nil)
+    }
+
+    private func run(_ producer: (any Producer)?) async throws -> UploadResponse {
         let positioned = producer as? any PositionedProducer
         let first = state.withLock { state -> Bool in
             defer { state.started = true }
@@ -365,7 +376,7 @@ public final class StreamUploader: Sendable {
         if let positioned, let report = sourceReporter() { positioned.reportSources(to: report) }
         let session = SegmentSession(configuration)
         let checkpoints = startCheckpoints()
-        let producerTask = writer.start(producer)
+        let producerTask = producer.map { writer.start($0) }
         let delivery = Task { options.delivery == .singleRequest ? try await deliverLive(session) : try await deliver(session) }
         let cancelledMeanwhile = state.withLock { state in
             state.producer = producerTask
@@ -378,7 +389,7 @@ public final class StreamUploader: Sendable {
             checkpoints?.cancel()
             // Whatever ended the run, nothing more is read: wake the producer.
             writer.fail(StreamUpError(.bodyStreamClosed, "the upload has ended"))
-            producerTask.cancel()
+            producerTask?.cancel()
             session.invalidate()
             saveSourcesAtEnd()
         }

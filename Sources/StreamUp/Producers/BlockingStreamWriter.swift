@@ -1,23 +1,23 @@
 import Foundation
 
-/// The blocking form of ``StreamWriter`` for a producer running on its own thread.
+/// The blocking form of ``StreamWriter`` for a producer running on its own thread: it writes in
+/// line with the writer's other writers (tasks or threads), each write whole.
 ///
-/// Thread safety: confined to the producer's thread.
+/// Thread safety: confined to the producer's thread; its waits sleep on the buffer's lock.
 package struct BlockingStreamWriter: Sendable {
-    let buffer: any WritableBuffer
-    let space: SpaceSignal
+    let buffer: ReplayBuffer
+    /// This thread's name in the buffer's line of writers.
+    let id: Int
 
-    /// Lets `fill` write into free space in place, blocking first while the buffer is full.
-    /// The bytes it writes are `mark`'s source bytes (nil: none). Returns what `fill` returned;
-    /// throws once the upload failed or the producer was cancelled.
+    /// Lets `fill` write into free space in place, in this thread's turn, blocking first while
+    /// the buffer is full. The bytes it writes are `mark`'s source bytes (nil: none). Returns what
+    /// `fill` returned; throws once the upload failed or the producer was cancelled.
     package func fill(maxLength: Int, mark: SourceMark? = nil, _ fill: (UnsafeMutableRawBufferPointer) throws -> Int) throws -> Int {
+        try buffer.takeTurnBlocking(id, needs: 1, refill: buffer.spaceWatermark, quick: false)
+        defer { buffer.leaveTurn(id) }
         while true {
-            switch try buffer.withWritableSpace(maxLength: maxLength, mark: mark, fill) {
-            case .wrote(let count): return count
-            case .full: try space.waitBlocking(for: buffer)
-            case .failed:
-                throw buffer.failure ?? StreamUpError(.bodyStreamClosed, "the upload stopped reading the body")
-            }
+            if let count = try buffer.withWritableSpace(maxLength: maxLength, mark: mark, fill) { return count }
+            try buffer.waitForSpaceBlocking(id, needs: buffer.spaceWatermark)
         }
     }
 
@@ -27,16 +27,30 @@ package struct BlockingStreamWriter: Sendable {
         buffer.skip(mark)
     }
 
-    /// Writes all of `bytes` (records made from `mark`'s source bytes, or nil), blocking while
-    /// the buffer is full.
+    /// Writes all of `bytes` (records made from `mark`'s source bytes, or nil) in this thread's
+    /// turn, blocking while the buffer is full.
     package func write(_ bytes: [UInt8], mark: SourceMark?) throws {
-        var offset = 0
-        while offset < bytes.count {
-            offset += try bytes.withUnsafeBytes { source in
-                try fill(maxLength: source.count - offset, mark: mark.map { StreamWriter.mark($0, forBytes: offset, of: source.count) }) { space in
-                    space.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[offset..<offset + space.count]))
-                    return space.count
-                }
+        try bytes.withUnsafeBytes { try write($0, mark: mark) }
+    }
+
+    /// Writes all of `bytes` (`mark`'s source bytes, or nil) in this thread's turn, blocking
+    /// while the buffer is full.
+    package func write(_ bytes: UnsafeRawBufferPointer, mark: SourceMark?) throws {
+        guard !bytes.isEmpty else { return }
+        try buffer.takeTurnBlocking(id, needs: 1, refill: buffer.spaceWatermark, quick: true)
+        defer { buffer.leaveTurn(id) }
+        var written = 0
+        while written < bytes.count {
+            let start = written
+            let piece = mark.map { StreamWriter.mark($0, forBytes: start, of: bytes.count) }
+            let count = try buffer.withWritableSpace(maxLength: bytes.count - start, mark: piece) { space in
+                space.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[start..<start + space.count]))
+                return space.count
+            }
+            if let count {
+                written += count
+            } else {
+                try buffer.waitForSpaceBlocking(id, needs: buffer.spaceWatermark)
             }
         }
     }

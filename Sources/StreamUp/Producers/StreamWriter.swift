@@ -1,54 +1,60 @@
 import Foundation
 
-/// A producer's handle on the buffer between it and the upload.
+/// A handle on the buffer between the producers and the upload, shared by as many tasks and
+/// threads as write through it.
 ///
 /// Writes go into the fixed buffer only when it has space; when it is full, the async `write`
 /// suspends until the reader (one request) or an acknowledgement (segments) frees some, so a
-/// slow server slows the producer instead of growing memory. Once the upload has failed or been
-/// cancelled, every write throws ``StreamUpError``.
+/// slow server slows the producers instead of growing memory. Once the upload has failed or
+/// been cancelled, every write throws ``StreamUpError``.
 ///
-/// It waits on the buffer's own space notification, which fires on the same condition as a
-/// bound output stream's `.hasSpaceAvailable` event but only when a writer is actually waiting:
-/// no event is dispatched per write on the hot path.
+/// Writers take turns, in the order they came: each write goes into the stream whole, never
+/// interleaved with another's bytes, and the writes of one task arrive in the order it made
+/// them. A write waiting for space keeps its turn; the writers behind it wait in line.
 ///
-/// Thread safety: one writer at a time (a single task or thread); the counters may be read from
-/// anywhere. Wake-ups come from the reading thread, outside the buffer's lock.
+/// Thread safety: every method may be called from any task or thread; the line of writers and
+/// the buffer's state are guarded by the buffer's lock, and waiting tasks are resumed after it
+/// is released.
 public final class StreamWriter: Sendable {
-    let buffer: any WritableBuffer
-    private let space = SpaceSignal()
+    let buffer: ReplayBuffer
 
     /// A writer into `buffer`.
-    init(buffer: some WritableBuffer) {
+    init(buffer: ReplayBuffer) {
         self.buffer = buffer
-        buffer.setSpaceObserver(space)
     }
 
-    /// Writes every byte of `bytes`, suspending while the buffer is full.
+    /// Writes every byte of `bytes`, in one piece of the stream: waits for its turn, then
+    /// suspends while the buffer is full. A cancel while waiting for the turn writes nothing; a
+    /// cancel after the first bytes went in leaves those in the stream.
     public func write(_ bytes: UnsafeRawBufferPointer) async throws {
         try await write(bytes, mark: nil)
     }
 
-    /// Writes every byte of `bytes`, suspending while the buffer is full.
+    /// Writes every byte of `bytes` (see the pointer form).
     public func write(_ bytes: [UInt8]) async throws {
         try await write(bytes, mark: nil)
     }
 
+    /// Writes all of `bytes` at once: waits in line until they all fit, then writes them
+    /// without waiting again. A cancel while it waits writes nothing, so a record is in the
+    /// stream whole or not at all.
+    /// - Throws: ``StreamUpError`` (`.invalidConfiguration`) when `bytes` are more than the
+    ///   buffer holds; the upload's failure; `CancellationError` when cancelled while waiting.
+    public func writeWhole(_ bytes: [UInt8]) async throws {
+        guard !bytes.isEmpty else { return }
+        guard bytes.count <= buffer.capacity else {
+            throw StreamUpError(.invalidConfiguration, "a write of \(bytes.count) bytes cannot be whole in a buffer of \(buffer.capacity) bytes")
+        }
+        let id = buffer.newWriterID()
+        try await buffer.takeTurn(id, needs: bytes.count, quick: true)
+        defer { buffer.leaveTurn(id) }
+        try bytes.withUnsafeBytes { try copy($0, mark: nil) }
+    }
+
     /// Writes `bytes`, which stand for `mark`'s source bytes (see the pointer form).
     func write(_ bytes: [UInt8], mark: SourceMark?) async throws {
-        var offset = 0
-        while offset < bytes.count {
-            let piece = mark.map { Self.mark($0, forBytes: offset, of: bytes.count) }
-            let outcome = try bytes.withUnsafeBytes { source in
-                try buffer.withWritableSpace(maxLength: source.count - offset, mark: piece) { space in
-                    space.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[offset..<offset + space.count]))
-                    return space.count
-                }
-            }
-            switch outcome {
-            case .wrote(let count): offset += count
-            case .full: try await space.wait(for: buffer)
-            case .failed: throw failure
-            }
+        try await write(count: bytes.count, mark: mark) { offset, space in
+            bytes.withUnsafeBytes { space.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<offset + space.count])) }
         }
     }
 
@@ -56,17 +62,31 @@ public final class StreamWriter: Sendable {
     /// records made from source bytes `start..<end`); the mark lets an acknowledgement be
     /// turned back into a source position.
     func write(_ bytes: UnsafeRawBufferPointer, mark: SourceMark?) async throws {
+        try await write(count: bytes.count, mark: mark) { offset, space in
+            space.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + space.count]))
+        }
+    }
+
+    /// Writes `count` bytes, `copy` putting those from `offset` into the space given, holding the
+    /// turn from the first byte to the last.
+    private func write(count: Int, mark: SourceMark?, _ copy: (_ offset: Int, UnsafeMutableRawBufferPointer) -> Void) async throws {
+        guard count > 0 else { return }
+        let id = buffer.newWriterID()
+        // The first piece waits for the turn and a good part of the write's room at once. Until
+        // it waits for space, the holder only copies (no suspension point before it does).
+        try await buffer.takeTurn(id, needs: 1, refill: buffer.spaceWatermark, quick: true)
+        defer { buffer.leaveTurn(id) }
         var offset = 0
-        while offset < bytes.count {
-            let piece = mark.map { Self.mark($0, forBytes: offset, of: bytes.count) }
-            let outcome = try buffer.withWritableSpace(maxLength: bytes.count - offset, mark: piece) { space in
-                space.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + space.count]))
+        while offset < count {
+            let piece = mark.map { Self.mark($0, forBytes: offset, of: count) }
+            let wrote = try buffer.withWritableSpace(maxLength: count - offset, mark: piece) { space in
+                copy(offset, space)
                 return space.count
             }
-            switch outcome {
-            case .wrote(let count): offset += count
-            case .full: try await space.wait(for: buffer)
-            case .failed: throw failure
+            if let wrote {
+                offset += wrote
+            } else {
+                try await buffer.waitForSpace(id, needs: buffer.spaceWatermark)
             }
         }
     }
@@ -79,46 +99,79 @@ public final class StreamWriter: Sendable {
         return .verbatim(mark.source, from: mark.start + Int64(offset))
     }
 
-    /// Writes all of `bytes` if they fit in the free space now, else nothing; never waits.
+    /// Writes all of `bytes` if they fit in the free space now, else nothing; never waits for
+    /// space (only, as on a lock, for writers ahead that are copying bytes they have room for).
     /// Returns whether they were written. Keeps records whole when dropping under pressure.
     public func writeIfSpace(_ bytes: UnsafeRawBufferPointer) throws -> Bool {
-        guard !bytes.isEmpty else { return true }
-        guard buffer.writableCount >= bytes.count else {
-            if buffer.failure != nil { throw failure }
-            return false
+        try tryWrite(bytes) == .written
+    }
+
+    /// What became of a write that must not wait (``tryWrite(_:)``).
+    package enum TryWrite: Equatable {
+        case written
+        /// The bytes did not fit, or the writers ahead wait for space.
+        case full
+        /// The bytes fit, but a writer ahead holds its turn for a while (it waits for input).
+        case busy
+    }
+
+    /// Writes all of `bytes` if they fit now (see ``writeIfSpace(_:)``), saying why not.
+    /// - Throws: the upload's failure (or the end of its input).
+    package func tryWrite(_ bytes: UnsafeRawBufferPointer) throws -> TryWrite {
+        guard !bytes.isEmpty else { return .written }
+        let id = buffer.newWriterID()
+        switch buffer.tryTakeTurn(id, needs: bytes.count) {
+        case .granted: break
+        case .full: return .full
+        case .busy: return .busy
+        case .closed, .queued: throw failure
         }
-        // Only this writer adds bytes and free space only grows meanwhile; the space offered is
-        // contiguous, so it may take two pieces at the buffer's wrap.
+        defer { buffer.leaveTurn(id) }
+        try copy(bytes, mark: nil)
+        return .written
+    }
+
+    /// Copies all of `bytes` into the buffer, which has room for them (the caller holds the turn
+    /// and found them free: only the turn's holder adds bytes, and free space only grows). The
+    /// space offered is contiguous, so it may take two pieces at the buffer's wrap.
+    private func copy(_ bytes: UnsafeRawBufferPointer, mark: SourceMark?) throws {
         var offset = 0
         while offset < bytes.count {
-            let outcome = try buffer.withWritableSpace(maxLength: bytes.count - offset, mark: nil) { space in
+            let count = try buffer.withWritableSpace(maxLength: bytes.count - offset, mark: mark) { space in
                 space.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + space.count]))
                 return space.count
             }
-            guard case .wrote(let count) = outcome, count > 0 else { throw failure }
+            guard let count, count > 0 else { throw failure }
             offset += count
         }
-        return true
     }
 
     /// Lets `fill` write into free buffer space in place (for example `read(2)` straight into
-    /// the buffer); suspends first while the buffer is full. Returns what `fill` returned.
+    /// the buffer), in its turn; suspends first while the buffer is full. Returns what `fill`
+    /// returned. The turn is held while `fill` runs: other writers wait for it.
     public func fill(maxLength: Int, _ fill: (UnsafeMutableRawBufferPointer) throws -> Int) async throws -> Int {
+        let id = buffer.newWriterID()
+        try await buffer.takeTurn(id, needs: 1, refill: buffer.spaceWatermark, quick: false)
+        defer { buffer.leaveTurn(id) }
         while true {
-            switch try buffer.withWritableSpace(maxLength: maxLength, mark: nil, fill) {
-            case .wrote(let count): return count
-            case .full: try await space.wait(for: buffer)
-            case .failed: throw failure
-            }
+            if let count = try buffer.withWritableSpace(maxLength: maxLength, mark: nil, fill) { return count }
+            try await buffer.waitForSpace(id, needs: buffer.spaceWatermark)
         }
     }
 
-    /// Suspends until the buffer has free space (returns at once if it has some now).
+    /// Suspends until the buffer has free space (returns at once if it has some now), in line
+    /// behind the writers that came first.
     public func waitForSpace() async throws {
-        while buffer.writableCount == 0 {
-            if buffer.failure != nil { throw failure }
-            try await space.wait(for: buffer)
-        }
+        let id = buffer.newWriterID()
+        try await buffer.takeTurn(id, needs: 1, quick: true)
+        buffer.leaveTurn(id)
+    }
+
+    /// Suspends until every write that came before this call is done (or the upload ended).
+    package func waitForEarlierWrites() async throws {
+        let id = buffer.newWriterID()
+        try await buffer.takeTurn(id, needs: 0, quick: true)
+        buffer.leaveTurn(id)
     }
 
     /// Bytes that fit in the buffer now.
@@ -126,6 +179,9 @@ public final class StreamWriter: Sendable {
 
     /// Bytes written so far.
     public var bytesWritten: Int { buffer.bytesWritten }
+
+    /// The most bytes the buffer holds.
+    public var capacity: Int { buffer.capacity }
 
     /// Runs `producer` into this writer in a task of its own: when it returns, the body ends;
     /// when it throws, the body fails with a ``StreamUpError`` saying why (unless the body was
@@ -151,22 +207,23 @@ public final class StreamWriter: Sendable {
 
     /// Ends the body: the reader gets what is buffered, then the end.
     func finish() {
-        buffer.finishWriting()  // a write waiting for space is woken by the buffer and sees the end
+        buffer.finishWriting()  // writers waiting in line are woken by the buffer and see the end
     }
 
-    /// Ends the body with `error` and wakes a waiting write.
+    /// Ends the body with `error` and wakes the writers waiting in line.
     func fail(_ error: StreamUpError) {
-        buffer.failWriting(error)  // a write waiting for space is woken by the buffer and throws
+        buffer.failWriting(error)  // writers waiting in line are woken by the buffer and throw
     }
 
     private var failure: StreamUpError {
-        buffer.failure ?? StreamUpError(.bodyStreamClosed, "the upload stopped reading the body")
+        buffer.failure ?? ReplayBuffer.ended
     }
 
     /// Runs `body` on a thread of its own, for producers that block in system calls (such as a
-    /// `read(2)` from a pipe). `body` writes with the blocking methods of the handle it gets.
+    /// `read(2)` from a pipe). `body` writes with the blocking methods of the handle it gets,
+    /// in line with this writer's other writers; cancelling the calling task ends its waits.
     package func runBlocking(_ body: @escaping @Sendable (BlockingStreamWriter) throws -> Void) async throws {
-        let blocking = BlockingStreamWriter(buffer: buffer, space: space)
+        let blocking = BlockingStreamWriter(buffer: buffer, id: buffer.newWriterID())
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
                 let thread = Thread {
@@ -181,7 +238,7 @@ public final class StreamWriter: Sendable {
                 thread.start()
             }
         } onCancel: {
-            space.cancel()
+            buffer.cancelThreadWriter(blocking.id)
         }
     }
 }

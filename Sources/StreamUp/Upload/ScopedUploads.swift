@@ -33,7 +33,7 @@ extension TelemetryEmitter {
     /// ```
     @discardableResult
     public static func withEmitter(
-        _ configuration: UploadConfiguration, delivery: Delivery = .segments(), whenFull: WhenFull = .wait,
+        _ configuration: UploadConfiguration, delivery: Delivery = .segments(), whenFull: WhenFull = .dropNewest,
         onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in },
         _ body: (TelemetryEmitter) async throws -> Void
     ) async throws -> UploadResponse? {

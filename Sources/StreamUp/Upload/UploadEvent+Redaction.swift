@@ -26,6 +26,8 @@ extension UploadEvent {
             return .retrying(reason: SecretRedaction.redactingURLs(in: reason), attempt: attempt, delay: delay, first: first)
         case .notice(let text):
             return .notice(SecretRedaction.redactingURLs(in: text))
+        case .gaveUp(let text):
+            return .gaveUp(SecretRedaction.redactingURLs(in: text))
         case .recovered, .deadLettered, .recordsRejected, .source:
             return self
         }

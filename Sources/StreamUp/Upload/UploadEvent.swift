@@ -34,6 +34,9 @@ public struct UploadEvent: Sendable, CustomStringConvertible {
         public static let notice = Kind(name: "notice")
         /// What a producer that follows files says about them (`FileTailer`).
         public static let source = Kind(name: "source")
+        /// A ``TelemetryEmitter`` stopped for good (its retry limit reached, or an answer no
+        /// retry changes): what it held is not delivered, and later records are dropped.
+        public static let gaveUp = Kind(name: "gaveUp")
     }
 
     /// What happened, with its details: what the package's tools switch over.
@@ -62,6 +65,8 @@ public struct UploadEvent: Sendable, CustomStringConvertible {
         case notice(String)
         /// What a producer that follows files says about them (`FileTailer`).
         case source(SourceEvent)
+        /// A telemetry emitter stopped for good; the text says why and what was lost.
+        case gaveUp(String)
     }
 
     /// What happened, with its details.
@@ -83,6 +88,7 @@ public struct UploadEvent: Sendable, CustomStringConvertible {
         case .recordsRejected: .recordsRejected
         case .notice: .notice
         case .source: .source
+        case .gaveUp: .gaveUp
         }
     }
 
@@ -101,7 +107,7 @@ public struct UploadEvent: Sendable, CustomStringConvertible {
         switch detail {
         case .requestStarted, .responseReceived, .redirectRefused: false
         case .retrying(_, _, _, let first): first
-        case .recovered, .deadLettered, .recordsRejected, .notice: true
+        case .recovered, .deadLettered, .recordsRejected, .notice, .gaveUp: true
         case .source(let event): event.isNotice
         }
     }
@@ -124,7 +130,7 @@ public struct UploadEvent: Sendable, CustomStringConvertible {
             "\(reason): kept the segment (\(counted(bytes, "byte"))) in \(file) and went on"
         case .recordsRejected(_, let reason, let file):
             reason + (file.map { "; kept in \($0)" } ?? "")
-        case .notice(let text):
+        case .notice(let text), .gaveUp(let text):
             text
         case .source(let event):
             event.description
@@ -161,6 +167,10 @@ public struct UploadEvent: Sendable, CustomStringConvertible {
 
     package static func notice(_ text: String) -> UploadEvent {
         UploadEvent(.notice(text))
+    }
+
+    package static func gaveUp(_ text: String) -> UploadEvent {
+        UploadEvent(.gaveUp(text))
     }
 
     package static func source(_ event: SourceEvent) -> UploadEvent {

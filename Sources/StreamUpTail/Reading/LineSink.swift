@@ -20,16 +20,4 @@ extension LineSink {
     func expire(at now: ContinuousClock.Instant) throws {}
 }
 
-extension BlockingStreamWriter: LineSink {
-    func write(_ bytes: UnsafeRawBufferPointer, mark: SourceMark?) throws {
-        var written = 0
-        while written < bytes.count {
-            let start = written
-            let piece = mark.map { StreamWriter.mark($0, forBytes: start, of: bytes.count) }
-            written += try fill(maxLength: bytes.count - start, mark: piece) { space in
-                space.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[start..<start + space.count]))
-                return space.count
-            }
-        }
-    }
-}
+extension BlockingStreamWriter: LineSink {}

@@ -12,7 +12,7 @@ import Testing
                 bytes.withUnsafeBytes { space.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[..<space.count])) }
                 return space.count
             }
-            guard case .wrote(let count) = outcome else {
+            guard let count = outcome else {
                 Issue.record("not written: \(outcome)")
                 return
             }
