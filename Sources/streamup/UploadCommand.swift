@@ -100,7 +100,8 @@ struct UploadOptions: Sendable, Equatable {
             },
             .value(
                 "--response-timeout", valueName: "DURATION",
-                help: "limit on connecting and on waiting for the answer after the body (default 60s); a quiet input never times out"
+                help:
+                    "limit on connecting, on waiting for the answer after the body, and on the whole answer once it starts (default 60s); a quiet input never times out"
             ) { options, value throws(UsageError) in
                 options.responseTimeout = try parseDuration(value, option: "--response-timeout")
             },
@@ -206,7 +207,7 @@ struct UploadOptions: Sendable, Equatable {
             ) { options, value throws(UsageError) in
                 options.delivery(\.maxRecordBytes, try parseByteSize(value, option: "--max-record"), "--max-record")
             },
-            .value("--retries", valueName: "N|forever", help: "retry a failed segment N times in a row without progress (default 10)") {
+            .value("--retries", valueName: "N|forever", help: "retry a failed segment N times in a row without progress (default forever; waits grow to 30s)") {
                 options, value throws(UsageError) in
                 if value == "forever" {
                     options.delivery(\.retries, .some(nil), "--retries")
@@ -215,7 +216,10 @@ struct UploadOptions: Sendable, Equatable {
                     options.delivery(\.retries, .some(count), "--retries")
                 }
             },
-            .value("--retry-max-time", valueName: "DURATION", help: "give up after failing this long without progress") { options, value throws(UsageError) in
+            .value(
+                "--retry-max-time", valueName: "DURATION",
+                help: "give up after failing this long without progress (no wait, Retry-After's either, goes past it)"
+            ) { options, value throws(UsageError) in
                 options.delivery(\.retryMaxTime, try parseDuration(value, option: "--retry-max-time"), "--retry-max-time")
             },
             .value(
@@ -380,14 +384,16 @@ struct UploadOptions: Sendable, Equatable {
         and ends at the last line boundary within --segment-bytes (8MiB, at most half the
         buffer or spool: 4MiB with the default 8MiB buffer), or at the first one
         --segment-seconds (1s) after its first byte; a request opens only when there is a line
-        to send. A 2xx acknowledges it. A failed one (connection error, 408, 429, 5xx;
-        Retry-After honoured; backoff with jitter) is sent again from the last acknowledged
-        byte, smaller each time it fails again (so a link that breaks every N bytes still
-        delivers); 413, or 429 twice in a row a second or more apart, makes every later segment
-        smaller, never below one record: a record alone refused 413 is final. Other 4xx, and refusals a preset knows
-        for permanent (ClickHouse's exception codes for a wrong table, column or row), are
-        final: the stream stops, or with --dead-letter DIR the segment is kept in DIR and the
-        stream goes on. Failure lines show the status and the answer's first line.
+        to send. A 2xx acknowledges it. A failed one (connection error, 408, 429, 5xx; backoff
+        with jitter up to 30s; Retry-After honoured up to those 30s and --retry-max-time) is sent
+        again from the last acknowledged byte, for as long as it takes unless --retries or
+        --retry-max-time bound it (one line when delivery starts failing, one a minute with how
+        long and how much is held, one when it recovers), smaller each time it fails again (so a
+        link that breaks every N bytes still delivers); 413, or 429 twice in a row a second or
+        more apart, makes every later segment smaller, never below one record: a record alone
+        refused 413 is final. Other 4xx, and refusals a preset knows for permanent
+        (ClickHouse's exception codes for a wrong table, column or row), are final: the stream
+        stops, or with --dead-letter DIR the segment is kept in DIR and the stream goes on. Failure lines show the status and the answer's first line.
         Each request carries Streamup-Stream-Id and Streamup-Offset so a receiver can drop the
         duplicates a lost answer causes (`streamup sink` does). When the buffer is full,
         streamup stops reading stdin: nothing is dropped.

@@ -259,7 +259,9 @@ extension UploadOptions.DeliveryOptions {
         var options = base
         options.records = records
         if let maxRecordBytes { options.maxRecordBytes = maxRecordBytes }
-        if let retries { options.retry.maxRetries = retries }
+        // A shipper rides out an outage of any length unless told otherwise (the library's
+        // own default, for apps, stops after a number of retries).
+        options.retry.maxRetries = retries ?? nil
         options.retry.maxRetryTime = retryMaxTime
         if let segmentBytes { options.segmentBytes = segmentBytes }
         if let segmentDuration { options.segmentDuration = segmentDuration }

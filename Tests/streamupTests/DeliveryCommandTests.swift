@@ -118,6 +118,20 @@ import Testing
         }
     }
 
+    /// `Retry-After: 999999` does not outlast the user's limit: with --retry-max-time 3s the
+    /// upload stops after about 3 s of 503s (exit 1, the answer on stderr), not in 11 days.
+    @Test func retryAfterNeverOutlastsTheRetryTimeLimit() async throws {
+        try await withSink(configure: { $0.faults = SinkFaults(failNextRequests: 1000, failStatus: 503, retryAfterSeconds: 999_999) }) { sink, _ in
+            let child = try StreamupProcess(["--retry-max-time", "3s", sink.url.absoluteString])
+            defer { if !child.hasExited { child.signal(SIGKILL) } }
+            child.write("data\n")
+            child.closeStdin()
+            #expect(await child.waitForExit(timeout: 30) == 1, "stderr: \(child.stderr)")
+            #expect(child.stderr.contains("503"), "stderr: \(child.stderr)")
+            #expect(sink.requests.map(\.status) == [503, 503], "one retry, at the limit")
+        }
+    }
+
     /// The sink goes away mid-stream and comes back on the same port: every byte arrives once.
     @Test func sinkDownForAWhileLosesNothing() async throws {
         _ = try await expectNothingLostAcrossASinkRestart(["--retries", "forever", "--segment-seconds", "200ms"])

@@ -30,6 +30,9 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         /// A failing spell is over (and reported recovered) once a success comes this long after
         /// the last failure, so a flaky link gets one pair of lines, not one per blip.
         var quietPeriod: Duration = .seconds(10)
+        /// A failing spell is reported again (how long, how many attempts) once this long has
+        /// passed since its last report, so a long outage is never silent.
+        var reportEvery: Duration = .seconds(60)
         /// Chooses a backoff within its bound (full jitter); tests pin it.
         var random: @Sendable (Double) -> Double = { Double.random(in: 0...$0) }
     }
@@ -143,6 +146,9 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     /// always, each retry with `-v`).
     enum Notice: Equatable {
         case retrying(reason: String, attempt: Int, delay: Duration, first: Bool)
+        /// A failing spell goes on: `failedAttempts` over `failingFor` so far (at most one a
+        /// `reportEvery`).
+        case stillFailing(reason: String, failedAttempts: Int, failingFor: Duration)
         case recovered(failedAttempts: Int, resentBytes: Int, after: Duration)
         case segmentShrunk(toBytes: Int, reason: String)
         case completionAnswerLost
@@ -165,8 +171,9 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     private(set) var failures = 0
     /// Since when failures have gone on without progress (for `maxRetryTime`).
     private var failingSince: Instant?
-    /// The failing spell being reported: its start, last failure, attempts and resent bytes.
-    private var spell: (start: Instant, lastFailure: Instant, attempts: Int, resent: Int)?
+    /// The failing spell being reported: its start, last failure, attempts, resent bytes, and
+    /// when it was last reported.
+    private var spell: (start: Instant, lastFailure: Instant, attempts: Int, resent: Int, reported: Instant)?
     /// When the backoff after a failure ends.
     private var retryAt: Instant?
     private var pending: Action?
@@ -341,7 +348,12 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         // failing spell of the delivery.
         let first = spell == nil && !elsewhere
         if !elsewhere || spell != nil {
-            spell = (spell?.start ?? now, now, (spell?.attempts ?? 0) + 1, spell?.resent ?? 0)
+            spell = (spell?.start ?? now, now, (spell?.attempts ?? 0) + 1, spell?.resent ?? 0, spell?.reported ?? now)
+        }
+        if !first, let spell, spell.reported.duration(to: now) >= configuration.reportEvery {
+            self.spell?.reported = now
+            let failingFor = spell.start.duration(to: now)
+            effects.append(.notice(.stillFailing(reason: problem.reason, failedAttempts: spell.attempts, failingFor: failingFor)))
         }
         if giveUp(now: now) { return effects + final(problem, exchange: exchange, carried: carried) }
         if case .failure = problem, isSegment, !carried.isEmpty, limits.maxBytes > 1 {
@@ -358,10 +370,19 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         var retryAfter: String?
         if case .answer(let answer) = problem { retryAfter = answer.retryAfter }
         // Another endpoint is there: no reason to wait (that endpoint is set aside instead).
-        let delay = elsewhere ? .zero : configuration.retry.delay(attempt: failures, retryAfter: retryAfter, random: configuration.random)
+        let delay = elsewhere ? .zero : backoff(attempt: failures, retryAfter: retryAfter, now: now)
         retryAt = elsewhere ? nil : now.advanced(by: delay)
         effects.append(.notice(.retrying(reason: problem.reason, attempt: failures, delay: delay, first: first)))
         return effects
+    }
+
+    /// The wait before the retry after failure number `attempt`: the policy's (a server's
+    /// `Retry-After` no longer than its `maxDelay`), and never past `maxRetryTime`, so the
+    /// user's limits hold whatever the server asks for.
+    private func backoff(attempt: Int, retryAfter: String?, now: Instant) -> Duration {
+        let delay = configuration.retry.delay(attempt: attempt, retryAfter: retryAfter, random: configuration.random)
+        guard let limit = configuration.retry.maxRetryTime, let since = failingSince else { return delay }
+        return max(.zero, min(delay, limit - since.duration(to: now)))
     }
 
     /// How long after a segment's first 429 another one means its size, not the rate: a
@@ -418,7 +439,7 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
 
     private func giveUp(now: Instant) -> Bool {
         if let maxRetries = configuration.retry.maxRetries, failures > maxRetries { return true }
-        if let limit = configuration.retry.maxRetryTime, let since = failingSince, since.duration(to: now) > limit { return true }
+        if let limit = configuration.retry.maxRetryTime, let since = failingSince, since.duration(to: now) >= limit { return true }
         return false
     }
 

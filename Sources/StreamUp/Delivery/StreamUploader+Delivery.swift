@@ -176,6 +176,13 @@ extension StreamUploader {
             switch notice {
             case .retrying(let reason, let attempt, let delay, let first):
                 onEvent(.retrying(reason: reason, attempt: attempt, delay: delay, first: first))
+            case .stillFailing(let reason, let failedAttempts, let failingFor):
+                let held = progress.held
+                let place = spool == nil ? "in memory" : "in the spool"
+                onEvent(
+                    .notice(
+                        "delivery has been failing for \(Self.spoken(failingFor)) (\(counted(failedAttempts, "failed attempt")), the last: \(reason)); "
+                            + "\(counted(held, "byte")) held \(place), still retrying"))
             case .recovered(let failedAttempts, let resentBytes, let after):
                 onEvent(.recovered(failedAttempts: failedAttempts, resentBytes: resentBytes, after: after, duplicatesPossible: options.delivery == .requests))
             case .segmentShrunk(let bytes, let reason):
@@ -188,6 +195,14 @@ extension StreamUploader {
                 onEvent(.notice(reason + "; stopping (--dead-letter DIR sets such a record aside and goes on)"))
             }
         }
+    }
+
+    /// A duration as a person says it, to the second: `45 s`, `2 min 5 s`, `3 h 10 min`.
+    static func spoken(_ duration: Duration) -> String {
+        let seconds = max(0, Int(duration.seconds.rounded()))
+        if seconds < 60 { return "\(seconds) s" }
+        if seconds < 3600 { return "\(seconds / 60) min \(seconds % 60) s" }
+        return "\(seconds / 3600) h \(seconds % 3600 / 60) min"
     }
 
     // MARK: One exchange
