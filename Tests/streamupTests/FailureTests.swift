@@ -46,6 +46,41 @@ import Testing
         child.closeStdin()
     }
 
+    /// A 2xx whose body never ends, arriving fast: the first 64 KiB are kept and the rest is not
+    /// read; the status stands (the segment is not sent again) and the stream goes on.
+    @Test func aNeverEndingAnswerIsCutAfterWhatIsKept() async throws {
+        try await expectEndlessAnswerCut(.answerWithEndlessBody(status: 200), timeout: "60s") { kept in
+            #expect(kept == 65536)
+        }
+    }
+
+    /// A 2xx whose body trickles on for ever (never idle long enough for the idle timer):
+    /// --response-timeout bounds the whole answer, which is cut there with what came.
+    @Test func aTricklingAnswerIsCutAtTheResponseTimeout() async throws {
+        try await expectEndlessAnswerCut(.answerWithEndlessBody(status: 200, pieceBytes: 16, interval: .milliseconds(100)), timeout: "2s") { kept in
+            #expect(kept > 0 && kept < 65536)
+        }
+    }
+
+    /// Two segments against `behaviour`: each answered once (no resend), streamup exits 0 and
+    /// prints the kept part of the last answer, which `check` is given the size of.
+    private func expectEndlessAnswerCut(_ behaviour: StubHTTPServer.Behaviour, timeout: String, check: (Int) -> Void) async throws {
+        let server = try StubHTTPServer(behaviour)
+        defer { server.stop() }
+        let child = try StreamupProcess(["--response-timeout", timeout, server.url])
+        defer { if !child.hasExited { child.signal(SIGKILL) } }
+        child.write("first\n")
+        #expect(await eventually { server.closedConnections == 1 }, "stderr: \(child.stderr)")
+        child.write("second\n")
+        child.closeStdin()
+        #expect(await child.waitForExit(timeout: 30) == 0, "stderr: \(child.stderr)")
+        #expect(server.receivedHeads.count == 2)
+        let printed = child.stdoutData
+        #expect(printed.dropLast().allSatisfy { $0 == UInt8(ascii: "x") } && printed.last == UInt8(ascii: "\n"))
+        check(printed.count - 1)
+        #expect(child.stderr.contains("only the first \(printed.count - 1) bytes of the answer are kept"), "stderr: \(child.stderr)")
+    }
+
     /// A Basic challenge would make URLSession send the body again, which a live body cannot
     /// do: the challenge is declined and the 401 is the answer; no hang, no re-send.
     @Test func basicChallengeDoesNotHangOrResend() async throws {
