@@ -345,6 +345,24 @@ import Testing
         #expect(recovered.contains { if case .notice(.recovered) = $0 { true } else { false } })
     }
 
+    /// A 2xx that came before the server had the whole segment is retried like a lost
+    /// connection, but the segment keeps its size (a smaller one could sit whole in socket
+    /// buffers and hide the early answer); after three resends, the failure is final.
+    @Test func anEarlyAnswerIsResentAtFullSizeThenFinal() {
+        var machine = machine(retries: nil)
+        let exchange = Machine.Exchange.segment(from: 0, limits: limits)
+        let early = Machine.Failure(kind: .earlyAnswer, message: "the server answered 200 before the request body ended")
+        for attempt in 1...3 {
+            let effects = machine.handle(.failed(early, carried: 0..<1000), of: exchange, now: clock.now)
+            #expect(effects.contains { if case .notice(.retrying(_, attempt, _, _)) = $0 { true } else { false } })
+            #expect(machine.limits == limits)
+            clock.advance(by: .seconds(30))
+            #expect(machine.next(input(), now: clock.now) == .send(exchange))
+        }
+        _ = machine.handle(.failed(early, carried: 0..<1000), of: exchange, now: clock.now)
+        #expect(machine.next(input(), now: clock.now) == .stop(.failure(early)))
+    }
+
     /// The user's limits win over the server's: `Retry-After: 999999` waits at most the
     /// backoff cap (30 s), and never past `maxRetryTime`, which then stops the upload.
     @Test func retryAfterIsBoundedByTheBackoffCapAndTheRetryTimeLimit() {

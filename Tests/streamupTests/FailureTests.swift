@@ -46,6 +46,29 @@ import Testing
         child.closeStdin()
     }
 
+    /// The same in segments: a server that answers 200 after reading only the head (then
+    /// drains and drops the rest) does not hold the segment. streamup sees that the answer came
+    /// before the body's end, sends the segment again, and when every resend meets the same,
+    /// stops with a line that says so and what was not delivered (exit 2), instead of exit 0.
+    @Test func successAnsweredBeforeASegmentEndedIsNotDelivery() async throws {
+        let server = try StubHTTPServer(.answerEarly(status: 200, body: "ok"))
+        defer { server.stop() }
+        let input = try await randomFile(bytes: 6 << 20)
+        defer { try? FileManager.default.removeItem(atPath: input.path) }
+        // Segments far larger than socket buffers: libcurl is still sending when the answer ends.
+        let child = try StreamupProcess(["--segment-bytes", "4MiB", "--buffer-size", "16MiB", server.url], stdinFile: input.path)
+        defer { if !child.hasExited { child.signal(SIGKILL) } }
+        #expect(await child.waitForExit() == 2, "stderr: \(child.stderr)")
+        let lines = child.stderr.split(separator: "\n")
+        #expect(
+            lines.first?.hasPrefix("streamup: delivery is failing: the server answered 200 before the request body ended") == true, "stderr: \(child.stderr)")
+        let last = try #require(lines.last)
+        #expect(last.contains("it did not read the rest, so the segment is not delivered"), "stderr: \(child.stderr)")
+        #expect(last.contains("were not delivered and are lost"), "stderr: \(child.stderr)")
+        // The first try and three resends of the first segment.
+        #expect(server.receivedHeads.count == 4)
+    }
+
     /// A 2xx whose body never ends, arriving fast: the first 64 KiB are kept and the rest is not
     /// read; the status stands (the segment is not sent again) and the stream goes on.
     @Test func aNeverEndingAnswerIsCutAfterWhatIsKept() async throws {

@@ -90,7 +90,10 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     /// A request that got no answer.
     struct Failure: Equatable {
         /// `certificate` and `unsendable` (a body that cannot be sent as configured) are final.
-        enum Kind: Equatable { case transport, certificate, unsendable, cancelled }
+        /// `earlyAnswer`: a 2xx came before the server had the whole body (it did not read the
+        /// rest), retried a few times like a lost connection, without making segments smaller
+        /// (a body small enough to sit in socket buffers hides such an answer), then final.
+        enum Kind: Equatable { case transport, certificate, unsendable, cancelled, earlyAnswer }
         var kind: Kind
         var message: String
         /// The endpoint that did not answer, when there are several (it names it in messages).
@@ -356,7 +359,7 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
             effects.append(.notice(.stillFailing(reason: problem.reason, failedAttempts: spell.attempts, failingFor: failingFor)))
         }
         if giveUp(now: now) { return effects + final(problem, exchange: exchange, carried: carried) }
-        if case .failure = problem, isSegment, !carried.isEmpty, limits.maxBytes > 1 {
+        if case .failure(let failure) = problem, failure.kind == .transport, isSegment, !carried.isEmpty, limits.maxBytes > 1 {
             // A segment whose connection breaks goes smaller, so a link that breaks every N
             // bytes still delivers; successes double it again. (A break after the whole body
             // went out, a lost answer, looks the same from here: socket buffers hold megabytes.
@@ -433,9 +436,13 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     private func isRetryable(_ problem: Problem) -> Bool {
         switch problem {
         case .answer(let answer): !answer.permanent && configuration.retry.isRetryable(status: answer.status)
-        case .failure(let failure): failure.kind == .transport
+        case .failure(let failure): failure.kind == .transport || (failure.kind == .earlyAnswer && failures < Self.earlyAnswerRetries)
         }
     }
+
+    /// How many early 2xx answers in a row are retried: a server that answers before reading
+    /// does it to every resend.
+    static var earlyAnswerRetries: Int { 3 }
 
     private func giveUp(now: Instant) -> Bool {
         if let maxRetries = configuration.retry.maxRetries, failures > maxRetries { return true }

@@ -265,6 +265,15 @@ extension StreamUploader {
             let response = try await (own ?? session).send(request, body: body, onEvent: onEvent)
             // The server answered the request, which held the whole segment.
             let carried = body?.range ?? start..<start
+            if let body, response.isSuccess, body.bytesSent < body.length {
+                // libcurl stopped reading the body when the answer ended: the server answered
+                // before it had the rest, so it cannot hold it (a server that reads only the head).
+                let error = StreamUpError(
+                    .protocolError,
+                    "the server answered \(response.statusCode) before the request body ended, after \(body.bytesSent) of its \(counted(body.length, "byte")): "
+                        + "it did not read the rest, so the segment is not delivered")
+                return (.failed(Machine.Failure(kind: .earlyAnswer, message: error.description), carried: carried), nil, error)
+            }
             var answer = answer(response, to: request)
             if case .segment = exchange, let partial = partial(in: response, carried: carried) {
                 answer.partial = partial
