@@ -345,6 +345,24 @@ import Testing
         #expect(recovered.contains { if case .notice(.recovered) = $0 { true } else { false } })
     }
 
+    /// The recovery counts as "sent again" only bytes an earlier attempt may have stored: a
+    /// 429 (or any refusal) stored nothing; a lost connection or a 5xx may have.
+    @Test func onlyResendsOfAttemptsThatMayHaveStoredCountAsSentAgain() {
+        func recovery(after failure: Machine.Result) -> Machine.Notice? {
+            var machine = machine(retries: nil)
+            let exchange = Machine.Exchange.segment(from: 0, limits: limits)
+            _ = machine.handle(failure, of: exchange, now: clock.now)
+            clock.advance(by: .seconds(20))
+            _ = machine.next(input(), now: clock.now)
+            let effects = machine.handle(.answered(answer(200), carried: 0..<100), of: exchange, now: clock.now)
+            return effects.compactMap { if case .notice(let notice) = $0 { notice } else { nil } }.first
+        }
+        #expect(recovery(after: .answered(answer(429), carried: 0..<100)) == .recovered(failedAttempts: 1, resentBytes: 0, after: .zero))
+        #expect(recovery(after: .answered(answer(408), carried: 0..<100)) == .recovered(failedAttempts: 1, resentBytes: 0, after: .zero))
+        #expect(recovery(after: .answered(answer(502), carried: 0..<100)) == .recovered(failedAttempts: 1, resentBytes: 100, after: .zero))
+        #expect(recovery(after: .failed(cut, carried: 0..<100)) == .recovered(failedAttempts: 1, resentBytes: 100, after: .zero))
+    }
+
     /// A 2xx that came before the server had the whole segment is retried like a lost
     /// connection, but the segment keeps its size (a smaller one could sit whole in socket
     /// buffers and hide the early answer); after three resends, the failure is final.

@@ -152,6 +152,8 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         /// A failing spell goes on: `failedAttempts` over `failingFor` so far (at most one a
         /// `reportEvery`).
         case stillFailing(reason: String, failedAttempts: Int, failingFor: Duration)
+        /// Delivery works again; `resentBytes` were sent again after an attempt that may have
+        /// stored them (no answer came, or a 5xx): a refusal (4xx, 429) stored nothing.
         case recovered(failedAttempts: Int, resentBytes: Int, after: Duration)
         case segmentShrunk(toBytes: Int, reason: String)
         case completionAnswerLost
@@ -187,6 +189,9 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     private(set) var highestSent: Int
     /// Bytes sent more than once.
     private(set) var resentBytes = 0
+    /// The end of the furthest plain request the receiver may have stored without saying so
+    /// (no answer came, or a 5xx): bytes resent below it may be held twice.
+    private var maybeStoredEnd = 0
     /// Failed attempts that were retried.
     private(set) var retries = 0
     var resumable: ResumableState
@@ -238,9 +243,11 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
             if answer.isSuccess {
                 return succeeded(acknowledging: carried.upperBound, now: now)
             }
+            if answer.status >= 500 { maybeStoredEnd = max(maybeStoredEnd, carried.upperBound) }
             return failed(.answer(answer), exchange: exchange, carried: carried, now: now, elsewhere: elsewhere)
         case (.segment, .failed(let failure, let carried)):
             noteSent(carried)
+            maybeStoredEnd = max(maybeStoredEnd, carried.upperBound)
             return failed(.failure(failure), exchange: exchange, carried: carried, now: now, elsewhere: elsewhere)
         case (.create, _), (.checkOffset, _), (.append, _), (.complete, _):
             return handleResumable(result, of: exchange, now: now)
@@ -454,7 +461,7 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     mutating func noteSent(_ carried: Range<Int>) {
         let again = max(0, min(carried.upperBound, highestSent) - carried.lowerBound)
         resentBytes += again
-        spell?.resent += again
+        spell?.resent += max(0, min(carried.upperBound, maybeStoredEnd) - carried.lowerBound)
         highestSent = max(highestSent, carried.upperBound)
     }
 

@@ -186,7 +186,7 @@ extension StreamUploader {
             case .recovered(let failedAttempts, let resentBytes, let after):
                 onEvent(.recovered(failedAttempts: failedAttempts, resentBytes: resentBytes, after: after, duplicatesPossible: options.delivery == .requests))
             case .segmentShrunk(let bytes, let reason):
-                onEvent(.notice("\(reason): segments of at most \(bytes) bytes from now on"))
+                onEvent(.notice("\(reason): requests of whole records up to \(counted(bytes, "byte")) from now on (a longer record goes alone)"))
             case .completionAnswerLost:
                 onEvent(.notice("the answer to the completing request was lost; the server had acknowledged every byte and has completed the upload"))
             case .receiverWarning(let text):
