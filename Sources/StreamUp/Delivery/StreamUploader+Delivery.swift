@@ -261,6 +261,14 @@ extension StreamUploader {
             case .segment, .create, .checkOffset: nil
             }
         defer { own?.invalidate() }
+        state.withLock { $0.sending = body }
+        defer {
+            let reached = body.map { min($0.range.upperBound, $0.range.lowerBound + $0.bytesSent) } ?? 0
+            state.withLock { state in
+                state.sending = nil
+                state.sentEnd = max(state.sentEnd, reached)
+            }
+        }
         do {
             let response = try await (own ?? session).send(request, body: body, onEvent: onEvent)
             // The server answered the request, which held the whole segment.
