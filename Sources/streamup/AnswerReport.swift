@@ -38,6 +38,19 @@ enum AnswerReport {
         return bulkPathHint(status: status, body: body, requestURL: requestURL).map { "\(line); \($0)" } ?? line
     }
 
+    /// What a person can do about a final answer with `status`, when the status says it: a
+    /// refusal of the credentials, the place or the size.
+    static func advice(status: Int) -> String? {
+        switch status {
+        case 401: "check the credentials (-u, --bearer-token-file, --token-file, -H)"
+        case 403: "the credentials may not write there: check them and what the receiver allows them"
+        case 404: "check the URL's path (--to RECEIVER sets a receiver's usual one)"
+        case 407: "check the proxy's credentials (in http_proxy/https_proxy)"
+        case 413: "one record is larger than the server takes: raise its limit, or lower --max-record"
+        default: nil
+        }
+    }
+
     /// What to do when Fluent Bit's elasticsearch input refuses a bulk path other than `/_bulk`
     /// (it serves only `POST /_bulk`, and answers `400 error: invalid HTTP endpoint` to
     /// `/INDEX/_bulk`, the path `--to elasticsearch` adds): the URL to use instead.

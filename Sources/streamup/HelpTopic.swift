@@ -37,12 +37,17 @@ enum HelpTopic: String, CaseIterable, Sendable {
             first byte; a request opens only when there is a line to send. Each is a complete body
             with Content-Length, never chunked. A 2xx acknowledges it. A --segment-bytes over half
             the buffer is refused, and the buffer (--buffer-size, or --spool-size) must hold one
-            record (--max-record). --response-timeout bounds connecting and waiting for the answer
-            after the body; a quiet input never times out.
+            record (--max-record). --response-timeout bounds connecting, waiting for the answer after
+            the body, and the whole answer once it starts (its first 64 KiB are kept, the rest
+            discarded); a quiet input never times out. A 2xx that came before the server read the
+            whole body is not delivery: the segment is sent again, up to three times.
 
-            A failed one (connection error, 408, 429, 5xx: --retry-statuses; Retry-After honoured;
-            backoff with jitter) is sent again from the last acknowledged byte, up to --retries in
-            a row without progress or --retry-max-time, smaller each time its connection breaks (so
+            A failed one (connection error, 408, 429, 5xx: --retry-statuses; backoff with jitter up
+            to 30 s; Retry-After honoured up to those 30 s and never past --retry-max-time) is sent
+            again from the last acknowledged byte, for as long as it takes (one line when delivery
+            starts failing, one a minute saying how long and how much is held, one when it
+            recovers) unless --retries N in a row without progress or --retry-max-time bound it,
+            smaller each time its connection breaks (so
             a link that breaks every N bytes still delivers). 413, or 429 twice in a row a second or
             more apart, makes every later segment smaller, never below one record: a record alone
             refused 413 is final. Other 4xx, and refusals a preset knows for permanent (ClickHouse's

@@ -9,7 +9,7 @@ import Darwin
 #endif
 
 /// Shows how an upload goes, once a second on stderr: on a terminal, one line redrawn in place
-/// the way curl's meter is (read, delivered and its rate, waiting, retries, time); with `-v`,
+/// the way curl's meter is (read, sent and its rate, acknowledged, waiting, retries, time); with `-v`,
 /// the uploader's own counts as lines; with `--progress` when stderr is not a terminal, the
 /// meter's text as lines. Nothing otherwise: a log collector reading stderr gets no noise.
 ///
@@ -23,7 +23,11 @@ final class ProgressMeter: @unchecked Sendable {
     /// What the meter shows.
     struct Counts: Equatable {
         var read: Int
-        var delivered: Int
+        /// Handed to the connection (the rate is of these): a slow receiver takes bytes long
+        /// before it acknowledges them.
+        var sent: Int
+        /// Acknowledged by the receiver (one request: the same as sent).
+        var acknowledged: Int
         var waiting: Int
         var retries: Int
     }
@@ -43,7 +47,7 @@ final class ProgressMeter: @unchecked Sendable {
     private init(_ uploader: StreamUploader, inPlace: Bool, verbose: Bool) {
         self.inPlace = inPlace
         let started = ContinuousClock.now
-        var last = (time: started, delivered: 0)
+        var last = (time: started, sent: 0)
         timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "streamup.progress"))
         timer.schedule(deadline: .now() + 1, repeating: 1)
         timer.setEventHandler {
@@ -54,8 +58,8 @@ final class ProgressMeter: @unchecked Sendable {
                 return
             }
             let counts = uploader.meterCounts
-            let rate = Double(counts.delivered - last.delivered) / max((now - last.time).seconds, 0.001)
-            last = (now, counts.delivered)
+            let rate = Double(counts.sent - last.sent) / max((now - last.time).seconds, 0.001)
+            last = (now, counts.sent)
             let line = Self.line(counts, rate: rate, elapsed: elapsed)
             if inPlace { Terminal.meter(line) } else { Terminal.info(line) }
         }
@@ -68,14 +72,14 @@ final class ProgressMeter: @unchecked Sendable {
         if inPlace { Terminal.clearMeter() }
     }
 
-    /// `12.3 MiB read, 11.9 MiB delivered at 2.1 MiB/s, 412 KiB waiting, 0 retries, 0:07`.
+    /// `12.3 MiB read, 11.9 MiB sent at 2.10 MiB/s, 11.5 MiB acknowledged, 412 KiB waiting, 0 retries, 0:07`.
     static func line(_ counts: Counts, rate: Double, elapsed: Duration) -> String {
         let seconds = Int(elapsed.seconds)
         let time =
             seconds >= 3600
             ? String(format: "%d:%02d:%02d", seconds / 3600, seconds / 60 % 60, seconds % 60)
             : String(format: "%d:%02d", seconds / 60, seconds % 60)
-        return "\(size(counts.read)) read, \(size(counts.delivered)) delivered at \(size(Int(rate)))/s, "
+        return "\(size(counts.read)) read, \(size(counts.sent)) sent at \(size(Int(rate)))/s, \(size(counts.acknowledged)) acknowledged, "
             + "\(size(counts.waiting)) waiting, \(counts.retries) \(counts.retries == 1 ? "retry" : "retries"), \(time)"
     }
 

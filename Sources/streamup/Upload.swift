@@ -26,7 +26,8 @@ extension StreamUploader {
     var meterCounts: ProgressMeter.Counts {
         let progress = self.progress
         return ProgressMeter.Counts(
-            read: progress.produced, delivered: bytesDelivered, waiting: progress.held, retries: progress.retries)
+            read: progress.produced, sent: isSingleRequest ? bytesDelivered : bytesSent, acknowledged: bytesDelivered, waiting: progress.held,
+            retries: progress.retries)
     }
 
     /// The uploader's own counts for `--metrics`; one request: bytes handed to the connection

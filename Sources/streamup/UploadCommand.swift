@@ -100,7 +100,7 @@ struct UploadOptions: Sendable, Equatable {
             },
             .value(
                 "--response-timeout", valueName: "DURATION",
-                group: .delivery, help: "limit on connecting and waiting for an answer (default 60s)"
+                group: .delivery, help: "limit on connecting, waiting for and reading the answer (default 60s)"
             ) { options, value throws(UsageError) in
                 options.responseTimeout = try parseDuration(value, option: "--response-timeout")
             },
@@ -221,7 +221,7 @@ struct UploadOptions: Sendable, Equatable {
             ) { options, value throws(UsageError) in
                 options.delivery(\.maxRecordBytes, try parseByteSize(value, option: "--max-record"), "--max-record")
             },
-            .value("--retries", valueName: "N|forever", group: .delivery, help: "retry a failed segment N times in a row without progress (default 10)") {
+            .value("--retries", valueName: "N|forever", group: .delivery, help: "retry a failed segment N times without progress (default forever)") {
                 options, value throws(UsageError) in
                 if value == "forever" {
                     options.delivery(\.retries, .some(nil), "--retries")
@@ -230,7 +230,7 @@ struct UploadOptions: Sendable, Equatable {
                     options.delivery(\.retries, .some(count), "--retries")
                 }
             },
-            .value("--retry-max-time", valueName: "DURATION", group: .delivery, help: "give up after failing this long without progress") {
+            .value("--retry-max-time", valueName: "DURATION", group: .delivery, help: "give up after failing this long without progress (caps Retry-After)") {
                 options, value throws(UsageError) in
                 options.delivery(\.retryMaxTime, try parseDuration(value, option: "--retry-max-time"), "--retry-max-time")
             },

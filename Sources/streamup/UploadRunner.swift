@@ -99,11 +99,15 @@ enum UploadRunner {
                     Terminal.error(refused)
                     return (ExitStatus.httpFailure, response)
                 }
-                // One line; where the refused bytes are is news only when a spool keeps them.
-                let kept = options.delivery.spoolDirectory == nil ? nil : uploader.unacknowledgedLine
+                // One line: the answer, what to do about it, whether retries ran out, and
+                // what became of the bytes not delivered.
                 // The URL requested: the preset's path included (`/INDEX/_bulk`, …).
                 let requested = (try? options.configuration(url: urlText).url) ?? URL(string: urlText)
-                Terminal.error(AnswerReport.failureLine(response, requestURL: requested) + (kept.map { "; \($0)" } ?? ""))
+                let retried = options.libraryOptions.retry.isRetryable(status: response.statusCode)
+                let parts =
+                    [AnswerReport.failureLine(response, requestURL: requested), AnswerReport.advice(status: response.statusCode)]
+                    + [retried ? retriesRanOut(options.delivery, uploader) : nil, uploader.unacknowledgedLine]
+                Terminal.error(parts.compactMap { $0 }.joined(separator: "; "))
                 return (ExitStatus.httpFailure, response)
             }
             // The last answer's body goes to stdout (-o FILE); a dry run prints the local
@@ -122,9 +126,23 @@ enum UploadRunner {
                 Terminal.error(refused)
                 return (ExitStatus.httpFailure, nil)
             }
-            Terminal.error("\(error)" + (uploader.unacknowledgedLine.map { "; \($0)" } ?? ""))
+            // A failure that was retried until the limits ran out says so.
+            let retried = (error as? StreamUpError)?.code == .transport
+            let parts = ["\(error)", retried ? retriesRanOut(options.delivery, uploader) : nil, uploader.unacknowledgedLine]
+            Terminal.error(parts.compactMap { $0 }.joined(separator: "; "))
             return ((error as? StreamUpError)?.code == .io ? ExitStatus.ioFailure : ExitStatus.noAnswer, nil)
         }
+    }
+
+    /// That the retries of a failure of a kind that is retried ran out, and the limits that
+    /// ended them; nil without limits (nothing runs out) or when `uploader` never retried (a
+    /// failure no retry fixes, or --retries 0, which the user knows).
+    static func retriesRanOut(_ delivery: UploadOptions.DeliveryOptions, _ uploader: StreamUploader) -> String? {
+        var limits: [String] = []
+        if case .some(.some(let count)) = delivery.retries { limits.append("--retries \(count)") }
+        if let time = delivery.retryMaxTime { limits.append("--retry-max-time \(short(time))") }
+        guard !delivery.singleRequest, !limits.isEmpty, uploader.progress.retries > 0 else { return nil }
+        return "gave up: retries ran out (\(limits.joined(separator: ", ")))"
     }
 
     /// An uploader could not be made; its line is on stderr already.
@@ -272,7 +290,9 @@ extension UploadOptions.DeliveryOptions {
         var options = base
         options.records = records
         if let maxRecordBytes { options.maxRecordBytes = maxRecordBytes }
-        if let retries { options.retry.maxRetries = retries }
+        // A shipper rides out an outage of any length unless told otherwise (the library's
+        // own default, for apps, stops after a number of retries).
+        options.retry.maxRetries = retries ?? nil
         options.retry.maxRetryTime = retryMaxTime
         if let segmentBytes { options.segmentBytes = segmentBytes }
         if let segmentDuration { options.segmentDuration = segmentDuration }

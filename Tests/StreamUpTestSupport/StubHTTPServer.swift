@@ -26,6 +26,10 @@ public final class StubHTTPServer: @unchecked Sendable {
         case closeAfterHead
         /// Read the whole chunked body, then close the connection cleanly without an answer.
         case closeWithoutAnswer
+        /// Read the whole body, answer `status` with a body that never ends (no length, pieces
+        /// of `pieceBytes` every `interval`, or as fast as the client takes them) until the client
+        /// hangs up or `stop()`.
+        case answerWithEndlessBody(status: Int, pieceBytes: Int = 65536, interval: Duration = .zero)
         /// Read the head, then read nothing more until `resume()`; then read the whole chunked
         /// body (kept in `receivedBodies`) and answer 200.
         case stallUntilResumed
@@ -196,6 +200,17 @@ public final class StubHTTPServer: @unchecked Sendable {
             }
             lock.withLock { bodies.append(body) }
             respond(fd, status: 200, headers: [], body: "{\"bytes\":\(body.count)}")
+        case .answerWithEndlessBody(let status, let pieceBytes, let interval):
+            while !requestEnded {
+                if !readMore() { return }
+            }
+            let head = Array("HTTP/1.1 \(status) Status \(status)\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n".utf8)
+            let piece = [UInt8](repeating: UInt8(ascii: "x"), count: pieceBytes)
+            var sent = head.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, POSIXCalls.noSignal) }
+            while sent > 0, !lock.withLock({ stopped }) {
+                if interval > .zero { usleep(useconds_t(interval.components.attoseconds / 1_000_000_000_000 + interval.components.seconds * 1_000_000)) }
+                sent = piece.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, POSIXCalls.noSignal) }
+            }
         case .closeAfterHead:
             // Take what already arrived, so the close is a FIN rather than a reset.
             while recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT)) > 0 {}

@@ -302,6 +302,110 @@ import Testing
         #expect(notices.last == .recovered(failedAttempts: 3, resentBytes: 300, after: .seconds(4)))
     }
 
+    /// Retries for ever (the CLI's default) ride out an outage of any length: no wait is longer
+    /// than the 30 s cap, a line says how long it has been failing about once a minute, and
+    /// the first success after it says it recovered.
+    @Test func anOutageOfAnyLengthIsRiddenOutAndReportedAboutOnceAMinute() {
+        var machine = machine(retries: nil)
+        let exchange = Machine.Exchange.segment(from: 0, limits: limits)
+        let refused = Machine.Failure(kind: .transport, message: "connection refused")
+        let started = clock.now
+        var still: [Duration] = []
+        var firsts = 0
+        // Two hours of refused connections.
+        while started.duration(to: clock.now) < .seconds(7200) {
+            #expect(machine.next(input(), now: clock.now) == .send(exchange))
+            for case .notice(let notice) in machine.handle(.failed(refused, carried: 0..<0), of: exchange, now: clock.now) {
+                switch notice {
+                case .retrying(_, _, let delay, let first):
+                    #expect(delay <= .seconds(30))
+                    if first { firsts += 1 }
+                case .stillFailing(let reason, _, let failingFor):
+                    #expect(reason == "connection refused")
+                    still.append(failingFor)
+                default:
+                    Issue.record("unexpected \(notice)")
+                }
+            }
+            guard case .sleep(let until) = machine.next(input(), now: clock.now) else {
+                Issue.record("no backoff after a failure")
+                return
+            }
+            clock.advance(by: clock.now.duration(to: until))
+        }
+        #expect(firsts == 1)
+        // One line a minute, give or take the backoff (at most 30 s) between attempts.
+        #expect(still.count >= 80 && still.count <= 120, "\(still.count) lines in two hours")
+        for (earlier, later) in zip(still, still.dropFirst()) {
+            #expect(later - earlier >= .seconds(60) && later - earlier <= .seconds(90))
+        }
+        #expect(machine.next(input(), now: clock.now) == .send(exchange))
+        let recovered = machine.handle(.answered(answer(200), carried: 0..<10), of: exchange, now: clock.now)
+        #expect(recovered.contains(.acknowledge(upTo: 10)))
+        #expect(recovered.contains { if case .notice(.recovered) = $0 { true } else { false } })
+    }
+
+    /// The recovery counts as "sent again" only bytes an earlier attempt may have stored: a
+    /// 429 (or any refusal) stored nothing; a lost connection or a 5xx may have.
+    @Test func onlyResendsOfAttemptsThatMayHaveStoredCountAsSentAgain() {
+        func recovery(after failure: Machine.Result) -> Machine.Notice? {
+            var machine = machine(retries: nil)
+            let exchange = Machine.Exchange.segment(from: 0, limits: limits)
+            _ = machine.handle(failure, of: exchange, now: clock.now)
+            clock.advance(by: .seconds(20))
+            _ = machine.next(input(), now: clock.now)
+            let effects = machine.handle(.answered(answer(200), carried: 0..<100), of: exchange, now: clock.now)
+            return effects.compactMap { if case .notice(let notice) = $0 { notice } else { nil } }.first
+        }
+        #expect(recovery(after: .answered(answer(429), carried: 0..<100)) == .recovered(failedAttempts: 1, resentBytes: 0, after: .zero))
+        #expect(recovery(after: .answered(answer(408), carried: 0..<100)) == .recovered(failedAttempts: 1, resentBytes: 0, after: .zero))
+        #expect(recovery(after: .answered(answer(502), carried: 0..<100)) == .recovered(failedAttempts: 1, resentBytes: 100, after: .zero))
+        #expect(recovery(after: .failed(cut, carried: 0..<100)) == .recovered(failedAttempts: 1, resentBytes: 100, after: .zero))
+    }
+
+    /// A 2xx that came before the server had the whole segment is retried like a lost
+    /// connection, but the segment keeps its size (a smaller one could sit whole in socket
+    /// buffers and hide the early answer); after three resends, the failure is final.
+    @Test func anEarlyAnswerIsResentAtFullSizeThenFinal() {
+        var machine = machine(retries: nil)
+        let exchange = Machine.Exchange.segment(from: 0, limits: limits)
+        let early = Machine.Failure(kind: .earlyAnswer, message: "the server answered 200 before the request body ended")
+        for attempt in 1...3 {
+            let effects = machine.handle(.failed(early, carried: 0..<1000), of: exchange, now: clock.now)
+            #expect(effects.contains { if case .notice(.retrying(_, attempt, _, _)) = $0 { true } else { false } })
+            #expect(machine.limits == limits)
+            clock.advance(by: .seconds(30))
+            #expect(machine.next(input(), now: clock.now) == .send(exchange))
+        }
+        _ = machine.handle(.failed(early, carried: 0..<1000), of: exchange, now: clock.now)
+        #expect(machine.next(input(), now: clock.now) == .stop(.failure(early)))
+    }
+
+    /// The user's limits win over the server's: `Retry-After: 999999` waits at most the
+    /// backoff cap (30 s), and never past `maxRetryTime`, which then stops the upload.
+    @Test func retryAfterIsBoundedByTheBackoffCapAndTheRetryTimeLimit() {
+        let exchange = Machine.Exchange.segment(from: 0, limits: limits)
+        let busy = answer(503, retryAfter: "999999")
+
+        var forever = machine(retries: nil)
+        _ = forever.handle(.answered(busy, carried: 0..<10), of: exchange, now: clock.now)
+        #expect(forever.next(input(), now: clock.now) == .sleep(until: clock.now.advanced(by: .seconds(30))))
+
+        var bounded = machine(retries: nil, maxRetryTime: .seconds(45))
+        let started = clock.now
+        let effects = bounded.handle(.answered(busy, carried: 0..<10), of: exchange, now: clock.now)
+        #expect(effects.contains { if case .notice(.retrying(_, 1, .seconds(30), true)) = $0 { true } else { false } })
+        clock.advance(by: .seconds(30))
+        #expect(bounded.next(input(), now: clock.now) == .send(exchange))
+        _ = bounded.handle(.answered(busy, carried: 0..<10), of: exchange, now: clock.now)
+        // 15 s are left of the 45: the wait ends there, not 30 s on.
+        #expect(bounded.next(input(), now: clock.now) == .sleep(until: started.advanced(by: .seconds(45))))
+        clock.advance(by: .seconds(15))
+        #expect(bounded.next(input(), now: clock.now) == .send(exchange))
+        _ = bounded.handle(.answered(busy, carried: 0..<10), of: exchange, now: clock.now)
+        #expect(bounded.next(input(), now: clock.now) == .stop(.answer(status: 503)))
+    }
+
     /// Resumable: create, append, a broken append asks HEAD where to go on, and the end
     /// completes the upload.
     @Test func resumableCreatesAppendsChecksAndCompletes() {

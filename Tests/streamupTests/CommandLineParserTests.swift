@@ -100,6 +100,11 @@ import Testing
         #expect(library.deadLetterDirectory?.path == "/tmp/dead")
         let defaults = try upload(["http://h"])
         #expect(!defaults.delivery.singleRequest && defaults.delivery.libraryOptions.records == .lines)
+        // The default rides out an outage of any length; --retries and --retry-max-time bound it.
+        #expect(defaults.delivery.libraryOptions.retry.maxRetries == nil && defaults.delivery.libraryOptions.retry.maxRetryTime == nil)
+        #expect(try upload(["--retries", "3", "http://h"]).delivery.libraryOptions.retry.maxRetries == 3)
+        let timed = try upload(["--retry-max-time", "90s", "http://h"]).delivery.libraryOptions.retry
+        #expect(timed.maxRetries == nil && timed.maxRetryTime == .seconds(90))
         #expect(defaults.delivery.libraryOptions.segmentDuration == .seconds(1))
         #expect(try upload(["--single-request", "http://h"]).delivery.singleRequest)
         let mixed = #expect(throws: UsageError.self) { try CommandLineParser.parse(["--single-request", "--retries", "3", "http://h"]) }
@@ -142,6 +147,8 @@ import Testing
         #expect(options.upload.url == "http://h")
         #expect(options.command == ["sh", "-c", "exit 3"])
         #expect(options.upload.contentType == "application/x-ndjson")
+        // A monitor that is down for a while does not end the beats.
+        #expect(options.upload.libraryOptions.retry.maxRetries == nil)
     }
 
     /// `--help` anywhere before `--` asks for help, for each command.
@@ -224,6 +231,8 @@ import Testing
         #expect(options.upload.url == "HTTPS://logs.example/in")
         #expect(options.excludes == ["*.gz", "/var/log/app/x.log"])
         #expect(options.forgetAfter == .seconds(7200))
+        // Followed files wait out a receiver's outage of any length.
+        #expect(options.upload.libraryOptions.retry.maxRetries == nil)
         let tailer = options.tailerOptions
         #expect(tailer.maxOpenFiles == 10 && tailer.readChunk == 16 << 10 && tailer.maxLineBytes == 64 << 10)
         #expect(tailer.startAt == .beginning && tailer.excludes == options.excludes)

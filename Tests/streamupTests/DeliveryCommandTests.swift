@@ -118,6 +118,65 @@ import Testing
         }
     }
 
+    /// A final refusal is one line that says what to do and what was not delivered: a 401
+    /// names the credentials options, and the bytes read are said lost (no spool).
+    @Test func aFinalRefusalSaysWhatToDoAndWhatWasNotDelivered() async throws {
+        let server = try StubHTTPServer(.answerAfterBody(status: 401, body: "token required"))
+        defer { server.stop() }
+        let child = try StreamupProcess([server.url])
+        child.write("secret data\n")
+        child.closeStdin()
+        #expect(await child.waitForExit() == 1)
+        #expect(
+            child.stderr
+                == "streamup: server answered 401 Unauthorized: token required; check the credentials (-u, --bearer-token-file, --token-file, -H); "
+                + "12 bytes read were not delivered and are lost (--spool DIR keeps them for the next start)\n")
+    }
+
+    /// Retries that run out say so, with the limit that ended them, and what was not delivered.
+    @Test func exhaustedRetriesSaySoAndWhatWasNotDelivered() async throws {
+        let server = try StubHTTPServer(.answerAfterBody(status: 503, body: "busy"))
+        defer { server.stop() }
+        let child = try StreamupProcess(["--retries", "1", server.url])
+        child.write("data\n")
+        child.closeStdin()
+        #expect(await child.waitForExit() == 1)
+        let last = try #require(child.stderr.split(separator: "\n").last)
+        #expect(
+            last
+                == "streamup: server answered 503 Service Unavailable: busy; gave up: retries ran out (--retries 1); "
+                + "5 bytes read were not delivered and are lost (--spool DIR keeps them for the next start)")
+    }
+
+    /// After 429s a recovery does not speak of bytes sent again or held twice: a 429 stored
+    /// nothing.
+    @Test func aRecoveryFrom429sDoesNotWarnOfDuplicates() async throws {
+        try await withSink(configure: { $0.faults = SinkFaults(failNextRequests: 2, failStatus: 429, retryAfterSeconds: 0) }) { sink, directory in
+            let child = try StreamupProcess([sink.url.absoluteString])
+            child.write("data\n")
+            child.closeStdin()
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(sink.requests.map(\.status) == [429, 429, 200])
+            #expect(streamText(in: directory) == "data\n")
+            #expect(child.stderr.contains("delivery recovered after 2 failed attempts"), "stderr: \(child.stderr)")
+            #expect(!child.stderr.contains("sent again"), "stderr: \(child.stderr)")
+        }
+    }
+
+    /// `Retry-After: 999999` does not outlast the user's limit: with --retry-max-time 3s the
+    /// upload stops after about 3 s of 503s (exit 1, the answer on stderr), not in 11 days.
+    @Test func retryAfterNeverOutlastsTheRetryTimeLimit() async throws {
+        try await withSink(configure: { $0.faults = SinkFaults(failNextRequests: 1000, failStatus: 503, retryAfterSeconds: 999_999) }) { sink, _ in
+            let child = try StreamupProcess(["--retry-max-time", "3s", sink.url.absoluteString])
+            defer { if !child.hasExited { child.signal(SIGKILL) } }
+            child.write("data\n")
+            child.closeStdin()
+            #expect(await child.waitForExit(timeout: 30) == 1, "stderr: \(child.stderr)")
+            #expect(child.stderr.contains("503"), "stderr: \(child.stderr)")
+            #expect(sink.requests.map(\.status) == [503, 503], "one retry, at the limit")
+        }
+    }
+
     /// The sink goes away mid-stream and comes back on the same port: every byte arrives once.
     @Test func sinkDownForAWhileLosesNothing() async throws {
         _ = try await expectNothingLostAcrossASinkRestart(["--retries", "forever", "--segment-seconds", "200ms"])

@@ -46,6 +46,64 @@ import Testing
         child.closeStdin()
     }
 
+    /// The same in segments: a server that answers 200 after reading only the head (then
+    /// drains and drops the rest) does not hold the segment. streamup sees that the answer came
+    /// before the body's end, sends the segment again, and when every resend meets the same,
+    /// stops with a line that says so and what was not delivered (exit 2), instead of exit 0.
+    @Test func successAnsweredBeforeASegmentEndedIsNotDelivery() async throws {
+        let server = try StubHTTPServer(.answerEarly(status: 200, body: "ok"))
+        defer { server.stop() }
+        let input = try await randomFile(bytes: 6 << 20)
+        defer { try? FileManager.default.removeItem(atPath: input.path) }
+        // Segments far larger than socket buffers: libcurl is still sending when the answer ends.
+        let child = try StreamupProcess(["--segment-bytes", "4MiB", "--buffer-size", "16MiB", server.url], stdinFile: input.path)
+        defer { if !child.hasExited { child.signal(SIGKILL) } }
+        #expect(await child.waitForExit() == 2, "stderr: \(child.stderr)")
+        let lines = child.stderr.split(separator: "\n")
+        #expect(
+            lines.first?.hasPrefix("streamup: delivery is failing: the server answered 200 before the request body ended") == true, "stderr: \(child.stderr)")
+        let last = try #require(lines.last)
+        #expect(last.contains("it did not read the rest, so the segment is not delivered"), "stderr: \(child.stderr)")
+        #expect(last.contains("were not delivered and are lost"), "stderr: \(child.stderr)")
+        // The first try and three resends of the first segment.
+        #expect(server.receivedHeads.count == 4)
+    }
+
+    /// A 2xx whose body never ends, arriving fast: the first 64 KiB are kept and the rest is not
+    /// read; the status stands (the segment is not sent again) and the stream goes on.
+    @Test func aNeverEndingAnswerIsCutAfterWhatIsKept() async throws {
+        try await expectEndlessAnswerCut(.answerWithEndlessBody(status: 200), timeout: "60s") { kept in
+            #expect(kept == 65536)
+        }
+    }
+
+    /// A 2xx whose body trickles on for ever (never idle long enough for the idle timer):
+    /// --response-timeout bounds the whole answer, which is cut there with what came.
+    @Test func aTricklingAnswerIsCutAtTheResponseTimeout() async throws {
+        try await expectEndlessAnswerCut(.answerWithEndlessBody(status: 200, pieceBytes: 16, interval: .milliseconds(100)), timeout: "2s") { kept in
+            #expect(kept > 0 && kept < 65536)
+        }
+    }
+
+    /// Two segments against `behaviour`: each answered once (no resend), streamup exits 0 and
+    /// prints the kept part of the last answer, which `check` is given the size of.
+    private func expectEndlessAnswerCut(_ behaviour: StubHTTPServer.Behaviour, timeout: String, check: (Int) -> Void) async throws {
+        let server = try StubHTTPServer(behaviour)
+        defer { server.stop() }
+        let child = try StreamupProcess(["--response-timeout", timeout, server.url])
+        defer { if !child.hasExited { child.signal(SIGKILL) } }
+        child.write("first\n")
+        #expect(await eventually { server.closedConnections == 1 }, "stderr: \(child.stderr)")
+        child.write("second\n")
+        child.closeStdin()
+        #expect(await child.waitForExit(timeout: 30) == 0, "stderr: \(child.stderr)")
+        #expect(server.receivedHeads.count == 2)
+        let printed = child.stdoutData
+        #expect(printed.dropLast().allSatisfy { $0 == UInt8(ascii: "x") } && printed.last == UInt8(ascii: "\n"))
+        check(printed.count - 1)
+        #expect(child.stderr.contains("only the first \(printed.count - 1) bytes of the answer are kept"), "stderr: \(child.stderr)")
+    }
+
     /// A Basic challenge would make URLSession send the body again, which a live body cannot
     /// do: the challenge is declined and the 401 is the answer; no hang, no re-send.
     @Test func basicChallengeDoesNotHangOrResend() async throws {

@@ -30,6 +30,9 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         /// A failing spell is over (and reported recovered) once a success comes this long after
         /// the last failure, so a flaky link gets one pair of lines, not one per blip.
         var quietPeriod: Duration = .seconds(10)
+        /// A failing spell is reported again (how long, how many attempts) once this long has
+        /// passed since its last report, so a long outage is never silent.
+        var reportEvery: Duration = .seconds(60)
         /// Chooses a backoff within its bound (full jitter); tests pin it.
         var random: @Sendable (Double) -> Double = { Double.random(in: 0...$0) }
     }
@@ -87,7 +90,10 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     /// A request that got no answer.
     struct Failure: Equatable {
         /// `certificate` and `unsendable` (a body that cannot be sent as configured) are final.
-        enum Kind: Equatable { case transport, certificate, unsendable, cancelled }
+        /// `earlyAnswer`: a 2xx came before the server had the whole body (it did not read the
+        /// rest), retried a few times like a lost connection, without making segments smaller
+        /// (a body small enough to sit in socket buffers hides such an answer), then final.
+        enum Kind: Equatable { case transport, certificate, unsendable, cancelled, earlyAnswer }
         var kind: Kind
         var message: String
         /// The endpoint that did not answer, when there are several (it names it in messages).
@@ -143,6 +149,11 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     /// always, each retry with `-v`).
     enum Notice: Equatable {
         case retrying(reason: String, attempt: Int, delay: Duration, first: Bool)
+        /// A failing spell goes on: `failedAttempts` over `failingFor` so far (at most one a
+        /// `reportEvery`).
+        case stillFailing(reason: String, failedAttempts: Int, failingFor: Duration)
+        /// Delivery works again; `resentBytes` were sent again after an attempt that may have
+        /// stored them (no answer came, or a 5xx): a refusal (4xx, 429) stored nothing.
         case recovered(failedAttempts: Int, resentBytes: Int, after: Duration)
         case segmentShrunk(toBytes: Int, reason: String)
         case completionAnswerLost
@@ -165,8 +176,9 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     private(set) var failures = 0
     /// Since when failures have gone on without progress (for `maxRetryTime`).
     private var failingSince: Instant?
-    /// The failing spell being reported: its start, last failure, attempts and resent bytes.
-    private var spell: (start: Instant, lastFailure: Instant, attempts: Int, resent: Int)?
+    /// The failing spell being reported: its start, last failure, attempts, resent bytes, and
+    /// when it was last reported.
+    private var spell: (start: Instant, lastFailure: Instant, attempts: Int, resent: Int, reported: Instant)?
     /// When the backoff after a failure ends.
     private var retryAt: Instant?
     private var pending: Action?
@@ -177,6 +189,9 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     private(set) var highestSent: Int
     /// Bytes sent more than once.
     private(set) var resentBytes = 0
+    /// The end of the furthest plain request the receiver may have stored without saying so
+    /// (no answer came, or a 5xx): bytes resent below it may be held twice.
+    private var maybeStoredEnd = 0
     /// Failed attempts that were retried.
     private(set) var retries = 0
     var resumable: ResumableState
@@ -228,9 +243,11 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
             if answer.isSuccess {
                 return succeeded(acknowledging: carried.upperBound, now: now)
             }
+            if answer.status >= 500 { maybeStoredEnd = max(maybeStoredEnd, carried.upperBound) }
             return failed(.answer(answer), exchange: exchange, carried: carried, now: now, elsewhere: elsewhere)
         case (.segment, .failed(let failure, let carried)):
             noteSent(carried)
+            maybeStoredEnd = max(maybeStoredEnd, carried.upperBound)
             return failed(.failure(failure), exchange: exchange, carried: carried, now: now, elsewhere: elsewhere)
         case (.create, _), (.checkOffset, _), (.append, _), (.complete, _):
             return handleResumable(result, of: exchange, now: now)
@@ -341,10 +358,15 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         // failing spell of the delivery.
         let first = spell == nil && !elsewhere
         if !elsewhere || spell != nil {
-            spell = (spell?.start ?? now, now, (spell?.attempts ?? 0) + 1, spell?.resent ?? 0)
+            spell = (spell?.start ?? now, now, (spell?.attempts ?? 0) + 1, spell?.resent ?? 0, spell?.reported ?? now)
+        }
+        if !first, let spell, spell.reported.duration(to: now) >= configuration.reportEvery {
+            self.spell?.reported = now
+            let failingFor = spell.start.duration(to: now)
+            effects.append(.notice(.stillFailing(reason: problem.reason, failedAttempts: spell.attempts, failingFor: failingFor)))
         }
         if giveUp(now: now) { return effects + final(problem, exchange: exchange, carried: carried) }
-        if case .failure = problem, isSegment, !carried.isEmpty, limits.maxBytes > 1 {
+        if case .failure(let failure) = problem, failure.kind == .transport, isSegment, !carried.isEmpty, limits.maxBytes > 1 {
             // A segment whose connection breaks goes smaller, so a link that breaks every N
             // bytes still delivers; successes double it again. (A break after the whole body
             // went out, a lost answer, looks the same from here: socket buffers hold megabytes.
@@ -358,10 +380,19 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         var retryAfter: String?
         if case .answer(let answer) = problem { retryAfter = answer.retryAfter }
         // Another endpoint is there: no reason to wait (that endpoint is set aside instead).
-        let delay = elsewhere ? .zero : configuration.retry.delay(attempt: failures, retryAfter: retryAfter, random: configuration.random)
+        let delay = elsewhere ? .zero : backoff(attempt: failures, retryAfter: retryAfter, now: now)
         retryAt = elsewhere ? nil : now.advanced(by: delay)
         effects.append(.notice(.retrying(reason: problem.reason, attempt: failures, delay: delay, first: first)))
         return effects
+    }
+
+    /// The wait before the retry after failure number `attempt`: the policy's (a server's
+    /// `Retry-After` no longer than its `maxDelay`), and never past `maxRetryTime`, so the
+    /// user's limits hold whatever the server asks for.
+    private func backoff(attempt: Int, retryAfter: String?, now: Instant) -> Duration {
+        let delay = configuration.retry.delay(attempt: attempt, retryAfter: retryAfter, random: configuration.random)
+        guard let limit = configuration.retry.maxRetryTime, let since = failingSince else { return delay }
+        return max(.zero, min(delay, limit - since.duration(to: now)))
     }
 
     /// How long after a segment's first 429 another one means its size, not the rate: a
@@ -412,13 +443,17 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     private func isRetryable(_ problem: Problem) -> Bool {
         switch problem {
         case .answer(let answer): !answer.permanent && configuration.retry.isRetryable(status: answer.status)
-        case .failure(let failure): failure.kind == .transport
+        case .failure(let failure): failure.kind == .transport || (failure.kind == .earlyAnswer && failures < Self.earlyAnswerRetries)
         }
     }
 
+    /// How many early 2xx answers in a row are retried: a server that answers before reading
+    /// does it to every resend.
+    static var earlyAnswerRetries: Int { 3 }
+
     private func giveUp(now: Instant) -> Bool {
         if let maxRetries = configuration.retry.maxRetries, failures > maxRetries { return true }
-        if let limit = configuration.retry.maxRetryTime, let since = failingSince, since.duration(to: now) > limit { return true }
+        if let limit = configuration.retry.maxRetryTime, let since = failingSince, since.duration(to: now) >= limit { return true }
         return false
     }
 
@@ -426,7 +461,7 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     mutating func noteSent(_ carried: Range<Int>) {
         let again = max(0, min(carried.upperBound, highestSent) - carried.lowerBound)
         resentBytes += again
-        spell?.resent += again
+        spell?.resent += max(0, min(carried.upperBound, maybeStoredEnd) - carried.lowerBound)
         highestSent = max(highestSent, carried.upperBound)
     }
 

@@ -5,7 +5,8 @@ extension StreamUploader {
     /// Which failures are worth another try, and how long to wait before it.
     ///
     /// Connection failures (refused, reset, lost, timed out, DNS) and the answers 408, 429 and 5xx
-    /// are retried; `Retry-After` (seconds) is honoured. Any other 4xx is fatal: the request itself
+    /// are retried; `Retry-After` (seconds) is honoured up to `maxDelay` (a server cannot make a
+    /// client wait longer than its own backoff would, nor past `maxRetryTime`). Any other 4xx is fatal: the request itself
     /// is wrong and sending it again would only repeat the refusal. Waits grow exponentially with
     /// full jitter (a random wait between zero and the exponential bound), capped.
     ///
@@ -40,10 +41,10 @@ extension StreamUploader {
         }
 
         /// The wait before retry number `attempt` (1 for the first), unless the server said
-        /// how long in `retryAfter`.
+        /// how long in `retryAfter` (then that, at most `maxDelay`).
         func delay(attempt: Int, retryAfter: String?, random: (Double) -> Double = { Double.random(in: 0...$0) }) -> Duration {
             if let retryAfter, let seconds = Int(retryAfter.trimmingCharacters(in: .whitespaces)), seconds >= 0 {
-                return min(.seconds(seconds), .seconds(3600))
+                return min(.seconds(seconds), maxDelay)
             }
             let bound = min(baseDelay * (1 << min(attempt - 1, 20)), maxDelay)
             return .milliseconds(Int64(random(bound.seconds) * 1000))

@@ -38,7 +38,9 @@ final class SegmentSession: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     func send(
         _ request: URLRequest, body: (any RequestBody)?, segmented: Bool = true, onEvent: @escaping @Sendable (UploadEvent) -> Void
     ) async throws -> UploadResponse {
-        let delegate = UploadTaskDelegate(body: body, maxResponseBodyBytes: configuration.maxResponseBodyBytes, segmented: segmented, onEvent: onEvent)
+        let delegate = UploadTaskDelegate(
+            body: body, maxResponseBodyBytes: configuration.maxResponseBodyBytes, answerTimeout: configuration.responseTimeout, segmented: segmented,
+            onEvent: onEvent)
         // A small segment goes as `Data`: waiting for its answer then costs no CPU on a reused
         // connection (DesignNotes, platform fact 9; WindowBody.oneReadData()).
         let window = body as? WindowBody

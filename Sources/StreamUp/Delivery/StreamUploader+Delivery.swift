@@ -176,10 +176,17 @@ extension StreamUploader {
             switch notice {
             case .retrying(let reason, let attempt, let delay, let first):
                 onEvent(.retrying(reason: reason, attempt: attempt, delay: delay, first: first))
+            case .stillFailing(let reason, let failedAttempts, let failingFor):
+                let held = progress.held
+                let place = spool == nil ? "in memory" : "in the spool"
+                onEvent(
+                    .notice(
+                        "delivery has been failing for \(Self.spoken(failingFor)) (\(counted(failedAttempts, "failed attempt")), the last: \(reason)); "
+                            + "\(counted(held, "byte")) held \(place), still retrying"))
             case .recovered(let failedAttempts, let resentBytes, let after):
                 onEvent(.recovered(failedAttempts: failedAttempts, resentBytes: resentBytes, after: after, duplicatesPossible: options.delivery == .requests))
             case .segmentShrunk(let bytes, let reason):
-                onEvent(.notice("\(reason): segments of at most \(bytes) bytes from now on"))
+                onEvent(.notice("\(reason): requests of whole records up to \(counted(bytes, "byte")) from now on (a longer record goes alone)"))
             case .completionAnswerLost:
                 onEvent(.notice("the answer to the completing request was lost; the server had acknowledged every byte and has completed the upload"))
             case .receiverWarning(let text):
@@ -188,6 +195,14 @@ extension StreamUploader {
                 onEvent(.notice(reason + "; stopping (--dead-letter DIR sets such a record aside and goes on)"))
             }
         }
+    }
+
+    /// A duration as a person says it, to the second: `45 s`, `2 min 5 s`, `3 h 10 min`.
+    static func spoken(_ duration: Duration) -> String {
+        let seconds = max(0, Int(duration.seconds.rounded()))
+        if seconds < 60 { return "\(seconds) s" }
+        if seconds < 3600 { return "\(seconds / 60) min \(seconds % 60) s" }
+        return "\(seconds / 3600) h \(seconds % 3600 / 60) min"
     }
 
     // MARK: One exchange
@@ -246,10 +261,27 @@ extension StreamUploader {
             case .segment, .create, .checkOffset: nil
             }
         defer { own?.invalidate() }
+        state.withLock { $0.sending = body }
+        defer {
+            let reached = body.map { min($0.range.upperBound, $0.range.lowerBound + $0.bytesSent) } ?? 0
+            state.withLock { state in
+                state.sending = nil
+                state.sentEnd = max(state.sentEnd, reached)
+            }
+        }
         do {
             let response = try await (own ?? session).send(request, body: body, onEvent: onEvent)
             // The server answered the request, which held the whole segment.
             let carried = body?.range ?? start..<start
+            if let body, response.isSuccess, body.bytesSent < body.length {
+                // libcurl stopped reading the body when the answer ended: the server answered
+                // before it had the rest, so it cannot hold it (a server that reads only the head).
+                let error = StreamUpError(
+                    .protocolError,
+                    "the server answered \(response.statusCode) before the request body ended, after \(body.bytesSent) of its \(counted(body.length, "byte")): "
+                        + "it did not read the rest, so the segment is not delivered")
+                return (.failed(Machine.Failure(kind: .earlyAnswer, message: error.description), carried: carried), nil, error)
+            }
             var answer = answer(response, to: request)
             if case .segment = exchange, let partial = partial(in: response, carried: carried) {
                 answer.partial = partial

@@ -180,6 +180,10 @@ public final class StreamUploader: Sendable {
         /// the receiver's stream stays contiguous.
         var skipped = 0
         var producerReference: (any PositionedProducer)?
+        /// The body of the request going out now, and the furthest stream offset earlier
+        /// requests handed to the connection (for ``bytesSent``).
+        var sending: WindowBody?
+        var sentEnd = 0
     }
 
     public let configuration: UploadConfiguration
@@ -443,6 +447,15 @@ public final class StreamUploader: Sendable {
     package var bytesProduced: Int { writer.bytesWritten }
     /// Bytes of this run acknowledged (segments) or handed to the connection (one request).
     package var bytesDelivered: Int { max(0, buffer.acknowledgedOffset - producerStart) }
+    /// Bytes of this run handed to the connection so far, acknowledged or not: the furthest
+    /// stream offset any request's body reached as URLSession read it (a compressed body counts
+    /// its compressed bytes). One request: the same as ``bytesDelivered``.
+    package var bytesSent: Int {
+        // The body's own lock is taken outside the state's.
+        let (sentEnd, sending) = state.withLock { ($0.sentEnd, $0.sending) }
+        let live = sending.map { min($0.range.upperBound, $0.range.lowerBound + $0.bytesSent) } ?? 0
+        return max(0, max(sentEnd, live, buffer.acknowledgedOffset) - producerStart)
+    }
     /// Suspends until `produced` bytes of this run are delivered, or the upload can deliver no more.
     package func waitUntilDelivered(_ produced: Int) async { await waitUntilAcknowledged(producerStart + produced) }
     /// The writer into the upload's buffer; it takes bytes before ``run(_:)`` starts.

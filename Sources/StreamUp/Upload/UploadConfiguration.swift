@@ -32,10 +32,13 @@ public struct UploadConfiguration: Sendable {
     /// 1 MiB by default: against 64 KiB it cuts the wake-ups per byte, for about 1.4× the
     /// throughput (Benchmarks/RESULTS.md); latency is the same, since nothing waits for it to fill.
     public var bufferSize: Int = 1 << 20
-    /// The most bytes of the server's answer kept in ``UploadResponse/body``.
+    /// The most bytes of the server's answer kept in ``UploadResponse/body``; the answer ends
+    /// there (the rest is not read: a body that never ends costs no memory).
     public var maxResponseBodyBytes: Int = 64 * 1024
     /// How long to wait for the server to accept the connection and, after the body has ended,
-    /// for its answer. A producer that is idle for a long time never trips it (DesignNotes, platform fact 4).
+    /// for its answer; and the whole answer from its head to its body's end (a longer one is cut
+    /// there, its status stands). A producer that is idle for a long time never trips it
+    /// (DesignNotes, platform fact 4).
     public var responseTimeout: Duration = .seconds(60)
 
     /// Creates a configuration for `url`.

@@ -17,6 +17,9 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
         var body = Data()
         /// More body came than `maxResponseBodyBytes` keeps.
         var bodyCut = false
+        /// The answer was ended here, not by the server: more body came than is kept, or it
+        /// did not end within `answerTimeout` of its head. Its status stands.
+        var endedHere = false
         var completion: CheckedContinuation<Result<UploadResponse, StreamUpError>, Never>?
         var result: Result<UploadResponse, StreamUpError>?
         /// The 401/407 that carried an authentication challenge we turned down.
@@ -26,13 +29,19 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
     /// The streamed body; nil for a request without one (``ControlRequest``).
     private let body: (any RequestBody)?
     private let maxResponseBodyBytes: Int
+    /// The longest an answer may take from its head to its body's end.
+    private let answerTimeout: Duration
     private let onEvent: @Sendable (UploadEvent) -> Void
     /// The request is one segment of an acknowledged stream (for the failure's words).
     private let segmented: Bool
     private let state = Mutex(State())
 
-    init(body: (any RequestBody)?, maxResponseBodyBytes: Int, segmented: Bool = false, onEvent: @escaping @Sendable (UploadEvent) -> Void) {
+    init(
+        body: (any RequestBody)?, maxResponseBodyBytes: Int, answerTimeout: Duration, segmented: Bool = false,
+        onEvent: @escaping @Sendable (UploadEvent) -> Void
+    ) {
         self.body = body
+        self.answerTimeout = answerTimeout
         self.segmented = segmented
         self.maxResponseBodyBytes = maxResponseBodyBytes
         self.onEvent = onEvent
@@ -100,7 +109,15 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
         if let http = response as? HTTPURLResponse {
             // corelibs reports informational answers (104 Upload Resumption Supported) here too;
             // only a final one is the answer.
-            if http.statusCode >= 200 { state.withLock { $0.response = http } }
+            if http.statusCode >= 200 {
+                state.withLock { $0.response = http }
+                // The request timeout is an idle timer (DesignNotes, platform fact 4): a body
+                // that trickles on for ever never trips it. The whole answer gets this long.
+                let task = TaskReference(dataTask)
+                DispatchQueue.global().asyncAfter(deadline: .now() + answerTimeout.seconds) { [weak self] in
+                    self?.endAnswer(task)
+                }
+            }
             onEvent(.responseReceived(statusCode: http.statusCode, headers: Self.headers(of: http)))
         }
         completionHandler(.allow)
@@ -108,11 +125,26 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let limit = maxResponseBodyBytes
-        state.withLock { state in
+        let full = state.withLock { state in
             let room = limit - state.body.count
             if room > 0 { state.body.append(data.prefix(room)) }
             if data.count > room { state.bodyCut = true }
+            return state.bodyCut
         }
+        // The rest of a body longer than is kept is not worth reading (it may never end).
+        if full { endAnswer(TaskReference(dataTask)) }
+    }
+
+    /// Ends the answer here (its head and the body kept so far are the answer), unless it has
+    /// ended already.
+    private func endAnswer(_ task: TaskReference<URLSessionDataTask>) {
+        let ends = state.withLock { state -> Bool in
+            guard state.result == nil, !state.endedHere, state.response != nil else { return false }
+            state.endedHere = true
+            state.bodyCut = true
+            return true
+        }
+        if ends { task.cancelSoon() }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
@@ -126,6 +158,11 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
                     UploadResponse(
                         statusCode: challenged.statusCode, headers: Self.headers(of: challenged), body: state.body,
                         bytesSent: bytesSent, isBodyCut: state.bodyCut))
+            } else if state.endedHere, let response = state.response {
+                result = .success(
+                    UploadResponse(
+                        statusCode: response.statusCode, headers: Self.headers(of: response), body: state.body,
+                        bytesSent: bytesSent, isBodyCut: true))
             } else if let error {
                 result = .failure(failure ?? TransportFailure.error(for: error, url: task.originalRequest?.url, segmented: segmented))
             } else if let response = state.response ?? (task.response as? HTTPURLResponse) {
