@@ -99,6 +99,93 @@ import Testing
         }
     }
 
+    /// A run stopped (SIGTERM, server down) after the spool took part of a line: the stop line
+    /// counts only the whole lines as kept and says the fragment is dropped; the next start
+    /// sends exactly that count and new input starts a record of its own (it was glued onto the
+    /// fragment: `one\ntwo\nfragmNEXT-1\n`).
+    @Test func aRecordTornByAStopIsDroppedNotGluedOntoTheNextInput() async throws {
+        let scratch = try TemporaryDirectory()
+        let spool = scratch.file("spool")
+        try await withSink { sink, directory in
+            let down = try startedSink(port: 0, storingIn: directory)
+            let url = down.url.absoluteString
+            down.stop()
+            let first = try StreamupProcess(["--spool", spool, "--retries", "forever", "--shutdown-timeout", "1s", url])
+            defer { if !first.hasExited { first.signal(SIGKILL) } }
+            first.write("one\ntwo\nfragm")
+            #expect(await eventually { spooledBytes(URL(fileURLWithPath: spool)) == 13 }, "stderr: \(first.stderr)")
+            first.signal(SIGTERM)
+            #expect(await first.waitForExit() == 2, "stderr: \(first.stderr)")
+            #expect(first.stderr.contains("8 bytes the server did not acknowledge are kept in \(spool)"), "stderr: \(first.stderr)")
+            #expect(first.stderr.contains("the last 5 bytes (a record the input did not finish) are dropped then"), "stderr: \(first.stderr)")
+
+            let second = try StreamupProcess(["--spool", spool, sink.url.absoluteString])
+            defer { if !second.hasExited { second.signal(SIGKILL) } }
+            second.write("NEXT-1\n")
+            second.closeStdin()
+            #expect(await second.waitForExit() == 0, "stderr: \(second.stderr)")
+            #expect(streamText(in: directory) == "one\ntwo\nNEXT-1\n")
+            let notices = second.stderr.split(separator: "\n").filter { $0.contains("dropped its last 5 bytes") }
+            #expect(notices.count == 1, "stderr: \(second.stderr)")
+        }
+    }
+
+    /// A run killed outright after the spool took part of a line: a restart with no input sends
+    /// the whole lines and no fragment (it sent `fragm` as a request of its own), and a later one
+    /// starts its input on a record of its own.
+    @Test func aRecordTornByAKillIsNeverSent() async throws {
+        let scratch = try TemporaryDirectory()
+        let spool = scratch.file("spool")
+        try await withSink { sink, directory in
+            let first = try StreamupProcess(["--spool", spool, "--retries", "forever", "http://127.0.0.1:1/ingest"])
+            defer { if !first.hasExited { first.signal(SIGKILL) } }
+            first.write("one\ntwo\nfragm")
+            #expect(await eventually { spooledBytes(URL(fileURLWithPath: spool)) == 13 }, "stderr: \(first.stderr)")
+            first.signal(SIGKILL)
+            _ = await first.waitForExit()
+
+            let empty = try StreamupProcess(["--spool", spool, sink.url.absoluteString], stdinFile: "/dev/null")
+            defer { if !empty.hasExited { empty.signal(SIGKILL) } }
+            #expect(await empty.waitForExit() == 0, "stderr: \(empty.stderr)")
+            #expect(streamText(in: directory) == "one\ntwo\n")
+            #expect(empty.stderr.contains("dropped its last 5 bytes"), "stderr: \(empty.stderr)")
+
+            // Everything was delivered: the next input is a new stream.
+            let next = try StreamupProcess(["--spool", spool, sink.url.absoluteString])
+            defer { if !next.hasExited { next.signal(SIGKILL) } }
+            next.write("NEW-A\n")
+            next.closeStdin()
+            #expect(await next.waitForExit() == 0, "stderr: \(next.stderr)")
+            let streams = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".body") }
+            let texts = Set(streams.compactMap { try? String(contentsOfFile: directory.appendingPathComponent($0).path, encoding: .utf8) })
+            #expect(texts == ["one\ntwo\n", "NEW-A\n"])
+        }
+    }
+
+    /// A last line without `\n` at the input's end is a whole record: a run that could not
+    /// deliver it keeps it, and the next start sends it.
+    @Test func aLastLineWithoutNewlineAtTheInputsEndIsKept() async throws {
+        let scratch = try TemporaryDirectory()
+        let spool = scratch.file("spool")
+        try await withSink { sink, directory in
+            let input = scratch.file("input")
+            try Data("one\nlast".utf8).write(to: URL(fileURLWithPath: input))
+            let first = try StreamupProcess(
+                ["--spool", spool, "--retries", "forever", "--shutdown-timeout", "1s", "http://127.0.0.1:1/ingest"], stdinFile: input)
+            defer { if !first.hasExited { first.signal(SIGKILL) } }
+            // The spool notes where the input ended.
+            let record = spool + "/stream.json"
+            #expect(await eventually { (try? String(contentsOfFile: record, encoding: .utf8))?.contains("\"inputEnd\":8") == true })
+            first.signal(SIGTERM)
+            #expect(await first.waitForExit() == 2, "stderr: \(first.stderr)")
+            #expect(first.stderr.contains("8 bytes the server did not acknowledge are kept"), "stderr: \(first.stderr)")
+            let second = try StreamupProcess(["--spool", spool, sink.url.absoluteString], stdinFile: "/dev/null")
+            defer { if !second.hasExited { second.signal(SIGKILL) } }
+            #expect(await second.waitForExit() == 0, "stderr: \(second.stderr)")
+            #expect(streamText(in: directory) == "one\nlast")
+        }
+    }
+
     /// `tail --state --spool` killed with SIGKILL while the server is down, lines appended
     /// meanwhile, then restarted once the server is up: the stored stream is the whole log,
     /// every line once, even where the spool held more than the saved position said.

@@ -50,6 +50,8 @@ package final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
         var splits: [Int] = []
         var splitRecords = 0
         var inputEnded = false
+        /// The input itself ended, not a stop: a last record without `\n` is whole.
+        var inputReachedEnd = false
         var failure: StreamUpError?
         var writerWantsSpace = false
         /// A live reader sleeps on `lock` until a write, the end or a failure.
@@ -253,12 +255,23 @@ package final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
     }
 
     /// The input has ended: the last partial record becomes a record, readers get the end.
-    func finishWriting() {
+    /// `stopped`: the writing was stopped before the input's end (a signal), which the storage
+    /// is not told: what it holds may end in the middle of a record.
+    func finishWriting(stopped: Bool = false) {
+        var end: Int?
         change { state in
+            if !state.inputEnded && !stopped {
+                end = state.written
+                state.inputReachedEnd = true
+            }
             state.inputEnded = true
             state.boundary = state.written
         }
+        if let end { storage.inputEnded(at: end) }
     }
+
+    /// Whether the input itself ended (not a stop) at the written offset.
+    var inputReachedEnd: Bool { withState { $0.inputReachedEnd } }
 
     /// Fails the buffer (the first failure wins): writes, reads and waits end with it.
     func failWriting(_ error: StreamUpError) {

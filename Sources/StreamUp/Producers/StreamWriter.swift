@@ -150,8 +150,8 @@ public final class StreamWriter: Sendable {
     var isFinished: Bool { buffer.isFinishedWriting }
 
     /// Ends the body: the reader gets what is buffered, then the end.
-    func finish() {
-        buffer.finishWriting()  // a write waiting for space is woken by the buffer and sees the end
+    func finish(stopped: Bool = false) {
+        buffer.finishWriting(stopped: stopped)  // a write waiting for space is woken by the buffer and sees the end
     }
 
     /// Ends the body with `error` and wakes a waiting write.

@@ -17,15 +17,16 @@ protocol WritableBuffer: AnyObject, Sendable {
     var failure: StreamUpError? { get }
     /// Bytes the producer has written into this buffer.
     var bytesWritten: Int { get }
-    /// Whether the writing side was ended (by ``finishWriting()``).
+    /// Whether the writing side was ended (by ``finishWriting(stopped:)``).
     var isFinishedWriting: Bool { get }
     /// Asks for `observer` to be signalled when a full buffer gets space (or fails or closes).
     /// Returns false, asking nothing, when writing can be retried at once.
     func requestSpaceNotification() -> Bool
     /// Sets who ``requestSpaceNotification()`` signals: the one writer.
     func setSpaceObserver(_ observer: SpaceSignal)
-    /// Ends the input: the reader gets what is buffered, then the end.
-    func finishWriting()
+    /// Ends the input: the reader gets what is buffered, then the end. `stopped`: stopped
+    /// before the input's own end.
+    func finishWriting(stopped: Bool)
     /// Ends the input with a failure; later writes and reads fail with `error`.
     func failWriting(_ error: StreamUpError)
 }

@@ -49,7 +49,7 @@ extension SpoolStorage {
                 let marks = try openMarks(in: directory, writing: SpoolMarks(acknowledged: 0, newest: nil))
                 return SpoolStorage(
                     directory: directory, capacity: capacity, fileBytes: fileBytes, files: [], lock: lock, marks: marks,
-                    record: record, recovered: Recovered(acknowledged: 0, end: 0, streamID: streamID, upload: nil, skipped: 0, sources: sources))
+                    record: record, recovered: Recovered(acknowledged: 0, end: 0, streamID: streamID, upload: nil, skipped: 0, inputEnd: nil, sources: sources))
             }
             try scan.verifyPending()
             // Files wholly acknowledged (a crash before their deletion) are not needed.
@@ -64,7 +64,7 @@ extension SpoolStorage {
                 marks: marks, record: record,
                 recovered: Recovered(
                     acknowledged: scan.marks.acknowledged, end: scan.end, streamID: record.streamID, upload: record.upload,
-                    skipped: record.skipped ?? 0, sources: sources))
+                    skipped: record.skipped ?? 0, inputEnd: record.inputEnd, sources: sources))
         } catch {
             for file in opened {
                 SystemCall.close(file.data)

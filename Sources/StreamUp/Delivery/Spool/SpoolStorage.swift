@@ -50,6 +50,8 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
         var upload: ResumableUploadReference?
         /// Bytes set aside as dead letters so far (the receiver's offsets leave them out).
         var skipped: Int?
+        /// Where the input ended, if it did: a last record without `\n` there is whole.
+        var inputEnd: Int?
     }
 
     /// What an earlier run left.
@@ -59,6 +61,8 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
         var streamID: String
         var upload: ResumableUploadReference?
         var skipped: Int
+        /// Where an earlier run's input ended, if it did.
+        var inputEnd: Int?
         /// Where the bytes the spool held when opened came from (acknowledged ones too, back to
         /// where files were released; also when nothing was pending and a new stream starts),
         /// in stream order, for the saved positions.
@@ -71,7 +75,7 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
     /// Largest size of one spool file.
     let fileBytes: Int
     let recovered: Recovered
-    private let files: Mutex<[File]>
+    let files: Mutex<[File]>
     private let lockDescriptor: CInt
     private let marksDescriptor: CInt
     private let streamRecord: Mutex<StreamRecord>
@@ -124,6 +128,15 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
             return record
         }
         if let current { try Self.save(current, in: directory) }
+    }
+
+    func inputEnded(at offset: Int) {
+        let current = streamRecord.withLock { record -> StreamRecord in
+            record.inputEnd = offset
+            return record
+        }
+        // At worst the next start drops a last record without `\n` it cannot tell from a torn one.
+        try? Self.save(current, in: directory)
     }
 
     /// Remembers how many bytes were set aside as dead letters, for the next start.
@@ -253,10 +266,10 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
     // MARK: Marks
 
     private let acknowledgedMark: Mutex<Int>
-    private var recordedAcknowledged: Int { acknowledgedMark.withLock { $0 } }
+    var recordedAcknowledged: Int { acknowledgedMark.withLock { $0 } }
 
     /// Overwrites `marks` in place (no new space needed).
-    private func writeMarks(_ marks: SpoolMarks) throws(StreamUpError) {
+    func writeMarks(_ marks: SpoolMarks) throws(StreamUpError) {
         acknowledgedMark.withLock { $0 = marks.acknowledged }
         try SystemCall.writeAll(marksDescriptor, marks.encoded, at: 0, "cannot update \(directory)/marks")
     }
