@@ -186,6 +186,37 @@ import Testing
         }
     }
 
+    /// A spool write that fails part way (a full file system; here a file size limit, which
+    /// fails the same way without a file system of its own): the stop line's count of kept
+    /// bytes is what the next start delivers, whole lines only. The half-written piece stayed
+    /// in the data file, the count was off, and the next start sent half a line.
+    @Test func aFailedSpoolWriteKeepsWhatTheStopLineCounts() async throws {
+        let scratch = try TemporaryDirectory()
+        let spool = scratch.file("spool")
+        let input = scratch.file("input")
+        try (1...100_000).map { "line-\(String(format: "%08d", $0))\n" }.joined().write(toFile: input, atomically: false, encoding: .utf8)
+        // 1000 blocks of 512 bytes: the first spool file (1 MiB at most) cannot grow past 512,000 bytes.
+        let first = try StreamupProcess(
+            executable: URL(fileURLWithPath: "/bin/sh"),
+            [
+                "-c", "trap '' XFSZ; ulimit -f 1000; exec \"$0\" \"$@\"", StreamupProcess.executable.path, "--spool", spool, "--spool-size", "4m",
+                "--retries", "0", "http://127.0.0.1:1/ingest",
+            ], stdinFile: input)
+        defer { if !first.hasExited { first.signal(SIGKILL) } }
+        #expect(await first.waitForExit() == 74, "stderr: \(first.stderr)")
+        let line = try #require(first.stderr.split(separator: "\n").first { $0.contains("spool write") }, "stderr: \(first.stderr)")
+        #expect(line.contains("read from the input were not kept"), "\(line)")
+        let kept = try #require(line.firstMatch(of: /; (\d+) bytes the server did not acknowledge are kept/).flatMap { Int($0.1) }, "\(line)")
+        try await withSink { sink, directory in
+            let second = try StreamupProcess(["--spool", spool, sink.url.absoluteString], stdinFile: "/dev/null")
+            defer { if !second.hasExited { second.signal(SIGKILL) } }
+            #expect(await second.waitForExit() == 0, "stderr: \(second.stderr)")
+            let stored = try #require(streamText(in: directory))
+            #expect(stored.utf8.count == kept, "the stop line said \(kept) bytes were kept; \(stored.utf8.count) were delivered")
+            #expect(stored.hasSuffix("\n") && stored.split(separator: "\n").allSatisfy { $0.count == 13 })
+        }
+    }
+
     /// `tail --state --spool` killed with SIGKILL while the server is down, lines appended
     /// meanwhile, then restarted once the server is up: the stored stream is the whole log,
     /// every line once, even where the spool held more than the saved position said.

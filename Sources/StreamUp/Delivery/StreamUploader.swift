@@ -234,6 +234,7 @@ public final class StreamUploader: Sendable {
                     ? "the spool's default size (half the free space of the file system of \(directory): \(capacity) bytes)"
                     : "a spool of \(capacity) bytes (--spool-size)", remedy: "--spool-size")
             var recovered = spool.recovered
+            for note in recovered.notes { onEvent(.notice(note)) }
             // The next input would be glued onto a record an earlier run left unfinished, unless
             // it is the same input going on from where that record stops (a followed file whose
             // saved position is the spool's end).

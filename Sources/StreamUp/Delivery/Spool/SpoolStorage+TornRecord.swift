@@ -40,7 +40,7 @@ extension SpoolStorage {
         guard offset >= recordedAcknowledged, let end = list.last?.end, offset < end else { return }
         var gone: [File] = []
         while list.count > 1, let last = list.last, last.start >= offset { gone.append(list.removeLast()) }
-        guard var file = list.popLast() else { return }
+        guard var file = list.last else { return }
         for newer in gone {
             _ = ftruncate(newer.data, 0)
             _ = ftruncate(newer.index, 0)
@@ -78,7 +78,10 @@ extension SpoolStorage {
         file.size = offset - file.start
         file.entryCount = kept.count
         file.lastEntry = kept.last
-        list.append(file)
-        files.withLock { $0 = list }
+        // Acknowledgements may have released older files meanwhile: only the cut ones change.
+        files.withLock { files in
+            files.removeAll { current in gone.contains { $0.start == current.start } }
+            if let index = files.lastIndex(where: { $0.start == file.start }) { files[index] = file }
+        }
     }
 }

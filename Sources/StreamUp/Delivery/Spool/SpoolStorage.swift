@@ -67,6 +67,9 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
         /// where files were released; also when nothing was pending and a new stream starts),
         /// in stream order, for the saved positions.
         var sources: [SourceIndex.Entry]
+        /// What opening found amiss and did about it (bytes past the index kept or left out),
+        /// one line each for stderr.
+        var notes: [String] = []
     }
 
     let directory: String
@@ -154,7 +157,31 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
         UnsafeMutableRawBufferPointer(rebasing: staging[..<min(maxLength, staging.count)])
     }
 
+    /// A write that fails (a full file system) is undone, so the spool holds exactly what the
+    /// buffer counts as written: the count a stop gives is what the next start sends.
     func commit(_ space: UnsafeMutableRawBufferPointer, count: Int, at offset: Int, mark: SourceMark?) throws(StreamUpError) {
+        do {
+            try append(space, count: count, at: offset, mark: mark)
+        } catch {
+            undoWrites(from: offset)
+            // The bytes of this write were read from the input but are in no storage now.
+            let lost = "\(count) byte\(count == 1 ? "" : "s") read from the input \(count == 1 ? "was" : "were") not kept"
+            throw StreamUpError(error.code, "\(error.description); \(lost)")
+        }
+    }
+
+    /// Cuts off what a failed ``commit(_:count:at:mark:)`` left: bytes written to the newest
+    /// file but not recorded, and whatever it recorded past `offset`. Cutting frees space, so
+    /// it works on a full file system.
+    private func undoWrites(from offset: Int) {
+        if let newest = files.withLock({ $0.last }) {
+            _ = ftruncate(newest.data, off_t(newest.size))
+            _ = ftruncate(newest.index, off_t(newest.entryCount * SpoolIndexEntry.size))
+        }
+        try? cut(to: offset)
+    }
+
+    private func append(_ space: UnsafeMutableRawBufferPointer, count: Int, at offset: Int, mark: SourceMark?) throws(StreamUpError) {
         var done = 0
         while done < count {
             let file = try newestFile(writingAt: offset + done)
@@ -181,6 +208,7 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
             index = try Self.create(Self.path(of: offset, in: directory, suffix: "index"))
         } catch {
             SystemCall.close(data)
+            unlink(Self.path(of: offset, in: directory, suffix: "spool"))
             throw error
         }
         let file = File(start: offset, size: 0, data: data, index: index, entryCount: 0, lastEntry: nil)
