@@ -65,6 +65,9 @@ extension StreamUploader {
         guard !isSingleRequest else { return nil }
         let held = progress.held
         guard held > 0 else { return nil }
+        if let spool = options.spoolDirectory, isSpoolGone {
+            return "\(counted(held, "byte")) the server did not acknowledge \(held == 1 ? "is" : "are") lost: the spool \(spool) was deleted while running"
+        }
         if let spool = options.spoolDirectory {
             let unfinished = unfinishedSpoolBytes
             let kept = held - unfinished

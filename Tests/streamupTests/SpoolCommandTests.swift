@@ -217,6 +217,54 @@ import Testing
         }
     }
 
+    /// The spool directory deleted while streamup runs (server down): one line says so and
+    /// what is held stays in the process; once a directory is back at the path, everything held
+    /// is written into it, and a restart delivers every line (it went on writing into deleted
+    /// files without a word, and a restart found nothing).
+    @Test func aSpoolDeletedWhileRunningIsSaidOnceAndWrittenAgainWhenBack() async throws {
+        let scratch = try TemporaryDirectory()
+        let spool = scratch.file("spool")
+        let first = try StreamupProcess(["--spool", spool, "--retries", "forever", "http://127.0.0.1:1/ingest"])
+        defer { if !first.hasExited { first.signal(SIGKILL) } }
+        first.write("before\n")
+        #expect(await eventually { spooledBytes(URL(fileURLWithPath: spool)) == 7 }, "stderr: \(first.stderr)")
+        try FileManager.default.removeItem(atPath: spool)
+        first.write("gone\n")
+        #expect(await eventually { first.stderr.contains("was deleted while running") }, "stderr: \(first.stderr)")
+        first.write("still gone\n")
+        try FileManager.default.createDirectory(atPath: spool, withIntermediateDirectories: false)
+        first.write("back\n")
+        #expect(await eventually { spooledBytes(URL(fileURLWithPath: spool)) == 28 }, "stderr: \(first.stderr)")
+        #expect(first.stderr.components(separatedBy: "was deleted while running").count == 2, "stderr: \(first.stderr)")
+        #expect(first.stderr.contains("is back"), "stderr: \(first.stderr)")
+        first.signal(SIGKILL)
+        _ = await first.waitForExit()
+        try await withSink { sink, directory in
+            let second = try StreamupProcess(["--spool", spool, sink.url.absoluteString], stdinFile: "/dev/null")
+            defer { if !second.hasExited { second.signal(SIGKILL) } }
+            #expect(await second.waitForExit() == 0, "stderr: \(second.stderr)")
+            #expect(streamText(in: directory) == "before\ngone\nstill gone\nback\n")
+        }
+    }
+
+    /// A run that ends while its spool directory is gone ends with exit 74 and says so (it
+    /// ended 0: nothing of the stream was on disk any more).
+    @Test func aRunEndingWhileItsSpoolIsGoneExits74() async throws {
+        let scratch = try TemporaryDirectory()
+        let spool = scratch.file("spool")
+        try await withSink { sink, directory in
+            let child = try StreamupProcess(["--spool", spool, sink.url.absoluteString])
+            defer { if !child.hasExited { child.signal(SIGKILL) } }
+            child.write("one\n")
+            #expect(await eventually { streamText(in: directory) == "one\n" }, "stderr: \(child.stderr)")
+            try FileManager.default.removeItem(atPath: spool)
+            child.write("two\n")
+            child.closeStdin()
+            #expect(await child.waitForExit() == 74, "stderr: \(child.stderr)")
+            #expect(child.stderr.contains("was deleted while running and is not back"), "stderr: \(child.stderr)")
+        }
+    }
+
     /// `tail --state --spool` killed with SIGKILL while the server is down, lines appended
     /// meanwhile, then restarted once the server is up: the stored stream is the whole log,
     /// every line once, even where the spool held more than the saved position said.

@@ -235,6 +235,7 @@ public final class StreamUploader: Sendable {
                     : "a spool of \(capacity) bytes (--spool-size)", remedy: "--spool-size")
             var recovered = spool.recovered
             for note in recovered.notes { onEvent(.notice(note)) }
+            spool.setNotice { onEvent(.notice($0)) }
             // The next input would be glued onto a record an earlier run left unfinished, unless
             // it is the same input going on from where that record stops (a followed file whose
             // saved position is the spool's end).
@@ -423,12 +424,29 @@ public final class StreamUploader: Sendable {
         } onCancel: {
             cancel()
         }
+        if let spool {
+            // A directory deleted while running: nothing of this run is on disk.
+            spool.checkDirectory()
+            if spool.isDirectoryGone { throw Self.spoolGone(spool.directory, held: buffer.withState { $0.written - $0.acknowledged }) }
+        }
         if let spool, buffer.isDelivered {
             saveSourcesAtEnd()
             try spool.removeDeliveredFiles()
         }
         return answer
     }
+
+    /// The failure of a run that ended while its spool directory was gone.
+    static func spoolGone(_ directory: String, held: Int) -> StreamUpError {
+        let what =
+            held == 0
+            ? "every byte was delivered, but the spool's record of the stream is gone"
+            : "the \(held) byte\(held == 1 ? "" : "s") the server did not acknowledge \(held == 1 ? "is" : "are") lost"
+        return StreamUpError(.io, "spool \(directory) was deleted while running and is not back: \(what)")
+    }
+
+    /// Whether the spool's directory was deleted while running and is not back.
+    package var isSpoolGone: Bool { spool?.isDirectoryGone ?? false }
 
     /// Ends the stream gracefully: the producer stops, everything written so far is delivered;
     /// a retry waiting out its backoff is tried at once.

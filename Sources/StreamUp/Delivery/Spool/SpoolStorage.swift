@@ -34,8 +34,8 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
     struct File {
         let start: Int
         var size: Int
-        let data: CInt
-        let index: CInt
+        var data: CInt
+        var index: CInt
         /// Entries in the index file, and the last one (it may still grow).
         var entryCount: Int
         var lastEntry: SpoolIndexEntry?
@@ -79,9 +79,22 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
     let fileBytes: Int
     let recovered: Recovered
     let files: Mutex<[File]>
-    private let lockDescriptor: CInt
-    private let marksDescriptor: CInt
-    private let streamRecord: Mutex<StreamRecord>
+    /// The `lock` and `marks` descriptors, and those replaced when the files were written into
+    /// a directory that came back (readers may still use them: closed with the storage).
+    struct Descriptors {
+        var lock: CInt
+        var marks: CInt
+        var retired: [CInt] = []
+    }
+    let descriptors: Mutex<Descriptors>
+    /// Whether the directory is gone, which one is expected, and who hears about it.
+    struct DirectoryState {
+        var identity: DirectoryIdentity?
+        var isGone = false
+        var notice: (@Sendable (String) -> Void)?
+    }
+    let directoryState: Mutex<DirectoryState>
+    let streamRecord: Mutex<StreamRecord>
     /// Where the producer's bytes wait between `writableSpace` and `commit`.
     private let staging: UnsafeMutableRawBufferPointer
 
@@ -91,8 +104,8 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
         self.capacity = capacity
         self.fileBytes = fileBytes
         self.files = Mutex(files)
-        self.lockDescriptor = lock
-        self.marksDescriptor = marks
+        self.descriptors = Mutex(Descriptors(lock: lock, marks: marks))
+        self.directoryState = Mutex(DirectoryState(identity: Self.identity(of: directory)))
         self.streamRecord = Mutex(record)
         self.recovered = recovered
         self.staging = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
@@ -103,8 +116,8 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
             SystemCall.close(file.data)
             SystemCall.close(file.index)
         }
-        SystemCall.close(marksDescriptor)
-        SystemCall.close(lockDescriptor)
+        let descriptors = descriptors.withLock { $0 }
+        for descriptor in descriptors.retired + [descriptors.marks, descriptors.lock] { SystemCall.close(descriptor) }
         staging.deallocate()
     }
 
@@ -123,6 +136,11 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
         return min(1 << 30, free / 2)
     }
 
+    /// Who hears that the directory was deleted or is back (one line each).
+    func setNotice(_ notice: @escaping @Sendable (String) -> Void) {
+        directoryState.withLock { $0.notice = notice }
+    }
+
     /// Remembers the resumable upload the stream is appended to (nil: none), for the next start.
     func saveUpload(_ upload: ResumableUploadReference?) throws(StreamUpError) {
         let current = streamRecord.withLock { record -> StreamRecord? in
@@ -130,7 +148,8 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
             record.upload = upload
             return record
         }
-        if let current { try Self.save(current, in: directory) }
+        // A deleted directory gets the record when it is back.
+        if let current, !isDirectoryGone { try Self.save(current, in: directory) }
     }
 
     func inputEnded(at offset: Int) {
@@ -139,7 +158,7 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
             return record
         }
         // At worst the next start drops a last record without `\n` it cannot tell from a torn one.
-        try? Self.save(current, in: directory)
+        if !isDirectoryGone { try? Self.save(current, in: directory) }
     }
 
     /// Remembers how many bytes were set aside as dead letters, for the next start.
@@ -148,7 +167,7 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
             record.skipped = skipped
             return record
         }
-        try Self.save(current, in: directory)
+        if !isDirectoryGone { try Self.save(current, in: directory) }
     }
 
     // MARK: ReplayStorage
@@ -160,6 +179,7 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
     /// A write that fails (a full file system) is undone, so the spool holds exactly what the
     /// buffer counts as written: the count a stop gives is what the next start sends.
     func commit(_ space: UnsafeMutableRawBufferPointer, count: Int, at offset: Int, mark: SourceMark?) throws(StreamUpError) {
+        checkDirectory()
         do {
             try append(space, count: count, at: offset, mark: mark)
         } catch {
@@ -202,6 +222,20 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
     /// The file bytes at `offset` go to: the newest, or a new one when that is full.
     private func newestFile(writingAt offset: Int) throws(StreamUpError) -> File {
         if let newest = files.withLock({ $0.last }), newest.end == offset, newest.size < fileBytes { return newest }
+        if isDirectoryGone {
+            let data = try Self.memoryFile()
+            let index: CInt
+            do {
+                index = try Self.memoryFile()
+            } catch {
+                SystemCall.close(data)
+                throw error
+            }
+            let file = File(start: offset, size: 0, data: data, index: index, entryCount: 0, lastEntry: nil)
+            files.withLock { $0.append(file) }
+            try writeMarks(SpoolMarks(acknowledged: recordedAcknowledged, newest: offset))
+            return file
+        }
         let data = try Self.create(Self.path(of: offset, in: directory, suffix: "spool"))
         let index: CInt
         do {
@@ -299,7 +333,7 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
     /// Overwrites `marks` in place (no new space needed).
     func writeMarks(_ marks: SpoolMarks) throws(StreamUpError) {
         acknowledgedMark.withLock { $0 = marks.acknowledged }
-        try SystemCall.writeAll(marksDescriptor, marks.encoded, at: 0, "cannot update \(directory)/marks")
+        try SystemCall.writeAll(descriptors.withLock { $0.marks }, marks.encoded, at: 0, "cannot update \(directory)/marks")
     }
 
     // MARK: Files
