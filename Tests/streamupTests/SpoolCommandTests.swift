@@ -265,6 +265,46 @@ import Testing
         }
     }
 
+    /// Under `umask 000`, what streamup keeps is its owner's only: the spool, dead-letter and
+    /// state files 0600, their directories 0700; and a dead letter names the URL the way `-v`
+    /// does, without the password or the credential query values (it stored them, in a 0644
+    /// file).
+    @Test func keptFilesArePrivateAndDeadLettersHoldNoSecrets() async throws {
+        let scratch = try TemporaryDirectory()
+        let log = scratch.file("app.log")
+        try "a\nb\n".write(toFile: log, atomically: false, encoding: .utf8)
+        let (spool, dead, state) = (scratch.file("spool"), scratch.file("dead"), scratch.file("app.state"))
+        let url = "http://alice:hunter2@127.0.0.1:1/ingest?token=SECRET1&api_key=SECRET2&sig=SECRET3&keep=yes"
+        let child = try StreamupProcess(
+            executable: URL(fileURLWithPath: "/bin/sh"),
+            [
+                "-c", "umask 000; exec \"$0\" \"$@\"", StreamupProcess.executable.path, "tail", "--from-start", "--state", state, "--spool", spool,
+                "--dead-letter", dead, "--retries", "0", log, url,
+            ])
+        defer { if !child.hasExited { child.signal(SIGKILL) } }
+        let record = await poll { () -> String? in
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: dead)) ?? []
+            return names.first { $0.hasSuffix(".json") }.map { dead + "/" + $0 }
+        }
+        #expect(await eventually { FileManager.default.fileExists(atPath: state) }, "stderr: \(child.stderr)")
+        child.signal(SIGTERM)
+        _ = await child.waitForExit()
+        let recordPath = try #require(record, "stderr: \(child.stderr)")
+        let text = try String(contentsOfFile: recordPath, encoding: .utf8)
+        #expect(!text.contains("hunter2") && !text.contains("SECRET"), "\(text)")
+        #expect(text.contains("<redacted>@127.0.0.1:1") && text.contains("keep=yes"), "\(text)")
+        func mode(_ path: String) -> Int {
+            ((try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions]) as? NSNumber)?.intValue ?? -1
+        }
+        for directory in [spool, dead] {
+            #expect(mode(directory) == 0o700, "\(directory): \(String(mode(directory), radix: 8))")
+            for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
+                #expect(mode(directory + "/" + name) == 0o600, "\(name): \(String(mode(directory + "/" + name), radix: 8))")
+            }
+        }
+        #expect(mode(state) == 0o600, "state: \(String(mode(state), radix: 8))")
+    }
+
     /// `tail --state --spool` killed with SIGKILL while the server is down, lines appended
     /// meanwhile, then restarted once the server is up: the stored stream is the whole log,
     /// every line once, even where the spool held more than the saved position said.

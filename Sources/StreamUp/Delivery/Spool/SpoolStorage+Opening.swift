@@ -21,12 +21,15 @@ extension SpoolStorage {
     ///   byte changed (CRC-32), an acknowledged offset past the end.
     static func open(directory: String, capacity: Int, streamID: String) throws(StreamUpError) -> SpoolStorage {
         guard capacity > 0 else { throw StreamUpError(.invalidConfiguration, "the spool needs a positive size") }
-        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
+        if mkdir(directory, 0o700) == 0 {
+            _ = chmod(directory, 0o700)  // whatever the umask
+        } else if errno != EEXIST {
             throw StreamUpError(.io, "cannot create spool directory \(directory)", errno: errno)
         }
         let lock = try SystemCall.runBlocking("cannot open \(directory)/lock") {
-            SystemCall.open("\(directory)/lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW)
+            SystemCall.open("\(directory)/lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode: 0o600)
         }
+        _ = fchmod(lock, 0o600)
         if flock(lock, LOCK_EX | LOCK_NB) != 0 {
             SystemCall.close(lock)
             throw StreamUpError(.io, "spool \(directory) is in use by another streamup process")
@@ -88,8 +91,9 @@ extension SpoolStorage {
     private static func openMarks(in directory: String, writing initial: SpoolMarks?) throws(StreamUpError) -> CInt {
         let path = "\(directory)/marks"
         let descriptor = try SystemCall.runBlocking("cannot open \(path)") {
-            SystemCall.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW)
+            SystemCall.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode: 0o600)
         }
+        _ = fchmod(descriptor, 0o600)
         if let initial {
             do throws(StreamUpError) {
                 try SystemCall.writeAll(descriptor, initial.encoded, at: 0, "cannot write \(path)")

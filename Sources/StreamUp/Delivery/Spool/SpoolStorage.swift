@@ -342,11 +342,14 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
         "\(directory)/\(SpoolMarks.digits(start)).\(suffix)"
     }
 
-    /// Creates (or empties) a spool file, refusing to follow a symbolic link.
+    /// Creates (or empties) a spool file, refusing to follow a symbolic link; only its owner
+    /// can read it, whatever the umask.
     static func create(_ path: String) throws(StreamUpError) -> CInt {
-        try SystemCall.runBlocking("cannot create \(path)") {
-            SystemCall.open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW)
+        let descriptor = try SystemCall.runBlocking("cannot create \(path)") {
+            SystemCall.open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode: 0o600)
         }
+        _ = fchmod(descriptor, 0o600)
+        return descriptor
     }
 
     static func save(_ record: StreamRecord, in directory: String) throws(StreamUpError) {
