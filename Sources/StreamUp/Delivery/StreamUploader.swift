@@ -282,6 +282,12 @@ public final class StreamUploader: Sendable {
         options.segmentBytes = Self.segmentBytes(options.segmentBytes, capacity: buffer.capacity)
         self.options = options
         writer = StreamWriter(buffer: buffer)
+        buffer.onDroppedAtStop = { dropped in
+            onEvent(
+                .notice(
+                    "stopping: dropped the last \(dropped) byte\(dropped == 1 ? "" : "s") read, a record the input had not finished (the rest of it is not read)"
+                ))
+        }
         let (id, written) = (streamID, buffer.writtenOffset)
         stateStore = stateFile.map {
             SourceStateStore(file: $0, initial: sourceState, streamID: id, streamOffset: written, forgetAfter: options.forgetSourcesAfter)

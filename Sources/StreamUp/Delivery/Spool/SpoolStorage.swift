@@ -193,6 +193,10 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
     /// Cuts off what a failed ``commit(_:count:at:mark:)`` left: bytes written to the newest
     /// file but not recorded, and whatever it recorded past `offset`. Cutting frees space, so
     /// it works on a full file system.
+    func discard(from offset: Int) {
+        undoWrites(from: offset)
+    }
+
     private func undoWrites(from offset: Int) {
         if let newest = files.withLock({ $0.last }) {
             _ = ftruncate(newest.data, off_t(newest.size))
