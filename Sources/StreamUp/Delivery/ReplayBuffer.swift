@@ -292,26 +292,33 @@ package final class ReplayBuffer: WritableBuffer, @unchecked Sendable {
     /// dropped (the rest of it is never read), and ``onDroppedAtStop`` hears how many. Not when
     /// positions are saved (`tracksSources`): those bytes are where the saved position stands.
     func finishWriting(stopped: Bool = false) {
+        // The drop is said before the end is seen: a run that ends at once must not end first.
+        let dropping = withState { state -> Range<Int>? in
+            guard stopped, !state.inputEnded, records == .lines, !tracksSources, !state.writing else { return nil }
+            state.stoppedDropping = true
+            let end = max(state.boundary, state.splits.last ?? state.boundary)
+            return end..<state.written
+        }
+        if let dropping, !dropping.isEmpty { discard(dropping) }
         var end: Int?
-        var dropped: Range<Int>?
         change { state in
             if !state.inputEnded && !stopped {
                 end = state.written
                 state.inputReachedEnd = true
             }
             let dropsUnfinished = stopped && !state.inputEnded && records == .lines && !tracksSources
-            state.stoppedDropping = state.stoppedDropping || dropsUnfinished
             state.inputEnded = true
-            if !dropsUnfinished {
+            if let dropping {
+                state.written = dropping.lowerBound
+            } else if !dropsUnfinished {
                 state.boundary = state.written
-            } else if state.writing {
-                state.dropsUnfinishedAfterWrite = true
             } else {
-                dropped = Self.dropUnfinished(&state)
+                // A commit is under way: it drops the unfinished record when it ends.
+                state.stoppedDropping = true
+                state.dropsUnfinishedAfterWrite = true
             }
         }
         if let end { storage.inputEnded(at: end) }
-        if let dropped { discard(dropped) }
     }
 
     /// Who hears how many bytes of an unfinished record a stop dropped.

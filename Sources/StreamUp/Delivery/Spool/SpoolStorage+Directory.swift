@@ -75,14 +75,23 @@ extension SpoolStorage {
             throw StreamUpError(.io, "spool \(directory) is in use by another streamup process")
         }
         var moved: [(start: Int, data: CInt, index: CInt)] = []
+        // Copies of the descriptors, taken under the lock: an acknowledgement may close a
+        // released file's own ones meanwhile (`dup` is the one system call made under it).
+        let held = files.withLock { files in files.map { (file: $0, data: dup($0.data), index: dup($0.index)) } }
+        defer {
+            for copy in held {
+                SystemCall.close(copy.data)
+                SystemCall.close(copy.index)
+            }
+        }
         do throws(StreamUpError) {
-            for file in files.withLock({ $0 }) {
+            for (file, heldData, heldIndex) in held {
                 let data = try Self.create(Self.path(of: file.start, in: directory, suffix: "spool"))
                 let index = try Self.create(Self.path(of: file.start, in: directory, suffix: "index"))
                 moved.append((file.start, data, index))
-                try Self.copy(file.size, from: file.data, to: data, path: Self.path(of: file.start, in: directory, suffix: "spool"))
+                try Self.copy(file.size, from: heldData, to: data, path: Self.path(of: file.start, in: directory, suffix: "spool"))
                 try Self.copy(
-                    file.entryCount * SpoolIndexEntry.size, from: file.index, to: index, path: Self.path(of: file.start, in: directory, suffix: "index"))
+                    file.entryCount * SpoolIndexEntry.size, from: heldIndex, to: index, path: Self.path(of: file.start, in: directory, suffix: "index"))
             }
             let marks = try SystemCall.runBlocking("cannot open \(directory)/marks") {
                 SystemCall.open("\(directory)/marks", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode: 0o600)
@@ -94,16 +103,22 @@ extension SpoolStorage {
             try writeMarks(SpoolMarks(acknowledged: recordedAcknowledged, newest: files.withLock { $0.last?.start }))
             try Self.save(streamRecord.withLock { $0 }, in: directory)
             // Readers may be reading the old descriptors right now: they are closed at the end.
-            let retired = files.withLock { files -> [CInt] in
+            let (retired, released) = files.withLock { files -> ([CInt], [CInt]) in
                 var retired: [CInt] = []
+                var released: [CInt] = []
                 for entry in moved {
-                    guard let position = files.firstIndex(where: { $0.start == entry.start }) else { continue }
+                    guard let position = files.firstIndex(where: { $0.start == entry.start }) else {
+                        // Acknowledged and released meanwhile: the next start removes its copy.
+                        released += [entry.data, entry.index]
+                        continue
+                    }
                     retired += [files[position].data, files[position].index]
                     files[position].data = entry.data
                     files[position].index = entry.index
                 }
-                return retired
+                return (retired, released)
             }
+            for descriptor in released { SystemCall.close(descriptor) }
             descriptors.withLock { descriptors in
                 descriptors.retired += retired + [previous.marks, previous.lock]
                 descriptors.lock = lock
