@@ -26,10 +26,12 @@ package enum AtomicFile {
             components.directory + separator
             + ".\(components.name).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
         let fd = try Call.runBlocking("create \(temporary) failed") {
-            Call.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o644)
+            Call.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o600)
         }
         do {
             defer { Call.close(fd) }
+            // Only the owner reads what streamup keeps (positions, spool records), whatever the umask.
+            try Call.runBlocking("chmod \(temporary) failed") { fchmod(fd, 0o600) }
             try Call.writeAll(fd, bytes, at: 0, "write \(temporary) failed")
             try Call.runBlocking("fsync \(temporary) failed") { fsync(fd) }
             try Call.runBlocking("rename \(temporary) to \(path) failed") { rename(temporary, path) }

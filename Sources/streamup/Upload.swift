@@ -66,9 +66,20 @@ extension StreamUploader {
         guard !isSingleRequest else { return nil }
         let held = progress.held
         guard held > 0 else { return nil }
+        if let spool = options.spoolDirectory, isSpoolGone {
+            return "\(counted(held, "byte")) the server did not acknowledge \(held == 1 ? "is" : "are") lost: the spool \(spool) was deleted while running"
+        }
         if let spool = options.spoolDirectory {
+            let unfinished = unfinishedSpoolBytes
+            let kept = held - unfinished
+            let dropped =
+                unfinished == 0
+                ? "" : "; the last \(counted(unfinished, "byte")) (a record the input did not finish) \(unfinished == 1 ? "is" : "are") dropped then"
+            guard kept > 0 else {
+                return "\(counted(unfinished, "byte")) of a record the input did not finish \(unfinished == 1 ? "is" : "are") lost"
+            }
             return
-                "\(counted(held, "byte")) the server did not acknowledge \(held == 1 ? "is" : "are") kept in \(spool); the next start with --spool \(spool) sends them first"
+                "\(counted(kept, "byte")) the server did not acknowledge \(kept == 1 ? "is" : "are") kept in \(spool); the next start with --spool \(spool) sends them first\(dropped)"
         }
         return
             "\(counted(held, "byte")) read \(held == 1 ? "was" : "were") not delivered and \(held == 1 ? "is" : "are") lost (--spool DIR keeps them for the next start)"

@@ -45,7 +45,20 @@ import Testing
 
     private func damage(_ directory: String, _ change: (String) throws -> Void) throws -> StreamUpError? {
         try change(directory)
-        return #expect(throws: StreamUpError.self) { try SpoolStorage.open(directory: directory, capacity: 40, streamID: "new") }
+        let before = try contents(of: directory)
+        let error = #expect(throws: StreamUpError.self) { try SpoolStorage.open(directory: directory, capacity: 40, streamID: "new") }
+        // A refused spool is left as it was found: nothing deleted, nothing cut.
+        #expect(try contents(of: directory) == before)
+        return error
+    }
+
+    /// Every file of `directory` but the lock, by name.
+    private func contents(of directory: String) throws -> [String: Data] {
+        var result: [String: Data] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory) where name != "lock" {
+            result[name] = try Data(contentsOf: URL(fileURLWithPath: "\(directory)/\(name)"))
+        }
+        return result
     }
 
     /// A spool in `temporary` holding 30 bytes, 12 of them acknowledged, in files of 10 bytes.
@@ -141,7 +154,8 @@ import Testing
     }
 
     /// What a crash leaves is not damage: bytes written past the last index entry of the newest
-    /// file (a crash between the two writes) are cut off, and the rest is recovered.
+    /// file (a crash between the two writes) are kept when nothing can read them again (stdin),
+    /// with a line saying so, and indexed from then on.
     @Test func aCrashBetweenDataAndIndexIsNotDamage() throws {
         let temporary = try TemporaryDirectory()
         let directory = try spoolWithPendingBytes(in: temporary)
@@ -149,8 +163,61 @@ import Testing
         try handle.seekToEnd()
         try handle.write(contentsOf: Data([1, 2, 3]))
         try handle.close()
-        let spool = try SpoolStorage.open(directory: directory, capacity: 40, streamID: "new")
-        #expect(spool.recovered.end == 30)
+        do {
+            let spool = try SpoolStorage.open(directory: directory, capacity: 40, streamID: "new")
+            #expect(spool.recovered.end == 33)
+            #expect(spool.recovered.notes.count == 1 && spool.recovered.notes[0].contains("3 bytes at the end of"), "\(spool.recovered.notes)")
+        }
+        let again = try SpoolStorage.open(directory: directory, capacity: 40, streamID: "new")
+        #expect(again.recovered.end == 33 && again.recovered.notes.isEmpty)
+        let replay = ReplayBuffer(storage: again, records: .rawBytes, maxRecord: 40, acknowledged: 12, written: 33)
+        #expect(try read(replay, 12..<33) == Array(12..<30) + [1, 2, 3])
+    }
+
+    /// Bytes past the index of a followed file's bytes are cut off, with a line saying so: the
+    /// file is read again from where the index ends (they would be sent twice).
+    @Test func bytesPastTheIndexOfAFollowedFileAreReadAgain() throws {
+        let temporary = try TemporaryDirectory()
+        let directory = temporarySpool(in: temporary)
+        do {
+            let replay = try buffer(directory, capacity: 1000)
+            try write(Array(repeating: 65, count: 100), to: replay, mark: .verbatim(SourceID(device: 1, inode: 10), from: 0))
+        }
+        let handle = try #require(FileHandle(forUpdatingAtPath: file(directory, 0, "spool")))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data([65, 65]))
+        try handle.close()
+        let spool = try SpoolStorage.open(directory: directory, capacity: 1000, streamID: "new")
+        #expect(spool.recovered.end == 100)
+        #expect(spool.recovered.notes.count == 1 && spool.recovered.notes[0].contains("read again"), "\(spool.recovered.notes)")
+        let size = try FileManager.default.attributesOfItem(atPath: file(directory, 0, "spool"))[.size] as? NSNumber
+        #expect(size?.intValue == 100)
+    }
+
+    /// An emptied index of the newest file, or one whose only entry has two bytes changed, lost
+    /// the file's bytes (the data was cut to what the index covered, exit 0, no word): what the
+    /// data file holds is kept and indexed again, with one line saying so.
+    @Test(arguments: ["emptied", "two bytes changed"])
+    func aDamagedIndexOfTheNewestFileLosesNothing(kind: String) throws {
+        let temporary = try TemporaryDirectory()
+        let directory = try spoolWithPendingBytes(in: temporary)
+        let index = file(directory, 20, "index")
+        if kind == "emptied" {
+            truncate(index, 0)
+        } else {
+            let handle = try #require(FileHandle(forUpdatingAtPath: index))
+            try handle.seek(toOffset: 8)
+            try handle.write(contentsOf: Data([0xFF, 0xFF]))
+            try handle.close()
+        }
+        do {
+            let spool = try SpoolStorage.open(directory: directory, capacity: 40, streamID: "new")
+            #expect(spool.recovered.end == 30)
+            #expect(spool.recovered.notes.count == 1 && spool.recovered.notes[0].contains("10 bytes at the end of"), "\(spool.recovered.notes)")
+        }
+        let again = try SpoolStorage.open(directory: directory, capacity: 40, streamID: "new")
+        let replay = ReplayBuffer(storage: again, records: .rawBytes, maxRecord: 40, acknowledged: 12, written: again.recovered.end)
+        #expect(try read(replay, 12..<30) == Array(12..<30))
     }
 
     /// Opening a spool with pending bytes, sending them and acknowledging them writes no new

@@ -99,6 +99,226 @@ import Testing
         }
     }
 
+    /// A run stopped (SIGTERM, server down) after the spool took part of a line: the stop drops
+    /// the fragment with a line saying how many bytes, the stop line counts the whole lines as
+    /// kept, the next start sends exactly those and new input starts a record of its own (it was
+    /// glued onto the fragment: `one\ntwo\nfragmNEXT-1\n`).
+    @Test func aRecordTornByAStopIsDroppedNotGluedOntoTheNextInput() async throws {
+        let scratch = try TemporaryDirectory()
+        let spool = scratch.file("spool")
+        try await withSink { sink, directory in
+            let down = try startedSink(port: 0, storingIn: directory)
+            let url = down.url.absoluteString
+            down.stop()
+            let first = try StreamupProcess(["--spool", spool, "--retries", "forever", "--shutdown-timeout", "1s", url])
+            defer { if !first.hasExited { first.signal(SIGKILL) } }
+            first.write("one\ntwo\nfragm")
+            #expect(await eventually { spooledBytes(URL(fileURLWithPath: spool)) == 13 }, "stderr: \(first.stderr)")
+            first.signal(SIGTERM)
+            #expect(await first.waitForExit() == 2, "stderr: \(first.stderr)")
+            #expect(first.stderr.contains("8 bytes the server did not acknowledge are kept in \(spool)"), "stderr: \(first.stderr)")
+            #expect(first.stderr.contains("stopping: dropped the last 5 bytes read"), "stderr: \(first.stderr)")
+
+            let second = try StreamupProcess(["--spool", spool, sink.url.absoluteString])
+            defer { if !second.hasExited { second.signal(SIGKILL) } }
+            second.write("NEXT-1\n")
+            second.closeStdin()
+            #expect(await second.waitForExit() == 0, "stderr: \(second.stderr)")
+            #expect(streamText(in: directory) == "one\ntwo\nNEXT-1\n")
+        }
+    }
+
+    /// SIGTERM while the server is up and the input stopped in the middle of a line: the whole
+    /// lines are delivered, the fragment is dropped with a line saying how many bytes (it went
+    /// out as a record of its own: `fragm`, half a line a strict receiver refuses).
+    @Test func aStopNeverSendsHalfALine() async throws {
+        try await withSink { sink, directory in
+            let child = try StreamupProcess(["--segment-seconds", "100ms", sink.url.absoluteString])
+            defer { if !child.hasExited { child.signal(SIGKILL) } }
+            child.write("one\ntwo\nfragm")
+            #expect(await eventually { streamText(in: directory) == "one\ntwo\n" }, "stderr: \(child.stderr)")
+            child.signal(SIGTERM)
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(streamText(in: directory) == "one\ntwo\n")
+            #expect(child.stderr.contains("stopping: dropped the last 5 bytes read"), "stderr: \(child.stderr)")
+        }
+    }
+
+    /// A run killed outright after the spool took part of a line: a restart with no input sends
+    /// the whole lines and no fragment (it sent `fragm` as a request of its own), and a later one
+    /// starts its input on a record of its own.
+    @Test func aRecordTornByAKillIsNeverSent() async throws {
+        let scratch = try TemporaryDirectory()
+        let spool = scratch.file("spool")
+        try await withSink { sink, directory in
+            let first = try StreamupProcess(["--spool", spool, "--retries", "forever", "http://127.0.0.1:1/ingest"])
+            defer { if !first.hasExited { first.signal(SIGKILL) } }
+            first.write("one\ntwo\nfragm")
+            #expect(await eventually { spooledBytes(URL(fileURLWithPath: spool)) == 13 }, "stderr: \(first.stderr)")
+            first.signal(SIGKILL)
+            _ = await first.waitForExit()
+
+            let empty = try StreamupProcess(["--spool", spool, sink.url.absoluteString], stdinFile: "/dev/null")
+            defer { if !empty.hasExited { empty.signal(SIGKILL) } }
+            #expect(await empty.waitForExit() == 0, "stderr: \(empty.stderr)")
+            #expect(streamText(in: directory) == "one\ntwo\n")
+            #expect(empty.stderr.contains("dropped its last 5 bytes"), "stderr: \(empty.stderr)")
+
+            // Everything was delivered: the next input is a new stream.
+            let next = try StreamupProcess(["--spool", spool, sink.url.absoluteString])
+            defer { if !next.hasExited { next.signal(SIGKILL) } }
+            next.write("NEW-A\n")
+            next.closeStdin()
+            #expect(await next.waitForExit() == 0, "stderr: \(next.stderr)")
+            let streams = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".body") }
+            let texts = Set(streams.compactMap { try? String(contentsOfFile: directory.appendingPathComponent($0).path, encoding: .utf8) })
+            #expect(texts == ["one\ntwo\n", "NEW-A\n"])
+        }
+    }
+
+    /// A last line without `\n` at the input's end is a whole record: a run that could not
+    /// deliver it keeps it, and the next start sends it.
+    @Test func aLastLineWithoutNewlineAtTheInputsEndIsKept() async throws {
+        let scratch = try TemporaryDirectory()
+        let spool = scratch.file("spool")
+        try await withSink { sink, directory in
+            let input = scratch.file("input")
+            try Data("one\nlast".utf8).write(to: URL(fileURLWithPath: input))
+            let first = try StreamupProcess(
+                ["--spool", spool, "--retries", "forever", "--shutdown-timeout", "1s", "http://127.0.0.1:1/ingest"], stdinFile: input)
+            defer { if !first.hasExited { first.signal(SIGKILL) } }
+            // The spool notes where the input ended.
+            let record = spool + "/stream.json"
+            #expect(await eventually { (try? String(contentsOfFile: record, encoding: .utf8))?.contains("\"inputEnd\":8") == true })
+            first.signal(SIGTERM)
+            #expect(await first.waitForExit() == 2, "stderr: \(first.stderr)")
+            #expect(first.stderr.contains("8 bytes the server did not acknowledge are kept"), "stderr: \(first.stderr)")
+            let second = try StreamupProcess(["--spool", spool, sink.url.absoluteString], stdinFile: "/dev/null")
+            defer { if !second.hasExited { second.signal(SIGKILL) } }
+            #expect(await second.waitForExit() == 0, "stderr: \(second.stderr)")
+            #expect(streamText(in: directory) == "one\nlast")
+        }
+    }
+
+    /// A spool write that fails part way (a full file system; here a file size limit, which
+    /// fails the same way without a file system of its own): the stop line's count of kept
+    /// bytes is what the next start delivers, whole lines only. The half-written piece stayed
+    /// in the data file, the count was off, and the next start sent half a line.
+    @Test func aFailedSpoolWriteKeepsWhatTheStopLineCounts() async throws {
+        let scratch = try TemporaryDirectory()
+        let spool = scratch.file("spool")
+        let input = scratch.file("input")
+        try (1...100_000).map { "line-\(String(format: "%08d", $0))\n" }.joined().write(toFile: input, atomically: false, encoding: .utf8)
+        // 1000 blocks of 512 bytes: the first spool file (1 MiB at most) cannot grow past 512,000 bytes.
+        let first = try StreamupProcess(
+            executable: URL(fileURLWithPath: "/bin/sh"),
+            [
+                "-c", "trap '' XFSZ; ulimit -f 1000; exec \"$0\" \"$@\"", StreamupProcess.executable.path, "--spool", spool, "--spool-size", "4m",
+                "--retries", "0", "http://127.0.0.1:1/ingest",
+            ], stdinFile: input)
+        defer { if !first.hasExited { first.signal(SIGKILL) } }
+        #expect(await first.waitForExit() == 74, "stderr: \(first.stderr)")
+        let line = try #require(first.stderr.split(separator: "\n").first { $0.contains("spool write") }, "stderr: \(first.stderr)")
+        #expect(line.contains("read from the input were not kept"), "\(line)")
+        let kept = try #require(line.firstMatch(of: /; (\d+) bytes the server did not acknowledge are kept/).flatMap { Int($0.1) }, "\(line)")
+        try await withSink { sink, directory in
+            let second = try StreamupProcess(["--spool", spool, sink.url.absoluteString], stdinFile: "/dev/null")
+            defer { if !second.hasExited { second.signal(SIGKILL) } }
+            #expect(await second.waitForExit() == 0, "stderr: \(second.stderr)")
+            let stored = try #require(streamText(in: directory))
+            #expect(stored.utf8.count == kept, "the stop line said \(kept) bytes were kept; \(stored.utf8.count) were delivered")
+            #expect(stored.hasSuffix("\n") && stored.split(separator: "\n").allSatisfy { $0.count == 13 })
+        }
+    }
+
+    /// The spool directory deleted while streamup runs (server down): one line says so and
+    /// what is held stays in the process; once a directory is back at the path, everything held
+    /// is written into it, and a restart delivers every line (it went on writing into deleted
+    /// files without a word, and a restart found nothing).
+    @Test func aSpoolDeletedWhileRunningIsSaidOnceAndWrittenAgainWhenBack() async throws {
+        let scratch = try TemporaryDirectory()
+        let spool = scratch.file("spool")
+        let first = try StreamupProcess(["--spool", spool, "--retries", "forever", "http://127.0.0.1:1/ingest"])
+        defer { if !first.hasExited { first.signal(SIGKILL) } }
+        first.write("before\n")
+        #expect(await eventually { spooledBytes(URL(fileURLWithPath: spool)) == 7 }, "stderr: \(first.stderr)")
+        try FileManager.default.removeItem(atPath: spool)
+        first.write("gone\n")
+        #expect(await eventually { first.stderr.contains("was deleted while running") }, "stderr: \(first.stderr)")
+        first.write("still gone\n")
+        try FileManager.default.createDirectory(atPath: spool, withIntermediateDirectories: false)
+        first.write("back\n")
+        #expect(await eventually { spooledBytes(URL(fileURLWithPath: spool)) == 28 }, "stderr: \(first.stderr)")
+        #expect(first.stderr.components(separatedBy: "was deleted while running").count == 2, "stderr: \(first.stderr)")
+        #expect(first.stderr.contains("is back"), "stderr: \(first.stderr)")
+        first.signal(SIGKILL)
+        _ = await first.waitForExit()
+        try await withSink { sink, directory in
+            let second = try StreamupProcess(["--spool", spool, sink.url.absoluteString], stdinFile: "/dev/null")
+            defer { if !second.hasExited { second.signal(SIGKILL) } }
+            #expect(await second.waitForExit() == 0, "stderr: \(second.stderr)")
+            #expect(streamText(in: directory) == "before\ngone\nstill gone\nback\n")
+        }
+    }
+
+    /// A run that ends while its spool directory is gone ends with exit 74 and says so (it
+    /// ended 0: nothing of the stream was on disk any more).
+    @Test func aRunEndingWhileItsSpoolIsGoneExits74() async throws {
+        let scratch = try TemporaryDirectory()
+        let spool = scratch.file("spool")
+        try await withSink { sink, directory in
+            let child = try StreamupProcess(["--spool", spool, sink.url.absoluteString])
+            defer { if !child.hasExited { child.signal(SIGKILL) } }
+            child.write("one\n")
+            #expect(await eventually { streamText(in: directory) == "one\n" }, "stderr: \(child.stderr)")
+            try FileManager.default.removeItem(atPath: spool)
+            child.write("two\n")
+            child.closeStdin()
+            #expect(await child.waitForExit() == 74, "stderr: \(child.stderr)")
+            #expect(child.stderr.contains("was deleted while running and is not back"), "stderr: \(child.stderr)")
+        }
+    }
+
+    /// Under `umask 000`, what streamup keeps is its owner's only: the spool, dead-letter and
+    /// state files 0600, their directories 0700; and a dead letter names the URL the way `-v`
+    /// does, without the password or the credential query values (it stored them, in a 0644
+    /// file).
+    @Test func keptFilesArePrivateAndDeadLettersHoldNoSecrets() async throws {
+        let scratch = try TemporaryDirectory()
+        let log = scratch.file("app.log")
+        try "a\nb\n".write(toFile: log, atomically: false, encoding: .utf8)
+        let (spool, dead, state) = (scratch.file("spool"), scratch.file("dead"), scratch.file("app.state"))
+        let url = "http://alice:hunter2@127.0.0.1:1/ingest?token=SECRET1&api_key=SECRET2&sig=SECRET3&keep=yes"
+        let child = try StreamupProcess(
+            executable: URL(fileURLWithPath: "/bin/sh"),
+            [
+                "-c", "umask 000; exec \"$0\" \"$@\"", StreamupProcess.executable.path, "tail", "--from-start", "--state", state, "--spool", spool,
+                "--dead-letter", dead, "--retries", "0", log, url,
+            ])
+        defer { if !child.hasExited { child.signal(SIGKILL) } }
+        let record = await poll { () -> String? in
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: dead)) ?? []
+            return names.first { $0.hasSuffix(".json") }.map { dead + "/" + $0 }
+        }
+        #expect(await eventually { FileManager.default.fileExists(atPath: state) }, "stderr: \(child.stderr)")
+        child.signal(SIGTERM)
+        _ = await child.waitForExit()
+        let recordPath = try #require(record, "stderr: \(child.stderr)")
+        let text = try String(contentsOfFile: recordPath, encoding: .utf8)
+        #expect(!text.contains("hunter2") && !text.contains("SECRET"), "\(text)")
+        #expect(text.contains("<redacted>@127.0.0.1:1") && text.contains("keep=yes"), "\(text)")
+        func mode(_ path: String) -> Int {
+            ((try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions]) as? NSNumber)?.intValue ?? -1
+        }
+        for directory in [spool, dead] {
+            #expect(mode(directory) == 0o700, "\(directory): \(String(mode(directory), radix: 8))")
+            for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
+                #expect(mode(directory + "/" + name) == 0o600, "\(name): \(String(mode(directory + "/" + name), radix: 8))")
+            }
+        }
+        #expect(mode(state) == 0o600, "state: \(String(mode(state), radix: 8))")
+    }
+
     /// `tail --state --spool` killed with SIGKILL while the server is down, lines appended
     /// meanwhile, then restarted once the server is up: the stored stream is the whole log,
     /// every line once, even where the spool held more than the saved position said.

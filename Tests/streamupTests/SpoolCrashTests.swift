@@ -38,6 +38,11 @@ import Testing
                 await write(chunk, to: child)
                 input.append(chunk)
             }
+            // Each run's input ends with a whole line: a restart drops a line a run was killed
+            // in the middle of (its rest would be another run's input, glued onto it).
+            let rest = lines.restOfLine()
+            if !rest.isEmpty { await write(rest, to: child) }
+            input.append(rest)
             let taken = await eventually { spoolEnd(spool) == input.count }
             #expect(taken, "run \(run): the spool holds \(spoolEnd(spool)) of \(input.count) bytes; \(random); stderr: \(child.stderr)")
             #expect(child.process.isRunning, "run \(run) ended before it was killed; \(random); stderr: \(child.stderr)")
@@ -100,6 +105,13 @@ private struct LineSource {
         }
         defer { pending.removeFirst(count) }
         return Data(pending[..<count])
+    }
+
+    /// What is left of the line the last piece ended in (nothing when it ended a line).
+    mutating func restOfLine() -> Data {
+        guard let newline = pending.firstIndex(of: 0x0A) else { return Data() }
+        defer { pending.removeFirst(newline + 1) }
+        return Data(pending[...newline])
     }
 }
 

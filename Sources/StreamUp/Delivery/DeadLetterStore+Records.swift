@@ -43,8 +43,8 @@ extension DeadLetterStore {
         let name = try writeBody(records.map(\.range), of: buffer, streamID: streamID)
         let file = RecordsFile(
             stream: streamID, offset: String(first.range.lowerBound), bytes: String(records.reduce(0) { $0 + $1.range.count }),
-            url: url.absoluteString, reason: reason, time: RFC3339.string(from: Date()),
-            status: answer.map { String($0.statusCode) }, answer: answer.map { String($0.bodyText.prefix(2000)) },
+            url: Self.shown(url), reason: SecretRedaction.redactingURLs(in: reason), time: RFC3339.string(from: Date()),
+            status: answer.map { String($0.statusCode) }, answer: answer.map { SecretRedaction.redactingURLs(in: String($0.bodyText.prefix(2000))) },
             records: records.map { RecordsFile.Record(offset: $0.range.lowerBound, bytes: $0.range.count, reason: $0.reason) })
         try writeRecord(file, name: name)
         return name + ".body"

@@ -24,11 +24,11 @@ struct DeadLetterStore: Sendable {
         let name = try writeBody([range], of: buffer, streamID: streamID)
         var record: [String: String] = [
             "stream": streamID, "offset": String(range.lowerBound), "bytes": String(range.count),
-            "url": url.absoluteString, "reason": reason, "time": RFC3339.string(from: Date()),
+            "url": Self.shown(url), "reason": SecretRedaction.redactingURLs(in: reason), "time": RFC3339.string(from: Date()),
         ]
         if let answer {
             record["status"] = String(answer.statusCode)
-            record["answer"] = String(answer.bodyText.prefix(2000))
+            record["answer"] = SecretRedaction.redactingURLs(in: String(answer.bodyText.prefix(2000)))
         }
         try writeRecord(record, name: name)
         return name + ".body"
@@ -38,15 +38,18 @@ struct DeadLetterStore: Sendable {
     /// `STREAM-OFFSET.body` (the first range's offset), `fsync`ed; returns `DIR/STREAM-OFFSET`.
     func writeBody(_ ranges: [Range<Int>], of buffer: ReplayBuffer, streamID: String) throws -> String {
         guard let first = ranges.first else { preconditionFailure("nothing to keep") }
-        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
+        if mkdir(directory, 0o700) == 0 {
+            _ = chmod(directory, 0o700)  // whatever the umask
+        } else if errno != EEXIST {
             throw StreamUpError(.io, "cannot create the dead-letter directory \(directory)", errno: errno)
         }
         let name = "\(directory)/\(streamID)-\(String(format: "%020d", first.lowerBound))"
         let bodyFile = name + ".body"
         let descriptor = try SystemCall.runBlocking("cannot create \(bodyFile)") {
-            SystemCall.open(bodyFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC)
+            SystemCall.open(bodyFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode: 0o600)
         }
         defer { SystemCall.close(descriptor) }
+        _ = fchmod(descriptor, 0o600)  // whatever the umask, and a file from before
         for range in ranges {
             try buffer.copy(range) { piece in
                 try SystemCall.writeAll(descriptor, piece, "cannot write \(bodyFile)")
@@ -54,6 +57,12 @@ struct DeadLetterStore: Sendable {
         }
         try SystemCall.runBlocking("cannot sync \(bodyFile)") { fsync(descriptor) }
         return name
+    }
+
+    /// The URL as `-v` shows it: no password, no credential query values (`token`, `api_key`,
+    /// `sig`, ...): a dead letter is a file anyone with the directory can read.
+    static func shown(_ url: URL) -> String {
+        SecretRedaction.redactingURLs(in: url.absoluteString)
     }
 
     /// Writes `record` as `NAME.json` (sorted keys, one line), atomically.

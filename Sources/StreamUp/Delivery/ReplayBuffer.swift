@@ -52,6 +52,14 @@ package final class ReplayBuffer: @unchecked Sendable {
         var splits: [Int] = []
         var splitRecords = 0
         var inputEnded = false
+        /// The input itself ended, not a stop: a last record without `\n` is whole.
+        var inputReachedEnd = false
+        /// A producer's write is between committing its bytes and counting them.
+        var writing = false
+        /// A stop dropped the unfinished record: bytes read after it are not taken.
+        var stoppedDropping = false
+        /// A stop came during a write: that write drops the unfinished record when it ends.
+        var dropsUnfinishedAfterWrite = false
         var failure: StreamUpError?
         /// A live reader sleeps on `lock` until a write, the end or a failure.
         var readerWaiting = false
@@ -101,6 +109,8 @@ package final class ReplayBuffer: @unchecked Sendable {
     let spaceWatermark: Int
     private let lock = NSCondition()
     private var state: State
+    /// Guarded by `lock`, see ``onDroppedAtStop``.
+    private var droppedAtStop: (@Sendable (Int) -> Void)?
     /// Serializes acknowledgements to the storage (the delivery task and a checkpoint timer).
     private let releasing = NSLock()
     /// The acknowledged offset the storage was last given, guarded by `releasing`.
@@ -213,10 +223,29 @@ package final class ReplayBuffer: @unchecked Sendable {
             return (state.written, free, state.boundary)
         }
         if free == 0 { return nil }
+        defer {
+            // A write that ended early (nothing read, a failed commit) still owes a stop its drop.
+            let dropped = withState { state -> Range<Int>? in
+                state.writing = false
+                return state.dropsUnfinishedAfterWrite ? Self.dropUnfinished(&state) : nil
+            }
+            if let dropped { discard(dropped) }
+        }
         let space = storage.writableSpace(at: offset, maxLength: min(maxLength, free))
         let count = try fill(space)
         precondition(count >= 0 && count <= space.count, "filled \(count) of \(space.count) bytes")
         guard count > 0 else { return 0 }
+        // A read that returned after a stop dropped the unfinished record: its bytes would
+        // continue a record no longer there.
+        let afterStop = withState { state -> Bool in
+            if state.stoppedDropping { return true }
+            state.writing = true
+            return false
+        }
+        if afterStop {
+            onDroppedAtStop?(count)
+            throw Self.ended
+        }
         let found =
             records == .lines
             ? Self.boundaries(in: UnsafeRawBufferPointer(rebasing: space[..<count]), at: offset, after: boundary, maxRecord: maxRecord)
@@ -229,7 +258,7 @@ package final class ReplayBuffer: @unchecked Sendable {
             failWriting(error)
             throw error
         }
-        let waiters = withState { state -> [CheckedContinuation<Void, Never>] in
+        let (waiters, dropped) = withState { state -> ([CheckedContinuation<Void, Never>], Range<Int>?) in
             state.written += count
             state.boundary = found.boundary
             state.splits += found.splits
@@ -237,9 +266,12 @@ package final class ReplayBuffer: @unchecked Sendable {
             state.lines += lines
             state.writeTimes.wrote(at: offset, time: now)
             if tracksSources, let mark { state.index.append(at: offset, count: count, mark: mark) }
+            let dropped = state.dropsUnfinishedAfterWrite ? Self.dropUnfinished(&state) : nil
+            state.writing = false
             if state.readerWaiting { lock.broadcast() }
-            return takeReadableWaiters(&state)
+            return (takeReadableWaiters(&state), dropped)
         }
+        if let dropped { discard(dropped) }
         for waiter in waiters { waiter.resume() }
         return count
     }
@@ -263,12 +295,65 @@ package final class ReplayBuffer: @unchecked Sendable {
     var isDelivered: Bool { withState { $0.inputEnded && $0.acknowledged == $0.written } }
 
     /// The input has ended: the last partial record becomes a record, readers get the end.
-    func finishWriting() {
-        change { state in
-            state.inputEnded = true
-            state.boundary = state.written
+    /// `stopped`: the writing was stopped before the input's end (a signal), which the storage
+    /// is not told: what it holds may end in the middle of a record.
+    ///
+    /// A stop in lines mode does not make the unfinished last record a record: its bytes are
+    /// dropped (the rest of it is never read), and ``onDroppedAtStop`` hears how many. Not when
+    /// positions are saved (`tracksSources`): those bytes are where the saved position stands.
+    func finishWriting(stopped: Bool = false) {
+        // The drop is said before the end is seen: a run that ends at once must not end first.
+        let dropping = withState { state -> Range<Int>? in
+            guard stopped, !state.inputEnded, records == .lines, !tracksSources, !state.writing else { return nil }
+            state.stoppedDropping = true
+            let end = max(state.boundary, state.splits.last ?? state.boundary)
+            return end..<state.written
         }
+        if let dropping, !dropping.isEmpty { discard(dropping) }
+        var end: Int?
+        change { state in
+            if !state.inputEnded && !stopped {
+                end = state.written
+                state.inputReachedEnd = true
+            }
+            let dropsUnfinished = stopped && !state.inputEnded && records == .lines && !tracksSources
+            state.inputEnded = true
+            if let dropping {
+                state.written = dropping.lowerBound
+            } else if !dropsUnfinished {
+                state.boundary = state.written
+            } else {
+                // A commit is under way: it drops the unfinished record when it ends.
+                state.stoppedDropping = true
+                state.dropsUnfinishedAfterWrite = true
+            }
+        }
+        if let end { storage.inputEnded(at: end) }
     }
+
+    /// Who hears how many bytes of an unfinished record a stop dropped.
+    var onDroppedAtStop: (@Sendable (Int) -> Void)? {
+        get { withState { _ in droppedAtStop } }
+        set { withState { _ in droppedAtStop = newValue } }
+    }
+
+    /// Takes the bytes after the last record end out of the buffer; nil when there are none.
+    private static func dropUnfinished(_ state: inout State) -> Range<Int>? {
+        state.dropsUnfinishedAfterWrite = false
+        let end = max(state.boundary, state.splits.last ?? state.boundary)
+        guard state.written > end else { return nil }
+        defer { state.written = end }
+        return end..<state.written
+    }
+
+    /// Tells the storage and ``onDroppedAtStop`` about bytes a stop dropped (outside the lock).
+    private func discard(_ dropped: Range<Int>) {
+        storage.discard(from: dropped.lowerBound)
+        onDroppedAtStop?(dropped.count)
+    }
+
+    /// Whether the input itself ended (not a stop) at the written offset.
+    var inputReachedEnd: Bool { withState { $0.inputReachedEnd } }
 
     /// Fails the buffer (the first failure wins): writes, reads and waits end with it.
     func failWriting(_ error: StreamUpError) {

@@ -29,4 +29,14 @@ protocol ReplayStorage: AnyObject, Sendable {
     /// positions are not saved yet). `written` is the buffer's written offset as it was told
     /// (`written - offset` bytes are still held; the writer may have added more since).
     func acknowledge(upTo offset: Int, releasingBelow releasable: Int, written: Int) throws(StreamUpError)
+    /// The input ended at `offset`: a last record without `\n` there is whole.
+    func inputEnded(at offset: Int)
+    /// The bytes from `offset` (all written, none read) are not part of the stream: a stop
+    /// dropped the record they began.
+    func discard(from offset: Int)
+}
+
+extension ReplayStorage {
+    func inputEnded(at offset: Int) {}
+    func discard(from offset: Int) {}
 }

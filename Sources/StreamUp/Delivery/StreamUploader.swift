@@ -237,7 +237,25 @@ public final class StreamUploader: Sendable {
                 spoolCapacity == nil
                     ? "the spool's default size (half the free space of the file system of \(directory): \(capacity) bytes)"
                     : "a spool of \(capacity) bytes (--spool-size)", remedy: "--spool-size")
-            let recovered = spool.recovered
+            var recovered = spool.recovered
+            for note in recovered.notes { onEvent(.notice(note)) }
+            spool.setNotice { onEvent(.notice($0)) }
+            // The next input would be glued onto a record an earlier run left unfinished, unless
+            // it is the same input going on from where that record stops (a followed file whose
+            // saved position is the spool's end).
+            let continued = tracksSources && recovered.sources.last?.streamEnd == recovered.end
+            if options.records == .lines, !continued, recovered.inputEnd != recovered.end, recovered.end > recovered.acknowledged {
+                let whole = try Self.wholeRecordsEnd(in: spool, from: recovered.acknowledged, to: recovered.end, maxRecord: options.maxRecordBytes)
+                if whole < recovered.end {
+                    try spool.cut(to: whole)
+                    let dropped = recovered.end - whole
+                    onEvent(
+                        .notice(
+                            "spool \(directory): dropped its last \(dropped) byte\(dropped == 1 ? "" : "s"), a record an earlier run stopped in the middle of (the rest of its input was never read)"
+                        ))
+                    recovered.end = whole
+                }
+            }
             buffer = ReplayBuffer(
                 storage: spool, records: options.records, maxRecord: options.maxRecordBytes,
                 acknowledged: recovered.acknowledged, written: recovered.end, tracksSources: tracksSources, keepsSourceEntries: false)
@@ -268,11 +286,24 @@ public final class StreamUploader: Sendable {
         options.segmentBytes = Self.segmentBytes(options.segmentBytes, capacity: buffer.capacity)
         self.options = options
         writer = StreamWriter(buffer: buffer)
+        buffer.onDroppedAtStop = { dropped in
+            onEvent(
+                .notice(
+                    "stopping: dropped the last \(dropped) byte\(dropped == 1 ? "" : "s") read, a record the input had not finished (the rest of it is not read)"
+                ))
+        }
         let (id, written) = (streamID, buffer.writtenOffset)
         stateStore = stateFile.map {
             SourceStateStore(file: $0, initial: sourceState, streamID: id, streamOffset: written, forgetAfter: options.forgetSourcesAfter)
         }
         deadLetters = options.deadLetterDirectory.map { DeadLetterStore(directory: $0.path) }
+    }
+
+    /// The end of the last whole record among a spool's bytes `start..<end`: after the last
+    /// `\n`, or after the last piece of `maxRecord` bytes a longer record was split into.
+    static func wholeRecordsEnd(in spool: SpoolStorage, from start: Int, to end: Int, maxRecord: Int) throws(StreamUpError) -> Int {
+        let lineEnd = try spool.lastLineEnd(in: start..<end)
+        return lineEnd + (end - lineEnd) / maxRecord * maxRecord
     }
 
     /// The most bytes a segment carries in a buffer of `capacity`: `requested`, or half the
@@ -333,6 +364,18 @@ public final class StreamUploader: Sendable {
     /// How long ago the oldest byte the server has not acknowledged was written (zero when
     /// none is held), for `--metrics`: older by less than 100 ms than the truth.
     package var oldestUnacknowledgedAge: Duration { buffer.oldestHeldAge() }
+
+    /// Bytes at the spool's end that belong to a record the input has not finished: the next
+    /// start drops them (nothing can finish them then), unless positions are saved (`--state`),
+    /// which make the same input go on where they stop. 0 without a spool.
+    package var unfinishedSpoolBytes: Int {
+        guard let spool, options.records == .lines, stateStore == nil else { return 0 }
+        let (acknowledged, written, ended) = buffer.withState { ($0.acknowledged, $0.written, $0.inputReachedEnd) }
+        guard written > acknowledged, !ended,
+            let whole = try? Self.wholeRecordsEnd(in: spool, from: acknowledged, to: written, maxRecord: options.maxRecordBytes)
+        else { return 0 }
+        return written - whole
+    }
 
     /// The bytes the storage (memory or spool) holds at most.
     package var storageCapacity: Int { buffer.capacity }
@@ -402,6 +445,11 @@ public final class StreamUploader: Sendable {
         } onCancel: {
             cancel()
         }
+        if let spool {
+            // A directory deleted while running: nothing of this run is on disk.
+            spool.checkDirectory()
+            if spool.isDirectoryGone { throw Self.spoolGone(spool.directory, held: buffer.withState { $0.written - $0.acknowledged }) }
+        }
         if let spool, buffer.isDelivered {
             saveSourcesAtEnd()
             try spool.removeDeliveredFiles()
@@ -409,11 +457,23 @@ public final class StreamUploader: Sendable {
         return answer
     }
 
+    /// The failure of a run that ended while its spool directory was gone.
+    static func spoolGone(_ directory: String, held: Int) -> StreamUpError {
+        let what =
+            held == 0
+            ? "every byte was delivered, but the spool's record of the stream is gone"
+            : "the \(held) byte\(held == 1 ? "" : "s") the server did not acknowledge \(held == 1 ? "is" : "are") lost"
+        return StreamUpError(.io, "spool \(directory) was deleted while running and is not back: \(what)")
+    }
+
+    /// Whether the spool's directory was deleted while running and is not back.
+    package var isSpoolGone: Bool { spool?.isDirectoryGone ?? false }
+
     /// Ends the stream gracefully: the producer stops, everything written so far is delivered;
     /// a retry waiting out its backoff is tried at once.
     public func finish() {
         let producer = state.withLock { $0.producer }
-        writer.finish()
+        writer.finish(stopped: true)
         producer?.cancel()
         retryNow()
     }

@@ -206,8 +206,8 @@ public final class StreamWriter: Sendable {
     var isFinished: Bool { buffer.isFinishedWriting }
 
     /// Ends the body: the reader gets what is buffered, then the end.
-    func finish() {
-        buffer.finishWriting()  // writers waiting in line are woken by the buffer and see the end
+    func finish(stopped: Bool = false) {
+        buffer.finishWriting(stopped: stopped)  // writers waiting in line are woken by the buffer and see the end
     }
 
     /// Ends the body with `error` and wakes the writers waiting in line.

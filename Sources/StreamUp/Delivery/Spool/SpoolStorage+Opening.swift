@@ -21,12 +21,15 @@ extension SpoolStorage {
     ///   byte changed (CRC-32), an acknowledged offset past the end.
     static func open(directory: String, capacity: Int, streamID: String) throws(StreamUpError) -> SpoolStorage {
         guard capacity > 0 else { throw StreamUpError(.invalidConfiguration, "the spool needs a positive size") }
-        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
+        if mkdir(directory, 0o700) == 0 {
+            _ = chmod(directory, 0o700)  // whatever the umask
+        } else if errno != EEXIST {
             throw StreamUpError(.io, "cannot create spool directory \(directory)", errno: errno)
         }
         let lock = try SystemCall.runBlocking("cannot open \(directory)/lock") {
-            SystemCall.open("\(directory)/lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW)
+            SystemCall.open("\(directory)/lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode: 0o600)
         }
+        _ = fchmod(lock, 0o600)
         if flock(lock, LOCK_EX | LOCK_NB) != 0 {
             SystemCall.close(lock)
             throw StreamUpError(.io, "spool \(directory) is in use by another streamup process")
@@ -49,9 +52,11 @@ extension SpoolStorage {
                 let marks = try openMarks(in: directory, writing: SpoolMarks(acknowledged: 0, newest: nil))
                 return SpoolStorage(
                     directory: directory, capacity: capacity, fileBytes: fileBytes, files: [], lock: lock, marks: marks,
-                    record: record, recovered: Recovered(acknowledged: 0, end: 0, streamID: streamID, upload: nil, skipped: 0, sources: sources))
+                    record: record,
+                    recovered: Recovered(acknowledged: 0, end: 0, streamID: streamID, upload: nil, skipped: 0, inputEnd: nil, sources: sources, notes: []))
             }
             try scan.verifyPending()
+            try scan.applyRepairs()
             // Files wholly acknowledged (a crash before their deletion) are not needed.
             while scan.files.count > 1, let first = scan.files.first, first.end <= scan.marks.acknowledged {
                 remove(scan.files.removeFirst(), in: directory)
@@ -64,7 +69,7 @@ extension SpoolStorage {
                 marks: marks, record: record,
                 recovered: Recovered(
                     acknowledged: scan.marks.acknowledged, end: scan.end, streamID: record.streamID, upload: record.upload,
-                    skipped: record.skipped ?? 0, sources: sources))
+                    skipped: record.skipped ?? 0, inputEnd: record.inputEnd, sources: sources, notes: scan.notes))
         } catch {
             for file in opened {
                 SystemCall.close(file.data)
@@ -86,8 +91,9 @@ extension SpoolStorage {
     private static func openMarks(in directory: String, writing initial: SpoolMarks?) throws(StreamUpError) -> CInt {
         let path = "\(directory)/marks"
         let descriptor = try SystemCall.runBlocking("cannot open \(path)") {
-            SystemCall.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW)
+            SystemCall.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode: 0o600)
         }
+        _ = fchmod(descriptor, 0o600)
         if let initial {
             do throws(StreamUpError) {
                 try SystemCall.writeAll(descriptor, initial.encoded, at: 0, "cannot write \(path)")
@@ -113,6 +119,10 @@ extension SpoolStorage {
         var record: StreamRecord?
         /// Index entries per file, parallel to `files`.
         var entries: [[SpoolIndexEntry]] = []
+        /// What opening changes once every check passed (``applyRepairs()``).
+        var repairs: [Repair] = []
+        /// What opening found and did about it, one line each for stderr.
+        var notes: [String] = []
 
         var end: Int { files.last?.end ?? marks.acknowledged }
 
@@ -214,15 +224,73 @@ extension SpoolStorage {
             if size < indexed {
                 throw damaged(directory, "\(name) holds \(size) bytes but \(indexed) were written to it (bytes \(start + size)..<\(expected) are missing)")
             }
+            var repair = Repair(file: files.count - 1, indexEntries: list.count, appended: [], dataLength: nil)
             if size > indexed {
                 guard isNewest else { throw damaged(directory, "\(name) holds \(size - indexed) bytes that were never recorded") }
-                _ = ftruncate(data, off_t(indexed))
+                let unindexed = size - indexed
+                if (list.last ?? entries.last?.last)?.source != nil {
+                    // Read from a followed file: it is read again from where the index ends.
+                    repair.dataLength = indexed
+                    notes.append(
+                        "\(unindexed) bytes past the index of \(name) in \(directory) are left out: the file they came from is read again from where the index ends"
+                    )
+                } else {
+                    // Nothing can read them again: what the data file holds is kept, checked from now on.
+                    repair.appended = try Self.entries(of: data, path: dataPath, from: expected, to: start + size, fileStart: start)
+                    list += repair.appended
+                    expected = start + size
+                    notes.append(
+                        "\(unindexed) bytes at the end of \(name) in \(directory) were not in its index (a crash between two writes, or a damaged index): they are kept and sent"
+                    )
+                }
             }
-            _ = ftruncate(index, off_t(list.count * SpoolIndexEntry.size))
-            files[files.count - 1].size = indexed
+            repairs.append(repair)
+            files[files.count - 1].size = expected - start
             files[files.count - 1].entryCount = list.count
             files[files.count - 1].lastEntry = list.last
             entries.append(list)
+        }
+
+        /// Index entries (no source, CRC-32 as the bytes are now) for `from..<to` of a file.
+        private static func entries(of data: CInt, path: String, from: Int, to end: Int, fileStart: Int) throws(StreamUpError) -> [SpoolIndexEntry] {
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: SpoolIndexEntry.maxLength, alignment: 16)
+            defer { buffer.deallocate() }
+            var list: [SpoolIndexEntry] = []
+            var position = from
+            while position < end {
+                let length = min(SpoolIndexEntry.maxLength, end - position)
+                guard let crc = try crc32(of: data, at: position - fileStart, count: length, through: buffer, path: path) else {
+                    throw StreamUpError(.io, "cannot read \(path): it ended early")
+                }
+                list.append(SpoolIndexEntry(streamStart: position, length: length, dataCRC: crc, mark: nil))
+                position += length
+            }
+            return list
+        }
+
+        /// What opening changes in one file once the whole spool passed every check: index
+        /// entries made for bytes the index did not cover, the index cut to its whole entries,
+        /// the data cut to what the index covers (nil: left as it is).
+        struct Repair {
+            var file: Int
+            var indexEntries: Int
+            var appended: [SpoolIndexEntry]
+            var dataLength: Int?
+        }
+
+        /// Makes the repairs: only after every check passed, so a spool refused as damaged
+        /// is left exactly as it was found.
+        func applyRepairs() throws(StreamUpError) {
+            for repair in repairs where repair.file < files.count {
+                let file = files[repair.file]
+                let indexPath = path(of: file.start, in: directory, suffix: "index")
+                for (number, entry) in repair.appended.enumerated() {
+                    try SystemCall.writeAll(
+                        file.index, entry.encoded, at: (repair.indexEntries + number) * SpoolIndexEntry.size, "cannot write \(indexPath)")
+                }
+                _ = ftruncate(file.index, off_t((repair.indexEntries + repair.appended.count) * SpoolIndexEntry.size))
+                if let length = repair.dataLength { _ = ftruncate(file.data, off_t(length)) }
+            }
         }
 
         /// The newest file must be the one `marks` recorded; a newer, empty one is what a crash
@@ -231,6 +299,7 @@ extension SpoolStorage {
             if let last = files.last, last.start != marks.newest, last.size == 0, last.start > (marks.newest ?? -1) {
                 remove(files.removeLast(), in: directory)
                 entries.removeLast()
+                repairs.removeAll { $0.file >= files.count }
             }
             if let newest = marks.newest {
                 guard files.last?.start == newest else {

@@ -34,8 +34,8 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
     struct File {
         let start: Int
         var size: Int
-        let data: CInt
-        let index: CInt
+        var data: CInt
+        var index: CInt
         /// Entries in the index file, and the last one (it may still grow).
         var entryCount: Int
         var lastEntry: SpoolIndexEntry?
@@ -50,6 +50,8 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
         var upload: ResumableUploadReference?
         /// Bytes set aside as dead letters so far (the receiver's offsets leave them out).
         var skipped: Int?
+        /// Where the input ended, if it did: a last record without `\n` there is whole.
+        var inputEnd: Int?
     }
 
     /// What an earlier run left.
@@ -59,10 +61,15 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
         var streamID: String
         var upload: ResumableUploadReference?
         var skipped: Int
+        /// Where an earlier run's input ended, if it did.
+        var inputEnd: Int?
         /// Where the bytes the spool held when opened came from (acknowledged ones too, back to
         /// where files were released; also when nothing was pending and a new stream starts),
         /// in stream order, for the saved positions.
         var sources: [SourceIndex.Entry]
+        /// What opening found amiss and did about it (bytes past the index kept or left out),
+        /// one line each for stderr.
+        var notes: [String] = []
     }
 
     let directory: String
@@ -71,10 +78,23 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
     /// Largest size of one spool file.
     let fileBytes: Int
     let recovered: Recovered
-    private let files: Mutex<[File]>
-    private let lockDescriptor: CInt
-    private let marksDescriptor: CInt
-    private let streamRecord: Mutex<StreamRecord>
+    let files: Mutex<[File]>
+    /// The `lock` and `marks` descriptors, and those replaced when the files were written into
+    /// a directory that came back (readers may still use them: closed with the storage).
+    struct Descriptors {
+        var lock: CInt
+        var marks: CInt
+        var retired: [CInt] = []
+    }
+    let descriptors: Mutex<Descriptors>
+    /// Whether the directory is gone, which one is expected, and who hears about it.
+    struct DirectoryState {
+        var identity: DirectoryIdentity?
+        var isGone = false
+        var notice: (@Sendable (String) -> Void)?
+    }
+    let directoryState: Mutex<DirectoryState>
+    let streamRecord: Mutex<StreamRecord>
     /// Where the producer's bytes wait between `writableSpace` and `commit`.
     private let staging: UnsafeMutableRawBufferPointer
 
@@ -84,8 +104,8 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
         self.capacity = capacity
         self.fileBytes = fileBytes
         self.files = Mutex(files)
-        self.lockDescriptor = lock
-        self.marksDescriptor = marks
+        self.descriptors = Mutex(Descriptors(lock: lock, marks: marks))
+        self.directoryState = Mutex(DirectoryState(identity: Self.identity(of: directory)))
         self.streamRecord = Mutex(record)
         self.recovered = recovered
         self.staging = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
@@ -96,8 +116,8 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
             SystemCall.close(file.data)
             SystemCall.close(file.index)
         }
-        SystemCall.close(marksDescriptor)
-        SystemCall.close(lockDescriptor)
+        let descriptors = descriptors.withLock { $0 }
+        for descriptor in descriptors.retired + [descriptors.marks, descriptors.lock] { SystemCall.close(descriptor) }
         staging.deallocate()
     }
 
@@ -116,6 +136,11 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
         return min(1 << 30, free / 2)
     }
 
+    /// Who hears that the directory was deleted or is back (one line each).
+    func setNotice(_ notice: @escaping @Sendable (String) -> Void) {
+        directoryState.withLock { $0.notice = notice }
+    }
+
     /// Remembers the resumable upload the stream is appended to (nil: none), for the next start.
     func saveUpload(_ upload: ResumableUploadReference?) throws(StreamUpError) {
         let current = streamRecord.withLock { record -> StreamRecord? in
@@ -123,7 +148,17 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
             record.upload = upload
             return record
         }
-        if let current { try Self.save(current, in: directory) }
+        // A deleted directory gets the record when it is back.
+        if let current, !isDirectoryGone { try Self.save(current, in: directory) }
+    }
+
+    func inputEnded(at offset: Int) {
+        let current = streamRecord.withLock { record -> StreamRecord in
+            record.inputEnd = offset
+            return record
+        }
+        // At worst the next start drops a last record without `\n` it cannot tell from a torn one.
+        if !isDirectoryGone { try? Self.save(current, in: directory) }
     }
 
     /// Remembers how many bytes were set aside as dead letters, for the next start.
@@ -132,7 +167,7 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
             record.skipped = skipped
             return record
         }
-        try Self.save(current, in: directory)
+        if !isDirectoryGone { try Self.save(current, in: directory) }
     }
 
     // MARK: ReplayStorage
@@ -141,7 +176,36 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
         UnsafeMutableRawBufferPointer(rebasing: staging[..<min(maxLength, staging.count)])
     }
 
+    /// A write that fails (a full file system) is undone, so the spool holds exactly what the
+    /// buffer counts as written: the count a stop gives is what the next start sends.
     func commit(_ space: UnsafeMutableRawBufferPointer, count: Int, at offset: Int, mark: SourceMark?) throws(StreamUpError) {
+        checkDirectory()
+        do {
+            try append(space, count: count, at: offset, mark: mark)
+        } catch {
+            undoWrites(from: offset)
+            // The bytes of this write were read from the input but are in no storage now.
+            let lost = "\(count) byte\(count == 1 ? "" : "s") read from the input \(count == 1 ? "was" : "were") not kept"
+            throw StreamUpError(error.code, "\(error.description); \(lost)")
+        }
+    }
+
+    /// Cuts off what a failed ``commit(_:count:at:mark:)`` left: bytes written to the newest
+    /// file but not recorded, and whatever it recorded past `offset`. Cutting frees space, so
+    /// it works on a full file system.
+    func discard(from offset: Int) {
+        undoWrites(from: offset)
+    }
+
+    private func undoWrites(from offset: Int) {
+        if let newest = files.withLock({ $0.last }) {
+            _ = ftruncate(newest.data, off_t(newest.size))
+            _ = ftruncate(newest.index, off_t(newest.entryCount * SpoolIndexEntry.size))
+        }
+        try? cut(to: offset)
+    }
+
+    private func append(_ space: UnsafeMutableRawBufferPointer, count: Int, at offset: Int, mark: SourceMark?) throws(StreamUpError) {
         var done = 0
         while done < count {
             let file = try newestFile(writingAt: offset + done)
@@ -162,12 +226,27 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
     /// The file bytes at `offset` go to: the newest, or a new one when that is full.
     private func newestFile(writingAt offset: Int) throws(StreamUpError) -> File {
         if let newest = files.withLock({ $0.last }), newest.end == offset, newest.size < fileBytes { return newest }
+        if isDirectoryGone {
+            let data = try Self.memoryFile()
+            let index: CInt
+            do {
+                index = try Self.memoryFile()
+            } catch {
+                SystemCall.close(data)
+                throw error
+            }
+            let file = File(start: offset, size: 0, data: data, index: index, entryCount: 0, lastEntry: nil)
+            files.withLock { $0.append(file) }
+            try writeMarks(SpoolMarks(acknowledged: recordedAcknowledged, newest: offset))
+            return file
+        }
         let data = try Self.create(Self.path(of: offset, in: directory, suffix: "spool"))
         let index: CInt
         do {
             index = try Self.create(Self.path(of: offset, in: directory, suffix: "index"))
         } catch {
             SystemCall.close(data)
+            unlink(Self.path(of: offset, in: directory, suffix: "spool"))
             throw error
         }
         let file = File(start: offset, size: 0, data: data, index: index, entryCount: 0, lastEntry: nil)
@@ -253,12 +332,12 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
     // MARK: Marks
 
     private let acknowledgedMark: Mutex<Int>
-    private var recordedAcknowledged: Int { acknowledgedMark.withLock { $0 } }
+    var recordedAcknowledged: Int { acknowledgedMark.withLock { $0 } }
 
     /// Overwrites `marks` in place (no new space needed).
-    private func writeMarks(_ marks: SpoolMarks) throws(StreamUpError) {
+    func writeMarks(_ marks: SpoolMarks) throws(StreamUpError) {
         acknowledgedMark.withLock { $0 = marks.acknowledged }
-        try SystemCall.writeAll(marksDescriptor, marks.encoded, at: 0, "cannot update \(directory)/marks")
+        try SystemCall.writeAll(descriptors.withLock { $0.marks }, marks.encoded, at: 0, "cannot update \(directory)/marks")
     }
 
     // MARK: Files
@@ -267,11 +346,14 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
         "\(directory)/\(SpoolMarks.digits(start)).\(suffix)"
     }
 
-    /// Creates (or empties) a spool file, refusing to follow a symbolic link.
+    /// Creates (or empties) a spool file, refusing to follow a symbolic link; only its owner
+    /// can read it, whatever the umask.
     static func create(_ path: String) throws(StreamUpError) -> CInt {
-        try SystemCall.runBlocking("cannot create \(path)") {
-            SystemCall.open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW)
+        let descriptor = try SystemCall.runBlocking("cannot create \(path)") {
+            SystemCall.open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode: 0o600)
         }
+        _ = fchmod(descriptor, 0o600)
+        return descriptor
     }
 
     static func save(_ record: StreamRecord, in directory: String) throws(StreamUpError) {
