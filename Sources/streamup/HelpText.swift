@@ -24,7 +24,8 @@ enum HelpText {
               -o FILE whose directory is missing or not writable)
           74  a file or output failed while running: writing the answer to stdout (closed, or
               its reader gone) or to -o FILE, the spool, the state file, the local sink
-          130 a second SIGINT/SIGTERM (one line says what was lost, or where it is kept)
+          130 a second SIGINT/SIGTERM (one line says what was lost, or where it is kept);
+              SIGHUP stops as SIGTERM does; SIGUSR1, SIGUSR2 and SIGALRM are ignored
         """
     }
 }

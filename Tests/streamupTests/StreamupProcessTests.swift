@@ -11,15 +11,6 @@ import Glibc
 @Suite(.timeLimit(.minutes(2))) struct StreamupProcessTests {
     private struct ExpectationFailed: Error {}
 
-    /// Whether a process with this id still runs (a zombie has ended: its parent, or whoever
-    /// inherited it, has yet to reap it).
-    private static func runs(_ pid: Int32) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let state = stat.split(separator: ")").last?.split(separator: " ").first
-        else { return false }
-        return state != "Z"
-    }
-
     /// Given `streamup --retries forever` against a port where nothing listens, and a test that
     /// throws before it ends the child, the child is gone once the test lets go of it.
     @Test func aThrowingTestEndsItsChild() async throws {
@@ -30,8 +21,8 @@ import Glibc
             child.write("held\n")
             throw ExpectationFailed()
         } catch is ExpectationFailed {}
-        #expect(!Self.runs(pid), "streamup \(pid) still runs after its test ended")
-        if Self.runs(pid) { kill(pid, SIGKILL) }
+        #expect(!processRuns(pid), "streamup \(pid) still runs after its test ended")
+        if processRuns(pid) { kill(pid, SIGKILL) }
     }
 
     /// `heartbeat -- COMMAND`'s command goes with it (its process group).
@@ -47,8 +38,8 @@ import Glibc
         } catch is ExpectationFailed {}
         // Killed with streamup, the job is reaped by whoever inherits it: that takes a moment.
         #expect(jobPID > 0)
-        #expect(await eventually { !Self.runs(jobPID) }, "the job \(jobPID) still runs after its test ended")
-        if jobPID > 0 && Self.runs(jobPID) { kill(jobPID, SIGKILL) }
+        #expect(await eventually { !processRuns(jobPID) }, "the job \(jobPID) still runs after its test ended")
+        if jobPID > 0 && processRuns(jobPID) { kill(jobPID, SIGKILL) }
     }
 
     /// A wait that times out kills the child (even one that would take its time over SIGTERM).
@@ -58,4 +49,13 @@ import Glibc
         #expect(await child.waitForExit(timeout: 1) == nil)
         #expect(!child.process.isRunning)
     }
+}
+
+/// Whether a process with this id still runs (a zombie has ended: its parent, or whoever
+/// inherited it, has yet to reap it).
+func processRuns(_ pid: Int32) -> Bool {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let state = stat.split(separator: ")").last?.split(separator: " ").first
+    else { return false }
+    return state != "Z"
 }
