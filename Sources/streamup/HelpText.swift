@@ -23,7 +23,9 @@ enum HelpText {
           64  usage error, found before anything is sent (also a bad URL, a closed stdin, an
               -o FILE whose directory is missing or not writable)
           74  a file or output failed while running: writing the answer to stdout (closed, or
-              its reader gone) or to -o FILE, the spool, the state file, the local sink
+              its reader gone) or to -o FILE, the spool, the state file, the local sink;
+              or at start: a spool or state file in use by another streamup or not
+              writable, tail's files all there but unreadable
           130 a second SIGINT/SIGTERM (one line says what was lost, or where it is kept);
               SIGHUP stops as SIGTERM does; SIGUSR1, SIGUSR2 and SIGALRM are ignored
         """
