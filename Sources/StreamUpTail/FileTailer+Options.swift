@@ -18,6 +18,9 @@ extension FileTailer {
         /// Paths or patterns to leave out (`PathSelection`: with a `/`, matched against the
         /// whole path; without, against the file name).
         public var excludes: [String] = []
+        /// Files and directories streamup writes itself (the state file, the spool, dead
+        /// letters): never followed, nor the temporary and lock files beside the state file.
+        public var ownFiles: [String] = []
         /// Where to start in a file that exists when following starts, on a first run (no
         /// saved positions): its end (default) or its beginning. A file that appears later, or
         /// that saved positions do not know on a later run, is read from its beginning, as

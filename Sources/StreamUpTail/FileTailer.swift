@@ -97,7 +97,7 @@ public final class FileTailer: Producer, PositionedProducer {
         self.format = format
         self.formatFields = formatFields
         self.onEvent = onEvent
-        selection = try PathSelection(includes: patterns, excludes: options.excludes) { path in
+        selection = try PathSelection(includes: patterns, excludes: options.excludes, ownFiles: options.ownFiles) { path in
             ((try? FileStatus.of(path: path, throwing: StreamUpError.self)) ?? nil)?.isDirectory ?? false
         }
     }

@@ -89,10 +89,11 @@ enum HeartbeatRunner {
         let name = options.command.joined(separator: " ")
         let timeout = options.upload.shutdownTimeout ?? defaultJobShutdownTimeout
         let child = Process()
-        // streamup ignores SIGPIPE, and SIGINT/SIGTERM for its handlers; the job starts with
-        // them at their defaults, as cron would start it (`yes | head` must end quietly).
+        // streamup ignores SIGPIPE and the stray signals, and SIGINT/SIGTERM/SIGHUP for its
+        // handlers; the job starts with them at their defaults, as cron would start it
+        // (`yes | head` must end quietly).
         child.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        child.arguments = ["--default-signal=PIPE,INT,TERM", "--"] + options.command
+        child.arguments = ["--default-signal=\(SignalHandling.startedCommandDefaults)", "--"] + options.command
         // The job gets streamup's environment, but not the password meant for -u.
         child.environment = ProcessInfo.processInfo.environment.filter { $0.key != AuthOptions.passwordVariable }
         let started = ContinuousClock.now
@@ -107,13 +108,18 @@ enum HeartbeatRunner {
             }
         }
         // The handlers go in first (they take effect a moment after install): a signal that
-        // arrives while the job starts is passed on once it runs, never lost.
+        // arrives while the job starts is passed on once it runs, never lost. Stopping at once
+        // kills the job first: it must not run on with nobody to report its end.
         let forward = SignalForward()
         SignalHandling.install(
             onFirst: { signal, number in
                 Terminal.error("stopping (\(signal)): passed on to the command, whose end ends the beats \(SignalHandling.secondStops)")
                 forward.send(number)
-            }, onSecond: { uploader.abortLine })
+            },
+            onSecond: {
+                forward.killAll()
+                return "the command was killed; \(uploader.abortLine)"
+            })
         do {
             try child.run()
         } catch {
@@ -222,6 +228,14 @@ final class SignalForward: Sendable {
             return state.pid
         }
         if let pid { kill(pid, signal) }
+    }
+
+    /// Kills the job and what it started (Foundation starts it in a process group of its own),
+    /// if it has started.
+    func killAll() {
+        guard let pid = state.withLock({ $0.pid }) else { return }
+        kill(-pid, SIGKILL)
+        kill(pid, SIGKILL)
     }
 
     func started(_ pid: Int32) {

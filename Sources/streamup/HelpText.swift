@@ -17,8 +17,8 @@ enum HelpText {
           1   another answer (one line: the status and the answer's start), or --dead-letter kept some
           2   no answer: refused or lost connection, timeout, retries run out, shutdown timeout
           64  usage error, found before anything is sent (also a bad URL, a closed stdin)
-          74  a file or output failed while running (stdout, -o FILE, the spool, the state file)
-          130 a second SIGINT/SIGTERM (one line says what was lost, or where it is kept)
+          74  a file failed (stdout, -o FILE, spool, state file) or is another streamup's
+          130 a second SIGINT/SIGTERM: one line says what was lost or kept (SIGHUP acts as SIGTERM)
         """
     }
 }

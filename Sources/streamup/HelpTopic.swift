@@ -195,8 +195,13 @@ enum HelpTopic: String, CaseIterable, Sendable {
                   header streamup must set itself, an -o FILE whose directory is missing or not
                   writable)
               74  a file or output failed while running: writing the answer to stdout (closed, or
-                  its reader gone) or to -o FILE, the spool, the state file, the local sink
+                  its reader gone) or to -o FILE, the spool, the state file, the local sink; or
+                  at start: a spool or state file in use by another streamup or not writable,
+                  tail's files all there but none readable
               130 a second SIGINT/SIGTERM (one line says what was lost, or where it is kept)
+            SIGHUP (a closed terminal) stops as SIGTERM does: what is held is delivered; a second
+            SIGHUP changes nothing. SIGUSR1, SIGUSR2 and SIGALRM are ignored: a stray one never
+            stops a shipper. (streamup run: SIGHUP reads its file again.)
             heartbeat -- COMMAND exits with the command's status (128 + N when signal N ended it,
             127 when it cannot be run). The sink: 0 when stopped, 74 when it cannot start, 64 for
             a usage error. Diagnostics are one line each on stderr; a closed stderr never changes

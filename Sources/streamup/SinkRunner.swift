@@ -30,7 +30,22 @@ enum SinkRunner {
             Terminal.error("sink: \(error)")
             return ExitStatus.ioFailure
         }
-        Terminal.log("listening on \(server.url.absoluteString.trimmingSuffix("/"))")
+        let listening = "listening on \(server.url.absoluteString.trimmingSuffix("/"))"
+        if options.port == 0 {
+            // A port the system picked is known only from this line: a sink nobody can reach is
+            // no use.
+            switch Output.standardOutput.write(listening + "\n") {
+            case .written:
+                break
+            case .failed, .failedBefore:
+                server.stop()
+                let why = Output.standardOutput.failedErrno.map { Output.standardOutput.words(for: $0) } ?? "stdout failed"
+                Terminal.error("sink: nobody can learn the port picked: \(why); give --port PORT to choose one")
+                return ExitStatus.ioFailure
+            }
+        } else {
+            Terminal.log(listening)
+        }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             SignalHandling.install { _, _ in continuation.resume() }
         }

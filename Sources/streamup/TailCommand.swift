@@ -57,6 +57,7 @@ struct TailOptions: Sendable, Equatable {
     var tailerOptions: FileTailer.Options {
         var tailer = FileTailer.Options()
         tailer.excludes = excludes
+        tailer.ownFiles = [stateFile, upload.delivery.spoolDirectory, upload.delivery.deadLetterDirectory].compactMap { $0 }
         tailer.startAt = fromStart ? .beginning : .end
         if let maxOpenFiles { tailer.maxOpenFiles = maxOpenFiles }
         if let readChunk { tailer.readChunk = readChunk }

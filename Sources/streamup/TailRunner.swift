@@ -11,6 +11,20 @@ enum TailRunner {
             Terminal.error("tail: \(problem)")
             return ExitStatus.usage
         }
+        // A run that can never read a line ends now, with the reason.
+        if let nothing = FileTailer.nothingToFollow(patterns: options.patterns) {
+            Terminal.error("tail: \(nothing)")
+            return ExitStatus.ioFailure
+        }
+        // One process per state file, and one that can save it: refused now, before a line is sent.
+        let owner: StateFileOwner?
+        do {
+            owner = try options.stateFile.map { try StateFileOwner.claim($0) }
+        } catch {
+            Terminal.error("tail: \(error)")
+            return ExitStatus.ioFailure
+        }
+        defer { withExtendedLifetime(owner) {} }
         let verbose = options.upload.verbose
         let tailer: FileTailer
         do {

@@ -357,12 +357,19 @@ struct UploadOptions: Sendable, Equatable {
     }
 
     static func parseHeader(_ text: String) throws(UsageError) -> UploadConfiguration.Header {
-        let shown = UploadConfiguration.Header.escaped(text)
+        // A field whose name looks secret is echoed without its value.
+        var shown = UploadConfiguration.Header.escaped(text)
         guard let colon = text.firstIndex(of: ":") else {
+            if let word = text.split(whereSeparator: \.isWhitespace).first, SecretRedaction.isSecret(fieldName: String(word)) {
+                shown = UploadConfiguration.Header.escaped(String(word)) + " " + SecretRedaction.placeholder
+            }
             throw UsageError("-H: '\(shown)' is not 'Name: value'")
         }
         let name = text[..<colon].trimmingCharacters(in: .whitespaces)
         let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        if SecretRedaction.isSecret(fieldName: name) {
+            shown = UploadConfiguration.Header.escaped("\(name): \(SecretRedaction.value(ofField: name, value))")
+        }
         guard !name.isEmpty, !name.contains(" ") else { throw UsageError("-H: '\(shown)' has no valid header name") }
         let header = UploadConfiguration.Header(name: name, value: value)
         // The library's rule (UploadConfiguration+Headers.swift): framing fields, controls.

@@ -248,7 +248,10 @@ enum UploadRunner {
             guard verbose else { return }
             let reason = status == 104 ? "Upload Resumption Supported" : HTTPURLResponse.localizedString(forStatusCode: status)
             Terminal.info("< \(status) \(reason)")
-            for (name, value) in headers.sorted(by: { $0.key < $1.key }) { Terminal.info("< \(name): \(SecretRedaction.value(ofField: name, value))") }
+            // The server's words, cleaned as the answer line is: no escape code reaches the terminal.
+            for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
+                Terminal.info("< \(BodyText.oneLine(name)): \(BodyText.oneLine(SecretRedaction.value(ofField: name, value)))")
+            }
         case .redirectRefused(let status, let location):
             guard verbose else { return }
             Terminal.info("* not following the \(status) redirect to \(location ?? "?"): a live body cannot be sent twice")

@@ -4,7 +4,7 @@ import StreamUp
 /// Entry point: parse argv, check what only the running process can tell, run the command,
 /// exit with its status.
 StandardDescriptors.reserve()
-SignalHandling.ignoreSIGPIPE()
+SignalHandling.ignoreStraySignals()
 let status: Int32
 do {
     switch try CommandLineParser.parse(Array(CommandLine.arguments.dropFirst())) {

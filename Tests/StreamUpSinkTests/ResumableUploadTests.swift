@@ -81,8 +81,9 @@ import Testing
             let json = try last.json()
             #expect(json["bytes"] as? Int == 9)
             #expect(json["sha256"] as? String == sha256Hex(Self.bytes("abcdefghi")))
-            let file = try #require(json["file"] as? String)
-            #expect(file == "\(directory.path)/upload-\(path.dropFirst("/uploads/".count)).body")
+            // The answer names the file, never the sink's own directory.
+            #expect(json["file"] as? String == "upload-\(path.dropFirst("/uploads/".count)).body")
+            let file = directory.file(try #require(json["file"] as? String))
             #expect(try Self.contents(file) == Self.bytes("abcdefghi"))
 
             let after = try client.retrieveOffset(path)
@@ -203,7 +204,7 @@ import Testing
             try setup.send(Array(Resumable.append(path, offset: 400, complete: true, length: 600).utf8) + input[400...])
             let done = try setup.readResponse()
             #expect(done.status == 200)
-            let file = try #require(try done.json()["file"] as? String)
+            let file = directory.file(try #require(try done.json()["file"] as? String))
             #expect(try Self.contents(file) == input)
         }
     }
@@ -233,7 +234,7 @@ import Testing
             try client.send(Resumable.append(path, offset: 4, complete: true, length: 4) + "4567")
             let done = try client.readResponse()
             #expect(done.status == 200)
-            let file = try #require(try done.json()["file"] as? String)
+            let file = directory.file(try #require(try done.json()["file"] as? String))
             #expect(try Self.contents(file) == Self.bytes("01234567"))
             let staleEvent = try #require(try recorder.wait(for: 5).first { $0.method == "PATCH" && $0.status == 0 })
             #expect(staleEvent.failure == "upload taken over by another request")

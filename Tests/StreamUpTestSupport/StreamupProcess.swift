@@ -9,18 +9,31 @@ import Darwin
 /// The built `streamup` binary (or another program a test needs, such as a receiver), run as a
 /// child process with pipes on stdin, stdout and stderr.
 ///
-/// Thread safety: `output`/`errorOutput` are guarded by `lock` (filled by pipe readers on
-/// their own queues); the rest is used from the test's task.
+/// A child never outlives its test: when the test lets go of this object on any path (it
+/// returned, an expectation threw, it timed out), a child still running is killed with its
+/// descendants (the jobs and servers it started), and so is one that outlasts
+/// ``waitForExit(timeout:)``. The pipe readers hold only ``Output``, never this object, so
+/// nothing but the test keeps it alive.
+///
+/// Thread safety: the collected output is guarded by `Output`'s lock (filled by pipe readers
+/// on threads of their own); the rest is used from the test's task.
 public final class StreamupProcess: @unchecked Sendable {
     public let process = Process()
     private let stdinPipe = Pipe()
     private let stdoutPipe = Pipe()
     private let stderrPipe = Pipe()
-    private let lock = NSCondition()
-    private var stdoutBytes = Data()
-    private var stderrBytes = Data()
-    private var stdoutClosed = false
-    private var stderrClosed = false
+    private let output = Output()
+
+    /// What the child wrote so far and whether each output has ended.
+    ///
+    /// Thread safety: every field is guarded by `lock`, which readers wait on.
+    private final class Output: @unchecked Sendable {
+        let lock = NSCondition()
+        var stdoutBytes = Data()
+        var stderrBytes = Data()
+        var stdoutClosed = false
+        var stderrClosed = false
+    }
 
     /// Path of the `streamup` executable built beside the test bundle.
     public static let executable: URL = {
@@ -82,9 +95,39 @@ public final class StreamupProcess: @unchecked Sendable {
         }
         process.standardOutput = try Self.attach(stdout, stdoutPipe)
         process.standardError = try Self.attach(stderr, stderrPipe)
-        if case .readerGone = stdout { stdoutClosed = true } else { collect(stdoutPipe, isStdout: true) }
-        if case .readerGone = stderr { stderrClosed = true } else { collect(stderrPipe, isStdout: false) }
+        if case .readerGone = stdout { output.stdoutClosed = true } else { collect(stdoutPipe, isStdout: true) }
+        if case .readerGone = stderr { output.stderrClosed = true } else { collect(stderrPipe, isStdout: false) }
         try process.run()
+    }
+
+    deinit {
+        end()
+    }
+
+    /// Kills the child and every process under it (Foundation starts each child in a process
+    /// group of its own, so a group is not enough: `heartbeat -- COMMAND`'s command has its own)
+    /// if it still runs, and reaps it.
+    private func end() {
+        guard process.isRunning else { return }
+        let pid = process.processIdentifier
+        for each in [pid] + Self.descendants(of: pid) { _ = kill(each, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    /// The processes under `pid`, children first, read from `/proc/PID/task/TID/children`.
+    private static func descendants(of pid: Int32) -> [Int32] {
+        var found: [Int32] = []
+        var next = [pid]
+        while let parent = next.popLast() {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(parent)/task")) ?? []
+            for task in tasks {
+                let text = (try? String(contentsOfFile: "/proc/\(parent)/task/\(task)/children", encoding: .utf8)) ?? ""
+                let children = text.split(separator: " ").compactMap { Int32($0) }
+                found += children
+                next += children
+            }
+        }
+        return found
     }
 
     /// The child's end for an output: the test's pipe, or a pipe whose read end is already
@@ -98,19 +141,19 @@ public final class StreamupProcess: @unchecked Sendable {
 
     private func collect(_ pipe: Pipe, isStdout: Bool) {
         let handle = pipe.fileHandleForReading
-        Thread.detachNewThread { [self] in
+        Thread.detachNewThread { [output] in
             while true {
                 let chunk = handle.availableData
-                lock.lock()
+                output.lock.lock()
                 if chunk.isEmpty {
-                    if isStdout { stdoutClosed = true } else { stderrClosed = true }
+                    if isStdout { output.stdoutClosed = true } else { output.stderrClosed = true }
                 } else if isStdout {
-                    stdoutBytes.append(chunk)
+                    output.stdoutBytes.append(chunk)
                 } else {
-                    stderrBytes.append(chunk)
+                    output.stderrBytes.append(chunk)
                 }
-                lock.broadcast()
-                lock.unlock()
+                output.lock.broadcast()
+                output.lock.unlock()
                 if chunk.isEmpty { return }
             }
         }
@@ -143,42 +186,42 @@ public final class StreamupProcess: @unchecked Sendable {
 
     private func blockingWaitForExit(timeout: TimeInterval) -> Int32? {
         let deadline = Date(timeIntervalSinceNow: TestTime.scaled(seconds: timeout))
-        lock.lock()
-        while !(stdoutClosed && stderrClosed) {
-            if !lock.wait(until: deadline) {
-                lock.unlock()
-                process.terminate()
+        output.lock.lock()
+        while !(output.stdoutClosed && output.stderrClosed) {
+            if !output.lock.wait(until: deadline) {
+                output.lock.unlock()
+                end()
                 return nil
             }
         }
-        lock.unlock()
+        output.lock.unlock()
         process.waitUntilExit()
         return process.terminationStatus
     }
 
-    public var stdout: String { lock.withLock { String(decoding: stdoutBytes, as: UTF8.self) } }
+    public var stdout: String { output.lock.withLock { String(decoding: output.stdoutBytes, as: UTF8.self) } }
 
     /// The bytes the child wrote on stdout, exactly.
-    public var stdoutData: Data { lock.withLock { stdoutBytes } }
+    public var stdoutData: Data { output.lock.withLock { output.stdoutBytes } }
 
     /// The first line the child writes on stdout (without its newline), waiting for it at most
     /// `timeout` seconds (scaled by ``TestTime``) on a thread of its own; nil if stdout ends or
     /// the time passes first.
     public func firstLine(timeout: TimeInterval = 60) async -> String? {
         await withCheckedContinuation { continuation in
-            Thread.detachNewThread { [self] in
+            Thread.detachNewThread { [output] in
                 let deadline = Date(timeIntervalSinceNow: TestTime.scaled(seconds: timeout))
-                lock.lock()
-                while stdoutBytes.firstIndex(of: 0x0A) == nil && !stdoutClosed && lock.wait(until: deadline) {}
-                let line = stdoutBytes.firstIndex(of: 0x0A).map { String(decoding: stdoutBytes[..<$0], as: UTF8.self) }
-                lock.unlock()
+                output.lock.lock()
+                while output.stdoutBytes.firstIndex(of: 0x0A) == nil && !output.stdoutClosed && output.lock.wait(until: deadline) {}
+                let line = output.stdoutBytes.firstIndex(of: 0x0A).map { String(decoding: output.stdoutBytes[..<$0], as: UTF8.self) }
+                output.lock.unlock()
                 continuation.resume(returning: line)
             }
         }
     }
-    public var stderr: String { lock.withLock { String(decoding: stderrBytes, as: UTF8.self) } }
+    public var stderr: String { output.lock.withLock { String(decoding: output.stderrBytes, as: UTF8.self) } }
 
-    public func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+    public func signal(_ number: Int32) { _ = kill(process.processIdentifier, number) }
 
     /// Whether the child has ended (a server that failed to start, say).
     public var hasExited: Bool { !process.isRunning }

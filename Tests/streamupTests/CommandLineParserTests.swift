@@ -47,6 +47,17 @@ import Testing
         #expect(throws: UsageError("unknown option '--nope' (see --help)")) { try CommandLineParser.parse(["--nope"]) }
         #expect(throws: UsageError("option '-H' needs a value ('NAME: VALUE'|@FILE)")) { try CommandLineParser.parse(["-H"]) }
         #expect(throws: UsageError("-H: 'no colon' is not 'Name: value'")) { try CommandLineParser.parse(["-H", "no colon", "http://h"]) }
+        // A field whose name looks secret is echoed without its value.
+        #expect(throws: UsageError("-H: 'X-Api-Key <redacted>' is not 'Name: value'")) {
+            try CommandLineParser.parse(["-H", "X-Api-Key s3cret", "http://h"])
+        }
+        #expect(
+            throws: UsageError(
+                "-H: 'Authorization: Bearer <redacted>': the value of Authorization contains a line feed (LF); header values cannot hold line breaks, NUL or other control characters"
+            )
+        ) {
+            try CommandLineParser.parse(["-H", "Authorization: Bearer s3cret\nX: y", "http://h"])
+        }
         #expect(throws: UsageError("--method: 'GET' is not supported; a streamed body goes with POST, PUT or PATCH")) {
             try CommandLineParser.parse(["-X", "GET", "http://h"])
         }

@@ -44,4 +44,17 @@ import Testing
             #expect(sink.requests.last?.headers.filter { $0.name.lowercased() == "host" }.count == 1)
         }
     }
+
+    /// `-v` shows the answer's header fields cleaned as the answer line is: a terminal escape
+    /// code the server sends never reaches the terminal (each run of control characters is a space).
+    @Test func verboseAnswerFieldsCarryNoEscapeCodes() async throws {
+        let server = try StubHTTPServer(.answerAfterBody(status: 200, headers: ["X-Note: \u{1B}[31mred\u{1B}[0m\u{7}done"], body: "ok"))
+        defer { server.stop() }
+        let child = try StreamupProcess(["-v", server.url])
+        child.write("line\n")
+        child.closeStdin()
+        #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+        #expect(!child.stderr.unicodeScalars.contains { $0.properties.generalCategory == .control && $0 != "\n" }, "stderr: \(child.stderr)")
+        #expect(child.stderr.contains("[31mred [0m done\n"), "stderr: \(child.stderr)")
+    }
 }

@@ -2,6 +2,10 @@ import Foundation
 import StreamUpTestSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `streamup heartbeat URL -- COMMAND` as a cron wrapper, run as the built binary: the job's
 /// output and exit status are the job's, with the monitor up or down.
 @Suite(.timeLimit(.minutes(2))) struct HeartbeatJobTests {
@@ -59,6 +63,45 @@ import Testing
             #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
             #expect(child.stdout == "y\n")
             #expect(child.stderr.isEmpty, "stderr: \(child.stderr)")
+        }
+    }
+
+    /// SIGHUP (a closed ssh session) goes to the job too: the job ends by it (129, as a shell
+    /// says), and its end is reported to the monitor as an exit beat.
+    @Test func hangUpIsPassedOnToTheJobAndItsExitReported() async throws {
+        try await withSink(configure: { $0.keepBodiesInMemory = true }) { sink, _ in
+            let child = try StreamupProcess([
+                "heartbeat", "--every", "1h", sink.url.absoluteString, "--", "sh", "-c", "echo ready; while :; do sleep 0.05; done",
+            ])
+            #expect(await child.firstLine() == "ready")
+            child.signal(SIGHUP)
+            #expect(await child.waitForExit() == 129, "stderr: \(child.stderr)")
+            #expect(
+                child.stderr == "streamup: stopping (SIGHUP): passed on to the command, whose end ends the beats (a second SIGINT/SIGTERM stops at once)\n")
+            let beats = sink.requests.compactMap { $0.body.map { String(decoding: $0, as: UTF8.self) } }.joined()
+            #expect(beats.contains(#""event":"exit""#) && beats.contains(#""exit_status":129"#), "beats: \(beats)")
+        }
+    }
+
+    /// A second signal stops at once, and kills the job (and what it started) first: it never
+    /// runs on orphaned, with nobody to report its end.
+    @Test func stoppingAtOnceKillsTheJob() async throws {
+        try await withSink { sink, _ in
+            let child = try StreamupProcess([
+                "heartbeat", "--every", "1h", sink.url.absoluteString, "--",
+                "sh", "-c", #"trap '' TERM INT; sleep 600 & echo "$$ $!"; wait"#,
+            ])
+            let pids = try #require(await child.firstLine()).split(separator: " ").compactMap { Int32($0) }
+            #expect(pids.count == 2)
+            child.signal(SIGTERM)
+            #expect(await eventually { child.stderr.hasSuffix("\n") }, "no line after SIGTERM")
+            child.signal(SIGINT)
+            #expect(await child.waitForExit() == 130, "stderr: \(child.stderr)")
+            #expect(child.stderr.contains("streamup: SIGINT again: stopped at once; the command was killed; "), "stderr: \(child.stderr)")
+            for pid in pids {
+                #expect(await eventually { !processRuns(pid) }, "job process \(pid) still runs")
+                if processRuns(pid) { kill(pid, SIGKILL) }
+            }
         }
     }
 

@@ -78,7 +78,7 @@ import Testing
 
     /// 500 lines to a Vector validator, the input left open: once they are acknowledged, the
     /// scrape's lines, bytes and 2xx requests are what the validator stored, and nothing is held.
-    @Test func metricsCountWhatTheReceiverGot() async throws {
+    @Test(.needsParser) func metricsCountWhatTheReceiverGot() async throws {
         let started = Date().timeIntervalSince1970
         try await ReceiverValidator.with("vector") { validator in
             let child = try StreamupProcess(["--metrics", "0", "--segment-seconds", "100ms", "--segment-bytes", "4k", validator.url.absoluteString])
@@ -116,7 +116,7 @@ import Testing
     /// The receiver goes down: after `--unhealthy-after` of failing, `/health` answers 503 and
     /// the scrape shows the unanswered requests and the held bytes' age; once a receiver is
     /// back on the port, 200 again and every line arrived.
-    @Test func healthFailsWhileTheReceiverIsDownAndRecovers() async throws {
+    @Test(.needsParser) func healthFailsWhileTheReceiverIsDownAndRecovers() async throws {
         let first = try PythonScript.start("receiver.py", ["vector", "--port", "0"])
         let line = try #require(await first.firstLine(), "stderr: \(first.stderr)")
         let receiverURL = try #require(URL(string: String(line.dropFirst("listening on ".count))))
@@ -153,7 +153,7 @@ import Testing
     }
 
     /// `tail --metrics` counts the files it follows.
-    @Test func tailCountsTheFilesItFollows() async throws {
+    @Test(.needsParser) func tailCountsTheFilesItFollows() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("metrics-tail-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -173,7 +173,7 @@ import Testing
     }
 
     /// `heartbeat --metrics`, alone and around a job: the beats read are the lines the sink got.
-    @Test(arguments: [false, true]) func heartbeatCountsItsBeats(job: Bool) async throws {
+    @Test(.needsParser, arguments: [false, true]) func heartbeatCountsItsBeats(job: Bool) async throws {
         try await withSink { sink, directory in
             let command = job ? ["--", "sh", "-c", "cat > /dev/null"] : []
             let child = try StreamupProcess(["heartbeat", "--every", "300ms", "--metrics", "0", sink.url.absoluteString] + command)
@@ -201,7 +201,7 @@ import Testing
 
     /// The text itself, through the independent parser: every family typed, counters end in
     /// `_total`, label values escaped, requests by endpoint and status class (none: no answer).
-    @Test func theExpositionParses() async throws {
+    @Test(.needsParser) func theExpositionParses() async throws {
         let metrics = Metrics(unhealthyAfter: .seconds(60))
         metrics.attach { Metrics.Gauges(linesRead: 3, bytesRead: 30, bytesDelivered: 20, heldBytes: 10, capacityBytes: 100) }
         let url = try #require(URL(string: "http://logs.example/ingest"))
@@ -251,7 +251,7 @@ extension MetricsCommandTests {
     /// `--endpoints balance` over two receivers and a URL nothing listens at: the requests each
     /// receiver got are its `2xx` series (an answer is counted for the URL of the request it
     /// answers, not another in flight), and the dead URL's are `none`, never `2xx`.
-    @Test func balanceCountsEachEndpointsOwnRequests() async throws {
+    @Test(.needsParser) func balanceCountsEachEndpointsOwnRequests() async throws {
         try await ReceiverValidator.with("vector") { first in
             try await ReceiverValidator.with("vector") { second in
                 let dead = "http://127.0.0.1:\(unusedLocalPort())"
@@ -280,5 +280,12 @@ extension MetricsCommandTests {
                 #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
             }
         }
+    }
+}
+
+extension Trait where Self == ConditionTrait {
+    /// The test reads scrapes with `prometheus_client`: skipped where it is missing, except under CI.
+    fileprivate static var needsParser: Self {
+        .enabled(if: OptionalTool.prometheusClient.isAvailable, Comment(rawValue: OptionalTool.prometheusClient.skipReason))
     }
 }

@@ -89,6 +89,28 @@ import Testing
         }
     }
 
+    /// A creation answer whose `Location` names another origin (another port here) gets the
+    /// upload's requests without the credentials: they go only to the origin the user named,
+    /// as curl sends them without --location-trusted. Other header fields still go.
+    @Test func credentialsStayWithTheOriginTheUserNamed() async throws {
+        let elsewhere = try StubHTTPServer(.answerAfterBody(status: 404, body: "no such upload"))
+        defer { elsewhere.stop() }
+        let named = try StubHTTPServer(.answerEarly(status: 201, headers: ["Location: http://127.0.0.1:\(elsewhere.port)/uploads/1"]))
+        defer { named.stop() }
+        let child = try StreamupProcess([
+            "--resumable", "--retries", "forever", "-H", "Authorization: Bearer s3cret-token", "-H", "X-Api-Key: k3y", "-H", "X-Trace: t1",
+            named.url,
+        ])
+        child.write("data\n")
+        #expect(await eventually { !elsewhere.receivedHeads.isEmpty }, "stderr: \(child.stderr)")
+        let creation = try #require(named.receivedHeads.first).lowercased()
+        #expect(creation.contains("authorization: bearer s3cret-token") && creation.contains("x-api-key: k3y"))
+        let upload = try #require(elsewhere.receivedHeads.first).lowercased()
+        #expect(upload.hasPrefix("patch /uploads/1 "), "\(upload)")
+        #expect(!upload.contains("s3cret-token") && !upload.contains("k3y"), "credentials went to another origin: \(upload)")
+        #expect(upload.contains("x-trace: t1"))
+    }
+
     /// A server that does not speak the protocol (200 without `Location`) is a clear error,
     /// not a silent plain upload.
     @Test func aServerWithoutTheProtocolIsAClearError() async throws {

@@ -2,8 +2,9 @@ import Foundation
 import StreamUpTestSupport
 import Testing
 
-/// SIGINT/SIGTERM through the built binary: each signal says in one line what it does, the
-/// second what was lost or where it is kept.
+/// SIGINT/SIGTERM/SIGHUP through the built binary: each signal says in one line what it does,
+/// the second what was lost or where it is kept; the signals that mean nothing to streamup are
+/// ignored.
 @Suite(.timeLimit(.minutes(2))) struct SignalCommandTests {
     /// Against a server that never answers: the first signal says how many bytes the stop
     /// still has to deliver; the second stops at once (130) and says they are lost or, with a
@@ -31,6 +32,60 @@ import Testing
         child.signal(SIGINT)
         #expect(await child.waitForExit() == 130)
         #expect(child.stderr == first + "streamup: SIGINT again: stopped at once; \(lost.replacingOccurrences(of: "SPOOL", with: spool))\n")
+    }
+
+    /// SIGHUP (what a closed terminal or ssh session sends to `tail -F … | streamup`) stops as
+    /// SIGTERM does: the held line is delivered once the server answers, and the status is 0.
+    /// A second SIGHUP (the shell passes the hangup on to its jobs) changes nothing.
+    @Test func hangUpDeliversWhatIsHeld() async throws {
+        let server = try StubHTTPServer(.stallUntilResumed)
+        defer { server.stop() }
+        let child = try StreamupProcess([server.url])
+        child.write("line\n")
+        // Given a request that carries the line and is not answered yet,
+        #expect(await eventually { server.isStalling })
+        // a hangup says what the stop waits for,
+        child.signal(SIGHUP)
+        #expect(await eventually { child.stderr.hasSuffix("\n") }, "no line after SIGHUP")
+        #expect(
+            child.stderr
+                == "streamup: stopping (SIGHUP): delivering the 5 bytes still held, waiting at most 30s (a second SIGINT/SIGTERM stops at once)\n")
+        // and a second one does not cut it short: the line arrives once the server reads it.
+        child.signal(SIGHUP)
+        server.resume()
+        #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+        #expect(server.receivedBodies.map { String(decoding: $0, as: UTF8.self) }.joined() == "line\n")
+    }
+
+    /// A hangup and then SIGTERM: the second stopping signal stops at once, as two SIGTERMs do.
+    @Test func terminateAfterHangUpStopsAtOnce() async throws {
+        let server = try StubHTTPServer(.stallUntilResumed)
+        defer { server.stop() }
+        let child = try StreamupProcess([server.url])
+        child.write("line\n")
+        #expect(await eventually { server.isStalling })
+        child.signal(SIGHUP)
+        #expect(await eventually { child.stderr.hasSuffix("\n") }, "no line after SIGHUP")
+        child.signal(SIGTERM)
+        #expect(await child.waitForExit() == 130)
+        #expect(
+            child.stderr.hasSuffix(
+                "streamup: SIGTERM again: stopped at once; 5 bytes read were not delivered and are lost (--spool DIR keeps them for the next start)\n"))
+    }
+
+    /// SIGUSR1, SIGUSR2 and SIGALRM mean nothing to streamup: they are ignored (never a death
+    /// that loses what is held); the input goes on and is delivered whole.
+    @Test func straySignalsAreIgnored() async throws {
+        try await withSink { sink, directory in
+            let child = try StreamupProcess([sink.url.absoluteString])
+            child.write("before\n")
+            for number in [SIGUSR1, SIGUSR2, SIGALRM] { child.signal(number) }
+            child.write("after\n")
+            child.closeStdin()
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(child.stderr.isEmpty, "stderr: \(child.stderr)")
+            #expect(streamText(in: directory) == "before\nafter\n")
+        }
     }
 }
 

@@ -8,6 +8,16 @@ import Testing
 /// `streamup sink` as a user meets it: its options, its help, and what it says when it cannot
 /// start, run as the built binary where only the whole program shows it.
 @Suite(.timeLimit(.minutes(2))) struct SinkCommandTests {
+    /// `sink --port 0` tells the port it got only on stdout: with stdout closed or its reader
+    /// gone, nobody could reach it, so it ends at once (74) with one line saying why.
+    @Test(arguments: [StreamupProcess.Attachment.closed, .readerGone])
+    func pickedPortThatCannotBeToldEnds(stdout: StreamupProcess.Attachment) async throws {
+        let child = try StreamupProcess(["sink", "--port", "0"], stdout: stdout)
+        #expect(await child.waitForExit(timeout: 20) == 74, "stderr: \(child.stderr)")
+        let why = stdout == .closed ? "stdout is closed" : "the reader of stdout has gone (broken pipe)"
+        #expect(child.stderr == "streamup: sink: nobody can learn the port picked: \(why); give --port PORT to choose one\n")
+    }
+
     private func sink(_ arguments: [String]) throws -> SinkOptions {
         guard case .sink(let options) = try CommandLineParser.parse(["sink"] + arguments) else {
             Issue.record("not a sink command")

@@ -14,7 +14,7 @@ import Testing
     /// reached the server. In the default (segmented) mode it used to be retried for a minute,
     /// printing a "delivery is failing" line first: the failure came as URLError -1 with
     /// libcurl's text, which the retry policy did not take for a certificate problem.
-    @Test(arguments: [[], ["--single-request"]], [TestCertificates.Kind.signedByTestCA, .selfSigned])
+    @Test(.needsOpenSSL, arguments: [[], ["--single-request"]], [TestCertificates.Kind.signedByTestCA, .selfSigned])
     func untrustedCertificateIsOneLine(mode: [String], kind: TestCertificates.Kind) async throws {
         let certificates = try await TestCertificates([kind])
         let (certificate, key) = certificates.files(kind)
@@ -37,7 +37,7 @@ import Testing
     /// With `--dead-letter`, a stream whose only segment met an untrusted certificate says
     /// why and where that segment was kept, then sums up in a line of its own, and exits 1
     /// (something was set aside), not 2 with "no answer from the server".
-    @Test func untrustedCertificateWithDeadLettersSaysWhyAndWhere() async throws {
+    @Test(.needsOpenSSL) func untrustedCertificateWithDeadLettersSaysWhyAndWhere() async throws {
         let certificates = try await TestCertificates([.selfSigned])
         let (certificate, key) = certificates.files(.selfSigned)
         let server = try await TLSServer(certificate: certificate, key: key)
@@ -64,7 +64,7 @@ import Testing
     /// namespace, see ``TrustStoreSandbox``), the same server is trusted and the lines arrive;
     /// a certificate of that CA for another name, or an expired one, is refused with a line
     /// that names that problem. The machine's own trust store is unchanged afterwards.
-    @Test(.enabled(if: TrustStoreSandbox.isAvailable, "needs root and mount namespaces (unshare)"))
+    @Test(.needsOpenSSL, .enabled(if: TrustStoreSandbox.isAvailable, "needs root and mount namespaces (unshare)"))
     func privateCATrustedThroughTheSystemStore() async throws {
         let certificates = try await TestCertificates([.signedByTestCA, .wrongName, .expired])
         let scratch = try TemporaryDirectory()
@@ -131,5 +131,12 @@ import Testing
         child.closeStdin()
         #expect(await child.waitForExit() == 64)
         #expect(child.stderr == message)
+    }
+}
+
+extension Trait where Self == ConditionTrait {
+    /// The test makes its certificates with `openssl`: skipped where it is missing, except under CI.
+    fileprivate static var needsOpenSSL: Self {
+        .enabled(if: OptionalTool.openssl.isAvailable, Comment(rawValue: OptionalTool.openssl.skipReason))
     }
 }

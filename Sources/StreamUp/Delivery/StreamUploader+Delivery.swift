@@ -365,7 +365,13 @@ extension StreamUploader {
         -> UploadConfiguration
     {
         var request = configuration
-        request.url = URL(string: upload.url) ?? configuration.url
+        let location = URL(string: upload.url) ?? configuration.url
+        request.url = location
+        if !Self.sameOrigin(location, configuration.url) {
+            // Credentials go only to the origin the user named, as curl does without
+            // --location-trusted: a creation answer may name any host as the upload's place.
+            request.headers.removeAll { SecretRedaction.isSecret(fieldName: $0.name) }
+        }
         request.method = "PATCH"
         request.contentType = ResumableUploadFields.partialUploadType
         request.headers.removeAll { $0.name.caseInsensitiveCompare("Content-Type") == .orderedSame }
@@ -379,6 +385,16 @@ extension StreamUploader {
                 name: ResumableUploadFields.version, value: String(ResumableUploadFields.interopVersion))
         ]
             + fields.map { UploadConfiguration.Header(name: $0.0, value: $0.1) }
+    }
+
+    /// Whether two URLs share scheme, host and port (the port a scheme implies included).
+    static func sameOrigin(_ one: URL, _ other: URL) -> Bool {
+        func origin(_ url: URL) -> (String, String, Int?) {
+            let scheme = url.scheme?.lowercased() ?? ""
+            let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil)
+            return (scheme, url.host?.lowercased() ?? "", port)
+        }
+        return origin(one) == origin(other)
     }
 
     /// The parts of `response` the machine looks at.

@@ -26,6 +26,15 @@ package struct BodyText {
     /// The next character as one line reads: each run of whitespace or control characters
     /// between words is one space (with the run's end offset); none before the first word or
     /// after the last.
+    /// `text` as one clean line, as ``nextOnOneLine()`` reads it: each run of whitespace or
+    /// control characters (a terminal escape's ESC, line breaks) is one space, none at the ends.
+    package static func oneLine(_ text: String) -> String {
+        var reader = BodyText(Array(text.utf8), isHTML: false)
+        var line = ""
+        while let (character, _) = reader.nextOnOneLine() { line.append(character) }
+        return line
+    }
+
     package mutating func nextOnOneLine() -> (Character, Int)? {
         if let held {
             self.held = nil

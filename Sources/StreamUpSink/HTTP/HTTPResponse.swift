@@ -54,7 +54,9 @@ enum HTTPResponse {
 
     /// The summary of a stored request:
     /// `{"seq":1,"method":"POST","path":"/x","bytes":5,"sha256":"…","file":"…"}`; `sha256` is
-    /// `null` when hashing is off and `file` is left out when nothing was stored. A request of a
+    /// `null` when hashing is off and `file` is left out when nothing was stored. `file` is the
+    /// name in the output directory: where the sink keeps its files is the operator's business,
+    /// never told to a client. A request of a
     /// de-duplicated stream also gets `"stream_offset"`: the stream file's length after it.
     static func summary(of event: SinkRequestEvent, streamOffset: Int? = nil) -> String {
         var fields = [
@@ -65,7 +67,7 @@ enum HTTPResponse {
             "\"sha256\":\(event.sha256.map(JSONString.quoted) ?? "null")",
         ]
         if let file = event.storedFile {
-            fields.append("\"file\":\(JSONString.quoted(file))")
+            fields.append("\"file\":\(JSONString.quoted(String(file.split(separator: "/").last ?? Substring(file))))")
         }
         if let streamOffset {
             fields.append("\"stream_offset\":\(streamOffset)")

@@ -1,3 +1,4 @@
+import Foundation
 import StreamUp
 
 /// Which files a ``FileTailer`` follows: the paths its include patterns match, less those an
@@ -10,7 +11,13 @@ import StreamUp
 ///   (absolute or relative); one without a `/` against the file's name alone, so `*.gz`
 ///   excludes compressed files anywhere.
 ///
-/// Pure apart from the `isDirectory` question asked once per include at creation.
+/// - streamup's own files (``FileTailer/Options/ownFiles``: the state file, the spool, dead
+///   letters) are never followed, whatever the patterns say, nor the temporary and lock files
+///   beside the state file (`.NAME.*`): a state file in a followed directory would otherwise
+///   ship itself, each save a new line, in a loop.
+///
+/// Pure apart from the `isDirectory` question asked once per include at creation, and the
+/// working directory read once to spell own files' paths absolute.
 ///
 /// Thread safety: a value type.
 struct PathSelection: Sendable, Equatable {
@@ -19,10 +26,12 @@ struct PathSelection: Sendable, Equatable {
     /// The patterns as given, parallel to ``includes`` (for messages).
     let given: [String]
     let excludes: [GlobPattern]
+    /// streamup's own files and directories, absolute.
+    let ownFiles: [String]
 
     /// - Throws: ``StreamUpError`` `.invalidConfiguration` when there is no include or a
     ///   pattern is empty.
-    init(includes patterns: [String], excludes: [String], isDirectory: (String) -> Bool) throws(StreamUpError) {
+    init(includes patterns: [String], excludes: [String], ownFiles: [String] = [], isDirectory: (String) -> Bool) throws(StreamUpError) {
         guard !patterns.isEmpty else { throw StreamUpError(.invalidConfiguration, "no file or pattern to follow") }
         var includes: [GlobPattern] = []
         for text in patterns {
@@ -35,11 +44,13 @@ struct PathSelection: Sendable, Equatable {
         self.includes = includes
         self.given = patterns
         self.excludes = parsedExcludes
+        self.ownFiles = ownFiles.map(Self.absolute)
     }
 
-    /// Whether an exclude pattern matches `path`.
+    /// Whether an exclude pattern matches `path`, or it is one of streamup's own files.
     func isExcluded(_ path: String) -> Bool {
-        excludes.contains { pattern in
+        if !ownFiles.isEmpty, isOwn(Self.absolute(path)) { return true }
+        return excludes.contains { pattern in
             guard !pattern.text.contains("/") else { return pattern.matches(path) }
             let name = path.split(separator: "/").last.map(String.init) ?? path
             return pattern.matches(name)
@@ -49,6 +60,23 @@ struct PathSelection: Sendable, Equatable {
     /// Whether `path` is followed: an include matches it and no exclude does.
     func selects(_ path: String) -> Bool {
         includes.contains { $0.matches(path) } && !isExcluded(path)
+    }
+
+    /// Whether the absolute `path` is an own file, inside an own directory, or a file beside
+    /// an own file named after it (`.NAME.lock`, `.NAME.PID.RANDOM.tmp`).
+    private func isOwn(_ path: String) -> Bool {
+        let name = (path as NSString).lastPathComponent
+        let directory = (path as NSString).deletingLastPathComponent
+        return ownFiles.contains { own in
+            path == own || path.hasPrefix(own + "/")
+                || (directory == (own as NSString).deletingLastPathComponent && name.hasPrefix("." + (own as NSString).lastPathComponent + "."))
+        }
+    }
+
+    /// `path` spelled from the root, without `.` and `..` components.
+    private static func absolute(_ path: String) -> String {
+        let full = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        return (full as NSString).standardizingPath
     }
 
     private static func stripTrailingSlashes(_ text: String) -> String {

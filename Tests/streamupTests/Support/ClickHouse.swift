@@ -9,12 +9,13 @@ import Testing
 ///
 /// Thread safety: used from one test's task.
 final class ClickHouse: Sendable {
-    /// Whether the server is installed here (`.ci/run` installs it).
-    static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: "/usr/sbin/clickhouse-server") }
+    /// The server as a tool the tests need (`.ci/run` installs it).
+    static let tool = OptionalTool.program(
+        "/usr/sbin/clickhouse-server", install: "apt-get install clickhouse-server clickhouse-client")
 
     /// Tests that need the server run where it is installed, and always under CI (where its
     /// absence is a failure, not a skip).
-    static var isAvailable: Bool { isInstalled || ProcessInfo.processInfo.environment["CI"] != nil }
+    static var isAvailable: Bool { tool.isAvailable }
 
     let url: URL
     private let harness: StreamupProcess

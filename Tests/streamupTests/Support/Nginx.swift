@@ -14,16 +14,12 @@ import Glibc
 final class Nginx: Sendable {
     static let executable = "/usr/sbin/nginx"
 
-    /// Whether nginx is installed here (`.ci/run` installs it).
-    static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: executable) }
+    /// nginx as a tool the tests need (`.ci/run` installs it).
+    static let tool = OptionalTool.program(executable, install: "apt-get install nginx")
 
     /// Tests that need nginx run where it is installed, and always under CI (where its absence
     /// is a failure, not a skip).
-    static var isAvailable: Bool {
-        if isInstalled || ProcessInfo.processInfo.environment["CI"] != nil { return true }
-        print("skipping the nginx tests: \(executable) is not installed (apt-get install nginx; .ci/run does)")
-        return false
-    }
+    static var isAvailable: Bool { tool.isAvailable }
 
     let url: URL
     private let process: StreamupProcess

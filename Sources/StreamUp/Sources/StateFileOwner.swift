@@ -1,0 +1,52 @@
+import StreamUpSystem
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The one process that keeps a state file: two that shared one would each send every line
+/// (both resume from the same positions). Held with `flock(2)` on `.NAME.lock` beside the file
+/// for as long as this value lives (the state file itself is replaced by `rename(2)` on each
+/// save, so a lock on it would not last), and released by the kernel when the process ends,
+/// however it ends. Claiming also proves the state can be saved (a file can be made beside
+/// it), so a run that could never keep its place is refused at start rather than after it
+/// has sent lines it cannot remember.
+///
+/// Thread safety: immutable after `claim`; the descriptor is closed once, in `deinit`.
+package final class StateFileOwner: Sendable {
+    private let lock: CInt
+
+    private init(lock: CInt) {
+        self.lock = lock
+    }
+
+    deinit {
+        SystemCall.close(lock)
+    }
+
+    /// Takes the state file at `path` for this process.
+    /// - Throws: ``StreamUpError`` `.io` when another process holds it, or its directory does
+    ///   not take new files (permissions, a read-only file system).
+    package static func claim(_ path: String) throws(StreamUpError) -> StateFileOwner {
+        let components = PathComponents(path)
+        let separator = components.directory.hasSuffix("/") ? "" : "/"
+        let beside = components.directory + separator + "." + components.name
+        let probe = beside + ".\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
+        let written = SystemCall.retryingInterrupts { SystemCall.open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o600) }
+        guard written >= 0 else {
+            throw StreamUpError(.io, "cannot save the state file \(path) (a file cannot be made beside it)", errno: errno)
+        }
+        SystemCall.close(written)
+        unlink(probe)
+        let lock = try SystemCall.runBlocking("cannot open \(beside).lock, the state file's lock") {
+            SystemCall.open(beside + ".lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode: 0o600)
+        }
+        guard SystemCall.retryingInterrupts({ flock(lock, LOCK_EX | LOCK_NB) }) == 0 else {
+            SystemCall.close(lock)
+            throw StreamUpError(.io, "the state file \(path) is in use by another streamup process; give each a --state of its own")
+        }
+        return StateFileOwner(lock: lock)
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import StreamUpTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `tail --state FILE` through the built binary: one process owns a state file, streamup never
+/// follows its own files, and a state that cannot be saved is refused at start.
+@Suite(.timeLimit(.minutes(2))) struct StateFileCommandTests {
+    /// Everything the sink stored, stream files in name order.
+    private static func stored(_ directory: URL) -> String {
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { $0.hasPrefix("stream-") }.sorted()
+        return names.compactMap { try? String(contentsOfFile: directory.appendingPathComponent($0).path, encoding: .utf8) }.joined()
+    }
+
+    /// A second `tail` with the same state file is refused (exit 74, one line) while the first
+    /// runs: both would resume from the same positions and every line would arrive twice.
+    @Test func secondProcessWithTheSameStateIsRefused() async throws {
+        let scratch = try TailScratch()
+        let log = scratch.logs + "/app.log"
+        try "one\n".write(toFile: log, atomically: false, encoding: .utf8)
+        try await withSink { sink, directory in
+            let arguments = scratch.tail(["--state", scratch.state], "/app.log", to: sink.url)
+            let first = try StreamupProcess(arguments)
+            #expect(await eventually { Self.stored(directory) == "one\n" }, "stderr: \(first.stderr)")
+            let second = try StreamupProcess(arguments)
+            #expect(await second.waitForExit(timeout: 20) == 74, "stderr: \(second.stderr)")
+            #expect(
+                second.stderr
+                    == "streamup: tail: the state file \(scratch.state) is in use by another streamup process; give each a --state of its own\n")
+            try append("two\n", to: log)
+            #expect(await eventually { Self.stored(directory) == "one\ntwo\n" })
+            first.signal(SIGTERM)
+            #expect(await first.waitForExit() == 0, "stderr: \(first.stderr)")
+            #expect(Self.stored(directory) == "one\ntwo\n")
+            // Once the first has ended, the state file is free again.
+            let third = try StreamupProcess(arguments)
+            try append("three\n", to: log)
+            #expect(await eventually { Self.stored(directory).hasSuffix("three\n") }, "stderr: \(third.stderr)")
+            third.signal(SIGTERM)
+            #expect(await third.waitForExit() == 0, "stderr: \(third.stderr)")
+            #expect(Self.stored(directory) == "one\ntwo\nthree\n")
+        }
+    }
+
+    /// A state file (and a spool) inside the followed directory is not followed: its saves
+    /// (and their temporary and lock files) never become lines.
+    @Test func ownFilesInAFollowedDirectoryAreNotFollowed() async throws {
+        let scratch = try TailScratch()
+        let log = scratch.logs + "/app.log"
+        try "one\n".write(toFile: log, atomically: false, encoding: .utf8)
+        let state = scratch.logs + "/tail.state"
+        try await withSink { sink, directory in
+            let child = try StreamupProcess(
+                scratch.tail(["--state", state, "--spool", scratch.logs + "/spool"], "/", to: sink.url))
+            #expect(await eventually { Self.stored(directory) == "one\n" }, "stderr: \(child.stderr)")
+            // Each line moves the state (a save: a temporary file renamed over it), which a
+            // followed state file would ship with the next line.
+            for line in ["two", "three", "four"] {
+                try append(line + "\n", to: log)
+                #expect(await eventually { Self.stored(directory).hasSuffix(line + "\n") }, "stored: \(Self.stored(directory))")
+            }
+            child.signal(SIGTERM)
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(Self.stored(directory) == "one\ntwo\nthree\nfour\n")
+            #expect(FileManager.default.fileExists(atPath: state))
+        }
+    }
+
+    /// A state file streamup cannot save (its directory does not take new files for the user
+    /// streamup runs as: `nobody` here, through `setpriv`, since root writes anywhere) is
+    /// refused at start with exit 74 and one line, before a line is sent.
+    @Test(.enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs root and setpriv"))
+    func unwritableStateIsRefusedAtStart() async throws {
+        let scratch = try TailScratch()
+        let log = scratch.logs + "/app.log"
+        try "one\n".write(toFile: log, atomically: false, encoding: .utf8)
+        for path in [scratch.directory.path, scratch.logs] { chmod(path, 0o755) }
+        chmod(log, 0o644)
+        try await withSink { sink, directory in
+            let child = try StreamupProcess(
+                executable: URL(fileURLWithPath: "/usr/bin/setpriv"),
+                ["--reuid=65534", "--regid=65534", "--clear-groups", "--", StreamupProcess.executable.path]
+                    + scratch.tail(["--state", scratch.state], "/app.log", to: sink.url))
+            #expect(await child.waitForExit(timeout: 20) == 74, "stderr: \(child.stderr)")
+            #expect(
+                child.stderr
+                    == "streamup: tail: cannot save the state file \(scratch.state) (a file cannot be made beside it): Permission denied (errno 13)\n")
+            #expect(Self.stored(directory).isEmpty)
+        }
+    }
+}
