@@ -9,10 +9,15 @@ import Glibc
 /// `tail --state FILE` through the built binary: one process owns a state file, streamup never
 /// follows its own files, and a state that cannot be saved is refused at start.
 @Suite(.timeLimit(.minutes(2))) struct StateFileCommandTests {
-    /// Everything the sink stored, stream files in name order.
+    /// Everything the sink stored, stream files in the order they were last written (each run
+    /// of `tail` without a spool is a stream of its own, named by a random id).
     private static func stored(_ directory: URL) -> String {
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { $0.hasPrefix("stream-") }.sorted()
-        return names.compactMap { try? String(contentsOfFile: directory.appendingPathComponent($0).path, encoding: .utf8) }.joined()
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { $0.hasPrefix("stream-") }
+        let paths = names.map { directory.appendingPathComponent($0).path }
+        func written(_ path: String) -> Date {
+            ((try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date) ?? .distantPast
+        }
+        return paths.sorted { written($0) < written($1) }.compactMap { try? String(contentsOfFile: $0, encoding: .utf8) }.joined()
     }
 
     /// A second `tail` with the same state file is refused (exit 74, one line) while the first
