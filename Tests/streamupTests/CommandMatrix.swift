@@ -53,6 +53,8 @@ struct MatrixVariant: Sendable {
     /// The requests the receiver must have got, where it says: nil (any), `["POST"]` (one
     /// request), or the methods that must be among them.
     var methods: [String]?
+    /// Options for the validator standing in for the receiver (how it misbehaves).
+    var validatorOptions: [String] = []
 
     init(_ options: [String], methods: [String]? = nil, runs: [MatrixCommand: [String]]? = nil) {
         self.options = options
@@ -101,6 +103,13 @@ struct MatrixVariant: Sendable {
         // Opaque bytes, and records of your own.
         MatrixVariant(["--records", "none"], runs: [.stdin: ["sink"], .tail: ["sink"]]).opaqueBytes(),
         MatrixVariant(["--format", "ndjson", "--field", "service=billing"], runs: [.stdin: ["sink"], .tail: ["sink"]]),
+        // Lost answers (README "Receivers": exactly once where the receiver drops a resend):
+        // every second request is stored and its answer never comes; a record a segment,
+        // so that the run has several.
+        MatrixVariant(
+            ["--segment-bytes", "64"],
+            runs: [.stdin: ["loki", "elasticsearch", "opensearch"], .tail: ["loki", "elasticsearch"]]
+        ).losingAnswers(every: 2),
     ]
 
     /// Every variant.
@@ -145,6 +154,13 @@ struct MatrixVariant: Sendable {
     func scrapingMetrics() -> MatrixVariant {
         var variant = self
         variant.scrapesMetrics = true
+        return variant
+    }
+
+    /// The validator stores every `n`th request and closes its connection unanswered.
+    func losingAnswers(every n: Int) -> MatrixVariant {
+        var variant = self
+        variant.validatorOptions = ["--lose-answers", String(n)]
         return variant
     }
 
@@ -411,6 +427,7 @@ struct MatrixRow: Sendable, CustomTestStringConvertible {
             [command == .stdin ? "streamup" : "streamup \(command.rawValue)"]
             + (target.preset.map { ["--to", $0] } ?? ["(sink)"])
             + variant.arguments(scratch: "DIR") + (variant.endpoints == .deadFirst ? ["DEAD-URL", "URL"] : [])
+            + (variant.validatorOptions.isEmpty ? [] : ["(receiver " + variant.validatorOptions.joined(separator: " ") + ")"])
         return words.joined(separator: " ")
     }
 }

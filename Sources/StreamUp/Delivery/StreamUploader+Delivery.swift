@@ -219,7 +219,7 @@ extension StreamUploader {
             if let target { resolved.url = target.url }
             configuration = resolved
             let allowsResend = if case .segment = exchange { true } else { false }
-            body = try segment.map { try WindowBody($0, of: buffer, encoding: configuration.body, allowsResend: allowsResend) }
+            body = try segment.map { try WindowBody($0, of: buffer, encoding: configuration.body, allowsResend: allowsResend, streamID: streamID) }
         } catch {
             // A body that cannot be built fails the same way every time: what it holds is the
             // segment a dead letter sets aside.
