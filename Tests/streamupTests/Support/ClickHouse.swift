@@ -26,11 +26,26 @@ final class ClickHouse: Sendable {
         self.directory = directory
     }
 
+    /// Debian's ZooKeeper, which Replicated*MergeTree tables need (`.ci/run` installs it).
+    static var hasZooKeeper: Bool { FileManager.default.fileExists(atPath: "/usr/share/java/zookeeper.jar") }
+
+    /// Tests of Replicated tables run where ClickHouse and ZooKeeper are installed, and always
+    /// under CI.
+    static var isReplicatedAvailable: Bool { (isInstalled && hasZooKeeper) || ProcessInfo.processInfo.environment["CI"] != nil }
+
     /// Runs `body` with a fresh server whose tables are `tables` (`NAME (COLUMNS) ENGINE = …`
-    /// definitions), by default `t (n UInt64)` and `logs (message String)`.
-    static func with<T>(tables: [String] = [], _ body: (ClickHouse) async throws -> T) async throws -> T {
+    /// definitions), by default `t (n UInt64)` and `logs (message String)`; `zooKeeper`: with
+    /// a ZooKeeper beside it (for `ReplicatedMergeTree` tables); `droppingAnswers` N: ``url`` is
+    /// a proxy that forwards every request and drops every Nth answer to a POST (stored, never
+    /// answered).
+    static func with<T>(
+        tables: [String] = [], zooKeeper: Bool = false, droppingAnswers: Int = 0, _ body: (ClickHouse) async throws -> T
+    ) async throws -> T {
         let directory = try TemporaryDirectory()
-        let harness = try PythonScript.start("clickhouse.py", ["start", "--dir", directory.path] + tables.flatMap { ["--table", $0] })
+        var arguments = ["start", "--dir", directory.path] + tables.flatMap { ["--table", $0] }
+        if zooKeeper { arguments.append("--zookeeper") }
+        if droppingAnswers > 0 { arguments += ["--drop-answers", String(droppingAnswers)] }
+        let harness = try PythonScript.start("clickhouse.py", arguments)
         guard let line = await harness.firstLine(), let url = URL(string: line) else {
             harness.signal(SIGTERM)
             _ = await harness.waitForExit()

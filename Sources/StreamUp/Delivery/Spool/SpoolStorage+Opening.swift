@@ -49,7 +49,7 @@ extension SpoolStorage {
                 let marks = try openMarks(in: directory, writing: SpoolMarks(acknowledged: 0, newest: nil))
                 return SpoolStorage(
                     directory: directory, capacity: capacity, fileBytes: fileBytes, files: [], lock: lock, marks: marks,
-                    record: record, recovered: Recovered(acknowledged: 0, end: 0, streamID: streamID, upload: nil, skipped: 0, sources: sources))
+                    record: record, recovered: Recovered(acknowledged: 0, end: 0, streamID: streamID, upload: nil, skipped: 0, cut: nil, sources: sources))
             }
             try scan.verifyPending()
             // Files wholly acknowledged (a crash before their deletion) are not needed.
@@ -64,7 +64,8 @@ extension SpoolStorage {
                 marks: marks, record: record,
                 recovered: Recovered(
                     acknowledged: scan.marks.acknowledged, end: scan.end, streamID: record.streamID, upload: record.upload,
-                    skipped: record.skipped ?? 0, sources: sources))
+                    skipped: record.skipped ?? 0, cut: pendingCut(record.cut, acknowledged: scan.marks.acknowledged, end: scan.end),
+                    sources: sources))
         } catch {
             for file in opened {
                 SystemCall.close(file.data)
@@ -73,6 +74,13 @@ extension SpoolStorage {
             SystemCall.close(lock)
             throw error
         }
+    }
+
+    /// The saved cut `[start, end]` when it starts at or after the acknowledged offset and
+    /// ends within the pending bytes; nil otherwise (acknowledged already, or not kept).
+    static func pendingCut(_ cut: [Int]?, acknowledged: Int, end: Int) -> Range<Int>? {
+        guard let cut, cut.count == 2, acknowledged <= cut[0], cut[0] < cut[1], cut[1] <= end else { return nil }
+        return cut[0]..<cut[1]
     }
 
     private static func remove(_ file: File, in directory: String) {

@@ -50,6 +50,10 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
         var upload: ResumableUploadReference?
         /// Bytes set aside as dead letters so far (the receiver's offsets leave them out).
         var skipped: Int?
+        /// The stream range of the last segment cut, `[start, end]`: sent again after a
+        /// restart, it is cut the same, so that the resend is identical to what the receiver
+        /// may hold.
+        var cut: [Int]?
     }
 
     /// What an earlier run left.
@@ -59,6 +63,8 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
         var streamID: String
         var upload: ResumableUploadReference?
         var skipped: Int
+        /// The last segment cut, when it lies in the pending bytes.
+        var cut: Range<Int>?
         /// Where the bytes the spool held when opened came from (acknowledged ones too, back to
         /// where files were released; also when nothing was pending and a new stream starts),
         /// in stream order, for the saved positions.
@@ -121,6 +127,17 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
         let current = streamRecord.withLock { record -> StreamRecord? in
             guard record.upload != upload else { return nil }
             record.upload = upload
+            return record
+        }
+        if let current { try Self.save(current, in: directory) }
+    }
+
+    /// Remembers the range of the segment about to be sent, for the next start.
+    func saveCut(_ range: Range<Int>) throws(StreamUpError) {
+        let current = streamRecord.withLock { record -> StreamRecord? in
+            let cut = [range.lowerBound, range.upperBound]
+            guard record.cut != cut else { return nil }
+            record.cut = cut
             return record
         }
         if let current { try Self.save(current, in: directory) }
