@@ -47,8 +47,7 @@ enum HelpTopic: String, CaseIterable, Sendable {
             again from the last acknowledged byte, for as long as it takes (one line when delivery
             starts failing, one a minute saying how long and how much is held, one when it
             recovers) unless --retries N in a row without progress or --retry-max-time bound it,
-            smaller each time its connection breaks (so
-            a link that breaks every N bytes still delivers). 413, or 429 twice in a row a second or
+            the same request again, byte for byte (a receiver that stored it can drop the copy). 413, or 429 twice in a row a second or
             more apart, makes every later segment smaller, never below one record: a record alone
             refused 413 is final. Other 4xx, and refusals a preset knows for permanent (ClickHouse's
             exception codes for a wrong table, column or row), and TLS certificate errors are final:

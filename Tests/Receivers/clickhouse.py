@@ -8,12 +8,16 @@ config, users, data, tmp and logs inside one directory, listening on free loopba
 Command line (all commands take --dir D, the server's own directory):
 
   clickhouse.py start --dir D [--table DDL]... [--user NAME] [--timeout S] [--stdin-eof-stops]
+                     [--zookeeper] [--drop-answers N]
       Writes D/config.xml and D/users.xml, starts the server, waits for GET /ping, creates the
       tables (default: `logs (message String)` and `t (n UInt64)`, both MergeTree), then prints
       exactly `http://127.0.0.1:PORT` as its first stdout line and keeps running until SIGTERM,
       SIGINT, `stop --dir D` or (with --stdin-eof-stops) end of its standard input. On the way out
       it stops the server (SIGTERM, then SIGKILL after 20 s) and exits 0. A server that dies on
-      its own makes it exit 1. Timings go to stderr.
+      its own makes it exit 1. Timings go to stderr. --zookeeper starts Debian's ZooKeeper first
+      (a free loopback port, data in D/zookeeper) and points the server at it, with the macros
+      {shard}=1 and {replica}=r1, for ReplicatedMergeTree tables. --drop-answers N prints the URL
+      of a proxy instead, which forwards each request and drops every Nth answer to a POST.
   clickhouse.py stop --dir D      Ends the `start` process of D and waits until it has gone.
   clickhouse.py query --dir D SQL Runs SQL over HTTP; prints the answer; exit 1 on an HTTP error.
   clickhouse.py url --dir D       Prints the URL of the running server of D.
@@ -38,6 +42,7 @@ import http.client
 import os
 import signal
 import socket
+import socketserver
 import subprocess
 import sys
 import time
@@ -67,10 +72,71 @@ def free_ports(count):
             s.close()
 
 
-def write_config(directory, http_port, tcp_port, interserver_port):
+ZOOKEEPER_CLASSPATH = "/etc/zookeeper/conf:/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar"  # Debian's `zookeeper`
+
+
+class ZooKeeper:
+    """A standalone ZooKeeper (Debian's `zookeeper` package) on a free loopback port, its data in
+    DIR/zookeeper, for Replicated*MergeTree tables (they keep their block hashes there, which is
+    how ClickHouse drops an identical insert).
+
+    Thread safety: use from one thread.
+    """
+
+    def __init__(self, directory, timeout=60.0):
+        data = os.path.join(directory, "zookeeper")
+        os.makedirs(data, exist_ok=True)
+        self.port = free_ports(1)[0]
+        config = os.path.join(data, "zoo.cfg")
+        with open(config, "w") as f:
+            f.write(f"tickTime=2000\ndataDir={data}\nclientPort={self.port}\n"
+                    "clientPortAddress=127.0.0.1\nadmin.enableServer=false\n")
+        log = open(os.path.join(data, "stdout-stderr.log"), "ab")
+        self.process = subprocess.Popen(
+            ["java", "-cp", ZOOKEEPER_CLASSPATH, "org.apache.zookeeper.server.ZooKeeperServerMain", config],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+        log.close()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self.process.poll() is None:
+            if self.ruok():
+                return
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"zookeeper: no imok within {timeout:g} s (see {data}/stdout-stderr.log)")
+
+    def ruok(self):
+        """Whether a client session opens: `ruok` answers `imok` before the server takes
+        sessions (ClickHouse's first tries then fail with "ZooKeeperServer not running")."""
+        import struct
+
+        # A ConnectRequest (protocol 0, no zxid seen, 30 s, new session, empty 16-byte password).
+        body = struct.pack(">iqiqi", 0, 0, 30000, 0, 16) + bytes(16)
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=2) as s:
+                s.sendall(struct.pack(">i", len(body)) + body)
+                answer = s.recv(64)
+                # ConnectResponse: length, protocol, timeout, session id (non-zero when opened).
+                return len(answer) >= 20 and struct.unpack(">q", answer[12:20])[0] != 0
+        except OSError:
+            return False
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(STOP_GRACE_SECONDS)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def write_config(directory, http_port, tcp_port, interserver_port, zookeeper_port=None):
     for sub in ("data", "tmp", "log", "user_files", "format_schemas"):
         os.makedirs(os.path.join(directory, sub), exist_ok=True)
     d = os.path.abspath(directory)
+    zookeeper = "" if zookeeper_port is None else (
+        f"  <zookeeper><node><host>127.0.0.1</host><port>{zookeeper_port}</port></node></zookeeper>\n"
+        "  <macros><shard>1</shard><replica>r1</replica></macros>\n")
     config = f"""<?xml version="1.0"?>
 <yandex>
   <logger>
@@ -96,7 +162,7 @@ def write_config(directory, http_port, tcp_port, interserver_port):
   <mark_cache_size>67108864</mark_cache_size>
   <uncompressed_cache_size>67108864</uncompressed_cache_size>
   <mlock_executable>false</mlock_executable>
-</yandex>
+{zookeeper}</yandex>
 """
     users = """<?xml version="1.0"?>
 <yandex>
@@ -172,7 +238,8 @@ class Server:
     Thread safety: use from one thread.
     """
 
-    def __init__(self, directory, process, http_port, started_in):
+    def __init__(self, directory, process, http_port, started_in, zookeeper=None):
+        self.zookeeper = zookeeper
         self.directory = directory
         self.process = process
         self.http_port = http_port
@@ -195,13 +262,26 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        if self.zookeeper is not None:
+            self.zookeeper.stop()
         return time.monotonic() - t0
 
 
-def start(directory, tables=None, user=None, timeout=60.0):
-    """Starts a server in directory (created if missing) and returns it once /ping answers."""
+def start(directory, tables=None, user=None, timeout=60.0, zookeeper=False):
+    """Starts a server in directory (created if missing) and returns it once /ping answers;
+    with `zookeeper`, a ZooKeeper first, which the server uses for Replicated tables."""
     os.makedirs(directory, exist_ok=True)
     directory = os.path.abspath(directory)
+    keeper = ZooKeeper(directory, timeout) if zookeeper else None
+    try:
+        return _start(directory, tables, user, timeout, keeper)
+    except BaseException:
+        if keeper is not None:
+            keeper.stop()
+        raise
+
+
+def _start(directory, tables, user, timeout, keeper):
     uid = gid = None
     if user is not None:
         import pwd
@@ -211,7 +291,7 @@ def start(directory, tables=None, user=None, timeout=60.0):
     last_error = "no attempt"
     for _attempt in range(3):  # a port taken between free_ports() and bind() makes a retry
         http_port, tcp_port, interserver_port = free_ports(3)
-        write_config(directory, http_port, tcp_port, interserver_port)
+        write_config(directory, http_port, tcp_port, interserver_port, keeper.port if keeper else None)
         if uid is not None:
             for root, dirs, files in os.walk(directory):
                 for name in dirs + files:
@@ -233,7 +313,7 @@ def start(directory, tables=None, user=None, timeout=60.0):
             if process.poll() is not None:
                 break
             if ping(http_port):
-                server = Server(directory, process, http_port, time.monotonic() - t0)
+                server = Server(directory, process, http_port, time.monotonic() - t0, keeper)
                 for ddl in DEFAULT_TABLES if tables is None else tables:
                     server.query("CREATE TABLE IF NOT EXISTS " + ddl)
                 return server
@@ -246,6 +326,76 @@ def start(directory, tables=None, user=None, timeout=60.0):
             last_error = f"server exited with status {process.returncode}"
         last_error += f" (see {directory}/log/server.err.log)"
     raise RuntimeError("clickhouse: could not start: " + last_error)
+
+
+class AnswerDroppingProxy:
+    """A loopback HTTP proxy in front of the server that forwards every request whole and waits
+    for the server's answer, then drops every `every`th POST's answer (the connection closes
+    unanswered): the server stored the insert, the client never learns it. GETs (queries) are
+    always answered. Bodies must come with Content-Length (as streamup sends segments).
+
+    Thread safety: one thread per connection; `posts` is guarded by `lock`.
+    """
+
+    def __init__(self, target_port, every):
+        import http.server
+        import threading
+
+        proxy = self
+        self.lock = threading.Lock()
+        self.posts = 0
+        self.dropped = 0
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, fmt, *args):
+                pass
+
+            def relay(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                if len(body) < length:
+                    # The client gave the request up before its body ended: nothing to forward.
+                    self.close_connection = True
+                    return
+                upstream = http.client.HTTPConnection("127.0.0.1", target_port, timeout=300)
+                try:
+                    headers = {k: v for k, v in self.headers.items()
+                               if k.lower() not in ("connection", "host", "transfer-encoding")}
+                    upstream.request(self.command, self.path, body=body, headers=headers)
+                    answer = upstream.getresponse()
+                    data = answer.read()
+                finally:
+                    upstream.close()
+                if self.command == "POST":
+                    with proxy.lock:
+                        proxy.posts += 1
+                        drop = proxy.posts % every == 0
+                        proxy.dropped += drop
+                    if drop:
+                        self.close_connection = True
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                        return
+                self.send_response(answer.status)
+                for k, v in answer.getheaders():
+                    if k.lower() not in ("connection", "content-length", "transfer-encoding", "keep-alive"):
+                        self.send_header(k, v)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = relay
+
+        class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+            daemon_threads = True
+
+        self.server = Server(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.server.shutdown()
 
 
 def _pid_file(directory):
@@ -262,15 +412,21 @@ def command_start(args):
     signal.signal(signal.SIGINT, on_signal)
     t0 = time.monotonic()
     try:
-        server = start(args.dir, tables=args.table or None, user=args.user, timeout=args.timeout)
+        server = start(args.dir, tables=args.table or None, user=args.user, timeout=args.timeout,
+                       zookeeper=args.zookeeper)
     except (RuntimeError, OSError) as error:
         print(str(error), file=sys.stderr)
         return 1
+    proxy = None
+    url = server.url
+    if args.drop_answers:
+        proxy = AnswerDroppingProxy(server.http_port, args.drop_answers)
+        url = f"http://127.0.0.1:{proxy.port}"
     with open(_pid_file(args.dir), "w") as f:
         f.write(f"{os.getpid()}\n")
     with open(os.path.join(args.dir, "url"), "w") as f:
-        f.write(server.url + "\n")
-    print(server.url, flush=True)
+        f.write(url + "\n")
+    print(url, flush=True)
     print(
         f"clickhouse: /ping answered {server.started_in:.3f} s after exec, tables ready after "
         f"{time.monotonic() - t0:.3f} s (server pid {server.process.pid})",
@@ -294,6 +450,10 @@ def command_start(args):
             status = 1
             break
         time.sleep(0.1)
+    if proxy is not None:
+        proxy.stop()
+        print(f"clickhouse: the proxy dropped {proxy.dropped} of {proxy.posts} answers to POST",
+              file=sys.stderr, flush=True)
     took = server.stop()
     try:
         os.unlink(_pid_file(args.dir))
@@ -355,6 +515,11 @@ def main(argv):
     p.add_argument("--user", help="run the server as this user (when started as root)")
     p.add_argument("--timeout", type=float, default=60.0)
     p.add_argument("--stdin-eof-stops", action="store_true")
+    p.add_argument("--drop-answers", type=int, default=0, metavar="N",
+                   help="print the URL of a proxy in front of the server that forwards each "
+                        "request and drops every Nth answer to a POST (the insert is stored)")
+    p.add_argument("--zookeeper", action="store_true",
+                   help="start Debian's ZooKeeper too, for Replicated*MergeTree tables")
     p.set_defaults(run=command_start)
     p = sub.add_parser("stop")
     p.add_argument("--dir", required=True)

@@ -658,6 +658,11 @@ class Loki(Kind):
 # supported","status":406} (Elasticsearch >= 6 enforces this). A body over
 # http.max_content_length (default 100mb) answers 413. Item failures do not fail the request:
 # 200 with "errors": true and per-item status/error. `update` and `delete` are not modelled.
+# Actions (same page, "create" / "index" and "_id"): `create` indexes the document only if its
+# `_id` does not exist yet, else that item alone answers 409 `version_conflict_engine_exception`
+# ("document already exists") and the others are stored; `index` adds or replaces the document
+# with that `_id`; without `_id` both make a new id, so a resent document is a second copy.
+# Data streams take `create` only (Elasticsearch "Data streams": "use the create op_type").
 
 
 class Elasticsearch(Kind):
@@ -781,6 +786,11 @@ class Elasticsearch(Kind):
             items.append({op: item})
             if failure is None:
                 req.store.add_record(req.number, record)
+            elif item["status"] == 409:
+                # `create` of an `_id` the index holds: nothing stored, the item answered 409;
+                # a resend of a document stored before, not a refusal of the client's data.
+                any_error = True
+                req.store.add_note(req.number, f"duplicate: line {lineno}: {failure[1]}")
             else:
                 any_error = True
                 req.store.add_rejected(req.number, record, failure[1])
@@ -1853,13 +1863,25 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 store.add_error(number, 413, str(e))
                 response = Response(413, close=True)
         except BodyError as e:
-            store.add_error(number, 400, str(e))
+            if self.server.lose_answers and raw is not None and raw.read_bytes == 0:
+                # After a lost answer libcurl sends the request again on a fresh connection
+                # and streamup, which sends it again itself, ends that copy before its body:
+                # nothing of it arrived, so nothing is wrong with what did.
+                store.add_note(number, f"abandoned before its body: {e}")
+            else:
+                store.add_error(number, 400, str(e))
             response = text_response(400, f"bad request body: {e}\n", close=True)
         except Exception as e:  # a validator bug must show, not hang the client
             store.add_error(number, 500, f"validator bug: {type(e).__name__}: {e}")
             response = text_response(500, f"validator bug: {e}\n", close=True)
         if raw is not None and not raw.finished:
             response.close = True  # the rest of the body is still on the wire
+        lose = self.server.lose_answers
+        if lose and number % lose == 0 and 200 <= response.status < 300 and not response.silent_close:
+            # Stored, then the connection breaks before the answer: what a client sees when a
+            # proxy or the network drops an answer, or its wait for one times out.
+            store.add_note(number, f"lost answer: {response.status} stored, the connection closed unanswered")
+            response = Response(0, silent_close=True)
         store.log({"request": number, "method": self.command, "path": self.path,
                    "status": response.status if not response.silent_close else None,
                    "body_bytes": raw.read_bytes if raw else 0,
@@ -1899,6 +1921,9 @@ def build_parser():
                    help="close the connection without answering after reading N body bytes")
     g.add_argument("--drop-times", type=int, default=1, metavar="K",
                    help="how many requests --drop-after drops (default 1)")
+    g.add_argument("--lose-answers", type=int, default=0, metavar="N",
+                   help="every Nth request is handled (stored) and its 2xx answer never sent: "
+                        "the connection closes unanswered (a lost answer)")
     g = p.add_argument_group("loki")
     g.add_argument("--ordered", action="store_true",
                    help="emulate unordered_writes: false (default: Loki >= 2.4 unordered writes)")
@@ -1948,6 +1973,7 @@ def main(argv):
     server = Server(("127.0.0.1", args.port), Handler)
     server.kind = kind
     server.refusals = Refusals(args)
+    server.lose_answers = args.lose_answers
     server.store = Store(kind.name, args.log)
     port = server.server_address[1]
 

@@ -399,8 +399,41 @@ class TestElasticsearch(ReceiverTest):
 
     def test_create_twice_is_a_conflict(self):
         self.bulk('{"create":{"_index":"l","_id":"1"}}\n{"message":"a"}\n')
-        status, answer = self.bulk('{"create":{"_index":"l","_id":"1"}}\n{"message":"a"}\n')
+        status, answer = self.bulk('{"create":{"_index":"l","_id":"1"}}\n{"message":"a"}\n'
+                                   '{"create":{"_index":"l","_id":"2"}}\n{"message":"b"}\n')
+        self.assertEqual(status, 200)
+        self.assertTrue(answer["errors"])
+        conflict = answer["items"][0]["create"]
+        self.assertEqual(conflict["status"], 409)
+        self.assertEqual(conflict["error"]["type"], "version_conflict_engine_exception")
+        self.assertEqual(answer["items"][1]["create"]["status"], 201)
+        # The resent document is stored once, and its 409 is no refusal of the client's data.
+        state = self.r.state()
+        self.assertEqual([r["line"] for r in state["records"]], ["a", "b"])
+        self.assertEqual(state["rejected"], [])
+        self.assertEqual(state["errors"], [])
+
+    def test_index_with_the_same_id_replaces_and_without_one_adds(self):
+        self.bulk('{"index":{"_index":"l","_id":"1"}}\n{"message":"a"}\n')
+        status, answer = self.bulk('{"index":{"_index":"l","_id":"1"}}\n{"message":"a"}\n'
+                                   '{"index":{"_index":"l"}}\n{"message":"c"}\n'
+                                   '{"index":{"_index":"l"}}\n{"message":"c"}\n')
+        self.assertEqual([i["index"]["status"] for i in answer["items"]], [200, 201, 201])
+        self.assertEqual(answer["items"][0]["index"]["result"], "updated")
+        self.assertNotEqual(answer["items"][1]["index"]["_id"], answer["items"][2]["index"]["_id"])
+
+    def test_lost_answers_store_and_close_unanswered(self):
+        self.restart("--lose-answers", "2")
+        body = '{"create":{"_index":"l","_id":"1"}}\n{"message":"a"}\n'
+        self.assertEqual(self.bulk(body)[0], 200)
+        with self.assertRaises((http.client.RemoteDisconnected, ConnectionError)):
+            self.r.post("/_bulk", '{"create":{"_index":"l","_id":"2"}}\n{"message":"b"}\n',
+                        {"Content-Type": "application/x-ndjson"})
+        status, answer = self.bulk('{"create":{"_index":"l","_id":"2"}}\n{"message":"b"}\n')
         self.assertEqual(answer["items"][0]["create"]["status"], 409)
+        state = self.r.state()
+        self.assertEqual([r["line"] for r in state["records"]], ["a", "b"])
+        self.assertTrue(any("lost answer" in n["note"] for n in state["notes"]), state["notes"])
 
     def test_gzip_chunked_and_type_parameter(self):
         body = gzip.compress(b'{"index":{"_index":"l"}}\n{"message":"z"}\n')

@@ -16,6 +16,13 @@ public struct OptionalTool: Sendable {
     public let install: String
     private let isInstalled: @Sendable () -> Bool
 
+    /// A tool found by `isInstalled`.
+    public init(name: String, install: String, isInstalled: @escaping @Sendable () -> Bool) {
+        self.name = name
+        self.install = install
+        self.isInstalled = isInstalled
+    }
+
     /// A program at an absolute path.
     public static func program(_ path: String, install: String) -> OptionalTool {
         OptionalTool(name: path, install: install) { FileManager.default.isExecutableFile(atPath: path) }

@@ -37,6 +37,18 @@ import Testing
         #expect(failure?.summary.hasPrefix("Elasticsearch refused 2 of 4 documents") == true)
     }
 
+    /// An item answered 409 `version_conflict_engine_exception` names a document (`_id`: its
+    /// stream and offset) that an earlier request stored, one whose answer was lost: delivered.
+    @Test func elasticsearchDocumentsThatExistAreDelivered() {
+        let conflict =
+            #"{"create":{"_index":"logs","_id":"s-7","status":409,"error":{"type":"version_conflict_engine_exception","reason":"[s-7]: version conflict, document already exists (current version [1])"}}}"#
+        let created = #"{"create":{"_index":"logs","_id":"s-20","status":201}}"#
+        let answer = #"{"took":1,"errors":true,"items":[\#(conflict),\#(created),\#(conflict)]}"#
+        #expect(AnswerReader.elasticsearchBulk.partialFailure(in: response(200, answer), records: records(3)) == nil)
+        let refused = #"{"took":1,"errors":true,"items":[\#(conflict),"# + bulk([400]).split(separator: "[", maxSplits: 1)[1]
+        #expect(AnswerReader.elasticsearchBulk.partialFailure(in: response(200, refused), records: records(2))?.rejected.map(\.index) == [1])
+    }
+
     /// An item answered 429 (a full write queue) was not indexed for now: from it on the
     /// documents go again after a backoff; refusals after it are left to that resend.
     @Test func elasticsearchOverloadedItemsAreSentAgain() {

@@ -50,6 +50,36 @@ import Testing
                 """)
     }
 
+    /// In a segment each action names its document by the stream and the record's offset, so a
+    /// record cut into another segment (a resend, a restart from the spool) keeps its `_id`.
+    @Test func elasticsearchBulkNamesEachDocumentByItsOffset() throws {
+        let records = [#"{"message":"one"}"#, #"{"message":"two é"}"#, #"{"message":"three"}"#]
+        let input = lines(records)
+        // The lower stage hands its bytes over in small pieces: offsets count across them.
+        let pieces = stride(from: 0, to: input.count, by: 7).map { Array(input[$0..<min($0 + 7, input.count)]) }
+        let stage = EnvelopeStage(
+            over: BytesSource(pieces: pieces), envelope: .elasticsearchBulk(), origin: StreamOrigin(streamID: "s\"1", offset: 1000),
+            inputCapacity: 5)
+        let body = String(decoding: try readAll(stage), as: UTF8.self)
+        let second = 1000 + records[0].utf8.count + 1
+        let third = second + records[1].utf8.count + 1
+        #expect(
+            body == """
+                {"create":{"_id":"s\\"1-1000"}}
+                \(records[0])
+                {"create":{"_id":"s\\"1-\(second)"}}
+                \(records[1])
+                {"create":{"_id":"s\\"1-\(third)"}}
+                \(records[2])
+
+                """)
+        // The same records cut from the second one on: the same names.
+        let recut = EnvelopeStage(
+            over: BytesSource(pieces: [Array(input[(second - 1000)...])]), envelope: .elasticsearchBulk(),
+            origin: StreamOrigin(streamID: "s\"1", offset: second))
+        #expect(String(decoding: try readAll(recut), as: UTF8.self).hasPrefix(#"{"create":{"_id":"s\"1-\#(second)"}}"#))
+    }
+
     /// A multipart/form-data file part carries the records unchanged; Python's email parser
     /// finds the part, its file name and its exact bytes.
     @Test func multipartFilePartCarriesRecordsUnchanged() throws {

@@ -40,4 +40,24 @@ import Testing
         #expect(whole.allSatisfy { $0.bytes.count <= 3001 } && whole.count > 40)
         #expect(whole.first?.start == 0 && whole.last?.end == Int64(input.count) && zip(whole, whole.dropFirst()).allSatisfy { $0.end == $1.start })
     }
+
+    /// Equal records read at the same instant get distinct, increasing Loki times on every
+    /// path that makes them (Loki keeps one entry of equal time and line): plain lines, joined
+    /// multiline records, and container lines that carry the same time.
+    @Test(arguments: [(MultilineRule?.none, ContainerLogFormat?.none), (MultilineRule(.java), nil), (nil, .cri), (MultilineRule(.java), .cri)])
+    func equalRecordsGetDistinctLokiTimes(multiline: MultilineRule?, parse: ContainerLogFormat?) throws {
+        let formatter = try RecordFormatter(format: .ndjson, shape: .lokiEntry, host: "h")
+        let trace = ["2026-11-25 10:00:00 ERROR boom", "java.lang.IllegalStateException: x", "\tat a.B.c(B.java:1)"]
+        let lines = parse == .cri ? trace.map { "2026-11-25T10:00:00.000000001Z stderr F " + $0 } : trace
+        let input = Array(Array(repeating: lines, count: 3).joined().map { $0 + "\n" }.joined().utf8)
+        var records = LineRecords(formatter: formatter, multiline: multiline, parse: parse)
+        let time = Date(timeIntervalSince1970: 1_795_000_000)
+        let made = input.withUnsafeBytes { records.take($0, from: 0, readAt: time) } + records.flush(readAt: time)
+        let times = made.compactMap { record -> Int64? in
+            guard let entry = try? JSONSerialization.jsonObject(with: Data(record.bytes)) as? [Any] else { return nil }
+            return (entry.first as? String).flatMap { Int64($0) }
+        }
+        #expect(times.count == made.count && made.count >= 3, "\(made.map { String(decoding: $0.bytes, as: UTF8.self) })")
+        #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 }, "times \(times)")
+    }
 }

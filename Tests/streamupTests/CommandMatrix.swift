@@ -58,6 +58,8 @@ struct MatrixVariant: Sendable {
     /// The requests the receiver must have got, where it says: nil (any), `["POST"]` (one
     /// request), or the methods that must be among them.
     var methods: [String]?
+    /// Options for the validator standing in for the receiver (how it misbehaves).
+    var validatorOptions: [String] = []
 
     init(_ options: [String], methods: [String]? = nil, runs: [MatrixCommand: [String]]? = nil) {
         self.options = options
@@ -119,6 +121,13 @@ struct MatrixVariant: Sendable {
         MatrixVariant(["--multiline", "java", "--drop", "IllegalStateException"], runs: [.stdin: ["sink"], .tail: ["elasticsearch"]])
             .with(input: .javaTraceDropped),
         MatrixVariant(["--parse", "cri", "--drop", "^plain line", "--redact", "日本語"], runs: [.tail: ["loki"]]).with(input: .criFiltered),
+        // Lost answers (README "Receivers": exactly once where the receiver drops a resend):
+        // every second request is stored and its answer never comes; a record a segment,
+        // so that the run has several.
+        MatrixVariant(
+            ["--segment-bytes", "64"],
+            runs: [.stdin: ["loki", "elasticsearch", "opensearch"], .tail: ["loki", "elasticsearch"]]
+        ).losingAnswers(every: 2),
     ]
 
     /// The filters of the ``MatrixInput/filtered`` rows: debug lines out, a password and a card
@@ -180,6 +189,13 @@ struct MatrixVariant: Sendable {
     func scrapingMetrics() -> MatrixVariant {
         var variant = self
         variant.scrapesMetrics = true
+        return variant
+    }
+
+    /// The validator stores every `n`th request and closes its connection unanswered.
+    func losingAnswers(every n: Int) -> MatrixVariant {
+        var variant = self
+        variant.validatorOptions = ["--lose-answers", String(n)]
         return variant
     }
 
@@ -477,6 +493,7 @@ struct MatrixRow: Sendable, CustomTestStringConvertible {
             [command == .stdin ? "streamup" : "streamup \(command.rawValue)"]
             + (target.preset.map { ["--to", $0] } ?? ["(sink)"])
             + variant.arguments(scratch: "DIR") + (variant.endpoints == .deadFirst ? ["DEAD-URL", "URL"] : [])
+            + (variant.validatorOptions.isEmpty ? [] : ["(receiver " + variant.validatorOptions.joined(separator: " ") + ")"])
         return words.joined(separator: " ")
     }
 }

@@ -32,7 +32,7 @@ import Testing
 
     /// Runs `row` and checks what arrived.
     static func check(_ row: MatrixRow) async throws {
-        try await MatrixReceiver.with(row.target) { receiver in
+        try await MatrixReceiver.with(row.target, validatorOptions: row.variant.validatorOptions) { receiver in
             let scratch = try TemporaryDirectory()
             let log = scratch.file("app.log")
             let deadURL = "http://127.0.0.1:\(unusedLocalPort())"

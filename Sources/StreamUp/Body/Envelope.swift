@@ -19,6 +19,26 @@ package struct Envelope: Equatable, Sendable {
     /// Bytes the records must not contain (a multipart boundary; empty: no check). A body whose
     /// records hold them fails before those bytes are sent (``MultipartForm``).
     package var recordsMustNotContain: [UInt8]
+    /// Where a body knows which stream bytes it carries (a cut segment), each record's prefix
+    /// is this one instead, with the record's identity in it (nil: `recordPrefix` always).
+    package var identifiedPrefix: IdentifiedPrefix?
+
+    /// A record prefix that names its record: `before + identity + after`, where the identity
+    /// is `STREAM-OFFSET`, the stream's id and the record's offset in it (JSON string content).
+    /// The same record has the same identity in every request that carries it, however the
+    /// segments around it are cut, and after a restart from the spool, which keeps the stream's
+    /// id and offsets: a receiver that keeps one document per identity stores a resend once.
+    ///
+    /// Thread safety: a value type.
+    package struct IdentifiedPrefix: Equatable, Sendable {
+        package var before: [UInt8]
+        package var after: [UInt8]
+
+        /// `before + STREAM-OFFSET + after`.
+        func prefix(stream: [UInt8], offset: Int) -> [UInt8] {
+            before + stream + Array("-\(offset)".utf8) + after
+        }
+    }
 
     package init(
         head: [UInt8] = [], recordPrefix: [UInt8] = [], recordSuffix: [UInt8] = [], separator: [UInt8] = [],
@@ -37,10 +57,14 @@ package struct Envelope: Equatable, Sendable {
     package static let jsonArray = Envelope(head: Array("[".utf8), separator: Array(",".utf8), tail: Array("]".utf8))
 
     /// An Elasticsearch/OpenSearch `_bulk` body: each record (a JSON document) preceded by its
-    /// action line, every line ending in `\n` as the API requires.
+    /// action line, every line ending in `\n` as the API requires. In a segment the action names
+    /// the document, `{"create":{"_id":"STREAM-OFFSET"}}`: `create` of an `_id` that exists
+    /// answers that item 409 and stores nothing, so a resent document is stored once.
     /// https://www.elastic.co/guide/en/elasticsearch/reference/current/docs-bulk.html
-    package static func elasticsearchBulk(action: String = #"{"create":{}}"#) -> Envelope {
-        Envelope(recordPrefix: Array((action + "\n").utf8), recordSuffix: Array("\n".utf8))
+    package static func elasticsearchBulk() -> Envelope {
+        var envelope = Envelope(recordPrefix: Array("{\"create\":{}}\n".utf8), recordSuffix: Array("\n".utf8))
+        envelope.identifiedPrefix = IdentifiedPrefix(before: Array(#"{"create":{"_id":""#.utf8), after: Array("\"}}\n".utf8))
+        return envelope
     }
 
     /// A `multipart/form-data` body holding the records, unchanged, as one file part named `name`.

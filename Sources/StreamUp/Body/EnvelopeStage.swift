@@ -1,3 +1,5 @@
+import StreamUpHTTP
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -11,6 +13,9 @@ import Darwin
 /// its `\n` is read, so no record is held back and none is buffered whole, however long. A body
 /// with no records is `head + tail`. When the lower stage ends inside a record (no final `\n`),
 /// that record is closed with its suffix. An empty line is an empty record.
+///
+/// Given where its records start in their stream (`origin`), a record's prefix names it
+/// (``Envelope/identifiedPrefix``): the lower stage's bytes are the stream's from that offset.
 ///
 /// Thread safety: one reading thread at a time (``BodySource``); not Sendable.
 final class EnvelopeStage: BodySource {
@@ -30,9 +35,15 @@ final class EnvelopeStage: BodySource {
     private var sawRecord = false
     private var lowerEnded = false
     private var tailQueued = false
+    /// The stream's id (JSON string content) and the offset of the lower stage's first byte,
+    /// when the prefixes name their records.
+    private let origin: (stream: [UInt8], offset: Int)?
+    /// Bytes read from the lower stage before `input`'s.
+    private var readBefore = 0
 
-    /// Wraps the records of `lower` in `envelope`.
-    init(over lower: any BodySource, envelope: Envelope, inputCapacity: Int = 64 * 1024) {
+    /// Wraps the records of `lower` in `envelope`; `origin`: the stream's id and the offset of
+    /// the first byte of `lower` in it (nil: the records are not named).
+    init(over lower: any BodySource, envelope: Envelope, origin: StreamOrigin? = nil, inputCapacity: Int = 64 * 1024) {
         precondition(inputCapacity > 0, "EnvelopeStage needs an input buffer")
         self.lower = lower
         self.envelope = envelope
@@ -41,6 +52,14 @@ final class EnvelopeStage: BodySource {
         openFirst = envelope.recordPrefix
         openNext = envelope.separator + envelope.recordPrefix
         closeAndTail = envelope.recordSuffix + envelope.tail
+        if let origin, envelope.identifiedPrefix != nil {
+            var stream: [UInt8] = []
+            JSONString.append(origin.streamID, to: &stream)
+            // (`append` quotes: the identity goes inside the envelope's own quotes.)
+            self.origin = (Array(stream.dropFirst().dropLast()), origin.offset)
+        } else {
+            self.origin = nil
+        }
     }
 
     deinit {
@@ -65,7 +84,12 @@ final class EnvelopeStage: BodySource {
             if inputStart < inputEnd {
                 if !inRecord {
                     inRecord = true
-                    queue(sawRecord ? openNext : openFirst)
+                    if let origin, let identified = envelope.identifiedPrefix {
+                        let prefix = identified.prefix(stream: origin.stream, offset: origin.offset + readBefore + inputStart)
+                        queue(sawRecord ? envelope.separator + prefix : prefix)
+                    } else {
+                        queue(sawRecord ? openNext : openFirst)
+                    }
                     sawRecord = true
                 } else {
                     written += passRecordBytes(into: buffer, at: written)
@@ -81,6 +105,7 @@ final class EnvelopeStage: BodySource {
             switch try lower.read(into: input, blocking: blocking && written == 0) {
             case .bytes(let count):
                 precondition(count > 0 && count <= input.count, "a body stage read \(count) bytes into \(input.count)")
+                readBefore += inputEnd
                 inputStart = 0
                 inputEnd = count
             case .end:
@@ -120,3 +145,12 @@ final class EnvelopeStage: BodySource {
 
 @available(*, unavailable)
 extension EnvelopeStage: Sendable {}
+
+/// Where a body's records start: the stream's id (`Streamup-Stream-Id`) and the offset of the
+/// body's first record byte in it.
+///
+/// Thread safety: a value type.
+struct StreamOrigin: Sendable {
+    let streamID: String
+    let offset: Int
+}

@@ -324,7 +324,6 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
             return []
         }
         var effects: [Effect] = []
-        let isSegment = Self.carriesSegment(exchange)
         if case .answer(let answer) = problem, answer.status == 413, let (_, sent) = Self.segment(of: exchange) {
             // Too large for the server (or a proxy before it): smaller segments from now on,
             // never below one record. A request over its segment size is one record alone
@@ -366,16 +365,10 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
             effects.append(.notice(.stillFailing(reason: problem.reason, failedAttempts: spell.attempts, failingFor: failingFor)))
         }
         if giveUp(now: now) { return effects + final(problem, exchange: exchange, carried: carried) }
-        if case .failure(let failure) = problem, failure.kind == .transport, isSegment, !carried.isEmpty, limits.maxBytes > 1 {
-            // A segment whose connection breaks goes smaller, so a link that breaks every N
-            // bytes still delivers; successes double it again. (A break after the whole body
-            // went out, a lost answer, looks the same from here: socket buffers hold megabytes.
-            // An answer says nothing about the size.)
-            let smaller = max(1, min(limits.maxBytes, carried.count) / 2)
-            if smaller < limits.maxBytes {
-                limits.maxBytes = smaller
-            }
-        }
+        // A broken connection or a timeout keeps the segment's size: the receiver may have
+        // stored it (a lost answer looks the same from here, socket buffers hold megabytes),
+        // and only a resend identical to it is one the receiver can drop (ClickHouse's
+        // de-duplication of an identical insert). Only a 413 (or a 429 for the size) shrinks.
         retries += 1
         var retryAfter: String?
         if case .answer(let answer) = problem { retryAfter = answer.retryAfter }

@@ -217,7 +217,14 @@ extension StreamUploader {
     ) async -> (Machine.Result, UploadResponse?, StreamUpError?) {
         var segment: Range<Int>?
         switch exchange {
-        case .segment(let from, let limits), .append(_, let from, let limits):
+        case .segment(let from, let limits):
+            do {
+                segment = try await cutSegment(from: from, limits: limits)
+            } catch {
+                let failure = error as? StreamUpError ?? StreamUpError(.cancelled, "the upload was cancelled")
+                return (.failed(Self.failure(failure), carried: from..<from), nil, failure)
+            }
+        case .append(_, let from, let limits):
             do {
                 segment = try await buffer.cutSegment(from: from, limits: limits)
             } catch {
@@ -234,7 +241,7 @@ extension StreamUploader {
             if let target { resolved.url = target.url }
             configuration = resolved
             let allowsResend = if case .segment = exchange { true } else { false }
-            body = try segment.map { try WindowBody($0, of: buffer, encoding: configuration.body, allowsResend: allowsResend) }
+            body = try segment.map { try WindowBody($0, of: buffer, encoding: configuration.body, allowsResend: allowsResend, streamID: streamID) }
         } catch {
             // A body that cannot be built fails the same way every time: what it holds is the
             // segment a dead letter sets aside.
@@ -348,6 +355,20 @@ extension StreamUploader {
                     ]))
             return (control.request, control.fields, end)
         }
+    }
+
+    /// The segment from `from`: the one cut last when it starts there and fits `limits` (a
+    /// resend, also the first one after a restart from the spool, carries the same records,
+    /// byte for byte, so that a receiver that drops an identical insert drops it), else a new
+    /// cut, kept in the spool before it is sent.
+    private func cutSegment(from: Int, limits: SegmentLimits) async throws -> Range<Int> {
+        if let cut = state.withLock({ $0.cut }), cut.lowerBound == from, cut.count <= limits.maxBytes {
+            return cut
+        }
+        let cut = try await buffer.cutSegment(from: from, limits: limits)
+        try spool?.saveCut(cut)
+        state.withLock { $0.cut = cut }
+        return cut
     }
 
     /// Bytes set aside before the current offset (see `State.skipped`).

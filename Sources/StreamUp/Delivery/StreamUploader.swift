@@ -179,6 +179,9 @@ public final class StreamUploader: Sendable {
         /// Bytes set aside as dead letters: `Streamup-Offset` counts the stream without them, so
         /// the receiver's stream stays contiguous.
         var skipped = 0
+        /// The last segment cut: a segment sent again from its start is cut the same (its
+        /// bytes are what the receiver may hold), unless a smaller size is asked for.
+        var cut: Range<Int>?
         var producerReference: (any PositionedProducer)?
         /// The body of the request going out now, and the furthest stream offset earlier
         /// requests handed to the connection (for ``bytesSent``).
@@ -266,7 +269,10 @@ public final class StreamUploader: Sendable {
             // producer goes on after it.
             sourceState = Self.fold(recovered.sources, onto: sourceState, streamID: recovered.streamID)
             self.spool = spool
-            state.withLock { $0.skipped = recovered.skipped }
+            state.withLock { state in
+                state.skipped = recovered.skipped
+                state.cut = recovered.cut
+            }
         case .memory(let memoryCapacity) where options.delivery == .singleRequest:
             // Bytes, not records: the stream goes out as the producer writes it.
             buffer = .live(capacity: memoryCapacity)

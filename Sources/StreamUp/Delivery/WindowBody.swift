@@ -54,10 +54,11 @@ final class WindowBody: RequestBody, Sendable {
     private let records: ReplayBuffer?
     private let current: Mutex<Current>
 
-    /// Builds the body of `range` of `buffer` as `encoding` says.
+    /// Builds the body of `range` of `buffer` as `encoding` says; `streamID`: the stream the
+    /// records belong to, for an envelope that names each record by its place in it.
     /// - Throws: ``StreamUpError`` when a stage refuses the records (a multipart boundary in
     ///   them) or the storage cannot be read.
-    init(_ range: Range<Int>, of buffer: ReplayBuffer, encoding: BodyEncoding, allowsResend: Bool) throws {
+    init(_ range: Range<Int>, of buffer: ReplayBuffer, encoding: BodyEncoding, allowsResend: Bool, streamID: String? = nil) throws {
         self.range = range
         self.allowsResend = allowsResend
         if encoding.isIdentity, !buffer.storage.isDurable, range.count > Self.oneRead {
@@ -68,7 +69,8 @@ final class WindowBody: RequestBody, Sendable {
             length = range.count
             current = Mutex(Current())
         } else {
-            let data = try Self.build(encoding.stages(over: WindowSource(buffer: buffer, range: range)), expected: range.count)
+            let origin = streamID.map { StreamOrigin(streamID: $0, offset: range.lowerBound) }
+            let data = try Self.build(encoding.stages(over: WindowSource(buffer: buffer, range: range), origin: origin), expected: range.count)
             records = nil
             length = data.count
             current = Mutex(Current(data: data))

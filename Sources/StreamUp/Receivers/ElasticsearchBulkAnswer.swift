@@ -5,8 +5,12 @@ import Foundation
 /// https://www.elastic.co/guide/en/elasticsearch/reference/8.17/docs-bulk.html#bulk-api-response-body
 /// (OpenSearch: https://opensearch.org/docs/latest/api-reference/document-apis/bulk/#response).
 ///
-/// - An item with a 4xx other than 429 is a refused document (a mapping error, an invalid
-///   index, a version conflict): rejected, never sent again.
+/// - An item answered 409 `version_conflict_engine_exception` is a document whose `_id` the
+///   index already holds: streamup names each document by its stream and offset
+///   (``Envelope/elasticsearchBulk()``), so that document is one an earlier request stored
+///   (its answer was lost): delivered.
+/// - An item with another 4xx than 429 is a refused document (a mapping error, an invalid
+///   index): rejected, never sent again.
 /// - An item with 429 (`es_rejected_execution_exception`: a full write queue) or a 5xx was not
 ///   indexed for a passing reason: from the first such item on, the documents are sent again
 ///   after a backoff (documents after it that were indexed may then be indexed twice: the
@@ -40,7 +44,7 @@ enum ElasticsearchBulkAnswer {
                 try? JSONSerialization.jsonObject(with: answer.body[(answer.body.startIndex + range.lowerBound)..<(answer.body.startIndex + range.upperBound)])
                 as? [String: Any]
             guard let result = item?.values.first as? [String: Any], let status = result["status"] as? Int else { continue }
-            guard status >= 300 else { continue }
+            guard status >= 300, !isAlreadyStored(status: status, result["error"]) else { continue }
             failedCount += 1
             if status == 429 || status >= 500 {
                 retryFrom = retryFrom ?? index
@@ -54,6 +58,8 @@ enum ElasticsearchBulkAnswer {
                 unidentified: failedCount,
                 summary: "Elasticsearch answered \(items.count) items for \(count) documents, \(failedCount) failed; the whole request is kept")
         }
+        // Every failure was a document stored before: the request is delivered.
+        guard failedCount > 0 else { return nil }
         let first = rejected.first.map { ": \($0.reason)" } ?? ""
         var summary = "Elasticsearch refused \(rejected.count) of \(count) documents\(first)"
         if let retryFrom {
@@ -120,6 +126,12 @@ enum ElasticsearchBulkAnswer {
                 index += 1
             }
         }
+    }
+
+    /// Whether an item's failure says the document's `_id` exists (409
+    /// `version_conflict_engine_exception` to a `create`).
+    private static func isAlreadyStored(status: Int, _ error: Any?) -> Bool {
+        status == 409 && (error as? [String: Any])?["type"] as? String == "version_conflict_engine_exception"
     }
 
     /// `400 document_parsing_exception: failed to parse field [n]`.

@@ -208,14 +208,20 @@ package struct LineRecords {
     private mutating func emit(_ joined: MultilineJoiner.Joined, into records: inout [Record], time: Date) {
         var pieces: [Record] = []
         let saved = carryStart
-        let base = formatter
+        // The formatter that wrote the record is kept as it was left, never a copy from before:
+        // it holds the last time it wrote, which the next record's time must pass (equal
+        // records with equal times are one entry to Loki).
+        var base: RecordFormatter??
         if let stream = joined.meta.stream, let streamFormatter {
-            formatter = streamFormatters[stream] ?? streamFormatter(stream) ?? base
+            base = formatter
+            formatter = streamFormatters[stream] ?? streamFormatter(stream) ?? formatter
         }
         recordMilliseconds = joined.meta.milliseconds
         joined.bytes.withUnsafeBytes { emit($0, terminated: true, into: &pieces, time: time) }
-        if let stream = joined.meta.stream, streamFormatter != nil { streamFormatters[stream] = formatter }
-        formatter = base
+        if let stream = joined.meta.stream, let base {
+            streamFormatters[stream] = formatter
+            formatter = base
+        }
         recordMilliseconds = nil
         carryStart = saved
         for var piece in pieces {

@@ -29,14 +29,15 @@ extension UploadConfiguration {
         static let boundaryInRecords =
             "a record contains the multipart boundary, which no input holds by chance: the request was aborted rather than sent as a broken form; remove that text from the input (a new run draws a new boundary)"
 
-        /// The stage URLSession reads: `source`, wrapped and compressed as this encoding says.
-        func stages(over source: any BodySource) -> any BodySource {
+        /// The stage URLSession reads: `source`, wrapped and compressed as this encoding says;
+        /// `origin`: where `source` starts in its stream, for an envelope that names records.
+        func stages(over source: any BodySource, origin: StreamOrigin? = nil) -> any BodySource {
             var top = source
             if let envelope {
                 if !envelope.recordsMustNotContain.isEmpty {
                     top = ForbiddenSequenceStage(over: top, sequence: envelope.recordsMustNotContain, message: Self.boundaryInRecords)
                 }
-                top = EnvelopeStage(over: top, envelope: envelope)
+                top = EnvelopeStage(over: top, envelope: envelope, origin: origin)
             }
             if gzip {
                 // Levels are checked when the configuration is validated.

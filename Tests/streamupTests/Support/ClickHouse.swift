@@ -27,11 +27,28 @@ final class ClickHouse: Sendable {
         self.directory = directory
     }
 
+    /// Debian's ZooKeeper, which Replicated*MergeTree tables need (`.ci/run` installs it).
+    static let zooKeeper = OptionalTool(name: "/usr/share/java/zookeeper.jar", install: "apt-get install zookeeper") {
+        FileManager.default.fileExists(atPath: "/usr/share/java/zookeeper.jar")
+    }
+
+    /// Tests of Replicated tables run where ClickHouse and ZooKeeper are installed, and always
+    /// under CI; elsewhere each missing one is named.
+    static var isReplicatedAvailable: Bool { tool.isAvailable && zooKeeper.isAvailable }
+
     /// Runs `body` with a fresh server whose tables are `tables` (`NAME (COLUMNS) ENGINE = …`
-    /// definitions), by default `t (n UInt64)` and `logs (message String)`.
-    static func with<T>(tables: [String] = [], _ body: (ClickHouse) async throws -> T) async throws -> T {
+    /// definitions), by default `t (n UInt64)` and `logs (message String)`; `zooKeeper`: with
+    /// a ZooKeeper beside it (for `ReplicatedMergeTree` tables); `droppingAnswers` N: ``url`` is
+    /// a proxy that forwards every request and drops every Nth answer to a POST (stored, never
+    /// answered).
+    static func with<T>(
+        tables: [String] = [], zooKeeper: Bool = false, droppingAnswers: Int = 0, _ body: (ClickHouse) async throws -> T
+    ) async throws -> T {
         let directory = try TemporaryDirectory()
-        let harness = try PythonScript.start("clickhouse.py", ["start", "--dir", directory.path] + tables.flatMap { ["--table", $0] })
+        var arguments = ["start", "--dir", directory.path] + tables.flatMap { ["--table", $0] }
+        if zooKeeper { arguments.append("--zookeeper") }
+        if droppingAnswers > 0 { arguments += ["--drop-answers", String(droppingAnswers)] }
+        let harness = try PythonScript.start("clickhouse.py", arguments)
         guard let line = await harness.firstLine(), let url = URL(string: line) else {
             harness.signal(SIGTERM)
             _ = await harness.waitForExit()

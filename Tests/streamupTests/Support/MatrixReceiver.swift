@@ -47,15 +47,16 @@ final class MatrixReceiver: Sendable {
         self.url = url
     }
 
-    /// Runs `body` with a fresh receiver for `target`, stopped afterwards.
-    static func with<T>(_ target: MatrixTarget, _ body: (MatrixReceiver) async throws -> T) async throws -> T {
+    /// Runs `body` with a fresh receiver for `target` (a validator started with
+    /// `validatorOptions` added to the target's), stopped afterwards.
+    static func with<T>(_ target: MatrixTarget, validatorOptions: [String] = [], _ body: (MatrixReceiver) async throws -> T) async throws -> T {
         switch target.server {
         case .sink:
             return try await withSink(configure: { $0.keepBodiesInMemory = true }) { sink, _ in
                 try await body(MatrixReceiver(.sink(sink), url: sink.url.absoluteString + target.path))
             }
         case .validator(let kind):
-            return try await ReceiverValidator.with(kind, target.validatorOptions) { validator in
+            return try await ReceiverValidator.with(kind, target.validatorOptions + validatorOptions) { validator in
                 try await body(MatrixReceiver(.validator(validator), url: validator.url.absoluteString + target.path))
             }
         case .clickhouse:

@@ -53,7 +53,8 @@ extension SpoolStorage {
                 return SpoolStorage(
                     directory: directory, capacity: capacity, fileBytes: fileBytes, files: [], lock: lock, marks: marks,
                     record: record,
-                    recovered: Recovered(acknowledged: 0, end: 0, streamID: streamID, upload: nil, skipped: 0, inputEnd: nil, sources: sources, notes: []))
+                    recovered: Recovered(
+                        acknowledged: 0, end: 0, streamID: streamID, upload: nil, skipped: 0, inputEnd: nil, cut: nil, sources: sources, notes: []))
             }
             try scan.verifyPending()
             try scan.applyRepairs()
@@ -69,7 +70,8 @@ extension SpoolStorage {
                 marks: marks, record: record,
                 recovered: Recovered(
                     acknowledged: scan.marks.acknowledged, end: scan.end, streamID: record.streamID, upload: record.upload,
-                    skipped: record.skipped ?? 0, inputEnd: record.inputEnd, sources: sources, notes: scan.notes))
+                    skipped: record.skipped ?? 0, inputEnd: record.inputEnd,
+                    cut: pendingCut(record.cut, acknowledged: scan.marks.acknowledged, end: scan.end), sources: sources, notes: scan.notes))
         } catch {
             for file in opened {
                 SystemCall.close(file.data)
@@ -78,6 +80,13 @@ extension SpoolStorage {
             SystemCall.close(lock)
             throw error
         }
+    }
+
+    /// The saved cut `[start, end]` when it starts at or after the acknowledged offset and
+    /// ends within the pending bytes; nil otherwise (acknowledged already, or not kept).
+    static func pendingCut(_ cut: [Int]?, acknowledged: Int, end: Int) -> Range<Int>? {
+        guard let cut, cut.count == 2, acknowledged <= cut[0], cut[0] < cut[1], cut[1] <= end else { return nil }
+        return cut[0]..<cut[1]
     }
 
     private static func remove(_ file: File, in directory: String) {

@@ -52,6 +52,10 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
         var skipped: Int?
         /// Where the input ended, if it did: a last record without `\n` there is whole.
         var inputEnd: Int?
+        /// The stream range of the last segment cut, `[start, end]`: sent again after a
+        /// restart, it is cut the same, so that the resend is identical to what the receiver
+        /// may hold.
+        var cut: [Int]?
     }
 
     /// What an earlier run left.
@@ -63,6 +67,8 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
         var skipped: Int
         /// Where an earlier run's input ended, if it did.
         var inputEnd: Int?
+        /// The last segment cut, when it lies in the pending bytes.
+        var cut: Range<Int>?
         /// Where the bytes the spool held when opened came from (acknowledged ones too, back to
         /// where files were released; also when nothing was pending and a new stream starts),
         /// in stream order, for the saved positions.
@@ -159,6 +165,18 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
         }
         // At worst the next start drops a last record without `\n` it cannot tell from a torn one.
         if !isDirectoryGone { try? Self.save(current, in: directory) }
+    }
+
+    /// Remembers the range of the segment about to be sent, for the next start.
+    func saveCut(_ range: Range<Int>) throws(StreamUpError) {
+        let current = streamRecord.withLock { record -> StreamRecord? in
+            let cut = [range.lowerBound, range.upperBound]
+            guard record.cut != cut else { return nil }
+            record.cut = cut
+            return record
+        }
+        // A deleted directory gets the record when it is back.
+        if let current, !isDirectoryGone { try Self.save(current, in: directory) }
     }
 
     /// Remembers how many bytes were set aside as dead letters, for the next start.
