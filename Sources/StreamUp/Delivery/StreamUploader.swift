@@ -202,13 +202,24 @@ public final class StreamUploader: Sendable {
     let state = Mutex(State())
     /// The wait before a retry, cut short by ``retryNow()``.
     let backoff = Backoff()
+    /// What segment deadlines, retry backoffs and state checkpoints are measured on.
+    let clock: UploadClock
 
     /// - Throws: ``StreamUpError`` when the options cannot work, or the spool or the state file
     ///   cannot be opened.
-    public init(
+    public convenience init(
         _ configuration: UploadConfiguration, options: Options = Options(),
         onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in }
     ) throws {
+        try self.init(configuration, options: options, clock: ContinuousClock(), onEvent: onEvent)
+    }
+
+    /// An uploader that measures segment deadlines, retry backoffs and state checkpoints on
+    /// `clock` (a test's manual clock).
+    package init<C: Clock>(
+        _ configuration: UploadConfiguration, options: Options = Options(), clock: C,
+        onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in }
+    ) throws where C.Duration == Duration {
         try configuration.validate()
         guard options.segmentBytes > 0, options.segmentDuration > .zero, options.maxRecordBytes > 0 else {
             throw StreamUpError(.invalidConfiguration, "segments need a positive size and duration, and records a positive size")
@@ -222,6 +233,8 @@ public final class StreamUploader: Sendable {
         }
         self.configuration = configuration
         self.onEvent = { onEvent($0.redacted) }
+        let uploadClock = UploadClock(clock)
+        self.clock = uploadClock
         let drawnID = options.streamID ?? UUID().uuidString.lowercased()
         let stateFile = options.stateFile?.path
         let tracksSources = stateFile != nil
@@ -258,7 +271,8 @@ public final class StreamUploader: Sendable {
             }
             buffer = ReplayBuffer(
                 storage: spool, records: options.records, maxRecord: options.maxRecordBytes,
-                acknowledged: recovered.acknowledged, written: recovered.end, tracksSources: tracksSources, keepsSourceEntries: false)
+                acknowledged: recovered.acknowledged, written: recovered.end, tracksSources: tracksSources, keepsSourceEntries: false,
+                clock: uploadClock)
             streamID = recovered.streamID
             // An upload made at another target is not this run's to continue.
             recoveredUpload = recovered.upload.flatMap { $0.target == configuration.url.absoluteString ? $0 : nil }
@@ -277,7 +291,7 @@ public final class StreamUploader: Sendable {
             try Self.checkRecordFits(options.maxRecordBytes, in: memoryCapacity, "a buffer of \(memoryCapacity) bytes (--buffer-size)", remedy: "--buffer-size")
             buffer = ReplayBuffer(
                 storage: MemoryReplayStorage(capacity: memoryCapacity), records: options.records,
-                maxRecord: options.maxRecordBytes, tracksSources: tracksSources, keepsSourceEntries: true)
+                maxRecord: options.maxRecordBytes, tracksSources: tracksSources, keepsSourceEntries: true, clock: uploadClock)
             streamID = drawnID
             recoveredUpload = nil
             spool = nil
