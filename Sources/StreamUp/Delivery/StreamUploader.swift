@@ -37,7 +37,10 @@ import StreamUpSystem
 /// Thread safety: `state` (the tasks, the counters) is guarded by a `Mutex`; the bytes and
 /// their offsets belong to the buffer's lock; every method may be called from any thread.
 /// Requests run one at a time from the delivery task that `run` starts; URLSession's
-/// callbacks run on the session's own delegate queue (`SegmentSession`).
+/// callbacks run on the session's own delegate queue (`SegmentSession`); with a spool and a
+/// state file, the checkpoints that save the sources' positions run in a task of their own.
+/// Segment deadlines, retry backoffs and checkpoints are measured on one clock (the continuous
+/// clock, or a test's manual one), never read from the system directly.
 public final class StreamUploader: Sendable {
     /// How the stream is cut, kept and retried.
     public struct Options: Sendable {
