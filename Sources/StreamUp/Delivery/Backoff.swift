@@ -13,11 +13,11 @@ final class Backoff: Sendable {
     }
     private let state = Mutex(State())
 
-    /// Sleeps until `deadline`; returns true when ``wake()`` ended the wait early (or had been
-    /// called since the last sleep).
+    /// Sleeps until `deadline` on `clock`; returns true when ``wake()`` ended the wait early (or
+    /// had been called since the last sleep).
     /// - Throws: `CancellationError` when the calling task is cancelled.
-    func sleep(until deadline: ContinuousClock.Instant) async throws -> Bool {
-        let sleeper = Task { try await Task.sleep(until: deadline, clock: .continuous) }
+    func sleep(until deadline: UploadClock.Instant, on clock: UploadClock) async throws -> Bool {
+        let sleeper = Task { try await clock.sleep(until: deadline) }
         let wokenAlready = state.withLock { state -> Bool in
             if state.woken {
                 state.woken = false

@@ -107,11 +107,14 @@ package final class ReplayBuffer: @unchecked Sendable {
     let tracksSources: Bool
     /// A writer waiting for space is woken once this much is free (or at the end or a failure).
     let spaceWatermark: Int
+    /// What segment deadlines are measured on (write times and pauses stay on the continuous
+    /// clock: they are reported as real ages).
+    let clock: UploadClock
     private let lock = NSCondition()
     private var state: State
     /// Guarded by `lock`, see ``onDroppedAtStop``.
     private var droppedAtStop: (@Sendable (Int) -> Void)?
-    /// Serializes acknowledgements to the storage (the delivery task and a checkpoint timer).
+    /// Serializes acknowledgements to the storage (the delivery task and the checkpoint task).
     private let releasing = NSLock()
     /// The acknowledged offset the storage was last given, guarded by `releasing`.
     private var toldStorage: Int
@@ -126,9 +129,10 @@ package final class ReplayBuffer: @unchecked Sendable {
     ///   - spaceWatermark: how much must be free before a writer waiting for space is woken
     ///     (1 for segments, whose acknowledgements free a segment at a time; more for a live
     ///     reader, which frees a read at a time).
+    ///   - clock: what a segment's time limit is measured on.
     init(
         storage: any ReplayStorage, records: RecordMode, maxRecord: Int, acknowledged: Int = 0, written: Int = 0,
-        tracksSources: Bool = false, keepsSourceEntries: Bool = true, spaceWatermark: Int = 1
+        tracksSources: Bool = false, keepsSourceEntries: Bool = true, spaceWatermark: Int = 1, clock: UploadClock = .continuous
     ) {
         precondition(maxRecord > 0 && maxRecord <= storage.capacity, "a record must fit in the buffer")
         precondition(0 <= acknowledged && acknowledged <= written && written - acknowledged <= storage.capacity, "held bytes exceed the storage")
@@ -139,6 +143,7 @@ package final class ReplayBuffer: @unchecked Sendable {
         self.toldStorage = acknowledged
         self.tracksSources = tracksSources
         self.spaceWatermark = max(1, min(spaceWatermark, storage.capacity))
+        self.clock = clock
         // What an earlier run left is whole records: its requests ended on boundaries.
         self.state = State(acknowledged: acknowledged, written: written, boundary: written)
         self.state.index = SourceIndex(keepsEntries: keepsSourceEntries)
@@ -608,7 +613,7 @@ package final class ReplayBuffer: @unchecked Sendable {
     /// Suspends until a segment cut at `offset` would find something new: a whole record past
     /// it, the end of the input, a full buffer, or a failure; or until `deadline` passes, or
     /// the task is cancelled. Only the task waits: no thread blocks.
-    func waitUntilReadable(from offset: Int, until deadline: ContinuousClock.Instant? = nil) async {
+    func waitUntilReadable(from offset: Int, until deadline: UploadClock.Instant? = nil) async {
         let id = withState { state in
             defer { state.nextWaiterID += 1 }
             return state.nextWaiterID
@@ -616,8 +621,8 @@ package final class ReplayBuffer: @unchecked Sendable {
         // The deadline and a cancel resume the waiter by its id; both check under the lock, so
         // neither can come between the check below and the waiter's entry and be missed.
         let timer = deadline.map { deadline in
-            Task { [weak self] in
-                try? await Task.sleep(until: deadline, clock: .continuous)
+            Task { [weak self, clock] in
+                try? await clock.sleep(until: deadline)
                 self?.resumeWaiter(id)
             }
         }
@@ -626,7 +631,7 @@ package final class ReplayBuffer: @unchecked Sendable {
             await withCheckedContinuation { continuation in
                 let ready = withState { state -> Bool in
                     if isReadable(state, from: offset) || Task.isCancelled { return true }
-                    if let deadline, ContinuousClock.now >= deadline { return true }
+                    if let deadline, clock.now >= deadline { return true }
                     state.readableWaiters.append(ReadableWaiter(id: id, offset: offset, continuation: continuation))
                     return false
                 }
@@ -716,7 +721,7 @@ package final class ReplayBuffer: @unchecked Sendable {
     }
 
     /// Storage calls happen outside the state lock (a spool writes and deletes files, a memory
-    /// ring calls `madvise`); only the delivery task (or a live reader) and the checkpoint timer
+    /// ring calls `madvise`); only the delivery task (or a live reader) and the checkpoint task
     /// make them, one at a time: `releasing` serializes them and is held across those system
     /// calls on purpose. The storage never sees its acknowledged offset go back (two
     /// acknowledgements may pass each other between this and the state change). No callback
@@ -740,7 +745,7 @@ package final class ReplayBuffer: @unchecked Sendable {
     /// - Returns: the stream range the segment holds (empty only when the input ended).
     /// - Throws: the buffer's failure (a cancel fails it), or `CancellationError`.
     func cutSegment(from offset: Int, limits: SegmentLimits) async throws -> Range<Int> {
-        var plan = SegmentPlan<ContinuousClock.Instant>(start: offset, limits: limits)
+        var plan = SegmentPlan<UploadClock.Instant>(start: offset, limits: limits)
         var position = offset
         while true {
             try Task.checkCancellation()
@@ -759,7 +764,7 @@ package final class ReplayBuffer: @unchecked Sendable {
     /// The records a segment from `offset` with `limits` would carry now, without waiting (for
     /// setting aside a segment whose last attempt carried nothing).
     func segmentRange(from offset: Int, limits: SegmentLimits) -> Range<Int> {
-        var plan = SegmentPlan<ContinuousClock.Instant>(start: offset, limits: limits)
+        var plan = SegmentPlan<UploadClock.Instant>(start: offset, limits: limits)
         var position = offset
         while case .send(let end) = decide(&plan, at: position, seesFullBuffer: false) {
             position = end
@@ -770,15 +775,15 @@ package final class ReplayBuffer: @unchecked Sendable {
     /// One step of `plan` for a cut at `position`, decided under the lock. A cut that
     /// `seesFullBuffer` ends at a boundary when the buffer is full, so that the
     /// acknowledgement frees room.
-    private func decide(_ plan: inout SegmentPlan<ContinuousClock.Instant>, at position: Int, seesFullBuffer: Bool)
-        -> SegmentPlan<ContinuousClock.Instant>.Decision
+    private func decide(_ plan: inout SegmentPlan<UploadClock.Instant>, at position: Int, seesFullBuffer: Bool)
+        -> SegmentPlan<UploadClock.Instant>.Decision
     {
         withState { state in
-            let available = SegmentPlan<ContinuousClock.Instant>.Available(
+            let available = SegmentPlan<UploadClock.Instant>.Available(
                 boundary: state.boundary, inputEnded: state.inputEnded,
                 bufferFull: seesFullBuffer && state.written - state.acknowledged >= storage.capacity)
             let boundaries = BufferBoundaries(storage: storage, records: records, splits: state.splits, end: state.boundary)
-            return plan.decide(at: position, available, now: .now, boundaries: boundaries)
+            return plan.decide(at: position, available, now: clock.now, boundaries: boundaries)
         }
     }
 

@@ -8,7 +8,7 @@ import FoundationNetworking
 /// The delivery loop: asks the `DeliveryMachine` what to do, does it, and tells it what came
 /// of it. Runs in one task; requests go out one at a time.
 extension StreamUploader {
-    typealias Machine = DeliveryMachine<ContinuousClock.Instant>
+    typealias Machine = DeliveryMachine<UploadClock.Instant>
 
     func deliver(_ session: SegmentSession) async throws -> UploadResponse {
         var machine = Machine(
@@ -31,16 +31,16 @@ extension StreamUploader {
                         "a record longer than \(options.maxRecordBytes) bytes was split into pieces of that size (--max-record); each piece is sent as a record"
                     ))
             }
-            switch machine.next(input, now: .now) {
+            switch machine.next(input, now: clock.now) {
             case .waitForInput(let offset):
                 await buffer.waitUntilReadable(from: offset)
             case .sleep(let until):
-                if try await backoff.sleep(until: until) { machine.endBackoff() }
+                if try await backoff.sleep(until: until, on: clock) { machine.endBackoff() }
             case .send(let exchange):
                 var endpoint: Int?
                 var target: Target?
                 if case .segment(let from, _) = exchange {
-                    let index = endpoints.choose(now: .now)
+                    let index = endpoints.choose(now: clock.now)
                     let place = endpoints.place(index, offset: from - skippedBytes)
                     endpoint = index
                     target = Target(
@@ -59,7 +59,7 @@ extension StreamUploader {
                     if endpoints.count > 1 { result = result.naming(endpoints.url(endpoint).absoluteString) }
                     elsewhere = report(result, of: endpoint, to: &endpoints, machine: machine, answer: response)
                 }
-                for effect in machine.handle(result, of: exchange, now: .now, elsewhere: elsewhere) {
+                for effect in machine.handle(result, of: exchange, now: clock.now, elsewhere: elsewhere) {
                     try apply(effect, answer: response)
                 }
                 state.withLock { state in
@@ -72,7 +72,7 @@ extension StreamUploader {
                 acknowledge(upTo: range.upperBound)
                 machine.deadLettered(upTo: range.upperBound)
             case .finish:
-                for effect in machine.endSpell(now: .now) { try apply(effect) }
+                for effect in machine.endSpell(now: clock.now) { try apply(effect) }
                 guard let answer = lastSuccess ?? lastAnswer else {
                     // Every segment went to the dead letters without an answer (a certificate
                     // the system does not trust, a form boundary in the records): say why.
@@ -115,7 +115,7 @@ extension StreamUploader {
         return answer
     }
 
-    typealias Endpoints = EndpointSet<ContinuousClock.Instant>
+    typealias Endpoints = EndpointSet<UploadClock.Instant>
 
     /// Where a plain segment goes: the endpoint's URL, and the stream name and offset of its
     /// first byte there (``EndpointSet``).
@@ -130,7 +130,7 @@ extension StreamUploader {
     private func report(
         _ result: Machine.Result, of index: Int, to endpoints: inout Endpoints, machine: Machine, answer: UploadResponse?
     ) -> Bool {
-        let now = ContinuousClock.now
+        let now = clock.now
         let url = endpoints.url(index).absoluteString
         guard machine.isRetryable(result) else {
             var carried = 0..<0

@@ -16,16 +16,20 @@ extension StreamUploader {
         saveState(stateStore)
     }
 
+    /// How often the checkpoints save where the sources stand: each save is a synced file, so
+    /// not one per line.
+    static let checkpointInterval: Duration = .milliseconds(100)
+
     /// With a spool and a state file, saves where the sources stand at the end of what the
-    /// spool holds, every 100 ms while bytes arrive (each save is a synced file, so not one per
-    /// line), and lets the spool delete what is both acknowledged and covered.
-    func startCheckpoints() -> DispatchSourceTimer? {
+    /// spool holds, every ``checkpointInterval`` on the uploader's clock until the returned task
+    /// is cancelled, and lets the spool delete what is both acknowledged and covered.
+    func startCheckpoints() -> Task<Void, Never>? {
         guard spool != nil, stateStore != nil else { return nil }
-        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "streamup.checkpoints"))
-        timer.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100))
-        timer.setEventHandler { [self] in saveSpooledPositions() }
-        timer.resume()
-        return timer
+        return Task { [self] in
+            while (try? await clock.sleep(for: Self.checkpointInterval)) != nil {
+                saveSpooledPositions()
+            }
+        }
     }
 
     /// Where a ``PositionedProducer`` reports the sources it begins or stops following: into

@@ -37,7 +37,10 @@ import StreamUpSystem
 /// Thread safety: `state` (the tasks, the counters) is guarded by a `Mutex`; the bytes and
 /// their offsets belong to the buffer's lock; every method may be called from any thread.
 /// Requests run one at a time from the delivery task that `run` starts; URLSession's
-/// callbacks run on the session's own delegate queue (`SegmentSession`).
+/// callbacks run on the session's own delegate queue (`SegmentSession`); with a spool and a
+/// state file, the checkpoints that save the sources' positions run in a task of their own.
+/// Segment deadlines, retry backoffs and checkpoints are measured on one clock (the continuous
+/// clock, or a test's manual one), never read from the system directly.
 public final class StreamUploader: Sendable {
     /// How the stream is cut, kept and retried.
     public struct Options: Sendable {
@@ -205,13 +208,24 @@ public final class StreamUploader: Sendable {
     let state = Mutex(State())
     /// The wait before a retry, cut short by ``retryNow()``.
     let backoff = Backoff()
+    /// What segment deadlines, retry backoffs and state checkpoints are measured on.
+    let clock: UploadClock
 
     /// - Throws: ``StreamUpError`` when the options cannot work, or the spool or the state file
     ///   cannot be opened.
-    public init(
+    public convenience init(
         _ configuration: UploadConfiguration, options: Options = Options(),
         onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in }
     ) throws {
+        try self.init(configuration, options: options, clock: ContinuousClock(), onEvent: onEvent)
+    }
+
+    /// An uploader that measures segment deadlines, retry backoffs and state checkpoints on
+    /// `clock` (a test's manual clock).
+    package init<C: Clock>(
+        _ configuration: UploadConfiguration, options: Options = Options(), clock: C,
+        onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in }
+    ) throws where C.Duration == Duration {
         try configuration.validate()
         guard options.segmentBytes > 0, options.segmentDuration > .zero, options.maxRecordBytes > 0 else {
             throw StreamUpError(.invalidConfiguration, "segments need a positive size and duration, and records a positive size")
@@ -225,6 +239,8 @@ public final class StreamUploader: Sendable {
         }
         self.configuration = configuration
         self.onEvent = { onEvent($0.redacted) }
+        let uploadClock = UploadClock(clock)
+        self.clock = uploadClock
         let drawnID = options.streamID ?? UUID().uuidString.lowercased()
         let stateFile = options.stateFile?.path
         let tracksSources = stateFile != nil
@@ -261,7 +277,8 @@ public final class StreamUploader: Sendable {
             }
             buffer = ReplayBuffer(
                 storage: spool, records: options.records, maxRecord: options.maxRecordBytes,
-                acknowledged: recovered.acknowledged, written: recovered.end, tracksSources: tracksSources, keepsSourceEntries: false)
+                acknowledged: recovered.acknowledged, written: recovered.end, tracksSources: tracksSources, keepsSourceEntries: false,
+                clock: uploadClock)
             streamID = recovered.streamID
             // An upload made at another target is not this run's to continue.
             recoveredUpload = recovered.upload.flatMap { $0.target == configuration.url.absoluteString ? $0 : nil }
@@ -283,7 +300,7 @@ public final class StreamUploader: Sendable {
             try Self.checkRecordFits(options.maxRecordBytes, in: memoryCapacity, "a buffer of \(memoryCapacity) bytes (--buffer-size)", remedy: "--buffer-size")
             buffer = ReplayBuffer(
                 storage: MemoryReplayStorage(capacity: memoryCapacity), records: options.records,
-                maxRecord: options.maxRecordBytes, tracksSources: tracksSources, keepsSourceEntries: true)
+                maxRecord: options.maxRecordBytes, tracksSources: tracksSources, keepsSourceEntries: true, clock: uploadClock)
             streamID = drawnID
             recoveredUpload = nil
             spool = nil
