@@ -58,14 +58,21 @@ import Darwin
         var hasEnded: Bool { ended.withLock { $0 } }
     }
 
-    /// Given a producer that read a line and waits for more on a pipe still open, a cancel ends
-    /// it, though no input comes and the pipe stays open.
-    @Test func cancelEndsAProducerWaitingOnAQuietOpenPipe() async throws {
+    /// Lines as records without time, host or path, so that they are the same whenever made.
+    static func formatting() throws -> LineFormatting {
+        LineFormatting(try RecordFormatter(format: .ndjson, keys: .init(time: nil, host: nil, path: nil), maxRecordBytes: 1 << 20))
+    }
+
+    /// Given a producer that read a line and waits for more on a pipe still open (writing the
+    /// bytes as they are, or formatting lines), a cancel ends it, though no input comes and the
+    /// pipe stays open.
+    @Test(arguments: [false, true]) func cancelEndsAProducerWaitingOnAQuietOpenPipe(formatted: Bool) async throws {
         let input = try OpenPipe()
         let writer = StreamWriter(buffer: ReplayBuffer(capacity: 4096))
-        let running = Running(FileDescriptorProducer(fileDescriptor: input.readEnd), into: writer)
+        let producer = FileDescriptorProducer(fileDescriptor: input.readEnd, formatting: formatted ? try Self.formatting() : nil)
+        let running = Running(producer, into: writer)
         input.send("line\n")
-        #expect(await eventually { writer.bytesWritten == 5 })
+        #expect(await eventually { writer.bytesWritten >= 5 })
         running.task.cancel()
         #expect(await eventually { running.hasEnded }, "the cancelled producer still waits for input")
         guard running.hasEnded else { return }
@@ -106,5 +113,28 @@ import Darwin
         var bytes: [UInt8] = []
         try buffer.copy(0..<8) { bytes += $0 }
         #expect(String(decoding: bytes, as: UTF8.self) == "one\ntwo\n")
+    }
+
+    /// With a line formatting, the producer's thread writes a record per line, the same records
+    /// `LineRecords` makes of the input; the line still open at the end of input is the last.
+    @Test func linesBecomeRecordsOnTheProducersThread() async throws {
+        var input: OpenPipe? = try OpenPipe()
+        let readEnd = try #require(input?.readEnd)
+        let buffer = ReplayBuffer(capacity: 4096)
+        let writer = StreamWriter(buffer: buffer)
+        let formatting = try Self.formatting()
+        let running = Running(FileDescriptorProducer(fileDescriptor: readEnd, formatting: formatting), into: writer)
+        input?.send("one\ntw")
+        input?.send("o\nthree")
+        input = nil
+        try await running.task.value
+        close(readEnd)
+        var lines = formatting.lineRecords()
+        let text = Array("one\ntwo\nthree".utf8)
+        let expected = text.withUnsafeBytes { lines.take($0, from: 0, readAt: Date()) + lines.flush(readAt: Date()) }.flatMap(\.bytes)
+        #expect(expected.count > text.count)
+        var bytes: [UInt8] = []
+        try buffer.copy(0..<writer.bytesWritten) { bytes += $0 }
+        #expect(String(decoding: bytes, as: UTF8.self) == String(decoding: expected, as: UTF8.self))
     }
 }
