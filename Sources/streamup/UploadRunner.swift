@@ -26,17 +26,12 @@ enum UploadRunner {
             return ExitStatus.usage
         }
         return await withTarget(options) { url in
-            let stdin = FileDescriptorProducer(fileDescriptor: 0)
-            if let formatter, multiline != nil || parse != nil || filter != nil {
-                let streamFormatter: @Sendable (String) -> RecordFormatter? = { stream in
-                    try? options.multilineFormatter(extra: [(name: "stream", value: stream)])
-                }
-                let producer = FormattingProducer(
-                    stdin, formatter: formatter, multiline: multiline, parse: parse, streamFormatter: streamFormatter, filter: filter)
-                return await upload(options, to: url, producer: producer).status
-            }
-            guard let formatter else { return await upload(options, to: url, producer: stdin).status }
-            return await upload(options, to: url, producer: FormattingProducer(stdin, formatter: formatter)).status
+            guard let formatter else { return await upload(options, to: url, producer: FileDescriptorProducer(fileDescriptor: 0)).status }
+            // Lines become records on the thread that reads them (one formatting path with the tailer).
+            let formatting = LineFormatting(
+                formatter, multiline: multiline, parse: parse,
+                streamFormatter: { stream in try? options.multilineFormatter(extra: [(name: "stream", value: stream)]) }, filter: filter)
+            return await upload(options, to: url, producer: FileDescriptorProducer(fileDescriptor: 0, formatting: formatting)).status
         }
     }
 

@@ -57,6 +57,28 @@ import Testing
         #expect(server.receivedBodies.map { String(decoding: $0, as: UTF8.self) }.joined() == "line\n")
     }
 
+    /// SIGTERM while the input is open and quiet (a FIFO whose writer is alive and says nothing,
+    /// as a program that logs rarely) stops at once: the line read before is delivered, the
+    /// reader waiting for more is woken, and the status is 0.
+    @Test func terminateWhileTheInputIsOpenAndQuietStops() async throws {
+        try await withSink { sink, directory in
+            let scratch = try TemporaryDirectory()
+            let fifo = scratch.url.appendingPathComponent("input").path
+            try #require(mkfifo(fifo, 0o600) == 0)
+            // Held open for reading and writing, so opening it for reading does not wait and the
+            // input never ends while the test runs.
+            let held = open(fifo, O_RDWR)
+            try #require(held >= 0)
+            defer { close(held) }
+            let child = try StreamupProcess([sink.url.absoluteString], stdinFile: fifo)
+            #expect(write(held, "line\n", 5) == 5)
+            #expect(await eventually { streamText(in: directory) == "line\n" })
+            child.signal(SIGTERM)
+            #expect(await child.waitForExit(timeout: 10) == 0, "stderr: \(child.stderr)")
+            #expect(child.stderr.hasPrefix("streamup: stopping (SIGTERM): nothing is held"), "stderr: \(child.stderr)")
+        }
+    }
+
     /// A hangup and then SIGTERM: the second stopping signal stops at once, as two SIGTERMs do.
     @Test func terminateAfterHangUpStopsAtOnce() async throws {
         let server = try StubHTTPServer(.stallUntilResumed)

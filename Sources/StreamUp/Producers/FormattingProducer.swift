@@ -1,7 +1,8 @@
 import Foundation
 
 /// Runs another producer and turns each line it writes into a record (``RecordFormatter``): for
-/// producers that write lines but know nothing of formats, such as stdin or a heartbeat.
+/// producers that write lines but know nothing of formats, such as a heartbeat (stdin formats
+/// its lines on its own reading thread: ``FileDescriptorProducer``).
 ///
 /// The inner producer writes into a small live `ReplayBuffer` of its own (64 KiB); a thread reads it,
 /// cuts lines (`LineRecords`) and writes the records into the upload's writer, waiting while
