@@ -47,13 +47,15 @@ enum HelpTopic: String, CaseIterable, Sendable {
             again from the last acknowledged byte, for as long as it takes (one line when delivery
             starts failing, one a minute saying how long and how much is held, one when it
             recovers) unless --retries N in a row without progress or --retry-max-time bound it,
-            the same request again, byte for byte (a receiver that stored it can drop the copy). 413, or 429 twice in a row a second or
-            more apart, makes every later segment smaller, never below one record: a record alone
-            refused 413 is final. Other 4xx, and refusals a preset knows for permanent (ClickHouse's
-            exception codes for a wrong table, column or row), and TLS certificate errors are final:
-            the stream stops, or with --dead-letter DIR the segment is kept in DIR and the stream
-            goes on (so does a segment that ran out of retries). Failure lines show the status and
-            the answer's first line.
+            as the same request again, byte for byte (a receiver that stored it can drop the copy);
+            a segment whose connection broke three times in a row goes smaller, so a link that cuts
+            every request still delivers. 413, or 429 twice in a row a second or more apart, makes
+            every later segment smaller, never below one record: a record alone refused 413 is
+            final. Other 4xx, and refusals a preset knows for permanent (ClickHouse's exception
+            codes for a wrong table, column or row), and TLS certificate errors are final: the
+            stream stops, or with --dead-letter DIR the segment is kept in DIR and the stream goes
+            on (so does a segment that ran out of retries). Failure lines show the status and the
+            answer's first line.
 
             Each request carries Streamup-Stream-Id and Streamup-Offset so a receiver can drop the
             duplicates a lost answer causes (`streamup sink` does). Each segment is a request of its

@@ -135,6 +135,22 @@ import Testing
         #expect(machine.limits.maxBytes == 1000)
     }
 
+    /// A link that cuts every request (a proxy's body limit that closes the connection instead
+    /// of answering 413): after the same segment broke three times in a row, sent identically
+    /// each time, it goes smaller, so the stream still gets through.
+    @Test func aSegmentBrokenThreeTimesInARowGoesSmaller() {
+        var machine = machine(retries: nil)
+        let first = Machine.Exchange.segment(from: 0, limits: limits)
+        for attempt in 1...Machine.breaksBeforeShrinking {
+            _ = machine.handle(.failed(cut, carried: 0..<1000), of: first, now: clock.now)
+            clock.advance(by: .seconds(60))
+            if attempt < Machine.breaksBeforeShrinking {
+                #expect(machine.next(input(), now: clock.now) == .send(first), "attempt \(attempt)")
+            }
+        }
+        #expect(machine.limits.maxBytes == 500)
+    }
+
     /// An answer says nothing about size (a 503 is the server's load), and a failure before any
     /// byte went out neither: the segment stays as it was.
     @Test func answersAndRefusedConnectionsDoNotShrinkSegments() {

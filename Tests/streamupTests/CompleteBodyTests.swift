@@ -43,8 +43,8 @@ import Testing
             }
             #expect(decoded == input)
         case "--to":
-            // Each body is `{"create":{}}` and a document per record; the documents' messages
-            // are the input's lines.
+            // Each body is a `{"create":{"_id":"STREAM-OFFSET"}}` line and a document per record
+            // (ids all distinct); the documents' messages are the input's lines.
             for body in bodies {
                 let messages = try ExternalTool.python(
                     #"""
@@ -52,7 +52,9 @@ import Testing
                     lines = sys.stdin.buffer.read().split(b"\n")
                     assert lines[-1] == b"", "the body does not end in a newline"
                     lines = lines[:-1]
-                    assert len(lines) % 2 == 0 and all(json.loads(a) == {"create": {}} for a in lines[0::2]), lines[:2]
+                    actions = [json.loads(a) for a in lines[0::2]]
+                    assert len(lines) % 2 == 0 and all(list(a) == ["create"] and list(a["create"]) == ["_id"] for a in actions), lines[:2]
+                    assert len({a["create"]["_id"] for a in actions}) == len(actions), "an _id twice"
                     for doc in lines[1::2]: print(json.loads(doc)["message"])
                     """#, input: body)
                 #expect(messages.status == 0, "\(messages.errorText)")

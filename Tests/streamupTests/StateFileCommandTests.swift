@@ -77,7 +77,7 @@ import Glibc
     /// A state file streamup cannot save (its directory does not take new files for the user
     /// streamup runs as: `nobody` here, through `setpriv`, since root writes anywhere) is
     /// refused at start with exit 74 and one line, before a line is sent.
-    @Test(.enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs root and setpriv"))
+    @Test(.enabled(if: StreamupProcess.canRunAsNobody, "needs root and setpriv"))
     func unwritableStateIsRefusedAtStart() async throws {
         let scratch = try TailScratch()
         let log = scratch.logs + "/app.log"
@@ -85,10 +85,7 @@ import Glibc
         for path in [scratch.directory.path, scratch.logs] { chmod(path, 0o755) }
         chmod(log, 0o644)
         try await withSink { sink, directory in
-            let child = try StreamupProcess(
-                executable: URL(fileURLWithPath: "/usr/bin/setpriv"),
-                ["--reuid=65534", "--regid=65534", "--clear-groups", "--", StreamupProcess.executable.path]
-                    + scratch.tail(["--state", scratch.state], "/app.log", to: sink.url))
+            let child = try StreamupProcess.asNobody(scratch.tail(["--state", scratch.state], "/app.log", to: sink.url))
             #expect(await child.waitForExit(timeout: 20) == 74, "stderr: \(child.stderr)")
             #expect(
                 child.stderr

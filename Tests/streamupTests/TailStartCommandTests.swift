@@ -10,7 +10,7 @@ import Glibc
 /// reason (exit 74), instead of waiting forever for nothing.
 @Suite(.timeLimit(.minutes(2))) struct TailStartCommandTests {
     /// A log only root may read, followed as `nobody` (through `setpriv`: root reads anything).
-    @Test(.enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs root and setpriv"))
+    @Test(.enabled(if: StreamupProcess.canRunAsNobody, "needs root and setpriv"))
     func unreadableFileEndsWithThePermissionProblem() async throws {
         let scratch = try TailScratch()
         let log = scratch.logs + "/secure.log"
@@ -18,9 +18,7 @@ import Glibc
         for path in [scratch.directory.path, scratch.logs] { chmod(path, 0o755) }
         chmod(log, 0o600)
         try await withSink { sink, _ in
-            let child = try StreamupProcess(
-                executable: URL(fileURLWithPath: "/usr/bin/setpriv"),
-                ["--reuid=65534", "--regid=65534", "--clear-groups", "--", StreamupProcess.executable.path, "tail", log, sink.url.absoluteString])
+            let child = try StreamupProcess.asNobody(["tail", log, sink.url.absoluteString])
             #expect(await child.waitForExit(timeout: 20) == 74, "stderr: \(child.stderr)")
             #expect(child.stderr == "streamup: tail: nothing can be followed: \(log): Permission denied\n")
             #expect(sink.requests.isEmpty)

@@ -172,6 +172,9 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     /// The segment start and time of the first 429 to it since the last success or shrink (one
     /// a second or more later shrinks).
     private var rateRefused: (from: Int, at: Instant)?
+    /// The segment start and how many times in a row its connection broke while it carried
+    /// bytes (the third break shrinks it).
+    private var broken: (from: Int, count: Int)?
     /// Failed attempts since the last acknowledged progress (the retry budget).
     private(set) var failures = 0
     /// Since when failures have gone on without progress (for `maxRetryTime`).
@@ -276,6 +279,7 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         failures = 0
         failingSince = nil
         rateRefused = nil
+        broken = nil
         if let spell, spell.lastFailure.duration(to: now) >= configuration.quietPeriod {
             effects += endSpell(now: now)
         }
@@ -368,7 +372,20 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         // A broken connection or a timeout keeps the segment's size: the receiver may have
         // stored it (a lost answer looks the same from here, socket buffers hold megabytes),
         // and only a resend identical to it is one the receiver can drop (ClickHouse's
-        // de-duplication of an identical insert). Only a 413 (or a 429 for the size) shrinks.
+        // de-duplication of an identical insert). Only when the same segment's connection
+        // broke a third time in a row is the link taken to cut every request (a proxy's body
+        // limit that closes instead of answering 413): then it goes smaller, so it still
+        // delivers; successes double it again.
+        if case .failure(let failure) = problem, failure.kind == .transport, !carried.isEmpty, limits.maxBytes > 1,
+            let (from, _) = Self.segment(of: exchange)
+        {
+            let count = broken?.from == from ? (broken?.count ?? 0) + 1 : 1
+            broken = (from, count)
+            if count >= Self.breaksBeforeShrinking {
+                limits.maxBytes = max(1, min(limits.maxBytes, carried.count) / 2)
+                broken = nil
+            }
+        }
         retries += 1
         var retryAfter: String?
         if case .answer(let answer) = problem { retryAfter = answer.retryAfter }
@@ -460,6 +477,9 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
 
     /// Sets a protocol violation as the outcome.
     mutating func stop(_ stop: Stop) { pending = .stop(stop) }
+
+    /// Identical sends of one segment whose connection broke before it goes smaller.
+    static var breaksBeforeShrinking: Int { 3 }
 
     private static func carriesSegment(_ exchange: Exchange) -> Bool {
         segment(of: exchange) != nil

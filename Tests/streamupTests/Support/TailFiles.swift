@@ -158,3 +158,16 @@ func run(_ command: String, _ arguments: String...) throws {
     process.waitUntilExit()
     guard process.terminationStatus == 0 else { throw POSIXError(.EIO) }
 }
+
+extension StreamupProcess {
+    /// Whether ``asNobody(_:)`` can run: as root, with util-linux's `setpriv`.
+    static var canRunAsNobody: Bool { geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") }
+
+    /// `streamup arguments…` as the user `nobody` (through `setpriv`, since root reads and
+    /// writes anywhere): for files and directories streamup may not use.
+    static func asNobody(_ arguments: [String]) throws -> StreamupProcess {
+        try StreamupProcess(
+            executable: URL(fileURLWithPath: "/usr/bin/setpriv"),
+            ["--reuid=65534", "--regid=65534", "--clear-groups", "--", StreamupProcess.executable.path] + arguments)
+    }
+}
