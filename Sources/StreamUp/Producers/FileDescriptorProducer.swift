@@ -8,7 +8,7 @@ import Darwin
 #endif
 
 /// Streams everything read from a file descriptor (stdin, a pipe, a socket, a file) until end
-/// of input, as it is or (with a ``LineFormatting``, `package` init) as records made of its
+/// of input, as it is or (with a `LineFormatting`, `package` init) as records made of its
 /// lines.
 ///
 /// As it is, it reads only when the buffer has space, and straight into the buffer: no copy, no
@@ -18,7 +18,7 @@ import Darwin
 /// failing) ends it at once, even while the input is open and quiet. It takes its turn on the
 /// writer only once input is there, so other writers on the same writer never wait for input.
 ///
-/// With a ``LineFormatting``, the same thread cuts what it reads into lines and writes their
+/// With a `LineFormatting`, the same thread cuts what it reads into lines and writes their
 /// records (`LineRecords`), each whole, as the file tailer does with its files; it waits for
 /// space while the buffer is full, so backpressure reaches the writer of the input. A line still
 /// open at the end of input becomes a record; one still open when the producer is cancelled is
