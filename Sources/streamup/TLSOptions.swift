@@ -1,7 +1,7 @@
 /// curl's TLS options, which streamup cannot honour on Linux: refused with one line that says
 /// what to do instead, rather than accepted and silently ignored. URLSession in
 /// swift-corelibs-foundation verifies servers against the system's CA store only and cannot send
-/// a client certificate (DesignNotes, platform fact 8; swift-corelibs-foundation PR #4937).
+/// a client certificate: its libcurl glue sets no client key or certificate (DesignNotes, platform fact 8).
 ///
 /// Thread safety: immutable values.
 enum TLSOptions {

@@ -12,10 +12,11 @@ import Glibc
 ///
 /// Why IPv6 literals need a spelling of their own: before it hands a URL to libcurl,
 /// swift-corelibs-foundation checks that libcurl parses the same host as `URL.host`
-/// (`_EasyHandle.set(url:)` calling `CFURLSessionCurlHostIsEqual`, added by PR #4836). For
-/// `http://[::1]:8080/` libcurl answers `[::1]` and `URL.host` answers `::1`, so every IPv6
-/// literal fails with `URLError.badURL` (-1000) before a byte is sent (swift-corelibs-foundation issue #5496; fixed on
-/// main by PR #5498, July 2026, in no release branch up to release/6.4.x). Written
+/// (`_EasyHandle.set(url:)` calling `CFURLSessionCurlHostIsEqual`). For `http://[::1]:8080/`
+/// libcurl answers `[::1]` and `URL.host` answers `::1`, so every IPv6 literal fails with
+/// `URLError.badURL` (-1000) before a byte is sent: the two disagree on whether brackets belong
+/// to the host (fixed on swift-corelibs-foundation's main in July 2026, in no release branch up
+/// to release/6.4.x). Written
 /// percent-encoded, `http://%5B%3A%3A1%5D:8080/`, the host is `[::1]` for both: `URL.host`
 /// decodes it, and libcurl (7.88 here) decodes it, connects to ::1 and sends `Host: [::1]:8080`.
 /// A fixed Foundation strips libcurl's brackets and would refuse that spelling instead, so

@@ -70,7 +70,7 @@ public struct UploadConfiguration: Sendable {
         guard SessionURL.forURLSession(url) != nil else {
             throw StreamUpError(
                 .invalidURL,
-                "'\(string)': URLSession on this system cannot send to \(host) (Foundation and libcurl disagree on the host, swift-corelibs-foundation issue #5496); use a host name that resolves to that address"
+                "'\(string)': URLSession on this system cannot send to \(host) (Foundation and libcurl disagree on whether brackets belong to the host); use a host name that resolves to that address"
             )
         }
         return url
