@@ -34,19 +34,26 @@ import Testing
         #expect(child.stderr == first + "streamup: SIGINT again: stopped at once; \(lost.replacingOccurrences(of: "SPOOL", with: spool))\n")
     }
 
+    /// streamup sending one line to `server`, which holds the request unanswered, then SIGHUP,
+    /// once the request is there; returns when the stop's line is on stderr.
+    private static func hungUpWhileALineIsInFlight(to server: StubHTTPServer) async throws -> StreamupProcess {
+        let child = try StreamupProcess([server.url])
+        child.write("line\n")
+        #expect(await eventually { server.isStalling })
+        child.signal(SIGHUP)
+        #expect(await eventually { child.stderr.hasSuffix("\n") }, "no line after SIGHUP")
+        return child
+    }
+
     /// SIGHUP (what a closed terminal or ssh session sends to `tail -F … | streamup`) stops as
     /// SIGTERM does: the held line is delivered once the server answers, and the status is 0.
     /// A second SIGHUP (the shell passes the hangup on to its jobs) changes nothing.
     @Test func hangUpDeliversWhatIsHeld() async throws {
         let server = try StubHTTPServer(.stallUntilResumed)
         defer { server.stop() }
-        let child = try StreamupProcess([server.url])
-        child.write("line\n")
-        // Given a request that carries the line and is not answered yet,
-        #expect(await eventually { server.isStalling })
-        // a hangup says what the stop waits for,
-        child.signal(SIGHUP)
-        #expect(await eventually { child.stderr.hasSuffix("\n") }, "no line after SIGHUP")
+        // Given a request that carries the line and is not answered yet, a hangup says what the
+        // stop waits for,
+        let child = try await Self.hungUpWhileALineIsInFlight(to: server)
         #expect(
             child.stderr
                 == "streamup: stopping (SIGHUP): delivering the 5 bytes still held, waiting at most 30s (a second SIGINT/SIGTERM stops at once)\n")
@@ -83,11 +90,7 @@ import Testing
     @Test func terminateAfterHangUpStopsAtOnce() async throws {
         let server = try StubHTTPServer(.stallUntilResumed)
         defer { server.stop() }
-        let child = try StreamupProcess([server.url])
-        child.write("line\n")
-        #expect(await eventually { server.isStalling })
-        child.signal(SIGHUP)
-        #expect(await eventually { child.stderr.hasSuffix("\n") }, "no line after SIGHUP")
+        let child = try await Self.hungUpWhileALineIsInFlight(to: server)
         child.signal(SIGTERM)
         #expect(await child.waitForExit() == 130)
         #expect(

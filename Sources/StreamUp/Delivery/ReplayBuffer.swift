@@ -228,13 +228,12 @@ package final class ReplayBuffer: @unchecked Sendable {
             return (state.written, free, state.boundary)
         }
         if free == 0 { return nil }
+        // The last lock of a counted write settles what a stop owes; only an early end (nothing
+        // read, a failed commit, a read after a stop) takes the lock again for it.
+        var settled = false
         defer {
-            // A write that ended early (nothing read, a failed commit) still owes a stop its drop.
-            let dropped = withState { state -> Range<Int>? in
-                state.writing = false
-                return state.dropsUnfinishedAfterWrite ? Self.dropUnfinished(&state) : nil
-            }
-            if let dropped { discard(dropped) }
+            // A write that ended early still owes a stop its drop.
+            if !settled { settleEarlyEnd() }
         }
         let space = storage.writableSpace(at: offset, maxLength: min(maxLength, free))
         let count = try fill(space)
@@ -276,9 +275,20 @@ package final class ReplayBuffer: @unchecked Sendable {
             if state.readerWaiting { lock.broadcast() }
             return (takeReadableWaiters(&state), dropped)
         }
+        settled = true
         if let dropped { discard(dropped) }
         for waiter in waiters { waiter.resume() }
         return count
+    }
+
+    /// A write that ended before counting its bytes: no longer writing, and the drop a stop
+    /// asked for during it is done now.
+    private func settleEarlyEnd() {
+        let dropped = withState { state -> Range<Int>? in
+            state.writing = false
+            return state.dropsUnfinishedAfterWrite ? Self.dropUnfinished(&state) : nil
+        }
+        if let dropped { discard(dropped) }
     }
 
     func skip(_ mark: SourceMark) {
