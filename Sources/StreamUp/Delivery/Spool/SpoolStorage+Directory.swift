@@ -101,7 +101,7 @@ extension SpoolStorage {
                 return descriptors
             }
             try writeMarks(SpoolMarks(acknowledged: recordedAcknowledged, newest: files.withLock { $0.last?.start }))
-            try Self.save(streamRecord.withLock { $0 }, in: directory)
+            try saveRecord()
             // Readers may be reading the old descriptors right now: they are closed at the end.
             let (retired, released) = files.withLock { files -> ([CInt], [CInt]) in
                 var retired: [CInt] = []

@@ -101,6 +101,9 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
     }
     let directoryState: Mutex<DirectoryState>
     let streamRecord: Mutex<StreamRecord>
+    /// Held while `stream.json` is written, so that writers taking turns each write the newest
+    /// record: a copy taken before another change can never be written after it.
+    let recordWrites = Mutex(())
     /// Where the producer's bytes wait between `writableSpace` and `commit`.
     private let staging: UnsafeMutableRawBufferPointer
 
@@ -149,43 +152,45 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
 
     /// Remembers the resumable upload the stream is appended to (nil: none), for the next start.
     func saveUpload(_ upload: ResumableUploadReference?) throws(StreamUpError) {
-        let current = streamRecord.withLock { record -> StreamRecord? in
-            guard record.upload != upload else { return nil }
+        let changed = streamRecord.withLock { record -> Bool in
+            guard record.upload != upload else { return false }
             record.upload = upload
-            return record
+            return true
         }
         // A deleted directory gets the record when it is back.
-        if let current, !isDirectoryGone { try Self.save(current, in: directory) }
+        if changed, !isDirectoryGone { try saveRecord() }
     }
 
     func inputEnded(at offset: Int) {
-        let current = streamRecord.withLock { record -> StreamRecord in
-            record.inputEnd = offset
-            return record
-        }
+        streamRecord.withLock { $0.inputEnd = offset }
         // At worst the next start drops a last record without `\n` it cannot tell from a torn one.
-        if !isDirectoryGone { try? Self.save(current, in: directory) }
+        if !isDirectoryGone { try? saveRecord() }
     }
 
     /// Remembers the range of the segment about to be sent, for the next start.
     func saveCut(_ range: Range<Int>) throws(StreamUpError) {
-        let current = streamRecord.withLock { record -> StreamRecord? in
+        let changed = streamRecord.withLock { record -> Bool in
             let cut = [range.lowerBound, range.upperBound]
-            guard record.cut != cut else { return nil }
+            guard record.cut != cut else { return false }
             record.cut = cut
-            return record
+            return true
         }
         // A deleted directory gets the record when it is back.
-        if let current, !isDirectoryGone { try Self.save(current, in: directory) }
+        if changed, !isDirectoryGone { try saveRecord() }
+    }
+
+    /// Writes the newest stream record to `stream.json`, one writer at a time (the file's own
+    /// lock: nothing else waits on it).
+    func saveRecord() throws(StreamUpError) {
+        try recordWrites.withLock { _ throws(StreamUpError) in
+            try Self.save(streamRecord.withLock { $0 }, in: directory)
+        }
     }
 
     /// Remembers how many bytes were set aside as dead letters, for the next start.
     func saveSkipped(_ skipped: Int) throws(StreamUpError) {
-        let current = streamRecord.withLock { record -> StreamRecord in
-            record.skipped = skipped
-            return record
-        }
-        if !isDirectoryGone { try Self.save(current, in: directory) }
+        streamRecord.withLock { $0.skipped = skipped }
+        if !isDirectoryGone { try saveRecord() }
     }
 
     // MARK: ReplayStorage
