@@ -26,7 +26,7 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
         var refusedChallenge: HTTPURLResponse?
     }
 
-    /// The streamed body; nil for a request without one (``ControlRequest``).
+    /// The streamed body; nil for a request without one (the resumable protocol's create, HEAD and completion).
     private let body: (any RequestBody)?
     private let maxResponseBodyBytes: Int
     /// The longest an answer may take from its head to its body's end.

@@ -96,13 +96,11 @@ extension StreamUploader {
     /// read as a stream (``LiveBody``), and the answer ends the upload.
     func deliverLive(_ session: SegmentSession) async throws -> UploadResponse {
         let resolved = try configuration.resolvingHeaders()
+        let (request, fields) = UploadRequest.make(.live, resolved)
         // The fields as sent, the header provider's (credentials) included.
-        onEvent(
-            .requestStarted(
-                method: configuration.method, url: configuration.url,
-                headers: UploadRequest.headerFields(resolved) + [.init(name: "Transfer-Encoding", value: "chunked")]))
+        onEvent(.requestStarted(method: configuration.method, url: configuration.url, headers: fields))
         let body = LiveBody(buffer, encoding: resolved.body)
-        let answer = try await session.send(UploadRequest.makeRequest(resolved), body: body, segmented: false, onEvent: onEvent)
+        let answer = try await session.send(request, body: body, segmented: false, onEvent: onEvent)
         // A 2xx before the body's end acknowledges nothing: the server did not read the rest
         // (gunicorn with a WSGI app that reads only Content-Length answers a chunked body at once).
         if answer.isSuccess, !buffer.isDelivered {
@@ -248,14 +246,7 @@ extension StreamUploader {
             let failure = error as? StreamUpError ?? StreamUpError(.io, "\(error)")
             return (.failed(Self.failure(failure), carried: segment ?? 0..<0), nil, failure)
         }
-        var (request, fields, start) = build(exchange, configuration, target: target)
-        if let body {
-            // libcurl sends exactly this many bytes, and no chunked encoding (DesignNotes, platform fact 5).
-            let length = UploadConfiguration.Header(name: "Content-Length", value: String(body.length))
-            request.setValue(length.value, forHTTPHeaderField: length.name)
-            request.setValue(" ", forHTTPHeaderField: "Transfer-Encoding")
-            fields.append(length)
-        }
+        let (request, fields, start) = build(exchange, configuration, target: target, bodyLength: body?.length)
         onEvent(.requestStarted(method: request.httpMethod ?? "POST", url: request.url ?? configuration.url, headers: fields))
         // A resumable PATCH gets a connection of its own: when a reused connection breaks before
         // the answer, libcurl re-sends the request by itself, headers first (with an
@@ -307,54 +298,21 @@ extension StreamUploader {
         }
     }
 
-    /// The request for `exchange`, its header fields for `-v`, and the stream offset it
-    /// starts at.
+    /// The request for `exchange` (UploadRequest builds every field), its header fields for
+    /// `-v`, and the stream offset it starts at.
     private func build(
-        _ exchange: Machine.Exchange, _ configuration: UploadConfiguration, target: Target?
+        _ exchange: Machine.Exchange, _ configuration: UploadConfiguration, target: Target?, bodyLength: Int?
     ) -> (URLRequest, [UploadConfiguration.Header], Int) {
-        switch exchange {
-        case .segment(let from, _):
-            var segment = configuration
-            if configuration.body.isIdentity {
-                // Offsets count body bytes only when the body is the stream as it is.
-                segment.headers += [
-                    .init(name: "Streamup-Stream-Id", value: target?.streamName ?? streamID),
-                    .init(name: "Streamup-Offset", value: String(target?.offset ?? (from - skippedBytes))),
-                ]
+        let (purpose, start): (UploadRequest.Purpose, Int) =
+            switch exchange {
+            case .segment(let from, _): (.segment(stream: target?.streamName ?? streamID, offset: target?.offset ?? (from - skippedBytes)), from)
+            case .create(let base): (.create(stream: streamID, offset: base - skippedBytes), base)
+            case .checkOffset(let upload): (.checkOffset(upload: upload.url), upload.base)
+            case .append(let upload, let from, _): (.append(upload: upload.url, offset: from - upload.base), from)
+            case .complete(let upload, let end): (.complete(upload: upload.url, offset: end - upload.base), end)
             }
-            return (UploadRequest.makeRequest(segment), UploadRequest.headerFields(segment), from)
-        case .create(let base):
-            var creation = configuration
-            creation.method = configuration.method == "PATCH" ? "POST" : configuration.method
-            creation.headers += resumableFields([
-                (ResumableUploadFields.complete, "?0"),
-                ("Streamup-Stream-Id", streamID),
-                ("Streamup-Offset", String(base - skippedBytes)),
-            ])
-            let control = ControlRequest(creation.method, creation)
-            return (control.request, control.fields, base)
-        case .checkOffset(let upload):
-            let control = ControlRequest("HEAD", uploadConfiguration(upload, [], configuration))
-            return (control.request, control.fields, upload.base)
-        case .append(let upload, let from, _):
-            let append = uploadConfiguration(
-                upload, configuration: configuration,
-                [
-                    (ResumableUploadFields.offset, String(from - upload.base)),
-                    (ResumableUploadFields.complete, "?0"),
-                ])
-            return (UploadRequest.makeRequest(append), UploadRequest.headerFields(append), from)
-        case .complete(let upload, let end):
-            let control = ControlRequest(
-                "PATCH",
-                uploadConfiguration(
-                    upload, configuration: configuration,
-                    [
-                        (ResumableUploadFields.offset, String(end - upload.base)),
-                        (ResumableUploadFields.complete, "?1"),
-                    ]))
-            return (control.request, control.fields, end)
-        }
+        let (request, fields) = UploadRequest.make(purpose, configuration, bodyLength: bodyLength)
+        return (request, fields, start)
     }
 
     /// The segment from `from`: the one cut last when it starts there and fits `limits` (a
@@ -373,50 +331,6 @@ extension StreamUploader {
 
     /// Bytes set aside before the current offset (see `State.skipped`).
     private var skippedBytes: Int { state.withLock { $0.skipped } }
-
-    /// A request to the upload URL: the caller's header fields (authorization) plus the
-    /// protocol's; a PATCH body's content type is the protocol's.
-    private func uploadConfiguration(_ upload: ResumableUploadReference, _ fields: [(String, String)], _ configuration: UploadConfiguration)
-        -> UploadConfiguration
-    {
-        uploadConfiguration(upload, configuration: configuration, fields)
-    }
-
-    private func uploadConfiguration(_ upload: ResumableUploadReference, configuration: UploadConfiguration, _ fields: [(String, String)])
-        -> UploadConfiguration
-    {
-        var request = configuration
-        let location = URL(string: upload.url) ?? configuration.url
-        request.url = location
-        if !Self.sameOrigin(location, configuration.url) {
-            // Credentials go only to the origin the user named, as curl does without
-            // --location-trusted: a creation answer may name any host as the upload's place.
-            request.headers.removeAll { SecretRedaction.isSecret(fieldName: $0.name) }
-        }
-        request.method = "PATCH"
-        request.contentType = ResumableUploadFields.partialUploadType
-        request.headers.removeAll { $0.name.caseInsensitiveCompare("Content-Type") == .orderedSame }
-        request.headers += resumableFields(fields)
-        return request
-    }
-
-    private func resumableFields(_ fields: [(String, String)]) -> [UploadConfiguration.Header] {
-        [
-            UploadConfiguration.Header(
-                name: ResumableUploadFields.version, value: String(ResumableUploadFields.interopVersion))
-        ]
-            + fields.map { UploadConfiguration.Header(name: $0.0, value: $0.1) }
-    }
-
-    /// Whether two URLs share scheme, host and port (the port a scheme implies included).
-    static func sameOrigin(_ one: URL, _ other: URL) -> Bool {
-        func origin(_ url: URL) -> (String, String, Int?) {
-            let scheme = url.scheme?.lowercased() ?? ""
-            let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil)
-            return (scheme, url.host?.lowercased() ?? "", port)
-        }
-        return origin(one) == origin(other)
-    }
 
     /// The parts of `response` the machine looks at.
     private func answer(_ response: UploadResponse, to request: URLRequest) -> Machine.Answer {
