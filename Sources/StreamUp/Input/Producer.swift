@@ -3,8 +3,8 @@
 /// Implementation requirements:
 /// - Write through the ``StreamWriter`` you are given; its `write` suspends while the buffer is
 ///   full, so never keep more than a bounded amount of your own data waiting.
-/// - Return when your source ends: the uploader then ends the chunked body. Throw to fail the
-///   upload.
+/// - Return when your source ends: the uploader then sends what is left and ends the stream.
+///   Throw to fail the upload.
 /// - Stop promptly when the task is cancelled (the writer's waits throw `CancellationError`).
 ///
 /// ```swift

@@ -2,15 +2,16 @@
 ///
 /// streamup (through URLSession and libcurl) frames the body and manages the connection
 /// itself, so the fields that do either are refused rather than sent beside its own:
-/// - `Content-Length` and `Transfer-Encoding`: the body is chunked, its length unknown. A
-///   `Content-Length` went out together with `Transfer-Encoding: chunked` (a malformed request,
-///   RFC 9112 §6.3) and makes URLSession send exactly that many bytes; `Transfer-Encoding:
-///   identity` replaced the chunking, so the server could not tell where the body ends.
+/// - `Content-Length` and `Transfer-Encoding`: streamup frames every body itself, a segment's
+///   complete body with its `Content-Length`, one live request's (`--single-request`) chunked.
+///   A caller's `Content-Length` on a chunked body went out beside `Transfer-Encoding: chunked`
+///   (a malformed request, RFC 9112 §6.3); `Transfer-Encoding: identity` replaced the chunking,
+///   so the server could not tell where the body ends.
 /// - `Connection`, `Keep-Alive`, `Proxy-Connection`, `TE`, `Trailer`, `Upgrade`: hop-by-hop
 ///   fields (RFC 9110 §7.6.1) that belong to the client's connection handling; a `Connection`
 ///   listing other names also makes proxies drop those fields (`Streamup-Offset`, say).
-/// - `Expect`: streamup sends an empty one so the first byte leaves at once; `100-continue`
-///   would hold a live stream for a second and change how a refusal arrives.
+/// - `Expect`: streamup sends a blank one so the first byte leaves at once; `100-continue`
+///   would hold every request for a second and change how a refusal arrives.
 ///
 /// `Host` stays allowed: reaching a virtual host through an IP address or a tunnel is a
 /// common, well-formed use (curl's `-H 'Host: …'`), and libcurl sends it in place of its own.
