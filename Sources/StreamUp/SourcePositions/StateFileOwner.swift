@@ -40,11 +40,7 @@ package final class StateFileOwner: Sendable {
         }
         SystemCall.close(written)
         unlink(probe)
-        let lock = try SystemCall.runBlocking("cannot open \(beside).lock, the state file's lock") {
-            SystemCall.open(beside + ".lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode: 0o600)
-        }
-        guard SystemCall.retryingInterrupts({ flock(lock, LOCK_EX | LOCK_NB) }) == 0 else {
-            SystemCall.close(lock)
+        guard let lock = try LockFile.take(beside + ".lock", "cannot open \(beside).lock, the state file's lock") else {
             throw StreamUpError(.io, "the state file \(path) is in use by another streamup process; give each a --state of its own")
         }
         return StateFileOwner(lock: lock)

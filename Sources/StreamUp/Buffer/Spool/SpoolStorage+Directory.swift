@@ -67,11 +67,7 @@ extension SpoolStorage {
     /// Writes every held file (data and index), `marks`, `stream.json` and `lock` into the
     /// directory that is at the path again, then reads and writes there.
     private func writeHeldFiles(into identity: DirectoryIdentity) throws(StreamUpError) {
-        let lock = try SystemCall.runBlocking("cannot open \(directory)/lock") {
-            SystemCall.open("\(directory)/lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode: 0o600)
-        }
-        if flock(lock, LOCK_EX | LOCK_NB) != 0 {
-            SystemCall.close(lock)
+        guard let lock = try LockFile.take("\(directory)/lock", "cannot open \(directory)/lock") else {
             throw StreamUpError(.io, "spool \(directory) is in use by another streamup process")
         }
         var moved: [(start: Int, data: CInt, index: CInt)] = []

@@ -26,14 +26,10 @@ extension SpoolStorage {
         } else if errno != EEXIST {
             throw StreamUpError(.io, "cannot create spool directory \(directory)", errno: errno)
         }
-        let lock = try SystemCall.runBlocking("cannot open \(directory)/lock") {
-            SystemCall.open("\(directory)/lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode: 0o600)
-        }
-        _ = fchmod(lock, 0o600)
-        if flock(lock, LOCK_EX | LOCK_NB) != 0 {
-            SystemCall.close(lock)
+        guard let lock = try LockFile.take("\(directory)/lock", "cannot open \(directory)/lock") else {
             throw StreamUpError(.io, "spool \(directory) is in use by another streamup process")
         }
+        _ = fchmod(lock, 0o600)  // whatever the umask
         var opened: [File] = []
         do throws(StreamUpError) {
             try migrateVersion1(in: directory)
