@@ -31,6 +31,8 @@ enum UploadRequest {
     /// What a request is for: the header fields streamup adds to the configuration's follow
     /// from it. Stream offsets are the receiver's (dead letters left out); resumable offsets
     /// count from the upload's first byte.
+    ///
+    /// Thread safety: a value type.
     enum Purpose: Equatable {
         /// A segment as a request of its own, naming its place in the stream with
         /// `Streamup-Stream-Id` and `Streamup-Offset` when its body is the stream's bytes as
