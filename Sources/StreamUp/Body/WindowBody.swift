@@ -214,11 +214,10 @@ private struct MappedRegion {
     var capacity: Int { bytes.count }
 
     init(capacity: Int) throws {
-        let pointer = mmap(nil, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-        guard let pointer, pointer != MAP_FAILED else {
+        guard let pages = AnonymousPages.map(capacity) else {
             throw StreamUpError(.io, "cannot map \(capacity) bytes for a segment's body: \(String(cString: strerror(errno)))")
         }
-        bytes = UnsafeMutableRawBufferPointer(start: pointer, count: capacity)
+        bytes = pages
     }
 
     /// A region twice the size holding the first `count` bytes of this one, which is unmapped.
@@ -231,7 +230,7 @@ private struct MappedRegion {
 
     /// Returns the pages (the region is not used after this).
     func unmap() {
-        munmap(bytes.baseAddress, capacity)
+        AnonymousPages.unmap(bytes)
     }
 
     /// The first `count` bytes as a `Data` that owns (and finally unmaps) the region.
@@ -240,7 +239,7 @@ private struct MappedRegion {
         return Data(
             bytesNoCopy: bytes.baseAddress!, count: count,
             deallocator: .custom { pointer, _ in
-                munmap(pointer, capacity)
+                AnonymousPages.unmap(UnsafeMutableRawBufferPointer(start: pointer, count: capacity))
             })
     }
 }

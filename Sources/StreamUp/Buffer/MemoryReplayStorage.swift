@@ -31,16 +31,16 @@ final class MemoryReplayStorage: ReplayStorage, @unchecked Sendable {
     init(capacity: Int) {
         precondition(capacity > 0, "a replay buffer needs room")
         self.capacity = capacity
-        pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+        pageSize = AnonymousPages.size
         let length = (capacity + pageSize - 1) / pageSize * pageSize
-        guard let block = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), block != MAP_FAILED else {
+        guard let block = AnonymousPages.map(length) else {
             fatalError("cannot map \(length) bytes for the replay buffer: errno \(errno)")
         }
-        storage = block
-        mapping = UnsafeMutableRawBufferPointer(start: block, count: length)
+        storage = block.baseAddress!
+        mapping = block
     }
 
-    deinit { munmap(mapping.baseAddress, mapping.count) }
+    deinit { AnonymousPages.unmap(mapping) }
 
     func writableSpace(at offset: Int, maxLength: Int) -> UnsafeMutableRawBufferPointer {
         let position = offset % capacity
@@ -86,6 +86,6 @@ final class MemoryReplayStorage: ReplayStorage, @unchecked Sendable {
         let low = (range.lowerBound + pageSize - 1) / pageSize * pageSize
         let high = range.upperBound == capacity ? mapping.count : range.upperBound / pageSize * pageSize
         guard high > low else { return }
-        _ = madvise(storage + low, high - low, MADV_DONTNEED)
+        AnonymousPages.release(UnsafeMutableRawBufferPointer(start: storage + low, count: high - low))
     }
 }
