@@ -38,11 +38,7 @@ struct DeadLetterStore: Sendable {
     /// `STREAM-OFFSET.body` (the first range's offset), `fsync`ed; returns `DIR/STREAM-OFFSET`.
     func writeBody(_ ranges: [Range<Int>], of buffer: ReplayBuffer, streamID: String) throws -> String {
         guard let first = ranges.first else { preconditionFailure("nothing to keep") }
-        if mkdir(directory, 0o700) == 0 {
-            _ = chmod(directory, 0o700)  // whatever the umask
-        } else if errno != EEXIST {
-            throw StreamUpError(.io, "cannot create the dead-letter directory \(directory)", errno: errno)
-        }
+        try PrivateDirectory.make(directory, "cannot create the dead-letter directory \(directory)")
         let name = "\(directory)/\(streamID)-\(String(format: "%020d", first.lowerBound))"
         let bodyFile = name + ".body"
         let descriptor = try SystemCall.runBlocking("cannot create \(bodyFile)") {

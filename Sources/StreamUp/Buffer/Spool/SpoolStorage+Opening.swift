@@ -21,11 +21,7 @@ extension SpoolStorage {
     ///   byte changed (CRC-32), an acknowledged offset past the end.
     static func open(directory: String, capacity: Int, streamID: String) throws(StreamUpError) -> SpoolStorage {
         guard capacity > 0 else { throw StreamUpError(.invalidConfiguration, "the spool needs a positive size") }
-        if mkdir(directory, 0o700) == 0 {
-            _ = chmod(directory, 0o700)  // whatever the umask
-        } else if errno != EEXIST {
-            throw StreamUpError(.io, "cannot create spool directory \(directory)", errno: errno)
-        }
+        try PrivateDirectory.make(directory, "cannot create spool directory \(directory)")
         guard let lock = try LockFile.take("\(directory)/lock", "cannot open \(directory)/lock") else {
             throw StreamUpError(.io, "spool \(directory) is in use by another streamup process")
         }
