@@ -126,7 +126,7 @@ import Testing
         try await writer.write(Array("partial".utf8))
         let readable = Task { await buffer.waitUntilReadable(from: 0) }
         // Given: the waiter is parked at the partial record, not woken by it.
-        try #require(await eventually { buffer.withState { $0.readableWaiters.count } == 1 })
+        try #require(await eventually { buffer.withState { $0.readableWaitOffsets.count } == 1 })
         try await writer.write(Array(" line\n".utf8))
         await readable.value
         #expect(buffer.withState { $0.boundary } == 13)
