@@ -420,7 +420,7 @@ struct ReplayLog<Wake> {
         switch wait {
         case .turn: false
         case .readable(let offset, let start, let deadline):
-            isReadable(from: offset, start: start) || (deadline != nil && now != nil && now! >= deadline!)
+            if let deadline, let now, now >= deadline { true } else { isReadable(from: offset, start: start) }
         case .acknowledged(let offset): acknowledged >= offset || failure != nil
         case .liveInput: written > acknowledged || inputEnded || failure != nil
         }
@@ -428,6 +428,9 @@ struct ReplayLog<Wake> {
 
     /// After a change: wakes the writers the line lets go on and the waiters whose wait is over.
     private mutating func settle(_ actions: inout Actions) {
+        assert(
+            acknowledged <= boundary && boundary <= written && written - acknowledged <= capacity,
+            "cursors out of order: \(acknowledged) \(boundary) \(written)")
         guard !waiters.isEmpty else { return }
         for (waiterID, outcome) in writers.settle(free: free, closed: isClosed) {
             guard let index = waiters.firstIndex(where: { $0.id == waiterID }) else { continue }
