@@ -18,8 +18,6 @@ enum HeartbeatRunner {
 
     static func run(_ options: HeartbeatOptions) async -> Int32 {
         let stop = HeartbeatStop()
-        let producer = HeartbeatProducer(
-            every: options.every, count: options.count, fields: options.fields.map { ($0.name, $0.value) }, stop: stop)
         let formatter: RecordFormatter?
         do {
             formatter = try options.upload.recordFormatter()
@@ -27,20 +25,18 @@ enum HeartbeatRunner {
             Terminal.error("heartbeat: \(error)")
             return ExitStatus.usage
         }
+        // With --format, the heartbeat formats its own lines (in its task, before writing them).
+        let producer = HeartbeatProducer(
+            every: options.every, count: options.count, fields: options.fields.map { ($0.name, $0.value) }, stop: stop,
+            formatting: formatter.map { LineFormatting($0) })
         guard !options.command.isEmpty else {
             return await UploadRunner.withTarget(options.upload) { url in
-                guard let formatter else { return await beat(producer, options, to: url, stop: stop) }
-                return await beat(FormattingProducer(producer, formatter: formatter), options, to: url, stop: stop)
+                await beat(producer, options, to: url, stop: stop)
             }
         }
         var jobStatus: Int32?
         let uploadStatus = await UploadRunner.withTarget(options.upload) { url in
-            let ran =
-                if let formatter {
-                    await runJob(options, producer: FormattingProducer(producer, formatter: formatter), stop: stop, to: url)
-                } else {
-                    await runJob(options, producer: producer, stop: stop, to: url)
-                }
+            let ran = await runJob(options, producer: producer, stop: stop, to: url)
             jobStatus = ran.job
             return ran.upload
         }

@@ -31,6 +31,18 @@ import Testing
         }
     }
 
+    /// `--format json`: the heartbeat formats each beat where it makes it; every record is the
+    /// beat with the formatter's `time` added, in order, none lost.
+    @Test func formattedBeatsAreWholeRecordsInOrder() async throws {
+        try await withSink(configure: { $0.keepBodiesInMemory = true }) { sink, _ in
+            let child = try StreamupProcess(["heartbeat", "--every", "20ms", "--count", "4", "--format", "json", sink.url.absoluteString])
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+            let beats = try sink.requests.flatMap { try records($0.body ?? []) }
+            #expect(beats.map { $0["seq"] as? Int } == [1, 2, 3, 4])
+            #expect(beats.allSatisfy { $0["time"] is String && $0["ts"] is String })
+        }
+    }
+
     /// Heartbeats take the delivery options like stdin: with `--resumable` through a sink that
     /// cuts a connection every 300 bytes, all beats arrive once, in order.
     @Test func beatsSurviveCutsInResumableMode() async throws {

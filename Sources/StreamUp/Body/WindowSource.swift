@@ -37,7 +37,8 @@ extension WindowSource: Sendable {}
 /// splits of over-long records, or after any byte (``RecordMode/rawBytes``). Scans the stored
 /// bytes, which happens about once per segment (when the next records overshoot its size).
 ///
-/// Thread safety: used under the replay buffer's lock, for bytes below its boundary.
+/// Thread safety: a value type used by one cutting task, outside the buffer's lock, for held
+/// bytes from the cut's start to the boundary it was given, which the writer does not touch.
 struct BufferBoundaries: RecordBoundaryFinder {
     let storage: any ReplayStorage
     let records: RecordMode

@@ -3,7 +3,8 @@ import Foundation
 /// The blocking form of ``StreamWriter`` for a producer running on its own thread: it writes in
 /// line with the writer's other writers (tasks or threads), each write whole.
 ///
-/// Thread safety: confined to the producer's thread; its waits sleep on the buffer's lock.
+/// Thread safety: confined to the producer's thread; its waits park the thread on a condition
+/// of its own, entered in the buffer's waiter table and woken after the buffer's lock is released.
 package struct BlockingStreamWriter: Sendable {
     let buffer: ReplayBuffer
     /// This thread's name in the buffer's line of writers.

@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -15,8 +17,10 @@ import Darwin
 /// the network (a followed log) keeps about a segment resident, not the whole ring.
 ///
 /// Thread safety: see ``ReplayStorage``; the block is mapped once and never moves.
-/// `released` belongs to ``acknowledge(upTo:releasingBelow:written:)``, which the buffer calls
-/// one at a time, before the writer may reuse the acknowledged room.
+/// `released` is a `Mutex` of its own, held across the `madvise` of
+/// ``acknowledge(upTo:releasingBelow:written:)`` so that two acknowledgers (the delivery task,
+/// the checkpoint task) drop pages one at a time and each returns only once the pages below its
+/// offset are dropped, before the buffer lets the writer reuse that room. Nothing else takes it.
 final class MemoryReplayStorage: ReplayStorage, @unchecked Sendable {
     let capacity: Int
     var isDurable: Bool { false }
@@ -26,7 +30,7 @@ final class MemoryReplayStorage: ReplayStorage, @unchecked Sendable {
     private let pageSize: Int
     /// The acknowledged offset last told: the bytes acknowledged after it are the ones whose
     /// pages the next call may hand back (earlier ones were, or were left to the writer).
-    private var released = 0
+    private let released = Mutex(0)
 
     init(capacity: Int) {
         precondition(capacity > 0, "a replay buffer needs room")
@@ -66,17 +70,20 @@ final class MemoryReplayStorage: ReplayStorage, @unchecked Sendable {
     /// and the writer cannot reach them until the buffer moves its acknowledged offset, which it
     /// does after this returns.
     func acknowledge(upTo offset: Int, releasingBelow releasable: Int, written: Int) {
-        guard offset > released else { return }
-        let start = max(released, offset - capacity)
-        released = offset
-        guard written - offset <= capacity / 4 else { return }
-        let first = start % capacity
-        let count = offset - start
-        if first + count <= capacity {
-            dropPages(first..<(first + count))
-        } else {
-            dropPages(first..<capacity)
-            dropPages(0..<(first + count - capacity))
+        released.withLock { released in
+            // An older acknowledgement that arrives after a newer one has nothing left to do.
+            guard offset > released else { return }
+            let start = max(released, offset - capacity)
+            released = offset
+            guard written - offset <= capacity / 4 else { return }
+            let first = start % capacity
+            let count = offset - start
+            if first + count <= capacity {
+                dropPages(first..<(first + count))
+            } else {
+                dropPages(first..<capacity)
+                dropPages(0..<(first + count - capacity))
+            }
         }
     }
 

@@ -7,94 +7,60 @@ import Glibc
 import Darwin
 #endif
 
-/// The one buffer of an upload: producers write into it, and either each segment request
-/// reads a window of it and bytes stay until the server acknowledges them (acknowledged
-/// segments), or one live request reads it as a stream and each byte is released as the
-/// connection takes it (``readLive(into:blocking:)``, one chunked request).
+/// The one buffer of an upload: producers write into it, and either segment requests read
+/// windows of it and bytes stay until the server acknowledges them (acknowledged segments), or
+/// one live request reads it as a stream and each byte is released as the connection takes it
+/// (``readLive(into:blocking:)``, one chunked request).
 ///
-///     acknowledged           boundary         written
-///          |== unacknowledged, complete records ==|-- partial record --|.... free ....|
-///          ^ freed by acknowledgements            ^ readable up to here               ^ acknowledged + capacity
-///     invariant: acknowledged <= boundary <= written <= acknowledged + capacity
+/// The buffer is a thin shell around a pure state machine, ``ReplayLog``, which holds every
+/// cursor, the writers' line and the one table of waiters, and answers each event with the
+/// actions to take. The shell owns one lock (`lock`, guarding `log`, `timer` and
+/// `droppedAtStop`), asks the log under it, and carries out the actions after leaving it:
+/// it resumes task continuations, wakes parked threads, tells the storage, arms the timer.
+/// It does no I/O under the lock: bytes are copied in and out, record ends found and storage
+/// calls made outside it, over ranges the cursors keep apart.
 ///
 /// - Writing: any number of writers (tasks and threads, through one ``StreamWriter``) take
 ///   turns in one line (`WriterLine`): the writer whose turn it is fills free space in place;
 ///   with a full buffer it waits, keeping its turn, until an acknowledgement (or a live read)
-///   frees the bytes it needs (acknowledgements come once per request, so there is no storm).
-///   Record boundaries are found as bytes are written (``RecordMode``); a record that grows
-///   past `maxRecord` is split there, and counted.
-/// - Cutting: the delivery task cuts each segment from the acknowledged offset, whole records
-///   only, as far as its ``SegmentPlan`` allows (``cutSegment(from:limits:)``), suspending (never
-///   blocking a thread) until there is a record, the input ends, the buffer fails, or the plan's
-///   deadline; then reads the cut bytes through ``WindowSource``, which never waits.
-/// - Acknowledging: frees the bytes below an offset, wakes a waiting producer, and returns the
-///   source positions the freed bytes stand for (``SourceIndex``).
-/// - Reading live (one request): the request's reader (URLSession's thread) blocks until there
+///   frees the bytes it needs. The writer finds the record ends in the bytes it just filled,
+///   before publishing them (``RecordMode``); a record that grows past `maxRecord` is split
+///   there, and counted.
+/// - Cutting: the delivery task cuts segments of whole records, as far as its ``SegmentPlan``
+///   allows (``cutSegment(from:limits:)``), from the acknowledged offset or from the end of a
+///   segment still in flight (several disjoint ranges above the acknowledged offset may be in
+///   flight at once), suspending (never blocking a thread) until there is a record past its
+///   offset, the input ends, the buffer fails, or the plan's deadline; then reads the cut
+///   bytes through ``WindowSource``, which never waits. The search for record ends reads the
+///   storage outside the lock: the bytes between the cut's start and the boundary are not
+///   touched by the writer while they are held.
+/// - Deadlines: a readable wait may carry a deadline on `clock`; the shell keeps one timer
+///   task, for the earliest deadline waited for (``ReplayLog/Timer``), so a manual clock
+///   drives them in tests.
+/// - Acknowledging: tells the storage first (outside the lock; a storage orders its own
+///   acknowledgements), then frees the bytes below an offset, wakes whoever that concerns,
+///   and returns the source positions the freed bytes stand for (``SourceIndex``).
+/// - Reading live (one request): the request's reader (URLSession's thread) parks until there
 ///   is a byte, the end or a failure, takes the bytes from the acknowledged offset and
-///   acknowledges them at once: nothing can be sent again. A waiting writer is woken once
-///   `spaceWatermark` bytes are free, so one wake-up refills a good part of the buffer.
+///   acknowledges them at once: nothing can be sent again.
 ///
-/// Bytes are copied in and out outside the lock: the writer whose turn it is only touches free
-/// space and readers only touch unacknowledged bytes below the boundary, which the cursors
-/// (changed under the lock) keep apart.
-///
-/// Thread safety: every mutable field is in `state`, guarded by `lock` (an `NSCondition`, on
-/// which a live reader and writer threads waiting in line sleep); writers in turn, one delivery
-/// task that cuts and reads (or one live reading thread), acknowledgements and waits from any
-/// task. Continuations are resumed after the lock is released.
+/// Thread safety: `@unchecked Sendable` because `log`, `timer` and `droppedAtStop` are guarded
+/// by `lock`, which is never held while a continuation is resumed, a thread is woken, a
+/// callback runs or the storage is called.
 package final class ReplayBuffer: @unchecked Sendable {
-    /// Everything that changes, guarded by `lock`.
-    struct State {
-        var acknowledged: Int
-        var written: Int
-        var boundary: Int
-        /// Boundaries made by splitting over-long records, above `acknowledged`, ascending.
-        var splits: [Int] = []
-        var splitRecords = 0
-        var inputEnded = false
-        /// The input itself ended, not a stop: a last record without `\n` is whole.
-        var inputReachedEnd = false
-        /// A producer's write is between committing its bytes and counting them.
-        var writing = false
-        /// A stop dropped the unfinished record: bytes read after it are not taken.
-        var stoppedDropping = false
-        /// A stop came during a write: that write drops the unfinished record when it ends.
-        var dropsUnfinishedAfterWrite = false
-        var failure: StreamUpError?
-        /// A live reader sleeps on `lock` until a write, the end or a failure.
-        var readerWaiting = false
-        /// The writers: whose turn it is, who waits for it or for space.
-        var writers = WriterLine<WriterWaiter>()
-        /// What became of each parked writer thread that was woken (it sleeps on `lock`).
-        var threadOutcomes: [Int: WriterLine<WriterWaiter>.Outcome] = [:]
-        /// Writer threads whose producer was cancelled: their waits end at once.
-        var cancelledThreads: Set<Int> = []
-        /// Writer threads sleeping on `lock`.
-        var parkedThreads = 0
-        var readableWaiters: [ReadableWaiter] = []
-        var nextWaiterID = 0
-        var acknowledgedWaiters: [(offset: Int, continuation: CheckedContinuation<Void, Never>)] = []
-        var index = SourceIndex()
-        var pausedSince: ContinuousClock.Instant?
-        var pauses = 0
-        var pausedTime: Duration = .zero
-        /// Newlines written in this run (lines mode only): the lines read, for `--metrics`.
-        var lines = 0
-        /// When the held bytes were written, for the age of the oldest (`--metrics`).
-        var writeTimes = WriteTimes()
-    }
+    typealias Log = ReplayLog<Wake>
 
-    /// How a writer waiting in line is woken: a task's continuation, or a thread parked on `lock`.
-    enum WriterWaiter {
-        case task(CheckedContinuation<Void, Error>)
-        case thread(id: Int)
-    }
+    /// How a waiter of the log is woken: a task's continuation, or a parked thread.
+    enum Wake: Sendable {
+        case task(CheckedContinuation<LogWakeup, Never>)
+        case thread(ParkedThread)
 
-    /// A task suspended in ``waitUntilReadable(from:until:)``.
-    struct ReadableWaiter {
-        var id: Int
-        var offset: Int
-        var continuation: CheckedContinuation<Void, Never>
+        func resume(_ wakeup: LogWakeup) {
+            switch self {
+            case .task(let continuation): continuation.resume(returning: wakeup)
+            case .thread(let thread): thread.wake(wakeup)
+            }
+        }
     }
 
     let storage: any ReplayStorage
@@ -110,14 +76,13 @@ package final class ReplayBuffer: @unchecked Sendable {
     /// What segment deadlines are measured on (write times and pauses stay on the continuous
     /// clock: they are reported as real ages).
     let clock: UploadClock
-    private let lock = NSCondition()
-    private var state: State
+    private let lock = NSLock()
+    /// The state machine; guarded by `lock`.
+    private var log: Log
+    /// The deadline timer: the generation it was made for and its task; guarded by `lock`.
+    private var timer: (generation: Int, task: Task<Void, Never>?) = (0, nil)
     /// Guarded by `lock`, see ``onDroppedAtStop``.
     private var droppedAtStop: (@Sendable (Int) -> Void)?
-    /// Serializes acknowledgements to the storage (the delivery task and the checkpoint task).
-    private let releasing = NSLock()
-    /// The acknowledged offset the storage was last given, guarded by `releasing`.
-    private var toldStorage: Int
 
     /// A buffer over `storage`, which already holds the bytes `acknowledged..<written` (a
     /// recovered spool; both 0 for a new stream).
@@ -135,20 +100,18 @@ package final class ReplayBuffer: @unchecked Sendable {
         tracksSources: Bool = false, keepsSourceEntries: Bool = true, spaceWatermark: Int = 1, clock: UploadClock = .continuous
     ) {
         precondition(maxRecord > 0 && maxRecord <= storage.capacity, "a record must fit in the buffer")
-        precondition(0 <= acknowledged && acknowledged <= written && written - acknowledged <= storage.capacity, "held bytes exceed the storage")
         self.storage = storage
         self.records = records
         self.maxRecord = maxRecord
         self.producerStart = written
-        self.toldStorage = acknowledged
         self.tracksSources = tracksSources
         self.spaceWatermark = max(1, min(spaceWatermark, storage.capacity))
         self.clock = clock
-        // What an earlier run left is whole records: its requests ended on boundaries.
-        self.state = State(acknowledged: acknowledged, written: written, boundary: written)
-        self.state.index = SourceIndex(keepsEntries: keepsSourceEntries)
-        // What an earlier run left is at least as old as this run.
-        if written > acknowledged { self.state.writeTimes.wrote(at: acknowledged, time: .now) }
+        // What an earlier run left is whole records (its requests ended on boundaries), and at
+        // least as old as this run.
+        self.log = Log(
+            capacity: storage.capacity, records: records, acknowledged: acknowledged, written: written, tracksSources: tracksSources,
+            index: SourceIndex(keepsEntries: keepsSourceEntries), heldSince: .now)
     }
 
     /// A buffer in memory holding at most `capacity` bytes.
@@ -167,12 +130,36 @@ package final class ReplayBuffer: @unchecked Sendable {
         ReplayBuffer(capacity: capacity, spaceWatermark: min(capacity / 4, 256 * 1024))
     }
 
+    deinit { timer.task?.cancel() }
+
     var capacity: Int { storage.capacity }
 
-    func withState<T, Failure: Error>(_ body: (inout State) throws(Failure) -> T) throws(Failure) -> T {
+    /// Reads the log under the lock.
+    func withState<T>(_ body: (Log) throws -> T) rethrows -> T {
         lock.lock()
         defer { lock.unlock() }
-        return try body(&state)
+        return try body(log)
+    }
+
+    /// Runs an event of the log under the lock.
+    private func locked<T, Failure: Error>(_ event: (inout Log) throws(Failure) -> T) throws(Failure) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try event(&log)
+    }
+
+    /// Runs an event of the log under the lock, then carries out its actions after unlocking.
+    private func act(_ event: (inout Log) -> Log.Actions) {
+        perform(locked(event))
+    }
+
+    /// Carries out what the log asked for (never under the lock): the storage first, then the
+    /// timer, then the waiters.
+    private func perform(_ actions: Log.Actions) {
+        if let dropped = actions.dropped, !dropped.isEmpty { discard(dropped) }
+        if let end = actions.inputEndedAt { storage.inputEnded(at: end) }
+        if let timer = actions.timer { keep(timer) }
+        for (wake, wakeup) in actions.wake { wake.resume(wakeup) }
     }
 
     /// Offset of the first byte not yet acknowledged.
@@ -191,16 +178,17 @@ package final class ReplayBuffer: @unchecked Sendable {
     /// How long ago the oldest unacknowledged byte was written (at most ``WriteTimes/granularity``
     /// more than the truth); zero when every byte is acknowledged.
     func oldestHeldAge(now: ContinuousClock.Instant = .now) -> Duration {
-        withState { state in
-            guard state.written > state.acknowledged, let time = state.writeTimes.time(of: state.acknowledged) else { return .zero }
+        withState { log in
+            guard log.written > log.acknowledged, let time = log.writeTimes.time(of: log.acknowledged) else { return .zero }
             return max(.zero, now - time)
         }
     }
     /// How often the producer found the buffer full, and for how long it waited in all.
     var pauses: (count: Int, time: Duration) {
-        withState { state in
-            let ongoing = state.pausedSince.map { ContinuousClock.now - $0 } ?? .zero
-            return (state.pauses, state.pausedTime + ongoing)
+        let now = ContinuousClock.now
+        return withState { log in
+            let ongoing = log.pausedSince.map { now - $0 } ?? .zero
+            return (log.pauses, log.pausedTime + ongoing)
         }
     }
 
@@ -212,28 +200,14 @@ package final class ReplayBuffer: @unchecked Sendable {
     /// Only the writer whose turn it is calls it; it never waits, apart from what `fill` does.
     /// - Throws: the buffer's failure (or its end) instead of calling `fill`; what `fill` threw.
     func withWritableSpace(maxLength: Int, mark: SourceMark?, _ fill: (UnsafeMutableRawBufferPointer) throws -> Int) throws -> Int? {
-        let (offset, free, boundary) = try withState { state throws(StreamUpError) -> (Int, Int, Int) in
-            if let failure = state.failure { throw failure }
-            guard !state.inputEnded else { throw Self.ended }
-            let free = storage.capacity - (state.written - state.acknowledged)
-            if free == 0 {
-                if state.pausedSince == nil {
-                    state.pausedSince = .now
-                    state.pauses += 1
-                }
-            } else if let since = state.pausedSince {
-                state.pausedTime += ContinuousClock.now - since
-                state.pausedSince = nil
-            }
-            return (state.written, free, state.boundary)
-        }
+        let started = ContinuousClock.now
+        let (offset, free, boundary) = try locked { log throws(StreamUpError) in try log.reserve(now: started) }
         if free == 0 { return nil }
         // The last lock of a counted write settles what a stop owes; only an early end (nothing
         // read, a failed commit, a read after a stop) takes the lock again for it.
         var settled = false
         defer {
-            // A write that ended early still owes a stop its drop.
-            if !settled { settleEarlyEnd() }
+            if !settled { act { $0.endedEarly() } }
         }
         let space = storage.writableSpace(at: offset, maxLength: min(maxLength, free))
         let count = try fill(space)
@@ -241,20 +215,17 @@ package final class ReplayBuffer: @unchecked Sendable {
         guard count > 0 else { return 0 }
         // A read that returned after a stop dropped the unfinished record: its bytes would
         // continue a record no longer there.
-        let afterStop = withState { state -> Bool in
-            if state.stoppedDropping { return true }
-            state.writing = true
-            return false
-        }
-        if afterStop {
+        guard locked({ $0.beginCommit() }) else {
             onDroppedAtStop?(count)
             throw Self.ended
         }
+        // The record ends are found in the bytes just filled, before they are published.
+        let filled = UnsafeRawBufferPointer(rebasing: space[..<count])
         let found =
             records == .lines
-            ? Self.boundaries(in: UnsafeRawBufferPointer(rebasing: space[..<count]), at: offset, after: boundary, maxRecord: maxRecord)
+            ? Self.boundaries(in: filled, at: offset, after: boundary, maxRecord: maxRecord)
             : (boundary: offset + count, splits: [])
-        let lines = records == .lines ? Self.newlineCount(in: UnsafeRawBufferPointer(rebasing: space[..<count])) : 0
+        let lines = records == .lines ? Self.newlineCount(in: filled) : 0
         let now = ContinuousClock.now
         do throws(StreamUpError) {
             try storage.commit(space, count: count, at: offset, mark: mark)
@@ -262,42 +233,21 @@ package final class ReplayBuffer: @unchecked Sendable {
             failWriting(error)
             throw error
         }
-        let (waiters, dropped) = withState { state -> ([CheckedContinuation<Void, Never>], Range<Int>?) in
-            state.written += count
-            state.boundary = found.boundary
-            state.splits += found.splits
-            state.splitRecords += found.splits.count
-            state.lines += lines
-            state.writeTimes.wrote(at: offset, time: now)
-            if tracksSources, let mark { state.index.append(at: offset, count: count, mark: mark) }
-            let dropped = state.dropsUnfinishedAfterWrite ? Self.dropUnfinished(&state) : nil
-            state.writing = false
-            if state.readerWaiting { lock.broadcast() }
-            return (takeReadableWaiters(&state), dropped)
+        let actions = locked { log in
+            log.committed(count: count, at: offset, boundary: found.boundary, splits: found.splits, lines: lines, now: now, mark: mark)
         }
         settled = true
-        if let dropped { discard(dropped) }
-        for waiter in waiters { waiter.resume() }
+        perform(actions)
         return count
-    }
-
-    /// A write that ended before counting its bytes: no longer writing, and the drop a stop
-    /// asked for during it is done now.
-    private func settleEarlyEnd() {
-        let dropped = withState { state -> Range<Int>? in
-            state.writing = false
-            return state.dropsUnfinishedAfterWrite ? Self.dropUnfinished(&state) : nil
-        }
-        if let dropped { discard(dropped) }
     }
 
     func skip(_ mark: SourceMark) {
         guard tracksSources else { return }
-        withState { state in state.index.skip(at: state.written, mark: mark) }
+        locked { $0.skip(mark) }
     }
 
     var writableCount: Int {
-        withState { isClosed($0) ? 0 : free($0) }
+        withState { $0.isClosed ? 0 : $0.free }
     }
 
     var failure: StreamUpError? { withState { $0.failure } }
@@ -318,47 +268,15 @@ package final class ReplayBuffer: @unchecked Sendable {
     /// positions are saved (`tracksSources`): those bytes are where the saved position stands.
     func finishWriting(stopped: Bool = false) {
         // The drop is said before the end is seen: a run that ends at once must not end first.
-        let dropping = withState { state -> Range<Int>? in
-            guard stopped, !state.inputEnded, records == .lines, !tracksSources, !state.writing else { return nil }
-            state.stoppedDropping = true
-            let end = max(state.boundary, state.splits.last ?? state.boundary)
-            return end..<state.written
-        }
+        let dropping = locked { $0.stopDropping(stopped: stopped) }
         if let dropping, !dropping.isEmpty { discard(dropping) }
-        var end: Int?
-        change { state in
-            if !state.inputEnded && !stopped {
-                end = state.written
-                state.inputReachedEnd = true
-            }
-            let dropsUnfinished = stopped && !state.inputEnded && records == .lines && !tracksSources
-            state.inputEnded = true
-            if let dropping {
-                state.written = dropping.lowerBound
-            } else if !dropsUnfinished {
-                state.boundary = state.written
-            } else {
-                // A commit is under way: it drops the unfinished record when it ends.
-                state.stoppedDropping = true
-                state.dropsUnfinishedAfterWrite = true
-            }
-        }
-        if let end { storage.inputEnded(at: end) }
+        act { $0.finish(stopped: stopped, dropping: dropping) }
     }
 
     /// Who hears how many bytes of an unfinished record a stop dropped.
     var onDroppedAtStop: (@Sendable (Int) -> Void)? {
-        get { withState { _ in droppedAtStop } }
-        set { withState { _ in droppedAtStop = newValue } }
-    }
-
-    /// Takes the bytes after the last record end out of the buffer; nil when there are none.
-    private static func dropUnfinished(_ state: inout State) -> Range<Int>? {
-        state.dropsUnfinishedAfterWrite = false
-        let end = max(state.boundary, state.splits.last ?? state.boundary)
-        guard state.written > end else { return nil }
-        defer { state.written = end }
-        return end..<state.written
+        get { locked { _ in droppedAtStop } }
+        set { locked { _ in droppedAtStop = newValue } }
     }
 
     /// Tells the storage and ``onDroppedAtStop`` about bytes a stop dropped (outside the lock).
@@ -372,20 +290,7 @@ package final class ReplayBuffer: @unchecked Sendable {
 
     /// Fails the buffer (the first failure wins): writes, reads and waits end with it.
     func failWriting(_ error: StreamUpError) {
-        change { state in
-            if state.failure == nil { state.failure = error }
-        }
-    }
-
-    /// Runs `body` under the lock, then wakes whoever the change concerns (outside the lock).
-    private func change(_ body: (inout State) -> Void) {
-        let (readable, acknowledged, writers) = withState { state in
-            body(&state)
-            if state.readerWaiting { lock.broadcast() }
-            return (takeReadableWaiters(&state), takeAcknowledgedWaiters(&state), settleWriters(&state))
-        }
-        resume(writers)
-        for waiter in readable + acknowledged { waiter.resume() }
+        act { $0.fail(error) }
     }
 
     // MARK: Writers' turns
@@ -395,7 +300,7 @@ package final class ReplayBuffer: @unchecked Sendable {
 
     /// A new writer's name in the line.
     func newWriterID() -> Int {
-        withState { $0.writers.newID() }
+        locked { $0.newWriterID() }
     }
 
     /// Takes the turn for writer `id` once `needs` bytes are free, waiting in line behind the
@@ -406,132 +311,77 @@ package final class ReplayBuffer: @unchecked Sendable {
     ///   cancelled while in line (it then holds no turn).
     func takeTurn(_ id: Int, needs: Int, refill: Int? = nil, quick: Bool) async throws {
         if try arrive(id, needs: needs, quick: quick) { return }
-        let needs = max(needs, refill ?? needs)
-        try await waitInLine(id) { state, waiter in state.writers.enqueue(.init(id: id, needs: needs, patience: .waits, waiter: waiter)) }
+        try await waitInLine(id, needs: max(needs, refill ?? needs), holding: false)
     }
 
     /// The holder `id` waits, keeping its turn, until `needs` bytes are free.
     /// - Throws: the buffer's failure (or its end); `CancellationError` when cancelled.
     func waitForSpace(_ id: Int, needs: Int) async throws {
-        try await waitInLine(id) { state, waiter in state.writers.waitForSpace(.init(id: id, needs: needs, patience: .waits, waiter: waiter)) }
+        try await waitInLine(id, needs: needs, holding: true)
     }
 
-    /// Suspends the calling task in line (`enter` puts it there) until the line wakes it.
-    private func waitInLine(_ id: Int, _ enter: @escaping (inout State, WriterWaiter) -> Void) async throws {
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
-                let woken = withState { state -> [(waiter: WriterWaiter, outcome: WriterLine<WriterWaiter>.Outcome)]? in
-                    // Checked under the lock: a cancel handler that already ran found nothing to
-                    // take out of the line, so this writer must not enter it.
-                    if Task.isCancelled { return nil }
-                    enter(&state, .task(continuation))
-                    return settleWriters(&state)
+    /// Suspends the calling task in line until the line wakes it.
+    private func waitInLine(_ id: Int, needs: Int, holding: Bool) async throws {
+        let wakeup = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<LogWakeup, Never>) in
+                // Checked under the lock: a cancel handler that already ran found nothing to
+                // take out of the line, so this writer must not enter it.
+                act { log in
+                    log.enterLine(id, needs: needs, patience: .waits, holding: holding, wake: .task(continuation), cancelled: Task.isCancelled)
                 }
-                guard let woken else { return continuation.resume(throwing: CancellationError()) }
-                resume(woken)
             }
         } onCancel: {
-            let waiter = withState { $0.writers.remove(id) }
-            if case .task(let continuation) = waiter { continuation.resume(throwing: CancellationError()) }
+            act { $0.cancelWriter(id, forever: false) }
         }
+        try check(wakeup)
     }
 
-    /// Takes the turn for the thread writer `id` once `needs` bytes are free, sleeping in line.
+    /// Takes the turn for the thread writer `id` once `needs` bytes are free, parked in line.
     /// - Throws: the buffer's failure (or its end); `CancellationError` once the thread's
     ///   producer was cancelled (``cancelThreadWriter(_:)``).
     func takeTurnBlocking(_ id: Int, needs: Int, refill: Int? = nil, quick: Bool) throws {
         if try arrive(id, needs: needs, quick: quick) { return }
-        try parkInLine(id, needs: max(needs, refill ?? needs), patience: .waits, holding: false)
+        try check(park(id, needs: max(needs, refill ?? needs), patience: .waits, holding: false))
     }
 
-    /// The thread writer `id`, holding the turn, sleeps until `needs` bytes are free.
+    /// The thread writer `id`, holding the turn, parks until `needs` bytes are free.
     func waitForSpaceBlocking(_ id: Int, needs: Int) throws {
-        try parkInLine(id, needs: needs, patience: .waits, holding: true)
+        try check(park(id, needs: needs, patience: .waits, holding: true))
     }
 
     /// Takes the turn for a writer of `needs` bytes that must not wait for space: at once, or
-    /// after the writers ahead that only copy (the calling thread sleeps that long, as on a
+    /// after the writers ahead that only copy (the calling thread parks that long, as on a
     /// lock). Returns `.granted`, `.full`, `.busy` or `.closed`; never `.queued`.
-    func tryTakeTurn(_ id: Int, needs: Int) -> WriterLine<WriterWaiter>.Outcome {
-        let outcome = withState { state in
-            state.writers.arrive(id, needs: needs, patience: .brief, quick: true, free: free(state), closed: isClosed(state))
-        }
+    func tryTakeTurn(_ id: Int, needs: Int) -> WriterLine<Int>.Outcome {
+        let now = ContinuousClock.now
+        let outcome = locked { $0.arrive(id, needs: needs, patience: .brief, quick: true, now: now) }
         guard outcome == .queued else { return outcome }
-        let entry = WriterLine<WriterWaiter>.Entry(id: id, needs: needs, patience: .brief, waiter: .thread(id: id))
-        return sleepInLine(id) { $0.writers.enqueue(entry) }.outcome ?? .closed
+        if case .turn(let outcome) = park(id, needs: needs, patience: .brief, holding: false) { return outcome }
+        return .closed
     }
 
-    /// Puts the thread writer `id` in line and sleeps until the line wakes it.
-    private func parkInLine(_ id: Int, needs: Int, patience: WriterLine<WriterWaiter>.Patience, holding: Bool) throws {
-        let entry = WriterLine<WriterWaiter>.Entry(id: id, needs: needs, patience: patience, waiter: .thread(id: id))
-        let (outcome, failure) = sleepInLine(id) { state in
-            if holding { state.writers.waitForSpace(entry) } else { state.writers.enqueue(entry) }
-        }
-        switch outcome {
-        case .granted: return
-        case nil: throw CancellationError()
-        case .closed, .queued, .full, .busy: throw failure ?? Self.ended
-        }
-    }
-
-    /// Puts the thread writer `id` in line (`enter`), resumes the tasks that settles (outside the
-    /// lock), and sleeps until the line wakes it. Returns its outcome (nil: its producer was
-    /// cancelled, and it is out of the line) and the buffer's failure then.
-    private func sleepInLine(_ id: Int, enter: (inout State) -> Void) -> (outcome: WriterLine<WriterWaiter>.Outcome?, failure: StreamUpError?) {
-        lock.lock()
-        defer { lock.unlock() }
-        if state.cancelledThreads.contains(id) { return (nil, state.failure) }
-        enter(&state)
-        let tasks = settleWriters(&state)
-        if !tasks.isEmpty {
-            // Continuations are resumed outside the lock; this thread's outcome is kept meanwhile.
-            lock.unlock()
-            resume(tasks)
-            lock.lock()
-        }
-        return (sleepUntilWoken(id), state.failure)
-    }
-
-    /// Sleeps on `lock` (held) until the thread writer `id` is woken; nil when its producer was
-    /// cancelled first (it is then out of the line).
-    private func sleepUntilWoken(_ id: Int) -> WriterLine<WriterWaiter>.Outcome? {
-        state.parkedThreads += 1
-        defer { state.parkedThreads -= 1 }
-        while state.threadOutcomes[id] == nil && !state.cancelledThreads.contains(id) {
-            lock.wait()
-        }
-        if let outcome = state.threadOutcomes.removeValue(forKey: id) { return outcome }
-        _ = state.writers.remove(id)
-        return nil
+    /// Puts the thread writer `id` in line and parks the calling thread until the line wakes it.
+    private func park(_ id: Int, needs: Int, patience: WriterLine<Int>.Patience, holding: Bool) -> LogWakeup {
+        let thread = ParkedThread()
+        act { $0.enterLine(id, needs: needs, patience: patience, holding: holding, wake: .thread(thread)) }
+        return thread.wait()
     }
 
     /// Ends the waits of the thread writer `id`, now and later, with `CancellationError`.
     func cancelThreadWriter(_ id: Int) {
-        withState { state in
-            state.cancelledThreads.insert(id)
-            if state.parkedThreads > 0 { lock.broadcast() }
-        }
+        act { $0.cancelWriter(id, forever: true) }
     }
 
     /// Writer `id` gives the turn back; the next in line gets it when it can go on.
     func leaveTurn(_ id: Int) {
-        let woken = withState { state in
-            state.writers.leave(id)
-            return settleWriters(&state)
-        }
-        resume(woken)
+        act { $0.leaveTurn(id) }
     }
 
     /// Writer `id` asks for the turn: whether it got it now (false: it must wait in line).
     private func arrive(_ id: Int, needs: Int, quick: Bool) throws -> Bool {
-        let (outcome, failure) = withState { state in
-            let outcome = state.writers.arrive(id, needs: needs, patience: .waits, quick: quick, free: free(state), closed: isClosed(state))
-            // A writer that must wait for room pauses the producers (`--metrics`, progress).
-            if outcome == .queued && free(state) == 0 && state.pausedSince == nil {
-                state.pausedSince = .now
-                state.pauses += 1
-            }
-            return (outcome, state.failure)
+        let now = ContinuousClock.now
+        let (outcome, failure) = locked { log in
+            (log.arrive(id, needs: needs, patience: .waits, quick: quick, now: now), log.failure)
         }
         switch outcome {
         case .granted: return true
@@ -540,165 +390,103 @@ package final class ReplayBuffer: @unchecked Sendable {
         }
     }
 
-    /// Takes the writers that can go on out of the line (under the lock): the threads among
-    /// them get their outcome and a broadcast; the tasks are returned, to resume after unlocking.
-    private func settleWriters(_ state: inout State) -> [(waiter: WriterWaiter, outcome: WriterLine<WriterWaiter>.Outcome)] {
-        let woken = state.writers.settle(free: free(state), closed: isClosed(state))
-        var tasks: [(waiter: WriterWaiter, outcome: WriterLine<WriterWaiter>.Outcome)] = []
-        for (waiter, outcome) in woken {
-            switch waiter {
-            case .thread(let id): state.threadOutcomes[id] = outcome
-            case .task: tasks.append((waiter, outcome))
-            }
+    /// Goes on after a writer's wait: granted, or throws why not.
+    private func check(_ wakeup: LogWakeup) throws {
+        switch wakeup {
+        case .turn(.granted), .ready: return
+        case .cancelled: throw CancellationError()
+        case .turn: throw failure ?? Self.ended
         }
-        if tasks.count < woken.count { lock.broadcast() }
-        return tasks
-    }
-
-    /// Resumes the tasks the line woke (outside the lock): granted ones go on, the rest throw
-    /// the buffer's failure (or its end).
-    private func resume(_ woken: [(waiter: WriterWaiter, outcome: WriterLine<WriterWaiter>.Outcome)]) {
-        guard !woken.isEmpty else { return }
-        let failure = self.failure
-        for case (.task(let continuation), let outcome) in woken {
-            if outcome == .granted {
-                continuation.resume()
-            } else {
-                continuation.resume(throwing: failure ?? Self.ended)
-            }
-        }
-    }
-
-    private func free(_ state: State) -> Int {
-        storage.capacity - (state.written - state.acknowledged)
-    }
-
-    private func isClosed(_ state: State) -> Bool {
-        state.failure != nil || state.inputEnded
     }
 
     // MARK: Reading live (one request's side)
 
     /// Copies bytes from the acknowledged offset into `destination` and acknowledges them: the
-    /// connection has them, and nothing is sent again. A `blocking` read sleeps (this thread:
+    /// connection has them, and nothing is sent again. A `blocking` read parks (this thread:
     /// URLSession's reader, DesignNotes, platform fact 3) until a byte, the end or a failure.
     /// - Returns: the bytes copied, `.end` once the input ended and all was read, or
     ///   `.wouldBlock` (only when not `blocking`) when nothing is there yet.
     /// - Throws: the buffer's failure (a cancel, the producer's failure, the request's end).
     func readLive(into destination: UnsafeMutableRawBufferPointer, blocking: Bool) throws(StreamUpError) -> BodyRead {
-        // The wait works on `state` directly, never through an `inout` copy: the writer
-        // changes `state` while this thread sleeps and must see `readerWaiting`.
-        lock.lock()
-        while blocking && state.written == state.acknowledged && !state.inputEnded && state.failure == nil {
-            state.readerWaiting = true
-            lock.wait()
-            state.readerWaiting = false
+        while true {
+            switch withState({ $0.liveRead() }) {
+            case .failed(let failure):
+                throw failure
+            case .end:
+                return .end
+            case .nothing:
+                guard blocking else { return .wouldBlock }
+                // Woken at once when a byte came in between.
+                let thread = ParkedThread()
+                act { $0.wait($0.newWaiterID(), for: .liveInput, wake: .thread(thread)) }
+                _ = thread.wait()
+            case .bytes(let offset, let held):
+                guard !destination.isEmpty else { return .wouldBlock }
+                let count = try storage.read(at: offset, into: UnsafeMutableRawBufferPointer(rebasing: destination[..<min(destination.count, held)]))
+                acknowledge(upTo: offset + count)
+                return .bytes(count)
+            }
         }
-        let (offset, held, ended, failure) = (state.acknowledged, state.written - state.acknowledged, state.inputEnded, state.failure)
-        lock.unlock()
-        if let failure { throw failure }
-        guard held > 0, !destination.isEmpty else { return ended && held == 0 ? .end : .wouldBlock }
-        let count = try storage.read(at: offset, into: UnsafeMutableRawBufferPointer(rebasing: destination[..<min(destination.count, held)]))
-        acknowledge(upTo: offset + count)
-        return .bytes(count)
-    }
-
-    /// Sleeps until a live read would find something (a byte, the end, a failure) or `deadline`
-    /// passes; returns whether something is there. For a reader with work of its own due at a
-    /// time (a multiline record's timeout, `FormattingProducer`).
-    func waitForLiveInput(until deadline: Date) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        while state.written == state.acknowledged && !state.inputEnded && state.failure == nil {
-            state.readerWaiting = true
-            let signalled = lock.wait(until: deadline)
-            state.readerWaiting = false
-            if !signalled { return state.written > state.acknowledged || state.inputEnded || state.failure != nil }
-        }
-        return true
     }
 
     // MARK: Waiting (the delivery task's side)
 
     /// Suspends until a segment cut at `offset` would find something new: a whole record past
-    /// it, the end of the input, a full buffer, or a failure; or until `deadline` passes, or
-    /// the task is cancelled. Only the task waits: no thread blocks.
+    /// it, the end of the input, or a failure; or until `deadline` passes, or the task is
+    /// cancelled. Only the task waits: no thread blocks. Any number of tasks may wait, each
+    /// from its own offset (segments in flight at once).
     func waitUntilReadable(from offset: Int, until deadline: UploadClock.Instant? = nil) async {
-        let id = withState { state in
-            defer { state.nextWaiterID += 1 }
-            return state.nextWaiterID
-        }
-        // The deadline and a cancel resume the waiter by its id; both check under the lock, so
-        // neither can come between the check below and the waiter's entry and be missed.
-        let timer = deadline.map { deadline in
-            Task { [weak self, clock] in
-                try? await clock.sleep(until: deadline)
-                self?.resumeWaiter(id)
-            }
-        }
-        defer { timer?.cancel() }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let ready = withState { state -> Bool in
-                    if isReadable(state, from: offset) || Task.isCancelled { return true }
-                    if let deadline, clock.now >= deadline { return true }
-                    state.readableWaiters.append(ReadableWaiter(id: id, offset: offset, continuation: continuation))
-                    return false
-                }
-                if ready { continuation.resume() }
+        await waitUntilReadable(from: offset, segmentStart: offset, until: deadline)
+    }
+
+    /// ``waitUntilReadable(from:until:)`` for a segment that began at `start`: a full buffer
+    /// wakes it too when the segment holds a record (it then ends, so that its acknowledgement
+    /// frees room).
+    private func waitUntilReadable(from offset: Int, segmentStart start: Int, until deadline: UploadClock.Instant?) async {
+        await waitFor(.readable(from: offset, start: start, deadline: deadline), now: deadline == nil ? nil : clock.now)
+    }
+
+    /// Suspends until everything below `offset` is acknowledged, the buffer failed, or the task
+    /// is cancelled.
+    func waitUntilAcknowledged(_ offset: Int) async {
+        await waitFor(.acknowledged(upTo: offset), now: nil)
+    }
+
+    /// Suspends the task as a waiter for `wait` (`now`: for its deadline) until the log wakes
+    /// it or the task is cancelled.
+    private func waitFor(_ wait: Log.Wait, now: UploadClock.Instant?) async {
+        let id = locked { $0.newWaiterID() }
+        // Checked under the lock: a cancel that came before the waiter entered is seen there.
+        _ = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<LogWakeup, Never>) in
+                act { $0.wait(id, for: wait, wake: .task(continuation), now: now, cancelled: Task.isCancelled) }
             }
         } onCancel: {
-            resumeWaiter(id)
+            act { $0.cancelWait(id) }
         }
     }
 
-    private func resumeWaiter(_ id: Int) {
-        let waiter = withState { state -> ReadableWaiter? in
-            guard let index = state.readableWaiters.firstIndex(where: { $0.id == id }) else { return nil }
-            return state.readableWaiters.remove(at: index)
-        }
-        waiter?.continuation.resume()
-    }
-
-    /// Suspends until everything below `offset` is acknowledged, or the buffer failed.
-    func waitUntilAcknowledged(_ offset: Int) async {
-        await withCheckedContinuation { continuation in
-            let ready = withState { state -> Bool in
-                if state.acknowledged >= offset || state.failure != nil { return true }
-                state.acknowledgedWaiters.append((offset, continuation))
-                return false
+    /// Keeps the timer the log asked for: a task that sleeps until its deadline on `clock`,
+    /// replacing (and cancelling) the one of an older generation.
+    private func keep(_ wanted: Log.Timer) {
+        let task = wanted.deadline.map { deadline in
+            Task { [weak self, clock] in
+                do { try await clock.sleep(until: deadline) } catch { return }
+                self?.deadlinePassed(generation: wanted.generation)
             }
-            if ready { continuation.resume() }
         }
+        let stale = locked { _ -> Task<Void, Never>? in
+            // Two changes may arrive here out of order: the newer generation stays.
+            guard wanted.generation > timer.generation else { return task }
+            defer { timer = (wanted.generation, task) }
+            return timer.task
+        }
+        stale?.cancel()
     }
 
-    private func isReadable(_ state: State, from offset: Int) -> Bool {
-        state.boundary > offset || state.inputEnded || state.failure != nil
-            || state.written - state.acknowledged >= storage.capacity
-    }
-
-    private func takeReadableWaiters(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
-        guard !state.readableWaiters.isEmpty else { return [] }
-        var ready: [CheckedContinuation<Void, Never>] = []
-        var waiting: [ReadableWaiter] = []
-        for waiter in state.readableWaiters {
-            if isReadable(state, from: waiter.offset) { ready.append(waiter.continuation) } else { waiting.append(waiter) }
-        }
-        state.readableWaiters = waiting
-        return ready
-    }
-
-    private func takeAcknowledgedWaiters(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
-        guard !state.acknowledgedWaiters.isEmpty else { return [] }
-        let done = state.failure != nil
-        let acknowledged = state.acknowledged
-        var ready: [CheckedContinuation<Void, Never>] = []
-        state.acknowledgedWaiters.removeAll { waiter in
-            guard acknowledged >= waiter.offset || done else { return false }
-            ready.append(waiter.continuation)
-            return true
-        }
-        return ready
+    private func deadlinePassed(generation: Int) {
+        let now = clock.now
+        act { $0.deadlinePassed(generation: generation, now: now) }
     }
 
     // MARK: Acknowledging
@@ -710,16 +498,10 @@ package final class ReplayBuffer: @unchecked Sendable {
     /// room handed to the writer, so nothing is released under a write.
     @discardableResult
     func acknowledge(upTo offset: Int, releasingBelow releasable: Int? = nil) -> [SourceID: Int64] {
-        let (newStart, written) = withState { (min(max(offset, $0.acknowledged), $0.boundary), $0.written) }
-        tellStorage(acknowledged: newStart, releasable: min(newStart, releasable ?? newStart), written: written)
-        var positions: [SourceID: Int64] = [:]
-        change { state in
-            guard newStart > state.acknowledged else { return }
-            state.acknowledged = newStart
-            state.splits.removeAll { $0 <= newStart }
-            state.writeTimes.acknowledge(upTo: newStart)
-            if tracksSources { positions = state.index.acknowledge(upTo: newStart) }
-        }
+        let (target, written) = withState { $0.acknowledgement(upTo: offset) }
+        tellStorage(acknowledged: target, releasable: min(target, releasable ?? target), written: written)
+        let (positions, actions) = locked { $0.acknowledge(upTo: target) }
+        perform(actions)
         return positions
     }
 
@@ -730,17 +512,10 @@ package final class ReplayBuffer: @unchecked Sendable {
         tellStorage(acknowledged: acknowledged, releasable: min(offset, acknowledged), written: written)
     }
 
-    /// Storage calls happen outside the state lock (a spool writes and deletes files, a memory
-    /// ring calls `madvise`); only the delivery task (or a live reader) and the checkpoint task
-    /// make them, one at a time: `releasing` serializes them and is held across those system
-    /// calls on purpose. The storage never sees its acknowledged offset go back (two
-    /// acknowledgements may pass each other between this and the state change). No callback
-    /// runs under it, no other lock is taken inside it, and the producer never waits for it.
+    /// Storage calls happen outside the lock (a spool writes and deletes files, a memory ring
+    /// calls `madvise`); the delivery task (or a live reader) and the checkpoint task make
+    /// them, and the storage orders them itself (``ReplayStorage/acknowledge(upTo:releasingBelow:written:)``).
     private func tellStorage(acknowledged: Int, releasable: Int, written: Int) {
-        releasing.lock()
-        defer { releasing.unlock() }
-        let acknowledged = max(acknowledged, toldStorage)
-        toldStorage = acknowledged
         do throws(StreamUpError) {
             try storage.acknowledge(upTo: acknowledged, releasingBelow: releasable, written: written)
         } catch {
@@ -748,10 +523,11 @@ package final class ReplayBuffer: @unchecked Sendable {
         }
     }
 
-    /// Cuts the segment from `offset` (the acknowledged offset) that `limits` allow: whole
-    /// records, up to the size limit, the time limit (from its first byte), the record limit,
-    /// a full buffer, or the input's end (``SegmentPlan``). While the plan waits for records the
-    /// task suspends (``waitUntilReadable(from:until:)``); the producer keeps writing meanwhile.
+    /// Cuts the segment from `offset` (the acknowledged offset, or the end of a segment still
+    /// in flight) that `limits` allow: whole records, up to the size limit, the time limit
+    /// (from its first byte), the record limit, a full buffer, or the input's end
+    /// (``SegmentPlan``). While the plan waits for records the task suspends
+    /// (``waitUntilReadable(from:until:)``); the producer keeps writing meanwhile.
     /// - Returns: the stream range the segment holds (empty only when the input ended).
     /// - Throws: the buffer's failure (a cancel fails it), or `CancellationError`.
     func cutSegment(from offset: Int, limits: SegmentLimits) async throws -> Range<Int> {
@@ -766,7 +542,7 @@ package final class ReplayBuffer: @unchecked Sendable {
             case .end:
                 return offset..<position
             case .wait(let deadline):
-                await waitUntilReadable(from: plan.wakeOffset(at: position), until: deadline)
+                await waitUntilReadable(from: plan.wakeOffset(at: position), segmentStart: offset, until: deadline)
             }
         }
     }
@@ -782,19 +558,25 @@ package final class ReplayBuffer: @unchecked Sendable {
         return offset..<position
     }
 
-    /// One step of `plan` for a cut at `position`, decided under the lock. A cut that
+    /// One step of `plan` for a cut at `position`. The cursors are read under the lock; the
+    /// plan reads the storage for record ends outside it, over held bytes from the cut's start
+    /// to the boundary, which the writer does not touch (the cut starts at or above the
+    /// acknowledged offset, and only its own caller acknowledges what it cut). A cut that
     /// `seesFullBuffer` ends at a boundary when the buffer is full, so that the
     /// acknowledgement frees room.
     private func decide(_ plan: inout SegmentPlan<UploadClock.Instant>, at position: Int, seesFullBuffer: Bool)
         -> SegmentPlan<UploadClock.Instant>.Decision
     {
-        withState { state in
-            let available = SegmentPlan<UploadClock.Instant>.Available(
-                boundary: state.boundary, inputEnded: state.inputEnded,
-                bufferFull: seesFullBuffer && state.written - state.acknowledged >= storage.capacity)
-            let boundaries = BufferBoundaries(storage: storage, records: records, splits: state.splits, end: state.boundary)
-            return plan.decide(at: position, available, now: clock.now, boundaries: boundaries)
+        let now = clock.now
+        let (available, splits) = withState { log in
+            (
+                SegmentPlan<UploadClock.Instant>.Available(
+                    boundary: log.boundary, inputEnded: log.inputEnded, bufferFull: seesFullBuffer && log.isFull),
+                log.splits
+            )
         }
+        let boundaries = BufferBoundaries(storage: storage, records: records, splits: splits, end: available.boundary)
+        return plan.decide(at: position, available, now: now, boundaries: boundaries)
     }
 
     /// Hands the held bytes `range` to `body` in pieces (for a dead letter).
@@ -904,5 +686,29 @@ package final class ReplayBuffer: @unchecked Sendable {
             let found = memchr(base, 0x0A, bytes.count)
         else { return nil }
         return UnsafeRawPointer(found) - base
+    }
+}
+
+/// A thread parked until a ``ReplayLog`` waiter's wake-up: a writer in line, a live reader.
+/// The wake-up comes after the buffer's lock is released.
+///
+/// Thread safety: `wakeup` is guarded by `condition`; one thread waits, one wakes it, once.
+final class ParkedThread: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var wakeup: LogWakeup?
+
+    func wake(_ wakeup: LogWakeup) {
+        condition.lock()
+        self.wakeup = wakeup
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Parks until ``wake(_:)``; returns what it said.
+    func wait() -> LogWakeup {
+        condition.lock()
+        defer { condition.unlock() }
+        while wakeup == nil { condition.wait() }
+        return wakeup!
     }
 }

@@ -6,11 +6,13 @@
 /// so that a producer can fill the space in place: ``writableSpace(at:maxLength:)`` gives room
 /// (the ring itself, or a staging buffer), ``commit(_:count:at:mark:)`` keeps what was put there.
 ///
-/// Thread safety: one writing thread (the producer's) calls `writableSpace` and `commit`; one
-/// reading thread at a time calls `read`, for offsets between the acknowledged and the
-/// committed ones, which the writer does not touch; `release` comes from the delivery task and
-/// only frees bytes below the acknowledged offset, which nobody reads any more. The buffer's
-/// cursors keep those regions apart, so a storage needs no lock for its bytes.
+/// Thread safety: the writer whose turn it is calls `writableSpace` and `commit`; readers (the
+/// segments in flight, a live reader, a record-end search) call `read` for offsets between the
+/// acknowledged and the committed ones, which the writer does not touch; `acknowledge` comes
+/// from the delivery task and the checkpoint task, possibly at once, and only frees bytes below
+/// the acknowledged offset, which nobody reads any more. The buffer's cursors keep those
+/// regions apart, so a storage needs no lock for its bytes; it orders its own
+/// acknowledgements (the buffer calls it outside its lock).
 protocol ReplayStorage: AnyObject, Sendable {
     /// The most bytes held at once.
     var capacity: Int { get }
@@ -28,6 +30,9 @@ protocol ReplayStorage: AnyObject, Sendable {
     /// free what is below `releasable` (at most `offset`: a spool keeps bytes whose source
     /// positions are not saved yet). `written` is the buffer's written offset as it was told
     /// (`written - offset` bytes are still held; the writer may have added more since).
+    /// Two calls may come at once and in either order: a storage takes them one at a time, never
+    /// lets its acknowledged offset go back, and returns only once what it released is gone
+    /// (the buffer hands that room to the writer after this returns).
     func acknowledge(upTo offset: Int, releasingBelow releasable: Int, written: Int) throws(StreamUpError)
     /// The input ended at `offset`: a last record without `\n` there is whole.
     func inputEnded(at offset: Int)

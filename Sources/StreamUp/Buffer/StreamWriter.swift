@@ -13,8 +13,8 @@ import Foundation
 /// them. A write waiting for space keeps its turn; the writers behind it wait in line.
 ///
 /// Thread safety: every method may be called from any task or thread; the line of writers and
-/// the buffer's state are guarded by the buffer's lock, and waiting tasks are resumed after it
-/// is released.
+/// the buffer's state (its `ReplayLog`) are guarded by the buffer's one lock, and waiting tasks
+/// are resumed (waiting threads woken) after it is released.
 public final class StreamWriter: Sendable {
     let buffer: ReplayBuffer
 

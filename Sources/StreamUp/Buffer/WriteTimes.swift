@@ -7,7 +7,7 @@
 /// younger than the truth, older by less than `granularity`. At ``limit`` marks every other
 /// one is dropped (an age may then be older by more), and acknowledged marks are forgotten.
 ///
-/// Thread safety: a value type, kept in the buffer's state under its lock.
+/// Thread safety: a value type, kept in the buffer's `ReplayLog` under the buffer's lock.
 struct WriteTimes {
     typealias Instant = ContinuousClock.Instant
 

@@ -1,5 +1,6 @@
 /// The writers of one buffer, in the order they came: whose turn it is to write, and who waits
-/// for it. A pure state machine: the buffer's shell calls it under its lock and wakes the
+/// for it. A pure state machine inside the buffer's `ReplayLog`, whose waiter table holds how
+/// each writer in line is woken (`Waiter` is its waiter id there); the buffer's shell wakes the
 /// writers it returns after unlocking.
 ///
 /// A writer takes the turn, writes all of its bytes (waiting for space while it holds the turn
@@ -13,7 +14,7 @@
 /// (a holder copying bytes it has space for, other brief writers); as soon as someone ahead
 /// waits for space, or the space it needs is gone when its turn comes, it gives up.
 ///
-/// Thread safety: a value type; the buffer keeps it in the state its lock guards.
+/// Thread safety: a value type; the buffer keeps it in its `ReplayLog`, under its one lock.
 struct WriterLine<Waiter> {
     /// How long a writer stays in line.
     enum Patience: Equatable {

@@ -11,6 +11,10 @@ import Foundation
 /// The producer ends after `count` beats, or when ``HeartbeatStop/stop(final:)`` is called:
 /// then it writes the final record (waiting for space, since it must arrive) and returns.
 ///
+/// With a `LineFormatting` (`--format`), each beat's line is formatted into its record(s) by
+/// the producer itself, in its task, before it is written (the way stdin's lines are formatted
+/// on the thread that reads them): a beat and its formatted form are one write.
+///
 /// Thread safety: immutable; `produce` runs in one task. The stop handle may be used from anywhere.
 package struct HeartbeatProducer<C: Clock>: Producer where C.Duration == Duration {
     /// Time between beats.
@@ -21,28 +25,37 @@ package struct HeartbeatProducer<C: Clock>: Producer where C.Duration == Duratio
     package let fields: [(name: String, value: String)]
     /// Ends the beats early with a final record.
     package let stopHandle: HeartbeatStop
+    /// How each beat's line becomes records (nil: the NDJSON line is the record).
+    package let formatting: LineFormatting?
     private let clock: C
 
     /// Creates a heartbeat on `clock` (use `ContinuousClock()` outside tests).
     package init(
         every interval: Duration, count: Int? = nil, fields: [(name: String, value: String)] = [],
-        stop: HeartbeatStop = HeartbeatStop(), clock: C
+        stop: HeartbeatStop = HeartbeatStop(), formatting: LineFormatting? = nil, clock: C
     ) {
         precondition(interval > .zero, "a heartbeat interval must be positive")
         self.interval = interval
         self.count = count
         self.fields = fields
         self.stopHandle = stop
+        self.formatting = formatting
         self.clock = clock
     }
 
     package func produce(into writer: StreamWriter) async throws {
         let start = clock.now
         let records = HeartbeatRecord(fields: fields)
+        var lines = formatting?.lineRecords()
+        var position: Int64 = 0
         var skipped = 0
         var sent = 0  // `seq` numbers the records that went out, so it has no gaps
         func record(_ extra: [(name: String, value: JSONValue)] = []) -> [UInt8] {
-            records.bytes(seq: sent + 1, skipped: skipped, extra: extra)
+            let line = records.bytes(seq: sent + 1, skipped: skipped, extra: extra)
+            guard lines != nil else { return line }
+            defer { position += Int64(line.count) }
+            let formatted = line.withUnsafeBytes { lines!.take($0, from: position, readAt: Date()) }
+            return formatted.flatMap(\.bytes)
         }
 
         var tick = 0
@@ -70,7 +83,10 @@ package struct HeartbeatProducer<C: Clock>: Producer where C.Duration == Duratio
 
 extension HeartbeatProducer where C == ContinuousClock {
     /// Creates a heartbeat on the continuous clock.
-    package init(every interval: Duration, count: Int? = nil, fields: [(name: String, value: String)] = [], stop: HeartbeatStop = HeartbeatStop()) {
-        self.init(every: interval, count: count, fields: fields, stop: stop, clock: ContinuousClock())
+    package init(
+        every interval: Duration, count: Int? = nil, fields: [(name: String, value: String)] = [], stop: HeartbeatStop = HeartbeatStop(),
+        formatting: LineFormatting? = nil
+    ) {
+        self.init(every: interval, count: count, fields: fields, stop: stop, formatting: formatting, clock: ContinuousClock())
     }
 }

@@ -1,6 +1,6 @@
 /// Where records end in the bytes a buffer holds, for ``SegmentPlan``.
 ///
-/// Thread safety: called by the plan's owner, under the buffer's lock.
+/// Thread safety: called by the plan's owner (one cutting task), outside the buffer's lock.
 protocol RecordBoundaryFinder {
     /// The last boundary `b` with `offset < b <= limit`, if there is one among the bytes written.
     func lastBoundary(after offset: Int, atOrBefore limit: Int) -> Int?

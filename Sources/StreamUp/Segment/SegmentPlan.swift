@@ -19,7 +19,7 @@
 ///     |== handed out ==|== may hand out ==|-- partial record --|
 /// ```
 ///
-/// Thread safety: a value type; its owner confines it (the reading thread, under the buffer's lock).
+/// Thread safety: a value type; its owner confines it (the task that cuts the segment).
 struct SegmentPlan<Instant: InstantProtocol> where Instant.Duration == Duration {
     typealias Limits = SegmentLimits
 

@@ -7,7 +7,7 @@
 /// contiguous; records made from the same source range when their marks are equal), so a file
 /// read in many small pieces costs one entry, not one per read.
 ///
-/// Thread safety: a value type; `ReplayBuffer` keeps it under its lock.
+/// Thread safety: a value type; `ReplayBuffer` keeps it in its `ReplayLog`, under its lock.
 struct SourceIndex {
     /// Stream bytes `streamStart..<streamEnd` came from `source`, positions `start..<end`.
     struct Entry: Equatable {

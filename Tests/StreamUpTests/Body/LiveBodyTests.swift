@@ -83,7 +83,7 @@ import Testing
         #expect(stream.value.hasBytesAvailable)
         async let result = readOnce(stream, maxLength: 8)
         // Given: the reader sleeps in `read` (nothing was written, the writer is open).
-        try #require(await eventually { buffer.withState { $0.readerWaiting } })
+        try #require(await eventually { buffer.withState { $0.liveReaderWaits } })
         try await writer.write([42])
         #expect(await result == (1, [42]))
         #expect(body.bytesSent == 1 && buffer.heldCount == 0)
@@ -104,7 +104,7 @@ import Testing
     @Test func writerFailureWakesAndFailsTheReader() async throws {
         let (buffer, writer, body, stream) = live(capacity: 64)
         async let result = readOnce(stream, maxLength: 8)
-        try #require(await eventually { buffer.withState { $0.readerWaiting } })
+        try #require(await eventually { buffer.withState { $0.liveReaderWaits } })
         writer.fail(StreamUpError(.cancelled, "test cancelled"))
         #expect(await result == (-1, []))
         #expect((stream.value.streamError as? StreamUpError)?.code == .cancelled)

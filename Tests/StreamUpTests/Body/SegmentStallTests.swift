@@ -30,7 +30,7 @@ extension InProcessUploads {
                     // The segment holds the record and waits for more (in the delivery task; before,
                     // in the request's body read, with the request open at the sink).
                     let segmentOpen = await eventually {
-                        uploader.buffer.withState { state in state.readableWaiters.contains { $0.offset > state.acknowledged } }
+                        uploader.buffer.withState { state in state.readableWaitOffsets.contains { $0 > state.acknowledged } }
                             || sink.openConnectionCount > 0
                     }
                     #expect(segmentOpen)

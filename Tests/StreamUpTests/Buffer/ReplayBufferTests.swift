@@ -126,7 +126,7 @@ import Testing
         try await writer.write(Array("partial".utf8))
         let readable = Task { await buffer.waitUntilReadable(from: 0) }
         // Given: the waiter is parked at the partial record, not woken by it.
-        try #require(await eventually { buffer.withState { $0.readableWaiters.count } == 1 })
+        try #require(await eventually { buffer.withState { $0.readableWaitOffsets.count } == 1 })
         try await writer.write(Array(" line\n".utf8))
         await readable.value
         #expect(buffer.withState { $0.boundary } == 13)
@@ -165,5 +165,55 @@ import Testing
         #expect(buffer.acknowledge(upTo: 120) == [a: 1100, b: 0])
         #expect(buffer.acknowledge(upTo: 170) == [b: 25, a: 1130])
         #expect(buffer.acknowledge(upTo: 200) == [a: 1160])
+    }
+}
+
+/// Several segments in flight at once: the next segment is cut from the end of the one still
+/// waiting for its answer, and the buffer acknowledges the contiguous prefix as answers come.
+@Suite struct ReplayBufferInFlightTests {
+    /// Three segments cut one after another without an acknowledgement between them; the third
+    /// waits above the acknowledged offset for its record, and a full buffer of segments in
+    /// flight does not end it empty.
+    @Test func segmentsAreCutFromTheEndOfThoseInFlight() async throws {
+        let buffer = ReplayBuffer(capacity: 10, records: .lines)
+        let writer = StreamWriter(buffer: buffer)
+        try await writer.write(Array("aaaa\nbbbb\n".utf8))
+        let limits = SegmentLimits(maxBytes: 5, maxDuration: .seconds(60))
+        let first = try await buffer.cutSegment(from: 0, limits: limits)
+        let second = try await buffer.cutSegment(from: first.upperBound, limits: limits)
+        #expect(first == 0..<5 && second == 5..<10)
+        // Given: the buffer is full of the two segments in flight; a third cut waits at 10.
+        let third = Task { try await buffer.cutSegment(from: second.upperBound, limits: limits) }
+        try #require(await eventually { buffer.withState { $0.readableWaitOffsets } == [10] })
+        #expect(buffer.acknowledgedOffset == 0)
+        // When: the answers come, the writer adds records, and the third takes what fits.
+        buffer.acknowledge(upTo: first.upperBound)
+        try await writer.write(Array("cc\n".utf8))
+        buffer.acknowledge(upTo: second.upperBound)
+        try await writer.write(Array("dd\n".utf8))
+        // The third segment's first record is in; the next would pass its size limit.
+        #expect(try await third.value == 10..<13)
+        var bytes: [UInt8] = []
+        try buffer.copy(10..<13) { bytes += $0 }
+        #expect(bytes == Array("cc\n".utf8))
+    }
+
+    /// Readers waiting from different offsets with deadlines share one timer on the upload's
+    /// clock; each wakes at its own deadline.
+    @Test func deadlinesShareOneTimerOnTheClock() async throws {
+        let clock = ManualClock()
+        let buffer = ReplayBuffer(storage: MemoryReplayStorage(capacity: 64), records: .lines, maxRecord: 64, clock: UploadClock(clock))
+        let start = buffer.clock.now
+        let soon = Task { await buffer.waitUntilReadable(from: 0, until: start.advanced(by: .seconds(1))) }
+        let later = Task { await buffer.waitUntilReadable(from: 5, until: start.advanced(by: .seconds(2))) }
+        try #require(await eventually { buffer.withState { $0.readableWaitOffsets.count } == 2 && clock.sleeperCount >= 1 })
+        #expect(clock.sleeperCount == 1)
+        clock.advance(by: .seconds(1))
+        await soon.value
+        #expect(buffer.withState { $0.readableWaitOffsets } == [5])
+        try #require(await eventually { clock.sleeperCount == 1 })
+        clock.advance(by: .seconds(1))
+        await later.value
+        #expect(buffer.withState { $0.waiters.isEmpty })
     }
 }

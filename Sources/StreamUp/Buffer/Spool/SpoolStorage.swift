@@ -27,8 +27,9 @@ import Darwin
 ///
 /// Thread safety: `files` is guarded by a `Mutex`; system calls run outside it. The writer
 /// (one thread) appends to the newest file only; readers read unacknowledged bytes, which are
-/// never deleted; `acknowledge` (one caller at a time, see `ReplayBuffer`) deletes files
-/// wholly below the acknowledged offset and never the newest.
+/// never deleted; `acknowledge` deletes files wholly below the acknowledged offset and never
+/// the newest, one caller at a time (`acknowledging`, held across its deletes and the marks
+/// write so that two acknowledgers reach the disk in order; nothing else takes it).
 final class SpoolStorage: ReplayStorage, @unchecked Sendable {
     /// One `OFFSET.spool` file and its index.
     struct File {
@@ -317,6 +318,17 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
     }
 
     func acknowledge(upTo offset: Int, releasingBelow releasable: Int, written: Int) throws(StreamUpError) {
+        try acknowledging.withLock { told throws(StreamUpError) in
+            // The acknowledged offset on disk never goes back, though two calls may pass.
+            told = max(told, offset)
+            try acknowledge(upTo: told, releasingBelow: min(releasable, told))
+        }
+    }
+
+    /// Orders acknowledgements: the highest acknowledged offset told.
+    private let acknowledging = Mutex(0)
+
+    private func acknowledge(upTo offset: Int, releasingBelow releasable: Int) throws(StreamUpError) {
         let gone = files.withLock { files -> [File] in
             var gone: [File] = []
             while files.count > 1, let first = files.first, first.end <= releasable {
