@@ -31,7 +31,7 @@ extension SinkConnection {
                 switch try mergeStream(finished, &summary, trailers: trailers, keepAlive: keepAlive, socket) {
                 case .notAStream:
                     break
-                case .appended(let length):
+                case .stored(let length):
                     streamOffset = length
                 case .answered(let next):
                     return next
