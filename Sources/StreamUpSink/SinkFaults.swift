@@ -29,6 +29,10 @@
 ///   The connection that carried byte `N` is reset like a drop (that byte is kept), other
 ///   connections appending to an upload are closed. Happens once. Plain requests and de-duplicated
 ///   stream files are untouched.
+/// - ``answerDelay``: each `200` to a plain request (stream requests included) is sent this long
+///   after its body ended and was stored: the connection's thread waits, other connections go
+///   on. A far receiver, or one that commits before it answers (Elasticsearch indexing a bulk,
+///   ClickHouse writing a part), as a sender's benchmark needs it.
 ///
 /// The byte faults apply to every request with a body, resumable-upload appends included; bytes
 /// an upload received before its connection was cut stay in the upload.
@@ -56,6 +60,9 @@ public struct SinkFaults: Sendable, Hashable {
     /// Forget all resumable uploads once this many of their body bytes have arrived (at least
     /// 1); `nil` for never.
     public var forgetUploadsAfterBytes: Int?
+    /// Wait this long after a plain request's body ended before answering it `200`; `nil` for
+    /// at once.
+    public var answerDelay: Duration?
 
     /// No faults.
     public static let none = SinkFaults()
@@ -70,7 +77,8 @@ public struct SinkFaults: Sendable, Hashable {
         retryAfterSeconds: Int? = nil,
         readBytesPerSecond: Int? = nil,
         stallAfterBytes: Int? = nil,
-        forgetUploadsAfterBytes: Int? = nil
+        forgetUploadsAfterBytes: Int? = nil,
+        answerDelay: Duration? = nil
     ) {
         self.dropAfterBytes = dropAfterBytes
         self.dropRepeatedly = dropRepeatedly
@@ -82,6 +90,7 @@ public struct SinkFaults: Sendable, Hashable {
         self.readBytesPerSecond = readBytesPerSecond
         self.stallAfterBytes = stallAfterBytes
         self.forgetUploadsAfterBytes = forgetUploadsAfterBytes
+        self.answerDelay = answerDelay
     }
 
     /// The `Retry-After` value for a failed request, or `nil` when none is sent.
@@ -105,5 +114,6 @@ public struct SinkFaults: Sendable, Hashable {
         try check((readBytesPerSecond ?? 1) >= 1, "readBytesPerSecond must be >= 1")
         try check((stallAfterBytes ?? 0) >= 0, "stallAfterBytes must be >= 0")
         try check((forgetUploadsAfterBytes ?? 1) >= 1, "forgetUploadsAfterBytes must be >= 1")
+        try check((answerDelay ?? .zero) >= .zero, "answerDelay must be >= 0")
     }
 }

@@ -136,6 +136,27 @@ import Testing
         }
     }
 
+    /// `answerDelay`: the body is stored (its event reported) before the 200, which comes after
+    /// the delay, on each connection.
+    @Test func answerDelayHoldsEach200AfterStoring() throws {
+        let recorder = EventRecorder<SinkRequestEvent>()
+        let configuration = SinkConfiguration(faults: SinkFaults(answerDelay: .milliseconds(300)))
+        try withSink(configuration, recorder: recorder) { server in
+            let first = try TestClient(port: server.port)
+            let second = try TestClient(port: server.port)
+            let start = ContinuousClock.now
+            try first.send(uploadHead("Content-Length: 10") + Self.body(10))
+            try second.send(uploadHead("Content-Length: 10") + Self.body(10))
+            #expect(try recorder.wait(for: 2).allSatisfy { $0.status == 200 && $0.isComplete })
+            #expect(try first.readResponse().status == 200)
+            #expect(try second.readResponse().status == 200)
+            #expect(ContinuousClock.now - start >= .milliseconds(300))
+        }
+        #expect(throws: SinkError.self) {
+            _ = try SinkServer(configuration: SinkConfiguration(faults: SinkFaults(answerDelay: .milliseconds(-1))))
+        }
+    }
+
     /// The first request stops being read after N body bytes until the idle timeout; the client
     /// gets no response, and the event says so.
     @Test func stallAfterBytesStopsReadingUntilTheIdleTimeout() throws {

@@ -48,6 +48,10 @@ extension SinkConnection {
         }
         if context.faultState.claimLostAnswer() { return loseAnswer(finished, summary, trailers: trailers, socket) }
         let event = report(finished, summary, trailers: trailers, status: 200, failure: nil)
+        if let delay = context.configuration.faults.answerDelay {
+            // An injected slow answer: this connection's thread alone waits (not past a stop).
+            throttle(until: .now + delay)
+        }
         let response = HTTPResponse.json(
             status: 200, body: HTTPResponse.summary(of: event, streamOffset: streamOffset), close: !keepAlive)
         do {
