@@ -15,6 +15,11 @@
 ///   completed resumable uploads; never a `201`/`204`) are stored as usual, then the connection
 ///   is reset instead of answering: the client cannot know its request succeeded. Reported with
 ///   status `0` and complete.
+/// - ``loseAnswersOfStreamRequests``: the requests of a de-duplicated stream with these numbers
+///   (1-based, counted per `Streamup-Stream-Id` in the order their heads arrive, resends
+///   included) lose their `200` the same way: stored (joined or held aside), then the connection
+///   is reset. With several requests of a stream in flight, one in the middle can lose its answer
+///   while those after it are answered.
 /// - ``conflictForgetsUpload``: a `409` to a resumable-upload `PATCH` (wrong offset, or another
 ///   request still appending) also forgets the upload, as Apple's NIOResumableUpload does: a
 ///   client that sends a PATCH without asking for the offset first loses its upload (`404` next).
@@ -49,6 +54,8 @@ public struct SinkFaults: Sendable, Hashable {
     public var failStatus: Int
     /// How many of the next `200` answers are lost after the request was stored.
     public var loseAnswers: Int
+    /// Which requests of each stream (1-based, per stream id, by arrival) lose their `200`.
+    public var loseAnswersOfStreamRequests: Set<Int>
     /// A `409` to a PATCH forgets the upload too (NIOResumableUpload's behaviour).
     public var conflictForgetsUpload: Bool
     /// `Retry-After` seconds sent with a failed `503`/`429`; `nil` means 1.
@@ -78,7 +85,8 @@ public struct SinkFaults: Sendable, Hashable {
         readBytesPerSecond: Int? = nil,
         stallAfterBytes: Int? = nil,
         forgetUploadsAfterBytes: Int? = nil,
-        answerDelay: Duration? = nil
+        answerDelay: Duration? = nil,
+        loseAnswersOfStreamRequests: Set<Int> = []
     ) {
         self.dropAfterBytes = dropAfterBytes
         self.dropRepeatedly = dropRepeatedly
@@ -91,6 +99,7 @@ public struct SinkFaults: Sendable, Hashable {
         self.stallAfterBytes = stallAfterBytes
         self.forgetUploadsAfterBytes = forgetUploadsAfterBytes
         self.answerDelay = answerDelay
+        self.loseAnswersOfStreamRequests = loseAnswersOfStreamRequests
     }
 
     /// The `Retry-After` value for a failed request, or `nil` when none is sent.
@@ -115,5 +124,6 @@ public struct SinkFaults: Sendable, Hashable {
         try check((stallAfterBytes ?? 0) >= 0, "stallAfterBytes must be >= 0")
         try check((forgetUploadsAfterBytes ?? 1) >= 1, "forgetUploadsAfterBytes must be >= 1")
         try check((answerDelay ?? .zero) >= .zero, "answerDelay must be >= 0")
+        try check(loseAnswersOfStreamRequests.allSatisfy { $0 >= 1 }, "loseAnswersOfStreamRequests must be >= 1")
     }
 }

@@ -46,7 +46,9 @@ extension SinkConnection {
             lingeringClose(socket)
             return .close
         }
-        if context.faultState.claimLostAnswer() { return loseAnswer(finished, summary, trailers: trailers, socket) }
+        if finished.losesAnswer || context.faultState.claimLostAnswer() {
+            return loseAnswer(finished, summary, trailers: trailers, socket)
+        }
         let event = report(finished, summary, trailers: trailers, status: 200, failure: nil)
         if let delay = context.configuration.faults.answerDelay {
             // An injected slow answer: this connection's thread alone waits (not past a stop).
