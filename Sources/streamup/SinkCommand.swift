@@ -163,9 +163,9 @@ struct SinkOptions: Sendable, Equatable {
         `Streamup-Offset: N` (offset of its first body byte in the stream) is merged into
         DIR/stream-ID.body, which holds only the stream's gapless start: bytes already there are
         dropped, new ones appended once the body is complete. Bodies may come in any order (several
-        in flight): one starting past the end is kept as DIR/stream-ID.N-END.aside, answered 200,
-        and joins the file when the gap before it fills (resends and overlaps dropped by offset);
-        kept across a restart. At most 64 MiB or 64 bodies aside per stream, past that 503 with
+        in flight): one starting past the end is kept as DIR/stream-ID.N-END.NNNNNNNN-METHOD.aside,
+        answered 200, and joins the file when the gap before it fills (resends and overlaps dropped
+        by offset); kept across a restart. At most 64 MiB or 64 bodies aside per stream, past that 503 with
         Retry-After: 1 (a body the file can take always passes). The response JSON carries
         "stream_offset": the stream file's length after the request.
 

@@ -39,7 +39,8 @@ import Testing
                 #expect(try held.json()["stream_offset"] as? Int == 0)
                 #expect(Self.contents(stream) ?? "" == "")
             }
-            #expect(try directory.fileNames().filter { $0.hasSuffix(".aside") } == ["stream-w.10-20.aside", "stream-w.20-30.aside"])
+            #expect(
+                try directory.fileNames().filter { $0.hasSuffix(".aside") } == ["stream-w.10-20.00000002-POST.aside", "stream-w.20-30.00000001-POST.aside"])
             let filled = try Self.send(client, text, offset: 0, count: 10)
             #expect(filled.status == 200)
             #expect(try filled.json()["stream_offset"] as? Int == 30)
@@ -65,7 +66,7 @@ import Testing
             let first = try Self.send(client, text, offset: 0, count: 12)
             #expect(try first.json()["stream_offset"] as? Int == 25)
             #expect(Self.contents(stream) == String(text.prefix(25)))
-            #expect(try directory.fileNames() == ["stream-w.30-35.aside", "stream-w.body"])
+            #expect(try directory.fileNames() == ["stream-w.30-35.00000005-POST.aside", "stream-w.body"])
             // A resend of joined bytes reaching into the gap, then the gap itself, overlapping both sides.
             #expect(try Self.send(client, text, offset: 20, count: 7).json()["stream_offset"] as? Int == 27)
             #expect(try Self.send(client, text, offset: 26, count: 6).json()["stream_offset"] as? Int == 35)
@@ -120,7 +121,7 @@ import Testing
             #expect(try Self.send(client, text, offset: 20, count: 6).status == 200)
             let tooMany = try Self.send(client, text, offset: 30, count: 1)
             #expect(tooMany.status == 503 && tooMany.headers["retry-after"] == "1")
-            #expect(try directory.fileNames() == ["stream-w.10-14.aside", "stream-w.20-26.aside"])
+            #expect(try directory.fileNames() == ["stream-w.10-14.00000001-POST.aside", "stream-w.20-26.00000003-POST.aside"])
             let event = try #require(try recorder.wait(for: 4).last)
             #expect(event.status == 503 && event.storedFile == nil)
             // The oldest segment always passes; the held ones join and make room.

@@ -11,13 +11,19 @@
 ///
 /// Thread safety: a value type; ``StreamStore/Entry`` keeps it behind the stream's state mutex.
 struct StreamState {
-    /// A body held aside: the stream's bytes `offset..<end`, in the file at `path`.
+    /// A body held aside: the stream's bytes `offset..<end`, in the file at `path` (its own:
+    /// two pieces of the same bytes never share a file).
     struct Piece: Equatable {
         var offset: Int
         var end: Int
         var path: String
 
         var count: Int { end - offset }
+
+        /// Whether `other` holds the same bytes of the stream.
+        func covers(_ other: Piece) -> Bool {
+            offset == other.offset && end == other.end
+        }
     }
 
     /// The most a stream may hold aside.
@@ -29,9 +35,10 @@ struct StreamState {
     /// What to do with a piece just stored. With `join` set, the caller now joins pieces
     /// (``nextJoin()``): also after a duplicate, so pieces left by a failed join get another go.
     enum Registration: Equatable {
-        /// Its bytes are all in the stream file already: remove its file.
+        /// Its bytes are all in the stream file already, or held in an identical piece: remove
+        /// its file.
         case duplicate(join: Bool)
-        /// Held, or an identical piece (the same name, so the same file) was held already.
+        /// Held.
         case held(join: Bool)
         /// Holding it would pass the limits: remove its file and refuse it.
         case full
@@ -66,16 +73,14 @@ struct StreamState {
 
     /// Decides about a piece whose file is stored under `piece.path`.
     mutating func register(_ piece: Piece, limits: Limits) -> Registration {
-        if piece.end <= length {
+        if piece.end <= length || pieces.contains(where: { $0.covers(piece) }) {
             return .duplicate(join: claimJoinIfUseful())
         }
-        if !pieces.contains(piece) {
-            if piece.offset > length && (pieces.count + 1 > limits.pieces || bytesAside + piece.count > limits.bytes) {
-                return .full
-            }
-            let index = pieces.firstIndex { ($0.offset, $0.end) > (piece.offset, piece.end) } ?? pieces.endIndex
-            pieces.insert(piece, at: index)
+        if piece.offset > length && (pieces.count + 1 > limits.pieces || bytesAside + piece.count > limits.bytes) {
+            return .full
         }
+        let index = pieces.firstIndex { ($0.offset, $0.end) > (piece.offset, piece.end) } ?? pieces.endIndex
+        pieces.insert(piece, at: index)
         return .held(join: claimJoinIfUseful())
     }
 

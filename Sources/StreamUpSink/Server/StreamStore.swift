@@ -14,8 +14,8 @@ import Darwin
 /// prefix, never a byte past a gap.
 ///
 /// Bodies may come in any order (a sender with several segments in flight). A complete body,
-/// already written to its own file, is renamed to `stream-SAFEID.OFFSET-END.aside` (the stream's
-/// bytes `OFFSET..<END`) and then: bytes before the stream file's length are duplicates and
+/// already written to its own file `NAME.body`, is renamed to `stream-SAFEID.OFFSET-END.NAME.aside`
+/// (the stream's bytes `OFFSET..<END`; `NAME` keeps every piece's file its own) and then: bytes before the stream file's length are duplicates and
 /// dropped; a body that reaches past the length is joined (its new bytes appended) when it starts
 /// at or before it, else held aside under that name and answered as held. When a body fills the
 /// gap before held pieces, they join at once, in offset order, overlaps and resends dropped by
@@ -73,9 +73,10 @@ final class StreamStore: Sendable {
             state = Mutex(nil)
         }
 
-        /// The name a piece holding the stream's bytes `offset..<end` is kept under.
-        func asidePath(offset: Int, end: Int) -> String {
-            "\(stem).\(offset)-\(end).aside"
+        /// The name a piece holding the stream's bytes `offset..<end` is kept under; `token` (the
+        /// body file's name, without `.body`) makes it the piece's own.
+        func asidePath(offset: Int, end: Int, token: String) -> String {
+            "\(stem).\(offset)-\(end).\(token).aside"
         }
 
         /// Runs `body` on the loaded state: on first use the stream file's size (`stat(2)`, done
@@ -148,7 +149,9 @@ final class StreamStore: Sendable {
     ///   into the stream file; pieces held stay held for the next request of the stream.
     func merge(streamID id: String, offset: Int, bodyPath: String, bodyLength: Int) throws(SinkError) -> Outcome {
         let entry = entry(forStreamID: id)
-        let piece = StreamState.Piece(offset: offset, end: offset + bodyLength, path: entry.asidePath(offset: offset, end: offset + bodyLength))
+        let token = String((bodyPath.split(separator: "/").last ?? "body").prefix { $0 != "." })
+        let piece = StreamState.Piece(
+            offset: offset, end: offset + bodyLength, path: entry.asidePath(offset: offset, end: offset + bodyLength, token: token))
         if bodyLength == 0 {
             _ = unlink(bodyPath)
             return .appended(length: try entry.withState { $0.length })
@@ -250,16 +253,16 @@ final class StreamStore: Sendable {
         return pieces
     }
 
-    /// `("stream-SAFEID", OFFSET, END)` for `stream-SAFEID.OFFSET-END.aside`.
+    /// `("stream-SAFEID", OFFSET, END)` for `stream-SAFEID.OFFSET-END.NAME.aside`.
     static func asideName(_ name: String) -> (stream: String, offset: Int, end: Int)? {
         guard name.hasPrefix("stream-"), name.hasSuffix(".aside") else { return nil }
-        let core = name.dropLast(".aside".count)
-        guard let dot = core.lastIndex(of: ".") else { return nil }
-        let range = core[core.index(after: dot)...].split(separator: "-", omittingEmptySubsequences: false)
+        let parts = name.dropLast(".aside".count).split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, !parts[2].isEmpty else { return nil }
+        let range = parts[1].split(separator: "-", omittingEmptySubsequences: false)
         guard range.count == 2, range.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }),
             let offset = Int(range[0]), let end = Int(range[1]), offset < end
         else { return nil }
-        return (String(core[..<dot]), offset, end)
+        return (String(parts[0]), offset, end)
     }
 
     /// Copies `source` from byte `skip` to its end onto `output` starting at `position`.
