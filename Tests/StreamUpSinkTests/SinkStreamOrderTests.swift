@@ -147,6 +147,8 @@ import Testing
             let client = try TestClient(port: server.port)
             // Both earlier pieces count against the bound of the new run.
             #expect(try Self.send(client, text, offset: 40, count: 1).status == 503)
+            // A resend of a held piece, as this run's second request (the earlier one's number).
+            #expect(try Self.send(client, text, offset: 10, count: 10).status == 200)
             #expect(try Self.send(client, text, offset: 5, count: 6).json()["stream_offset"] as? Int == 20)
             #expect(try Self.send(client, text, offset: 20, count: 5).json()["stream_offset"] as? Int == 30)
         }

@@ -246,15 +246,16 @@ final class StreamStore: Sendable {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         var pieces: [String: [StreamState.Piece]] = [:]
         for name in names {
-            guard let (stream, offset, end) = asideName(name) else { continue }
+            guard let (stream, offset, end, _) = asideName(name) else { continue }
             pieces["\(directory)/\(stream).body", default: []].append(
                 StreamState.Piece(offset: offset, end: end, path: "\(directory)/\(name)"))
         }
         return pieces
     }
 
-    /// `("stream-SAFEID", OFFSET, END)` for `stream-SAFEID.OFFSET-END.NAME.aside`.
-    static func asideName(_ name: String) -> (stream: String, offset: Int, end: Int)? {
+    /// `("stream-SAFEID", OFFSET, END, the sequence NAME starts with)` for
+    /// `stream-SAFEID.OFFSET-END.NAME.aside`.
+    static func asideName(_ name: String) -> (stream: String, offset: Int, end: Int, sequence: Int?)? {
         guard name.hasPrefix("stream-"), name.hasSuffix(".aside") else { return nil }
         let parts = name.dropLast(".aside".count).split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, !parts[2].isEmpty else { return nil }
@@ -262,7 +263,7 @@ final class StreamStore: Sendable {
         guard range.count == 2, range.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }),
             let offset = Int(range[0]), let end = Int(range[1]), offset < end
         else { return nil }
-        return (String(parts[0]), offset, end)
+        return (String(parts[0]), offset, end, BodyStorage.sequence(inFileName: String(parts[2])))
     }
 
     /// Copies `source` from byte `skip` to its end onto `output` starting at `position`.
