@@ -75,13 +75,14 @@ import Testing
         }
     }
 
-    /// Many connections send the segments of one stream at once, in shuffled order: every one is
+    /// Many connections send the segments of one stream at once, in shuffled order (47, fewer
+    /// than the 64 a stream may hold aside, so none is refused however they arrive): every one is
     /// answered 200 and the file ends up as the whole stream, with nothing left aside.
     @Test func concurrentConnectionsForOneStreamJoinEverySegment() async throws {
         let directory = try TemporaryDirectory()
         var random = SeededRandom()
         var text = ""
-        for _ in 0..<40 { text += Self.alphabet }
+        for _ in 0..<28 { text += Self.alphabet }
         let segment = 37
         var offsets = Array(stride(from: 0, to: text.utf8.count, by: segment))
         offsets.shuffle(using: &random)
