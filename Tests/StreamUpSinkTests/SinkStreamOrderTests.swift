@@ -132,6 +132,23 @@ import Testing
         }
     }
 
+    /// A resumable upload bound to the stream that fills the gap lets the pieces held past it
+    /// join, as a plain request would.
+    @Test func anUploadThatFillsTheGapJoinsTheHeldPieces() throws {
+        let directory = try TemporaryDirectory()
+        let text = Self.alphabet
+        try withSink(SinkConfiguration(outputDirectory: directory.path)) { server in
+            let client = try TestClient(port: server.port)
+            #expect(try Self.send(client, text, offset: 10, count: 10).status == 200)
+            let path = try client.createUpload(Array(text.utf8)[0..<5].map { $0 }, extra: ["Streamup-Stream-Id: w", "Streamup-Offset: 0"])
+            #expect(Self.contents("\(directory.path)/stream-w.body") == String(text.prefix(5)))
+            try client.send(Resumable.append(path, offset: 5, complete: true, length: 6) + String(text.dropFirst(5).prefix(6)))
+            #expect(try client.readResponse().status == 200)
+        }
+        #expect(Self.contents("\(directory.path)/stream-w.body") == String(text.prefix(20)))
+        #expect(try directory.fileNames() == ["stream-w.body"])
+    }
+
     /// Pieces held aside survive a restart of the sink: the next run holds them again and joins
     /// them when the gap fills.
     @Test func piecesHeldAsideSurviveARestart() throws {
