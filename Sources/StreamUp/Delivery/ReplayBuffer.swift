@@ -291,6 +291,12 @@ package final class ReplayBuffer: @unchecked Sendable {
         if let dropped { discard(dropped) }
     }
 
+    /// Where the bytes in `range` came from (entries are kept only in memory, with sources
+    /// tracked; empty otherwise), in stream order.
+    func sourceEntries(overlapping range: Range<Int>) -> [SourceIndex.Entry] {
+        withState { $0.index.entries(overlapping: range) }
+    }
+
     func skip(_ mark: SourceMark) {
         guard tracksSources else { return }
         withState { state in state.index.skip(at: state.written, mark: mark) }

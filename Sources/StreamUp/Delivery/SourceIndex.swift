@@ -37,6 +37,11 @@ struct SourceIndex {
     /// Where each source stands at the written end (what a spool holds).
     private(set) var latest: [SourceID: Int64] = [:]
 
+    /// The entries of bytes in `range` (none of no bytes), in stream order.
+    func entries(overlapping range: Range<Int>) -> [Entry] {
+        entries[head...].filter { $0.streamStart < range.upperBound && $0.streamEnd > range.lowerBound }
+    }
+
     /// Records that stream bytes `offset..<offset + count` came from `mark`.
     mutating func append(at offset: Int, count: Int, mark: SourceMark) {
         guard count > 0 else { return }

@@ -23,9 +23,15 @@ package protocol PositionedProducer: Producer {
     /// the set of followed sources; `report` may be called from any thread and never blocks
     /// for long (the state file is written later, on the uploader's queue).
     func reportSources(to report: @escaping @Sendable (SourceChange) -> Void)
+    /// Called once, before `produce`, when the uploader keeps the times of the records in its
+    /// state file: the records made from lines get their times from `times`
+    /// (``RecordFormatter/sourceTimes``), so lines read again after a restart keep theirs.
+    func timeRecords(with times: SourceTimes)
 }
 
 extension PositionedProducer {
     /// Reports nothing.
     package func reportSources(to report: @escaping @Sendable (SourceChange) -> Void) {}
+    /// Times records by the clock alone.
+    package func timeRecords(with times: SourceTimes) {}
 }
