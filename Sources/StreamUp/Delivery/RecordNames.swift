@@ -2,7 +2,8 @@
 /// names each record (Elasticsearch's `_id`): `DEVICE-INODE-FINGERPRINT-START-PIECE-TIME`, the
 /// file, the source offset of the record's line, the record's byte offset among the records made
 /// from that one line (0 but for the pieces of a long line or a joined record), and the time
-/// ``SourceTimes`` fixed for the line (left out when none was). Lines read again after a restart
+/// ``SourceTimes`` fixed for the line (a record with none keeps its name by its place in the
+/// stream, as without a state file). Lines read again after a restart
 /// without a spool (from the state file's positions, into a new stream) make records of the same
 /// names, so the receiver keeps one document per line; the time tells a line apart from one a
 /// truncated file later holds at the same offset.
@@ -27,8 +28,9 @@ struct RecordNames: Sendable {
         let start = entry.verbatim ? entry.position(at: offset) : entry.start
         let piece = entry.verbatim ? 0 : offset - entry.streamStart
         let source = entry.source
-        var name = "\(source.device)-\(source.inode)-\(source.fingerprint)-\(start)-\(piece)"
-        if let time = times?.time(of: source, at: start) { name += "-\(time)" }
-        return Array(name.utf8)
+        // Without a time, a line a truncated file later holds at the same offset would take the
+        // name (and the receiver would drop it as a copy): such records keep the stream's names.
+        guard let time = times?.time(of: source, at: start) else { return nil }
+        return Array("\(source.device)-\(source.inode)-\(source.fingerprint)-\(start)-\(piece)-\(time)".utf8)
     }
 }

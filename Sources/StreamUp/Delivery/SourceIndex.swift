@@ -39,7 +39,19 @@ struct SourceIndex {
 
     /// The entries of bytes in `range` (none of no bytes), in stream order.
     func entries(overlapping range: Range<Int>) -> [Entry] {
-        entries[head...].filter { $0.streamStart < range.upperBound && $0.streamEnd > range.lowerBound }
+        // Entries are in stream order: the first one that ends past the range's start, by halves.
+        var low = head
+        var high = entries.count
+        while low < high {
+            let middle = (low + high) / 2
+            if entries[middle].streamEnd <= range.lowerBound { low = middle + 1 } else { high = middle }
+        }
+        var result: [Entry] = []
+        for entry in entries[low...] {
+            guard entry.streamStart < range.upperBound else { break }
+            if entry.streamEnd > entry.streamStart { result.append(entry) }
+        }
+        return result
     }
 
     /// Records that stream bytes `offset..<offset + count` came from `mark`.

@@ -318,7 +318,7 @@ public final class StreamUploader: Sendable {
         let (id, written) = (streamID, buffer.writtenOffset)
         // A spool keeps each record's bytes, its time among them; in memory, the time bases go
         // in the state file, so lines read again after a restart get the times they were sent with.
-        let times = spool == nil ? SourceTimes(loaded: sourceState.times ?? []) : nil
+        let times = spool == nil && stateFile != nil ? SourceTimes(loaded: sourceState.times ?? [], positions: sourceState.sources) : nil
         stateStore = stateFile.map {
             SourceStateStore(
                 file: $0, initial: sourceState, streamID: id, streamOffset: written, forgetAfter: options.forgetSourcesAfter, times: times)

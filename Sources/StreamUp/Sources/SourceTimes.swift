@@ -57,6 +57,9 @@ package final class SourceTimes: Sendable {
         var bases: [Base] = []
         /// How many of the first `bases` an earlier run saved: they time lines whatever the clock says.
         var loaded = 0
+        /// Where the lines an earlier run may have sent begin (its saved position): a line before
+        /// it is read again only because the file was truncated, and is not one of them.
+        var replayFrom: Int64 = 0
     }
 
     private struct State {
@@ -67,12 +70,14 @@ package final class SourceTimes: Sendable {
 
     private let state: Mutex<State>
 
-    /// Bases that start from what an earlier run saved.
-    package init(loaded: [Saved] = []) {
+    /// Bases that start from what an earlier run saved, for the lines from each source's saved
+    /// position on.
+    package init(loaded: [Saved] = [], positions: [SourcePosition] = []) {
         var state = State()
+        let from = Dictionary(positions.map { ($0.source, $0.offset) }, uniquingKeysWith: max)
         for saved in loaded where !saved.bases.isEmpty {
             let bases = saved.bases.sorted { $0.start < $1.start }
-            state.sources[saved.source] = Bases(bases: bases, loaded: bases.count)
+            state.sources[saved.source] = Bases(bases: bases, loaded: bases.count, replayFrom: from[saved.source] ?? 0)
         }
         self.state = Mutex(state)
     }
@@ -82,6 +87,12 @@ package final class SourceTimes: Sendable {
     package func nanoseconds(of source: SourceID, at offset: Int64, readAt readNanoseconds: Int64) -> Int64 {
         state.withLock { state in
             var known = state.sources[source] ?? Bases()
+            if offset < known.replayFrom {
+                // Truncated: what the earlier run sent from this file is not read again.
+                known.loaded = 0
+                known.replayFrom = 0
+                state.sources[source] = known
+            }
             var time = readNanoseconds
             if let index = known.bases.lastIndex(where: { $0.start <= offset }) {
                 let base = known.bases[index]

@@ -68,8 +68,24 @@ import Testing
         #expect(times.time(of: a, at: 500) == t0 + 2 * second + 500)
     }
 
+    /// A file truncated while streamup was down and read from a point before its saved position:
+    /// the saved bases are not used for its lines (they are new), so no new line takes the time,
+    /// and so the name, of a line sent before.
+    @Test func aFileTruncatedWhileDownIsNotTimedFromItsSavedBases() {
+        let t0: Int64 = 1_800_000_000 * second
+        let saved = [SourceTimes.Saved(source: a, bases: [SourceTimes.Base(start: 1_000, nanoseconds: t0)])]
+        let times = SourceTimes(loaded: saved, positions: [SourcePosition(source: a, path: "/a.log", offset: 1_500)])
+        let later = t0 + 3_600 * second
+        #expect(times.nanoseconds(of: a, at: 1_200, readAt: later) == later)
+        // Nor for its lines once it is past the saved position again.
+        #expect(times.nanoseconds(of: a, at: 1_600, readAt: later + second) == later + second)
+        // Without the truncation, a line from the saved position on keeps its time.
+        let kept = SourceTimes(loaded: saved, positions: [SourcePosition(source: a, path: "/a.log", offset: 1_500)])
+        #expect(kept.nanoseconds(of: a, at: 1_500, readAt: later) == t0 + 500)
+    }
+
     /// Records are named after their file, line offset, piece and time; a record outside the
-    /// known entries has no name (its stream offset names it).
+    /// known entries, or of a line no base times, has no name (its stream offset names it).
     @Test func recordsAreNamedAfterTheirLines() {
         let times = SourceTimes()
         let t0: Int64 = 1_800_000_000 * second
@@ -81,7 +97,8 @@ import Testing
         let names = RecordNames(entries: entries, times: times)
         #expect(names.name(at: 100).map { String(decoding: $0, as: UTF8.self) } == "1-10-7-40-0-\(t0)")
         #expect(names.name(at: 125).map { String(decoding: $0, as: UTF8.self) } == "1-10-7-40-25-\(t0)")
-        #expect(names.name(at: 160).map { String(decoding: $0, as: UTF8.self) } == "1-11-8-10-0")
+        // No time for `b`: its record keeps the stream's name.
+        #expect(names.name(at: 160) == nil)
         #expect(names.name(at: 170) == nil && names.name(at: 99) == nil)
     }
 }
