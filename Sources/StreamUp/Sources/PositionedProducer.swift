@@ -11,6 +11,10 @@
 ///   or stop following (``SourceChange``): the saved state then knows files of which nothing
 ///   was sent yet (one started at its end), and forgets files gone for long. The default does
 ///   nothing (one file, known by its path, needs none of it).
+/// - Optionally, in ``timeRecords(with:)``, give each source's `RecordFormatter` the times and
+///   the source (``RecordFormatter/sourceTimes``) and pass each line's source offset when it
+///   is formatted: lines read again after a restart then keep their times. The default keeps
+///   the clock's times.
 ///
 /// Thread safety: called from the uploader's task; implementations are `Sendable`.
 package protocol PositionedProducer: Producer {
