@@ -59,6 +59,7 @@ public final class FileTailer: Producer, PositionedProducer {
     struct Shared {
         var saved: [SourcePosition] = []
         var report: (@Sendable (SourceChange) -> Void)?
+        var times: SourceTimes?
         var paths: [SourceID: String] = [:]
         var positions: [FileIdentity: SourcePosition] = [:]
         var hasStarted = false
@@ -117,6 +118,12 @@ public final class FileTailer: Producer, PositionedProducer {
         shared.withLock { $0.report = report }
     }
 
+    /// Times each file's records from `times`, so lines read again after a restart keep the
+    /// times they had (call before `produce`).
+    package func timeRecords(with times: SourceTimes) {
+        shared.withLock { $0.times = times }
+    }
+
     /// How many files are followed now, for `--metrics`.
     package var followedFileCount: Int {
         shared.withLock { $0.paths.count }
@@ -158,7 +165,9 @@ public final class FileTailer: Producer, PositionedProducer {
                     blocking, maxLine: options.maxLineBytes, multiline: options.multiline, parse: options.parse,
                     makeStreamFormatter: streamFormatter, filter: options.filter
                 ) { [self] source in
-                    format.flatMap { format in path(of: source).flatMap(format) }
+                    var formatter = format.flatMap { format in path(of: source).flatMap(format) }
+                    if let times = shared.withLock({ $0.times }) { formatter?.sourceTimes = (times, source) }
+                    return formatter
                 }
                 try loop.run(formatting)
             }

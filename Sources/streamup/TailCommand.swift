@@ -123,8 +123,11 @@ struct TailOptions: Sendable, Equatable {
         old name and finished first. Files gone longer than --forget-after are forgotten. With
         --spool DIR as well, the state follows what is safely in the spool (saved every 100 ms)
         and a restart sends the spool first, then goes on from the saved positions: even after
-        kill -9, every line arrives once. As one request (--single-request), the state is saved
-        when the request ends with a 2xx (SIGINT/SIGTERM).
+        kill -9, every line arrives once. Without a spool, lines sent but not yet acknowledged
+        when streamup stopped are read again with the times (--to loki) and document ids
+        (--to elasticsearch|opensearch) they were sent with: the receiver drops the copies.
+        As one request (--single-request), the state is saved when the request ends with a 2xx
+        (SIGINT/SIGTERM).
 
         \(helpLines(for: table))
         \(HelpText.units)

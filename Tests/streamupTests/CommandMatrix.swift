@@ -128,6 +128,11 @@ struct MatrixVariant: Sendable {
             ["--segment-bytes", "64"],
             runs: [.stdin: ["loki", "elasticsearch", "opensearch"], .tail: ["loki", "elasticsearch"]]
         ).losingAnswers(every: 2),
+        // The same with a state file and no spool: records named after their lines and timed
+        // from the bases the state file keeps (README "Receivers": which restarts keep it).
+        MatrixVariant(
+            ["--segment-bytes", "64", "--state", "DIR/state.json"], runs: [.tail: ["loki", "elasticsearch", "opensearch"]]
+        ).losingAnswers(every: 2),
     ]
 
     /// The filters of the ``MatrixInput/filtered`` rows: debug lines out, a password and a card

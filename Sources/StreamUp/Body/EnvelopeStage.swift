@@ -38,6 +38,8 @@ final class EnvelopeStage: BodySource {
     /// The stream's id (JSON string content) and the offset of the lower stage's first byte,
     /// when the prefixes name their records.
     private let origin: (stream: [UInt8], offset: Int)?
+    /// Names records after their source lines, before their place in the stream.
+    private let names: RecordNames?
     /// Bytes read from the lower stage before `input`'s.
     private var readBefore = 0
 
@@ -57,8 +59,10 @@ final class EnvelopeStage: BodySource {
             JSONString.append(origin.streamID, to: &stream)
             // (`append` quotes: the identity goes inside the envelope's own quotes.)
             self.origin = (Array(stream.dropFirst().dropLast()), origin.offset)
+            names = origin.names
         } else {
             self.origin = nil
+            names = nil
         }
     }
 
@@ -85,7 +89,10 @@ final class EnvelopeStage: BodySource {
                 if !inRecord {
                     inRecord = true
                     if let origin, let identified = envelope.identifiedPrefix {
-                        let prefix = identified.prefix(stream: origin.stream, offset: origin.offset + readBefore + inputStart)
+                        let offset = origin.offset + readBefore + inputStart
+                        let prefix =
+                            names?.name(at: offset).map { identified.before + $0 + identified.after }
+                            ?? identified.prefix(stream: origin.stream, offset: offset)
                         queue(sawRecord ? envelope.separator + prefix : prefix)
                     } else {
                         queue(sawRecord ? openNext : openFirst)
@@ -153,4 +160,7 @@ extension EnvelopeStage: Sendable {}
 struct StreamOrigin: Sendable {
     let streamID: String
     let offset: Int
+    /// Names records after their source lines where known (``RecordNames``); nil: by their
+    /// place in the stream alone.
+    var names: RecordNames?
 }

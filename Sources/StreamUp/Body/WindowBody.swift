@@ -55,10 +55,14 @@ final class WindowBody: RequestBody, Sendable {
     private let current: Mutex<Current>
 
     /// Builds the body of `range` of `buffer` as `encoding` says; `streamID`: the stream the
-    /// records belong to, for an envelope that names each record by its place in it.
+    /// records belong to, for an envelope that names each record by its place in it; `names`:
+    /// the names of records made from source lines, before their place.
     /// - Throws: ``StreamUpError`` when a stage refuses the records (a multipart boundary in
     ///   them) or the storage cannot be read.
-    init(_ range: Range<Int>, of buffer: ReplayBuffer, encoding: BodyEncoding, allowsResend: Bool, streamID: String? = nil) throws {
+    init(
+        _ range: Range<Int>, of buffer: ReplayBuffer, encoding: BodyEncoding, allowsResend: Bool, streamID: String? = nil,
+        names: RecordNames? = nil
+    ) throws {
         self.range = range
         self.allowsResend = allowsResend
         if encoding.isIdentity, !buffer.storage.isDurable, range.count > Self.oneRead {
@@ -69,7 +73,7 @@ final class WindowBody: RequestBody, Sendable {
             length = range.count
             current = Mutex(Current())
         } else {
-            let origin = streamID.map { StreamOrigin(streamID: $0, offset: range.lowerBound) }
+            let origin = streamID.map { StreamOrigin(streamID: $0, offset: range.lowerBound, names: names) }
             let data = try Self.build(encoding.stages(over: WindowSource(buffer: buffer, range: range), origin: origin), expected: range.count)
             records = nil
             length = data.count

@@ -241,6 +241,12 @@ package final class ReplayBuffer: @unchecked Sendable {
         return count
     }
 
+    /// Where the bytes in `range` came from (entries are kept only in memory, with sources
+    /// tracked; empty otherwise), in stream order.
+    func sourceEntries(overlapping range: Range<Int>) -> [SourceIndex.Entry] {
+        withState { $0.index.entries(overlapping: range) }
+    }
+
     func skip(_ mark: SourceMark) {
         guard tracksSources else { return }
         locked { $0.skip(mark) }

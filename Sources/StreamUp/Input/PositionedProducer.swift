@@ -11,6 +11,10 @@
 ///   or stop following (``SourceChange``): the saved state then knows files of which nothing
 ///   was sent yet (one started at its end), and forgets files gone for long. The default does
 ///   nothing (one file, known by its path, needs none of it).
+/// - Optionally, in ``timeRecords(with:)``, give each source's `RecordFormatter` the times and
+///   the source (``RecordFormatter/sourceTimes``) and pass each line's source offset when it
+///   is formatted: lines read again after a restart then keep their times. The default keeps
+///   the clock's times.
 ///
 /// Thread safety: called from the uploader's task; implementations are `Sendable`.
 package protocol PositionedProducer: Producer {
@@ -23,9 +27,15 @@ package protocol PositionedProducer: Producer {
     /// the set of followed sources; `report` may be called from any thread and never blocks
     /// for long (the state file is written later, on the uploader's queue).
     func reportSources(to report: @escaping @Sendable (SourceChange) -> Void)
+    /// Called once, before `produce`, when the uploader keeps the times of the records in its
+    /// state file: the records made from lines get their times from `times`
+    /// (``RecordFormatter/sourceTimes``), so lines read again after a restart keep theirs.
+    func timeRecords(with times: SourceTimes)
 }
 
 extension PositionedProducer {
     /// Reports nothing.
     package func reportSources(to report: @escaping @Sendable (SourceChange) -> Void) {}
+    /// Times records by the clock alone.
+    package func timeRecords(with times: SourceTimes) {}
 }

@@ -313,7 +313,7 @@ package struct LineRecords {
         if formatter != nil, let recordMilliseconds {
             formatter!.append(line, milliseconds: recordMilliseconds, to: &bytes)
         } else if formatter != nil {
-            formatter!.append(line, readAt: time, to: &bytes)
+            formatter!.append(line, readAt: time, offset: carryStart, to: &bytes)
         } else {
             bytes.reserveCapacity(line.count + 1)
             bytes.append(contentsOf: line)

@@ -87,6 +87,14 @@ public struct RecordFormatter: Sendable {
     private let mergeGrowth: Int
     private var time = RecordTime()
     private var scanner = JSONObjectScanner()
+    /// Where the times of this formatter's records come from when the lines' source offsets
+    /// are given (``SourceTimes``): the same line gets the same time after a restart. nil:
+    /// the time each line is read.
+    package var sourceTimes: (times: SourceTimes, source: SourceID)?
+    /// Whether the records carry a time at all.
+    private let hasTime: Bool
+    /// The time fixed for the record being made (nil: its milliseconds).
+    private var pendingTime: Int64?
 
     /// Sets up a formatter.
     /// - Parameters:
@@ -113,6 +121,10 @@ public struct RecordFormatter: Sendable {
         self.maxRecordBytes = maxRecordBytes
         self.invalidUTF8 = invalidUTF8
         layout = try RecordLayout.make(shape, keys: keys ?? shape.defaultKeys, host: host, path: path, fields: extra)
+        hasTime =
+            format != .raw
+            && (layout.parts.contains { if case .time = $0.slot { true } else { false } }
+                || layout.mergeFields?.contains { if case .time = $0.value { true } else { false } } == true)
         // A time takes at most 32 bytes (`TimeStyle`); the literals include the `\n`.
         let literals = layout.parts.reduce(0) { $0 + $1.literal.count }
         let times = layout.parts.filter { if case .time = $0.slot { true } else { false } }.count
@@ -144,9 +156,24 @@ public struct RecordFormatter: Sendable {
         return JSONString.prefixLength(line, within: messageBudget, invalidUTF8: invalidUTF8.json)
     }
 
-    /// Appends the record for `line` (without its `\n`), read at `time`, to `output`.
-    package mutating func append(_ line: UnsafeRawBufferPointer, readAt time: Date, to output: inout [UInt8]) {
-        append(line, milliseconds: Int64((time.timeIntervalSince1970 * 1000).rounded(.down)), to: &output)
+    /// Appends the record for `line` (without its `\n`), read at `time`, to `output`; with
+    /// ``sourceTimes`` and the line's source `offset`, its time is the one ``SourceTimes`` fixes
+    /// for that line.
+    package mutating func append(_ line: UnsafeRawBufferPointer, readAt time: Date, offset: Int64? = nil, to output: inout [UInt8]) {
+        let milliseconds = Int64((time.timeIntervalSince1970 * 1000).rounded(.down))
+        guard hasTime, let offset, let sourceTimes else {
+            return append(line, milliseconds: milliseconds, to: &output)
+        }
+        let read = milliseconds.multipliedReportingOverflow(by: 1_000_000)
+        let fixed = sourceTimes.times.nanoseconds(of: sourceTimes.source, at: offset, readAt: read.overflow ? Int64.max : read.partialValue)
+        append(line, nanoseconds: fixed, to: &output)
+    }
+
+    /// Appends the record for `line` at `nanoseconds` after 1970-01-01T00:00:00Z.
+    private mutating func append(_ line: UnsafeRawBufferPointer, nanoseconds: Int64, to output: inout [UInt8]) {
+        pendingTime = nanoseconds
+        defer { pendingTime = nil }
+        append(line, milliseconds: 0, to: &output)
     }
 
     /// The record for `line` (without its `\n`), read at `time`.
@@ -177,7 +204,7 @@ public struct RecordFormatter: Sendable {
     /// whose receiver refuses those).
     private mutating func wrap(_ line: UnsafeRawBufferPointer, milliseconds: Int64, to output: inout [UInt8]) {
         if layout.skipsBlankLines && line.allSatisfy({ $0 == 0x20 || (0x09...0x0D).contains($0) }) { return }
-        time.begin(milliseconds: milliseconds)
+        beginTime(milliseconds)
         for part in layout.parts {
             output.append(contentsOf: part.literal)
             switch part.slot {
@@ -193,7 +220,7 @@ public struct RecordFormatter: Sendable {
         _ line: UnsafeRawBufferPointer, _ object: JSONObjectScanner.Object, fields: [RecordLayout.Field], milliseconds: Int64,
         to output: inout [UInt8]
     ) {
-        time.begin(milliseconds: milliseconds)
+        beginTime(milliseconds)
         output.append(contentsOf: UnsafeRawBufferPointer(rebasing: line[...object.openBrace]))
         var inserted = 0
         for field in fields where !scanner.keys.contains(where: { scanner.key($0, in: line, equals: field.name) }) {
@@ -212,6 +239,15 @@ public struct RecordFormatter: Sendable {
         if inserted > 0 && object.memberCount > 0 { output.append(UInt8(ascii: ",")) }
         output.append(contentsOf: UnsafeRawBufferPointer(rebasing: line[(object.openBrace + 1)...]))
         output.append(0x0A)
+    }
+
+    /// Starts the record's time: the one fixed to the nanosecond, else `milliseconds`.
+    private mutating func beginTime(_ milliseconds: Int64) {
+        if let pendingTime {
+            time.begin(nanoseconds: pendingTime)
+        } else {
+            time.begin(milliseconds: milliseconds)
+        }
     }
 
     /// This machine's name from `gethostname` (no DNS lookup), or `localhost` if it has none.

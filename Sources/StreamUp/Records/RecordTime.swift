@@ -18,6 +18,15 @@ struct RecordTime {
         nanoseconds = nil
     }
 
+    /// Starts a record whose time is fixed to the nanosecond (``SourceTimes``): its
+    /// millisecond styles are that time rounded toward the past.
+    mutating func begin(nanoseconds: Int64) {
+        let (seconds, remainder) = nanoseconds.quotientAndRemainder(dividingBy: 1_000_000)
+        milliseconds = remainder < 0 ? seconds - 1 : seconds
+        self.nanoseconds = nanoseconds
+        lastNanoseconds = nanoseconds
+    }
+
     /// Appends the record's time in `style`, without quotes.
     mutating func append(_ style: TimeStyle, to output: inout [UInt8]) {
         switch style {

@@ -37,6 +37,23 @@ struct SourceIndex {
     /// Where each source stands at the written end (what a spool holds).
     private(set) var latest: [SourceID: Int64] = [:]
 
+    /// The entries of bytes in `range` (none of no bytes), in stream order.
+    func entries(overlapping range: Range<Int>) -> [Entry] {
+        // Entries are in stream order: the first one that ends past the range's start, by halves.
+        var low = head
+        var high = entries.count
+        while low < high {
+            let middle = (low + high) / 2
+            if entries[middle].streamEnd <= range.lowerBound { low = middle + 1 } else { high = middle }
+        }
+        var result: [Entry] = []
+        for entry in entries[low...] {
+            guard entry.streamStart < range.upperBound else { break }
+            if entry.streamEnd > entry.streamStart { result.append(entry) }
+        }
+        return result
+    }
+
     /// Records that stream bytes `offset..<offset + count` came from `mark`.
     mutating func append(at offset: Int, count: Int, mark: SourceMark) {
         guard count > 0 else { return }

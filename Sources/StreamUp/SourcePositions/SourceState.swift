@@ -4,7 +4,8 @@ import StreamUpSystem
 /// What a ``StreamUploader`` with a state file remembers of its producer's sources, to
 /// continue exactly there after a restart: where each source stands, and which stream offset
 /// that stands for (a spool may hold the stream past it). Saved as JSON:
-/// `{"sources":[{"offset":…,"path":"…","source":{"device":…,"fingerprint":…,"inode":…}}],"streamID":"…","streamOffset":…,"version":2}`.
+/// `{"sources":[{"offset":…,"path":"…","source":{"device":…,"fingerprint":…,"inode":…}}],"streamID":"…","streamOffset":…,"version":2}`,
+/// and with time bases `"times":[{"bases":[{"nanoseconds":…,"start":…}],"source":{…}}]`.
 ///
 /// A state saved by earlier versions of `streamup tail` (one followed file) is read too.
 ///
@@ -17,11 +18,15 @@ package struct SourceState: Codable, Sendable, Equatable {
     package var streamOffset: Int?
     /// Each source's position, the most recently read last.
     package var sources: [SourcePosition]
+    /// The time bases of the records past the positions that may have been sent
+    /// (``SourceTimes``); nil when none are kept.
+    package var times: [SourceTimes.Saved]?
 
-    package init(streamID: String? = nil, streamOffset: Int? = nil, sources: [SourcePosition]) {
+    package init(streamID: String? = nil, streamOffset: Int? = nil, sources: [SourcePosition], times: [SourceTimes.Saved]? = nil) {
         self.streamID = streamID
         self.streamOffset = streamOffset
         self.sources = sources
+        self.times = times
     }
 
     /// Reads the state saved at `file`; nil when there is none (a first run).

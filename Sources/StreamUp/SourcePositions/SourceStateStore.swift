@@ -28,6 +28,9 @@ final class SourceStateStore: Sendable {
     }
 
     let file: String
+    /// The time bases of the records made from the sources' lines, saved with the positions
+    /// (nil: none are kept).
+    let times: SourceTimes?
     /// How long a source may be gone before its position is forgotten; nil: never.
     let forgetAfter: Duration?
     /// The wall clock for `goneSince` (injected by tests).
@@ -38,9 +41,10 @@ final class SourceStateStore: Sendable {
     /// A store for `file` that starts from `initial` (loaded, folded with a spool).
     init(
         file: String, initial: SourceState, streamID: String, streamOffset: Int, forgetAfter: Duration? = nil,
-        now: @escaping @Sendable () -> Date = { Date() }
+        times: SourceTimes? = nil, now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.file = file
+        self.times = times
         self.forgetAfter = forgetAfter
         self.now = now
         var state = State(streamID: streamID, streamOffset: streamOffset, savedOffset: streamOffset)
@@ -127,6 +131,14 @@ final class SourceStateStore: Sendable {
         }
     }
 
+    /// Saves the time bases made since the last save, if any, before a segment whose records
+    /// they timed is sent.
+    /// - Throws: ``StreamUpError`` when the file cannot be written.
+    func saveNewTimes() throws {
+        guard times?.needsSave == true else { return }
+        try save()
+    }
+
     /// Saves what changed since the last save; returns the stream offset the file now stands for.
     /// - Throws: ``StreamUpError`` when the file cannot be written.
     @discardableResult
@@ -139,18 +151,22 @@ final class SourceStateStore: Sendable {
     func forgetGone() {
         guard let forgetAfter else { return }
         let limit = now().timeIntervalSince1970 - forgetAfter.seconds
-        state.withLock { state in
+        let forgotten = state.withLock { state -> [SourceID] in
             let gone = state.order.filter { source in
                 guard let since = state.positions[source]?.goneSince else { return false }
                 return TimeInterval(since) < limit
             }
-            guard !gone.isEmpty else { return }
+            guard !gone.isEmpty else { return [] }
             for source in gone {
                 state.positions[source] = nil
                 state.forgotten.insert(source)
             }
             state.order.removeAll { state.positions[$0] == nil }
             state.dirty = true
+            return gone
+        }
+        if let times {
+            for source in forgotten { times.forget(source) }
         }
     }
 
@@ -158,17 +174,28 @@ final class SourceStateStore: Sendable {
     @discardableResult
     private func saveOnQueue() throws -> Int {
         forgetGone()
+        let timesChanged = times?.needsSave ?? false
         let snapshot = state.withLock { state -> (SourceState, Int)? in
-            guard state.dirty else { return nil }
+            guard state.dirty || timesChanged else { return nil }
             state.dirty = false
             let sources = state.order.compactMap { state.positions[$0] }
             return (SourceState(streamID: state.streamID, streamOffset: state.streamOffset, sources: sources), state.streamOffset)
         }
-        guard let (saved, offset) = snapshot else { return savedOffset }
+        guard let (positions, offset) = snapshot else { return savedOffset }
+        var saved = positions
+        // Pruned with the positions saved (never later ones: the file must time every line
+        // read again from them) and taken after them: every base made before a segment is
+        // sent is in the save that segment waits for.
+        if let times {
+            for position in saved.sources { times.prune(position.source, below: position.offset) }
+            let bases = times.snapshot()
+            saved.times = bases.isEmpty ? nil : bases
+        }
         do {
             try saved.save(to: file)
         } catch {
             state.withLock { $0.dirty = true }
+            times?.saveFailed()
             throw error
         }
         state.withLock { $0.savedOffset = max($0.savedOffset, offset) }

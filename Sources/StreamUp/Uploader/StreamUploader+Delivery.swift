@@ -218,6 +218,7 @@ extension StreamUploader {
         case .segment(let from, let limits):
             do {
                 segment = try await cutSegment(from: from, limits: limits)
+                saveNewTimes()
             } catch {
                 let failure = error as? StreamUpError ?? StreamUpError(.cancelled, "the upload was cancelled")
                 return (.failed(Self.failure(failure), carried: from..<from), nil, failure)
@@ -239,7 +240,10 @@ extension StreamUploader {
             if let target { resolved.url = target.url }
             configuration = resolved
             let allowsResend = if case .segment = exchange { true } else { false }
-            body = try segment.map { try WindowBody($0, of: buffer, encoding: configuration.body, allowsResend: allowsResend, streamID: streamID) }
+            body = try segment.map {
+                try WindowBody(
+                    $0, of: buffer, encoding: configuration.body, allowsResend: allowsResend, streamID: streamID, names: recordNames(for: $0))
+            }
         } catch {
             // A body that cannot be built fails the same way every time: what it holds is the
             // segment a dead letter sets aside.

@@ -48,6 +48,27 @@ extension StreamUploader {
         }
     }
 
+    /// Before a segment goes out: saves the time bases made since the last save (bytes in
+    /// memory), so that the lines of its records, read again after a restart, get the times
+    /// they are sent with now. A failed save is reported and the segment goes anyway: a line
+    /// resent after a restart may then be stored twice, never lost.
+    func saveNewTimes() {
+        guard let stateStore else { return }
+        do {
+            try stateStore.saveNewTimes()
+        } catch {
+            onEvent(.notice("cannot save the state file \(stateStore.file): \(error)"))
+        }
+    }
+
+    /// The names of the records in `segment` after their source lines, for an envelope that
+    /// names records: only when the bytes are in memory and a state file keeps the positions
+    /// (a spool keeps the stream, and its offsets name the records across restarts).
+    func recordNames(for segment: Range<Int>) -> RecordNames? {
+        guard spool == nil, let times = stateStore?.times, configuration.body.envelope?.identifiedPrefix != nil else { return nil }
+        return RecordNames(entries: buffer.sourceEntries(overlapping: segment), times: times)
+    }
+
     private func saveSpooledPositions() {
         guard let stateStore else { return }
         let (written, positions) = buffer.latestSourcePositions

@@ -316,8 +316,12 @@ public final class StreamUploader: Sendable {
                 ))
         }
         let (id, written) = (streamID, buffer.writtenOffset)
+        // A spool keeps each record's bytes, its time among them; in memory, the time bases go
+        // in the state file, so lines read again after a restart get the times they were sent with.
+        let times = spool == nil && stateFile != nil ? SourceTimes(loaded: sourceState.times ?? [], positions: sourceState.sources) : nil
         stateStore = stateFile.map {
-            SourceStateStore(file: $0, initial: sourceState, streamID: id, streamOffset: written, forgetAfter: options.forgetSourcesAfter)
+            SourceStateStore(
+                file: $0, initial: sourceState, streamID: id, streamOffset: written, forgetAfter: options.forgetSourcesAfter, times: times)
         }
         deadLetters = options.deadLetterDirectory.map { DeadLetterStore(directory: $0.path) }
     }
@@ -444,6 +448,7 @@ public final class StreamUploader: Sendable {
         // Without a state file the producer keeps where its owner put it (`--single-request`).
         if let stateStore { positioned?.resume(from: stateStore.positions) }
         if let positioned, let report = sourceReporter() { positioned.reportSources(to: report) }
+        if let positioned, let times = stateStore?.times { positioned.timeRecords(with: times) }
         let session = SegmentSession(configuration)
         let checkpoints = startCheckpoints()
         let producerTask = producer.map { writer.start($0) }
