@@ -18,6 +18,10 @@
 /// the upload stops. An answer that
 /// refuses some records and stores the others is a partial failure (DeliveryMachine+Partial).
 ///
+/// Several plain segments may be out at once, up to a window (DeliveryMachine+Window): each
+/// is cut from the end of the one before it, and the stream is acknowledged only up to the
+/// first segment not yet answered 2xx.
+///
 /// Thread safety: a value type, confined to the uploader's delivery task.
 struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Duration {
     struct Configuration {
@@ -35,6 +39,11 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         var reportEvery: Duration = .seconds(60)
         /// Chooses a backoff within its bound (full jitter); tests pin it.
         var random: @Sendable (Double) -> Double = { Double.random(in: 0...$0) }
+        /// The most plain segments out at once (1: each waits for the answer to the one before).
+        var maxInFlight = 1
+        /// Whether the window grows and shrinks with the answers (``ConcurrencyWindow``), or
+        /// stays at `maxInFlight`.
+        var adaptive = false
     }
 
     /// Where a resumable upload lives and the stream offset of its byte 0.
@@ -63,6 +72,15 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         /// The input has ended at `end`.
         var inputEnded: Bool
         var end: Int
+        /// The end of the last whole record written (nil: unknown, so no segment is cut past
+        /// the acknowledged offset).
+        var boundary: Int? = nil
+
+        /// Whether a segment cut from `offset` (at or past the acknowledged one) would carry a record.
+        func isReadable(from offset: Int) -> Bool {
+            if offset == acknowledged { return readable }
+            return (boundary ?? acknowledged) > offset || (inputEnded && offset < end)
+        }
     }
 
     /// The parts of an answer the machine looks at.
@@ -84,6 +102,8 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         var permanent = false
         /// The endpoint that answered, when there are several (it names it in messages).
         var endpoint: String? = nil
+        /// How long the answer took after the request started (for the adaptive window).
+        var took: Duration? = nil
         var isSuccess: Bool { (200..<300).contains(status) }
     }
 
@@ -109,8 +129,12 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
 
     /// What the uploader should do next.
     enum Action: Equatable {
-        /// Nothing to send: wait until a record (or the end) is there from this offset.
+        /// Nothing to send: wait until a record (or the end) is there from this offset (or for
+        /// an answer, when requests are out).
         case waitForInput(from: Int)
+        /// Nothing more may go out now (the window is full, or the last segment's cut is not
+        /// known yet): wait for a request that is out to end.
+        case awaitAnswers
         case send(Exchange)
         /// Back off until this instant, then ask again.
         case sleep(until: Instant)
@@ -178,18 +202,27 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     /// Failed attempts since the last acknowledged progress (the retry budget).
     private(set) var failures = 0
     /// Since when failures have gone on without progress (for `maxRetryTime`).
-    private var failingSince: Instant?
+    var failingSince: Instant?
     /// The failing spell being reported: its start, last failure, attempts, resent bytes, and
     /// when it was last reported.
     private var spell: (start: Instant, lastFailure: Instant, attempts: Int, resent: Int, reported: Instant)?
     /// When the backoff after a failure ends.
     private var retryAt: Instant?
+    /// A stop, or a resumable upload's dead letter: the next action, whatever else is there.
     private var pending: Action?
+    /// The plain segments out or waiting, in stream order (DeliveryMachine+Window).
+    var window: [Segment] = []
+    /// How many plain segments may be out at once now.
+    var concurrency: ConcurrencyWindow
     /// Everything below this offset is acknowledged (the machine's own count, which the
     /// uploader's buffer follows through the `.acknowledge` effects and dead letters).
     private(set) var acknowledged: Int
     /// The highest stream offset any request carried (an earlier run's spool counts).
     private(set) var highestSent: Int
+    /// What an earlier run sent (`alreadySent`), and the stream ranges this run's requests
+    /// carried above it and above the acknowledged offset, merged (for ``resentBytes``).
+    private let firstSent: Int
+    private var sentRanges: [Range<Int>] = []
     /// Bytes sent more than once.
     private(set) var resentBytes = 0
     /// The end of the furthest plain request the receiver may have stored without saying so
@@ -207,7 +240,10 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         self.limits = configuration.limits
         self.cap = configuration.limits.maxBytes
         self.highestSent = max(alreadySent, acknowledged)
+        self.firstSent = highestSent
         self.resumable = ResumableState(upload: upload)
+        let most = configuration.resumable ? 1 : max(1, configuration.maxInFlight)
+        self.concurrency = ConcurrencyWindow(maximum: most, adaptive: configuration.adaptive && most > 1)
     }
 
     // MARK: Next action
@@ -215,14 +251,13 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     mutating func next(_ input: Input, now: Instant) -> Action {
         precondition(input.acknowledged == acknowledged, "the buffer is at \(input.acknowledged), the machine at \(acknowledged)")
         if let pending { return pending }
+        if let dead = window.first, case .deadLetter(let carried, let limits, let reason) = dead.phase {
+            return .deadLetter(from: dead.from, carried: carried, limits: limits, reason: reason)
+        }
         if let retryAt, now < retryAt { return .sleep(until: retryAt) }
         retryAt = nil
         if configuration.resumable { return nextResumable(input) }
-        // An input that ends before its first byte sends nothing (an empty request is an
-        // error to most receivers).
-        if input.inputEnded && acknowledged >= input.end { return .finish }
-        if !input.readable { return .waitForInput(from: acknowledged) }
-        return .send(.segment(from: acknowledged, limits: limits))
+        return nextSegment(input)
     }
 
     /// Ends the backoff after a failure now: the next action is the retry (the uploader was
@@ -238,18 +273,20 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     /// that is retried goes there at once, without a backoff (it still counts as a retry).
     mutating func handle(_ result: Result, of exchange: Exchange, now: Instant, elsewhere: Bool = false) -> [Effect] {
         switch (exchange, result) {
-        case (.segment(_, let limits), .answered(let answer, let carried)):
+        case (.segment(let from, let limits), .answered(let answer, let carried)):
             noteSent(carried)
+            noteCut(from: from, carried)
             if let partial = answer.partial {
                 return handlePartial(partial, answer: answer, limits: limits, carried: carried, now: now)
             }
             if answer.isSuccess {
-                return succeeded(acknowledging: carried.upperBound, now: now)
+                return stored(from: from, now: now, answered: answer)
             }
             if answer.status >= 500 { maybeStoredEnd = max(maybeStoredEnd, carried.upperBound) }
             return failed(.answer(answer), exchange: exchange, carried: carried, now: now, elsewhere: elsewhere)
-        case (.segment, .failed(let failure, let carried)):
+        case (.segment(let from, _), .failed(let failure, let carried)):
             noteSent(carried)
+            noteCut(from: from, carried)
             maybeStoredEnd = max(maybeStoredEnd, carried.upperBound)
             return failed(.failure(failure), exchange: exchange, carried: carried, now: now, elsewhere: elsewhere)
         case (.create, _), (.checkOffset, _), (.append, _), (.complete, _):
@@ -258,13 +295,24 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     }
 
     /// The uploader set the segment aside up to `end` (the machine asked for it) and
-    /// acknowledged past it.
-    mutating func deadLettered(upTo end: Int) {
-        guard case .deadLetter = pending else { preconditionFailure("no dead letter was asked for: \(String(describing: pending))") }
-        pending = nil
+    /// acknowledged past it. Returns the acknowledgement of segments after it that were
+    /// already answered 2xx.
+    @discardableResult
+    mutating func deadLettered(upTo end: Int) -> [Effect] {
+        if case .deadLetter = pending {
+            pending = nil
+        } else if let first = window.first, case .deadLetter = first.phase {
+            window.removeFirst()
+        } else {
+            preconditionFailure("no dead letter was asked for: \(String(describing: pending))")
+        }
         acknowledged = max(acknowledged, end)
         failures = 0
         failingSince = nil
+        let reached = takeStoredPrefix()
+        guard reached > acknowledged else { return [] }
+        acknowledged = reached
+        return [.acknowledge(upTo: reached)]
     }
 
     // MARK: Success and failure (shared by both protocols)
@@ -336,6 +384,8 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
                 return final(problem, exchange: exchange, carried: carried, reason: Self.tooLarge(answer, record: carried.count))
             }
             shrink(below: carried, sent, reason: "the server answered 413 (too large)", into: &effects)
+            sendAgain(exchange)
+            concurrency.overloaded()
             return effects
         }
         if case .answer(let answer) = problem, answer.status == 429, !alwaysRetry, let (from, sent) = Self.segment(of: exchange) {
@@ -387,6 +437,8 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
             }
         }
         retries += 1
+        sendAgain(exchange)
+        if Self.isOverload(problem) { concurrency.overloaded() }
         var retryAfter: String?
         if case .answer(let answer) = problem { retryAfter = answer.retryAfter }
         // Another endpoint is there: no reason to wait (that endpoint is set aside instead).
@@ -435,7 +487,12 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     /// `reason` replaces the problem's own words (a record too large for any request).
     mutating func final(_ problem: Problem, exchange: Exchange, carried: Range<Int>, reason: String? = nil) -> [Effect] {
         if configuration.keepsDeadLetters, let (from, segmentLimits) = Self.segment(of: exchange) {
-            pending = .deadLetter(from: from, carried: carried, limits: segmentLimits, reason: reason ?? problem.reason)
+            let reason = reason ?? problem.reason
+            if !configuration.resumable {
+                setAside(from: from, carried: carried, limits: segmentLimits, reason: reason)
+                return []
+            }
+            pending = .deadLetter(from: from, carried: carried, limits: segmentLimits, reason: reason)
             if configuration.resumable {
                 // The rejected bytes leave a gap in the upload: the stream goes on in a new one.
                 resumable.forget()
@@ -469,10 +526,33 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
 
     /// Counts bytes a request carried that an earlier one had carried already.
     mutating func noteSent(_ carried: Range<Int>) {
-        let again = max(0, min(carried.upperBound, highestSent) - carried.lowerBound)
+        // Sent before: below what an earlier run sent, or within a range a request of this
+        // run carried (answers of a window come back in any order).
+        var again = max(0, min(carried.upperBound, firstSent) - carried.lowerBound)
+        for sent in sentRanges where sent.overlaps(carried) {
+            again += min(sent.upperBound, carried.upperBound) - max(sent.lowerBound, carried.lowerBound, firstSent)
+        }
+        again = max(0, again)
+        sentRanges.removeAll { $0.upperBound <= acknowledged }
+        if carried.upperBound > firstSent { sentRanges = Self.adding(max(carried.lowerBound, firstSent)..<carried.upperBound, to: sentRanges) }
         resentBytes += again
         spell?.resent += max(0, min(carried.upperBound, maybeStoredEnd) - carried.lowerBound)
         highestSent = max(highestSent, carried.upperBound)
+    }
+
+    /// `ranges` (sorted, apart) with `range` merged in.
+    static func adding(_ range: Range<Int>, to ranges: [Range<Int>]) -> [Range<Int>] {
+        var merged = range
+        var result: [Range<Int>] = []
+        for other in ranges {
+            if other.upperBound < merged.lowerBound || other.lowerBound > merged.upperBound {
+                result.append(other)
+            } else {
+                merged = min(merged.lowerBound, other.lowerBound)..<max(merged.upperBound, other.upperBound)
+            }
+        }
+        result.append(merged)
+        return result.sorted { $0.lowerBound < $1.lowerBound }
     }
 
     /// Sets a protocol violation as the outcome.
