@@ -72,8 +72,22 @@ extension UploadOptions {
     var libraryOptions: StreamUploader.Options {
         var options = delivery.libraryOptions(base: records.receiver.map { $0.deliveryOptions() } ?? StreamUploader.Options())
         options.maxRecordBytes = maxRecordBytes
+        options.maxInFlight = maxInFlight
         return options
     }
+
+    /// The most requests out at once: `--max-in-flight`, or by default a window for a receiver
+    /// preset (each stores requests in any order: Loki within its out-of-order window,
+    /// Elasticsearch, ClickHouse, VictoriaLogs and the others by the records' own times) and
+    /// one for a plain URL, whose receiver may need the stream in order. A PUT writes one
+    /// resource in order: always one (so are `--resumable` and `--single-request`).
+    var maxInFlight: Int {
+        if method.uppercased() == "PUT" || delivery.resumable || delivery.singleRequest { return 1 }
+        return delivery.maxInFlight ?? (records.receiver == nil ? 1 : Self.defaultMaxInFlight)
+    }
+
+    /// The window a receiver preset gets by default.
+    static var defaultMaxInFlight: Int { 8 }
 
     /// The header a token goes in (`Authorization: Bearer`, or the receiver's: Splunk's
     /// `Authorization: Splunk`, Datadog's `DD-API-KEY`), for options that supply a token.

@@ -25,6 +25,8 @@ extension DeliveryMachine {
         /// The completing PATCH has gone out (with every byte acknowledged).
         var completionSent = false
         var finished = false
+        /// An exchange is out: the next waits for its answer.
+        var exchangeOut = false
 
         init(upload: Upload?) {
             self.upload = upload

@@ -256,7 +256,13 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         }
         if let retryAt, now < retryAt { return .sleep(until: retryAt) }
         retryAt = nil
-        if configuration.resumable { return nextResumable(input) }
+        if configuration.resumable {
+            // One exchange at a time: each depends on the answer to the one before.
+            if resumable.exchangeOut { return .awaitAnswers }
+            let action = nextResumable(input)
+            if case .send = action { resumable.exchangeOut = true }
+            return action
+        }
         return nextSegment(input)
     }
 
@@ -290,6 +296,7 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
             maybeStoredEnd = max(maybeStoredEnd, carried.upperBound)
             return failed(.failure(failure), exchange: exchange, carried: carried, now: now, elsewhere: elsewhere)
         case (.create, _), (.checkOffset, _), (.append, _), (.complete, _):
+            resumable.exchangeOut = false
             return handleResumable(result, of: exchange, now: now)
         }
     }

@@ -394,6 +394,9 @@ public final class StreamUploader: Sendable {
         }
     }
 
+    /// Segment requests out now and how many the window lets out, for `--metrics`.
+    package var requestWindow: (inFlight: Int, limit: Int) { state.withLock { ($0.inFlight, $0.windowLimit) } }
+
     /// Lines the producer wrote in this run (0 with ``RecordMode/rawBytes``), for `--metrics`.
     package var linesProduced: Int { buffer.linesWritten }
 
