@@ -62,9 +62,10 @@ enum HelpTopic: String, CaseIterable, Sendable {
             while answers come back 2xx and no slower, and halves on 429, 503, timeouts, broken
             connections or answers much slower than usual. The stream is still acknowledged in
             order (the state file and spool move only past segments answered before every earlier
-            one was), and a failed segment is sent again alone. Default 8 with --to (each preset's
-            receiver stores requests in any order), 1 for a plain URL; always 1 with -X PUT,
-            --resumable and --single-request, whose receivers need the stream in order.
+            one was), and a failed segment is sent again alone. Records may then arrive out of
+            order: every --to preset's receiver takes that (Loki within its out-of-order window),
+            so 8 suits them. Default 1; always 1 with -X PUT, --resumable and --single-request,
+            whose receivers need the stream in order.
 
             Each request carries Streamup-Stream-Id and Streamup-Offset so a receiver can drop the
             duplicates a lost answer causes (`streamup sink` does). Each segment is a request of its

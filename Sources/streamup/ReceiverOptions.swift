@@ -76,18 +76,13 @@ extension UploadOptions {
         return options
     }
 
-    /// The most requests out at once: `--max-in-flight`, or by default a window for a receiver
-    /// preset (each stores requests in any order: Loki within its out-of-order window,
-    /// Elasticsearch, ClickHouse, VictoriaLogs and the others by the records' own times) and
-    /// one for a plain URL, whose receiver may need the stream in order. A PUT writes one
-    /// resource in order: always one (so are `--resumable` and `--single-request`).
+    /// The most requests out at once: `--max-in-flight` (the window adapts up to it), or one by
+    /// default, so records arrive in the order they were read unless asked otherwise. A PUT
+    /// writes one resource in order: always one (so are `--resumable` and `--single-request`).
     var maxInFlight: Int {
         if method.uppercased() == "PUT" || delivery.resumable || delivery.singleRequest { return 1 }
-        return delivery.maxInFlight ?? (records.receiver == nil ? 1 : Self.defaultMaxInFlight)
+        return delivery.maxInFlight ?? 1
     }
-
-    /// The window a receiver preset gets by default.
-    static var defaultMaxInFlight: Int { 8 }
 
     /// The header a token goes in (`Authorization: Bearer`, or the receiver's: Splunk's
     /// `Authorization: Splunk`, Datadog's `DD-API-KEY`), for options that supply a token.

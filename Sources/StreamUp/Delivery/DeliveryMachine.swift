@@ -396,52 +396,15 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
             return effects
         }
         if case .answer(let answer) = problem, answer.status == 429, !alwaysRetry, let (from, sent) = Self.segment(of: exchange) {
-            // A rate limit's burst smaller than the request never lets it pass: a request
-            // refused again a second or more after its first 429 is taken as refused for its
-            // size and shrinks like a 413 (the retry still honours Retry-After). Quicker
-            // refusals are a request-rate limit's (nginx `limit_req`), which more, smaller
-            // requests would only make worse.
-            if let refused = rateRefused, refused.from == from {
-                if refused.at.duration(to: now) >= Self.rateWindow, !Self.isLoneRecord(carried, sent) {
-                    let reason = "the server answered 429 (too many requests) twice to a request of \(carried.count) bytes"
-                    shrink(below: carried, sent, reason: reason, into: &effects)
-                    rateRefused = (from, now)
-                }
-            } else {
-                rateRefused = (from, now)
-            }
+            noteRateRefusal(from: from, sent: sent, carried: carried, now: now, into: &effects)
         }
         guard alwaysRetry || isRetryable(problem) else { return effects + final(problem, exchange: exchange, carried: carried) }
         failures += 1
         failingSince = failingSince ?? now
-        // A failure another endpoint takes over at once is that endpoint's to report, not a
-        // failing spell of the delivery.
-        let first = spell == nil && !elsewhere
-        if !elsewhere || spell != nil {
-            spell = (spell?.start ?? now, now, (spell?.attempts ?? 0) + 1, spell?.resent ?? 0, spell?.reported ?? now)
-        }
-        if !first, let spell, spell.reported.duration(to: now) >= configuration.reportEvery {
-            self.spell?.reported = now
-            let failingFor = spell.start.duration(to: now)
-            effects.append(.notice(.stillFailing(reason: problem.reason, failedAttempts: spell.attempts, failingFor: failingFor)))
-        }
+        let first = noteSpell(problem, now: now, elsewhere: elsewhere, into: &effects)
         if giveUp(now: now) { return effects + final(problem, exchange: exchange, carried: carried) }
-        // A broken connection or a timeout keeps the segment's size: the receiver may have
-        // stored it (a lost answer looks the same from here, socket buffers hold megabytes),
-        // and only a resend identical to it is one the receiver can drop (ClickHouse's
-        // de-duplication of an identical insert). Only when the same segment's connection
-        // broke a third time in a row is the link taken to cut every request (a proxy's body
-        // limit that closes instead of answering 413): then it goes smaller, so it still
-        // delivers; successes double it again.
-        if case .failure(let failure) = problem, failure.kind == .transport, !carried.isEmpty, limits.maxBytes > 1,
-            let (from, _) = Self.segment(of: exchange)
-        {
-            let count = broken?.from == from ? (broken?.count ?? 0) + 1 : 1
-            broken = (from, count)
-            if count >= Self.breaksBeforeShrinking {
-                limits.maxBytes = max(1, min(limits.maxBytes, carried.count) / 2)
-                broken = nil
-            }
+        if case .failure(let failure) = problem, failure.kind == .transport, !carried.isEmpty, let (from, _) = Self.segment(of: exchange) {
+            noteBreak(from: from, carried: carried)
         }
         retries += 1
         sendAgain(exchange)
@@ -453,6 +416,55 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         retryAt = elsewhere ? nil : now.advanced(by: delay)
         effects.append(.notice(.retrying(reason: problem.reason, attempt: failures, delay: delay, first: first)))
         return effects
+    }
+
+    /// A 429 to the segment from `from`. A rate limit's burst smaller than the request never
+    /// lets it pass: a request refused again a second or more after its first 429 is taken as
+    /// refused for its size and shrinks like a 413 (the retry still honours Retry-After).
+    /// Quicker refusals are a request-rate limit's (nginx `limit_req`), which more, smaller
+    /// requests would only make worse.
+    private mutating func noteRateRefusal(from: Int, sent: SegmentLimits, carried: Range<Int>, now: Instant, into effects: inout [Effect]) {
+        guard let refused = rateRefused, refused.from == from else {
+            rateRefused = (from, now)
+            return
+        }
+        guard refused.at.duration(to: now) >= Self.rateWindow, !Self.isLoneRecord(carried, sent) else { return }
+        let reason = "the server answered 429 (too many requests) twice to a request of \(carried.count) bytes"
+        shrink(below: carried, sent, reason: reason, into: &effects)
+        rateRefused = (from, now)
+    }
+
+    /// Counts a retried failure in the failing spell and says so once a `reportEvery`; returns
+    /// whether it is the spell's first. A failure another endpoint takes over at once is that
+    /// endpoint's to report, not a failing spell of the delivery.
+    private mutating func noteSpell(_ problem: Problem, now: Instant, elsewhere: Bool, into effects: inout [Effect]) -> Bool {
+        let first = spell == nil && !elsewhere
+        if !elsewhere || spell != nil {
+            spell = (spell?.start ?? now, now, (spell?.attempts ?? 0) + 1, spell?.resent ?? 0, spell?.reported ?? now)
+        }
+        if !first, let spell, spell.reported.duration(to: now) >= configuration.reportEvery {
+            self.spell?.reported = now
+            let failingFor = spell.start.duration(to: now)
+            effects.append(.notice(.stillFailing(reason: problem.reason, failedAttempts: spell.attempts, failingFor: failingFor)))
+        }
+        return first
+    }
+
+    /// The connection of the segment from `from` broke while it carried `carried`. A broken
+    /// connection or a timeout keeps the segment's size: the receiver may have stored it (a
+    /// lost answer looks the same from here, socket buffers hold megabytes), and only a resend
+    /// identical to it is one the receiver can drop (ClickHouse's de-duplication of an
+    /// identical insert). Only when the same segment's connection broke a third time in a row
+    /// is the link taken to cut every request (a proxy's body limit that closes instead of
+    /// answering 413): then it goes smaller, so it still delivers; successes double it again.
+    private mutating func noteBreak(from: Int, carried: Range<Int>) {
+        guard limits.maxBytes > 1 else { return }
+        let count = broken?.from == from ? (broken?.count ?? 0) + 1 : 1
+        broken = (from, count)
+        if count >= Self.breaksBeforeShrinking {
+            limits.maxBytes = max(1, min(limits.maxBytes, carried.count) / 2)
+            broken = nil
+        }
     }
 
     /// The wait before the retry after failure number `attempt`: the policy's (a server's

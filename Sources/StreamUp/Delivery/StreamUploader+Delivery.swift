@@ -58,7 +58,8 @@ extension StreamUploader {
             while true {
                 if let failure = buffer.failure { throw failure }
                 reportSplitRecords(&log)
-                switch machine.next(input, now: clock.now) {
+                let action = machine.next(input, now: clock.now)
+                switch action {
                 case .send(let exchange):
                     start(exchange, in: &group, endpoints: &endpoints, log: &log, session: session)
                     noteWindow(machine)
@@ -68,7 +69,9 @@ extension StreamUploader {
                         await buffer.waitUntilReadable(from: offset)
                         continue
                     }
-                    if !log.waitsForInput {
+                    // A full buffer whose records are all out gets nothing new before an
+                    // answer frees room (its wait would end at once, again and again).
+                    if !log.waitsForInput, !isFull {
                         log.waitsForInput = true
                         group.addTask { [buffer] in
                             await buffer.waitUntilReadable(from: offset)
@@ -92,27 +95,39 @@ extension StreamUploader {
                     acknowledge(upTo: range.upperBound)
                     for effect in machine.deadLettered(upTo: range.upperBound) { try apply(effect) }
                     continue
-                case .finish:
-                    for effect in machine.endSpell(now: clock.now) { try apply(effect) }
-                    guard let answer = log.lastSuccess ?? log.lastAnswer else {
-                        // Every segment went to the dead letters without an answer (a certificate
-                        // the system does not trust, a form boundary in the records): say why.
-                        if let lastError = log.lastError { throw lastError }
-                        // Nothing to send, so nothing was sent: no answer to tell.
-                        return UploadResponse(statusCode: 204, headers: [:], body: Data(), bytesSent: 0)
-                    }
-                    return answer
-                case .stop(.answer):
-                    guard let lastAnswer = log.lastAnswer else { preconditionFailure("stopped on an answer that never came") }
-                    return lastAnswer
-                case .stop(.failure(let failure)):
-                    throw log.lastError ?? StreamUpError(failure.kind == .cancelled ? .cancelled : .transport, failure.message)
-                case .stop(.protocolViolation(let message)):
-                    throw StreamUpError(.protocolError, message)
+                case .finish, .stop:
+                    return try ending(action, machine, log)
                 }
                 guard let event = try await group.next() else { preconditionFailure("the machine waits for an answer but nothing is out") }
                 try settle(event, machine: &machine, endpoints: &endpoints, log: &log, group: &group, session: session)
             }
+        }
+    }
+
+    /// The upload's answer once the machine finishes or stops (the requests still out, if any,
+    /// are cancelled with the task group).
+    private func ending(_ action: Machine.Action, _ machine: Machine, _ log: DeliveryLog) throws -> UploadResponse {
+        var machine = machine
+        switch action {
+        case .finish:
+            for effect in machine.endSpell(now: clock.now) { try apply(effect) }
+            guard let answer = log.lastSuccess ?? log.lastAnswer else {
+                // Every segment went to the dead letters without an answer (a certificate
+                // the system does not trust, a form boundary in the records): say why.
+                if let lastError = log.lastError { throw lastError }
+                // Nothing to send, so nothing was sent: no answer to tell.
+                return UploadResponse(statusCode: 204, headers: [:], body: Data(), bytesSent: 0)
+            }
+            return answer
+        case .stop(.answer):
+            guard let lastAnswer = log.lastAnswer else { preconditionFailure("stopped on an answer that never came") }
+            return lastAnswer
+        case .stop(.failure(let failure)):
+            throw log.lastError ?? StreamUpError(failure.kind == .cancelled ? .cancelled : .transport, failure.message)
+        case .stop(.protocolViolation(let message)):
+            throw StreamUpError(.protocolError, message)
+        case .send, .waitForInput, .sleep, .awaitAnswers, .deadLetter:
+            preconditionFailure("not an ending: \(action)")
         }
     }
 
@@ -273,6 +288,12 @@ extension StreamUploader {
         return elsewhere
     }
 
+    /// Whether the buffer holds all it can (the producer waits for an acknowledgement).
+    private var isFull: Bool {
+        let capacity = buffer.capacity
+        return buffer.withState { $0.written - $0.acknowledged >= capacity }
+    }
+
     /// The buffer as the machine needs it.
     private var input: Machine.Input {
         buffer.withState { state in
@@ -353,11 +374,7 @@ extension StreamUploader {
         let configuration: UploadConfiguration
         let body: WindowBody?
         do {
-            var resolved = try self.configuration.resolvingHeaders()
-            if let target { resolved.url = target.url }
-            configuration = resolved
-            let allowsResend = if case .segment = exchange { true } else { false }
-            body = try segment.map { try WindowBody($0, of: buffer, encoding: configuration.body, allowsResend: allowsResend, streamID: streamID) }
+            (configuration, body) = try prepare(exchange, segment: segment, to: target)
         } catch {
             // A body that cannot be built fails the same way every time: what it holds is the
             // segment a dead letter sets aside.
@@ -372,6 +389,23 @@ extension StreamUploader {
             request.setValue(" ", forHTTPHeaderField: "Transfer-Encoding")
             fields.append(length)
         }
+        return await send(exchange, request: request, fields: fields, start: start, body: body, configuration, session: session, since: requestStart)
+    }
+
+    /// The configuration `exchange` goes out with (its target's URL) and its body.
+    private func prepare(_ exchange: Machine.Exchange, segment: Range<Int>?, to target: Target?) throws -> (UploadConfiguration, WindowBody?) {
+        var configuration = try self.configuration.resolvingHeaders()
+        if let target { configuration.url = target.url }
+        let allowsResend = if case .segment = exchange { true } else { false }
+        let body = try segment.map { try WindowBody($0, of: buffer, encoding: configuration.body, allowsResend: allowsResend, streamID: streamID) }
+        return (configuration, body)
+    }
+
+    /// Sends the request built for `exchange` and reads what came of it.
+    private func send(
+        _ exchange: Machine.Exchange, request: URLRequest, fields: [UploadConfiguration.Header], start: Int, body: WindowBody?,
+        _ configuration: UploadConfiguration, session: SegmentSession, since requestStart: UploadClock.Instant
+    ) async -> Exchanged {
         onEvent(.requestStarted(method: request.httpMethod ?? "POST", url: request.url ?? configuration.url, headers: fields))
         // A resumable PATCH gets a connection of its own: when a reused connection breaks before
         // the answer, libcurl re-sends the request by itself, headers first (with an
