@@ -25,6 +25,9 @@
 ///   expired); a creation over it → `503` with `Retry-After`, the connection kept.
 /// - ``uploadExpiry``: a resumable upload no request has touched for this long is forgotten
 ///   (`404` from then on); its file is removed when it held no byte, else kept as `.partial`.
+/// - ``maxStreamBytesAside``/``maxStreamPiecesAside``: per de-duplicated stream, the bytes and
+///   bodies held aside because they start past the stream file's end (see ``SinkServer``) → a
+///   body that would pass either is answered `503` with `Retry-After: 1`, the connection kept.
 ///
 /// Thread safety: a value type that is never shared mutably; safe to send anywhere.
 public struct SinkConfiguration: Sendable, Hashable {
@@ -70,6 +73,16 @@ public struct SinkConfiguration: Sendable, Hashable {
     /// `104 Upload Resumption Supported` (carrying the upload's `Location`) as soon as its head
     /// is accepted, so a client cut off mid-body can resume. See ``SinkServer``.
     public var sendsUploadResumptionSupported: Bool
+    /// Cap on the bytes one de-duplicated stream holds aside (bodies that start past the stream
+    /// file's end, waiting for the gap before them). 64 MiB by default: a sender with several
+    /// segments in flight holds every unjoined segment in its own buffer (8 MiB by default) until
+    /// the stream before it is acknowledged, so this covers buffers up to 64 MiB; a bigger sender
+    /// is told to retry (`503`) and its oldest segment, which the file can take, always passes.
+    public var maxStreamBytesAside: Int
+    /// Cap on the bodies one de-duplicated stream holds aside: each is a file in the output
+    /// directory; 64 by default, one for every segment a sender may have in flight past the
+    /// oldest.
+    public var maxStreamPiecesAside: Int
 
     public init(
         host: String = "127.0.0.1",
@@ -90,7 +103,9 @@ public struct SinkConfiguration: Sendable, Hashable {
         headTimeout: Duration = .seconds(10),
         minimumBodyRate: SinkBodyRate? = .standard,
         maxUploads: Int = 1_000,
-        uploadExpiry: Duration = .seconds(3_600)
+        uploadExpiry: Duration = .seconds(3_600),
+        maxStreamBytesAside: Int = 64 << 20,
+        maxStreamPiecesAside: Int = 64
     ) {
         self.host = host
         self.port = port
@@ -111,6 +126,8 @@ public struct SinkConfiguration: Sendable, Hashable {
         self.minimumBodyRate = minimumBodyRate
         self.maxUploads = maxUploads
         self.uploadExpiry = uploadExpiry
+        self.maxStreamBytesAside = maxStreamBytesAside
+        self.maxStreamPiecesAside = maxStreamPiecesAside
     }
 
     /// Throws ``SinkError/Code/invalidConfiguration`` naming the first value out of range.
@@ -133,6 +150,8 @@ public struct SinkConfiguration: Sendable, Hashable {
         try check(uploadExpiry > .zero, "uploadExpiry must be > 0")
         try check((1_024...(64 << 20)).contains(readBufferSize), "readBufferSize must be in 1 KiB...64 MiB")
         try check(recentEventLimit >= 0, "recentEventLimit must be >= 0")
+        try check(maxStreamBytesAside >= 0, "maxStreamBytesAside must be >= 0")
+        try check(maxStreamPiecesAside >= 0, "maxStreamPiecesAside must be >= 0")
         try faults.validate()
     }
 }

@@ -15,6 +15,11 @@
 ///   completed resumable uploads; never a `201`/`204`) are stored as usual, then the connection
 ///   is reset instead of answering: the client cannot know its request succeeded. Reported with
 ///   status `0` and complete.
+/// - ``loseAnswersOfStreamRequests``: the requests of a de-duplicated stream with these numbers
+///   (1-based, counted per `Streamup-Stream-Id` in the order their heads arrive, resends
+///   included) lose their `200` the same way: stored (joined or held aside), then the connection
+///   is reset. With several requests of a stream in flight, one in the middle can lose its answer
+///   while those after it are answered.
 /// - ``conflictForgetsUpload``: a `409` to a resumable-upload `PATCH` (wrong offset, or another
 ///   request still appending) also forgets the upload, as Apple's NIOResumableUpload does: a
 ///   client that sends a PATCH without asking for the offset first loses its upload (`404` next).
@@ -29,6 +34,10 @@
 ///   The connection that carried byte `N` is reset like a drop (that byte is kept), other
 ///   connections appending to an upload are closed. Happens once. Plain requests and de-duplicated
 ///   stream files are untouched.
+/// - ``answerDelay``: each `200` to a plain request (stream requests included) is sent this long
+///   after its body ended and was stored: the connection's thread waits, other connections go
+///   on. A far receiver, or one that commits before it answers (Elasticsearch indexing a bulk,
+///   ClickHouse writing a part), as a sender's benchmark needs it.
 ///
 /// The byte faults apply to every request with a body, resumable-upload appends included; bytes
 /// an upload received before its connection was cut stay in the upload.
@@ -45,6 +54,8 @@ public struct SinkFaults: Sendable, Hashable {
     public var failStatus: Int
     /// How many of the next `200` answers are lost after the request was stored.
     public var loseAnswers: Int
+    /// Which requests of each stream (1-based, per stream id, by arrival) lose their `200`.
+    public var loseAnswersOfStreamRequests: Set<Int>
     /// A `409` to a PATCH forgets the upload too (NIOResumableUpload's behaviour).
     public var conflictForgetsUpload: Bool
     /// `Retry-After` seconds sent with a failed `503`/`429`; `nil` means 1.
@@ -56,6 +67,9 @@ public struct SinkFaults: Sendable, Hashable {
     /// Forget all resumable uploads once this many of their body bytes have arrived (at least
     /// 1); `nil` for never.
     public var forgetUploadsAfterBytes: Int?
+    /// Wait this long after a plain request's body ended before answering it `200`; `nil` for
+    /// at once.
+    public var answerDelay: Duration?
 
     /// No faults.
     public static let none = SinkFaults()
@@ -70,7 +84,9 @@ public struct SinkFaults: Sendable, Hashable {
         retryAfterSeconds: Int? = nil,
         readBytesPerSecond: Int? = nil,
         stallAfterBytes: Int? = nil,
-        forgetUploadsAfterBytes: Int? = nil
+        forgetUploadsAfterBytes: Int? = nil,
+        answerDelay: Duration? = nil,
+        loseAnswersOfStreamRequests: Set<Int> = []
     ) {
         self.dropAfterBytes = dropAfterBytes
         self.dropRepeatedly = dropRepeatedly
@@ -82,6 +98,8 @@ public struct SinkFaults: Sendable, Hashable {
         self.readBytesPerSecond = readBytesPerSecond
         self.stallAfterBytes = stallAfterBytes
         self.forgetUploadsAfterBytes = forgetUploadsAfterBytes
+        self.answerDelay = answerDelay
+        self.loseAnswersOfStreamRequests = loseAnswersOfStreamRequests
     }
 
     /// The `Retry-After` value for a failed request, or `nil` when none is sent.
@@ -105,5 +123,7 @@ public struct SinkFaults: Sendable, Hashable {
         try check((readBytesPerSecond ?? 1) >= 1, "readBytesPerSecond must be >= 1")
         try check((stallAfterBytes ?? 0) >= 0, "stallAfterBytes must be >= 0")
         try check((forgetUploadsAfterBytes ?? 1) >= 1, "forgetUploadsAfterBytes must be >= 1")
+        try check((answerDelay ?? .zero) >= .zero, "answerDelay must be >= 0")
+        try check(loseAnswersOfStreamRequests.allSatisfy { $0 >= 1 }, "loseAnswersOfStreamRequests must be >= 1")
     }
 }

@@ -29,7 +29,9 @@ import StreamUpSystem
 /// - Events: `onEvent` is called on the connection's thread (the accept thread for `503`s),
 ///   concurrently for different connections, before the response is sent. Keep it short.
 /// - Streams: requests with `Streamup-Stream-Id` and `Streamup-Offset` are merged, without
-///   duplicates, into one file per stream; see ``StreamStore``.
+///   duplicates, into one file per stream holding the stream's gapless start; a body past its end
+///   is held aside (answered `200`, bounded, kept across restarts) until the gap fills; see
+///   ``StreamStore``.
 /// - Resumable uploads (draft-ietf-httpbis-resumable-upload, interop versions 6 and 8): requests
 ///   carrying `Upload-Draft-Interop-Version` create (`POST` with `Upload-Complete`), append to
 ///   (`PATCH`), query (`HEAD`) and cancel (`DELETE`) uploads at `/uploads/TOKEN`; bytes are

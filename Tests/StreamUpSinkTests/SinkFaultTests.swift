@@ -58,6 +58,30 @@ import Testing
         }
     }
 
+    /// `loseAnswersOfStreamRequests`: the second request of each stream is stored (here held
+    /// aside, past the end) and its connection reset without an answer; the others of that
+    /// stream, before and after it, and of another stream are answered.
+    @Test func loseAnswersOfStreamRequestsLosesTheNthOfEachStream() throws {
+        let directory = try TemporaryDirectory()
+        let configuration = SinkConfiguration(outputDirectory: directory.path, faults: SinkFaults(loseAnswersOfStreamRequests: [2]))
+        try withSink(configuration) { server in
+            func send(_ id: String, _ offset: Int, _ body: String) throws -> TestClient {
+                let client = try TestClient(port: server.port)
+                try client.send(
+                    uploadHead("Content-Length: \(body.utf8.count)", "Streamup-Stream-Id: \(id)", "Streamup-Offset: \(offset)") + body)
+                return client
+            }
+            #expect(try send("a", 0, "abc").readResponse().status == 200)
+            let lost = try send("a", 6, "ghi").readUntilEnd()
+            #expect(lost.ending == .reset && lost.bytesBefore == 0)
+            #expect(try send("b", 0, "xyz").readResponse().status == 200)
+            #expect(try send("a", 3, "def").readResponse().json()["stream_offset"] as? Int == 9)
+            #expect(try send("b", 3, "XYZ").readUntilEnd().ending == .reset)
+        }
+        #expect(try String(contentsOfFile: directory.file("stream-a.body"), encoding: .utf8) == "abcdefghi")
+        #expect(try String(contentsOfFile: directory.file("stream-b.body"), encoding: .utf8) == "xyzXYZ")
+    }
+
     /// With `dropRepeatedly` every request is reset at the same byte count.
     @Test func dropRepeatedlyResetsEachRequest() throws {
         let recorder = EventRecorder<SinkRequestEvent>()
@@ -133,6 +157,27 @@ import Testing
             #expect(response.status == 200)
             #expect(try response.json()["bytes"] as? Int == 100_000)
             #expect(elapsed >= .milliseconds(400))
+        }
+    }
+
+    /// `answerDelay`: the body is stored (its event reported) before the 200, which comes after
+    /// the delay, on each connection.
+    @Test func answerDelayHoldsEach200AfterStoring() throws {
+        let recorder = EventRecorder<SinkRequestEvent>()
+        let configuration = SinkConfiguration(faults: SinkFaults(answerDelay: .milliseconds(300)))
+        try withSink(configuration, recorder: recorder) { server in
+            let first = try TestClient(port: server.port)
+            let second = try TestClient(port: server.port)
+            let start = ContinuousClock.now
+            try first.send(uploadHead("Content-Length: 10") + Self.body(10))
+            try second.send(uploadHead("Content-Length: 10") + Self.body(10))
+            #expect(try recorder.wait(for: 2).allSatisfy { $0.status == 200 && $0.isComplete })
+            #expect(try first.readResponse().status == 200)
+            #expect(try second.readResponse().status == 200)
+            #expect(ContinuousClock.now - start >= .milliseconds(300))
+        }
+        #expect(throws: SinkError.self) {
+            _ = try SinkServer(configuration: SinkConfiguration(faults: SinkFaults(answerDelay: .milliseconds(-1))))
         }
     }
 

@@ -36,25 +36,6 @@ import Testing
         }
     }
 
-    /// A body starting past the end gets 409 with the expected offset and is not stored.
-    @Test func aGapIsRefusedWith409() throws {
-        let directory = try TemporaryDirectory()
-        let recorder = EventRecorder<SinkRequestEvent>()
-        try withSink(SinkConfiguration(outputDirectory: directory.path), recorder: recorder) { server in
-            let client = try TestClient(port: server.port)
-            try client.send(Self.streamHead(offset: 0, length: 4) + "abcd")
-            #expect(try client.readResponse().status == 200)
-            try client.send(Self.streamHead(offset: 6, length: 2) + "gh")
-            let response = try client.readResponse()
-            #expect(response.status == 409)
-            #expect(try response.json()["expected_offset"] as? Int == 4)
-            #expect(try Self.contents("\(directory.path)/stream-job-1.body") == "abcd")
-            #expect(try directory.fileNames() == ["stream-job-1.body"])
-            let event = try #require(try recorder.wait(for: 2).last)
-            #expect(event.status == 409 && !event.isComplete && event.storedFile == nil)
-        }
-    }
-
     /// A body cut off mid-way leaves the stream file unchanged and is kept as `.partial`.
     @Test func anIncompleteBodyLeavesTheStreamUnchanged() throws {
         let directory = try TemporaryDirectory()

@@ -75,6 +75,23 @@ import Testing
         }
     }
 
+    /// The sink stores the stream's second segment but loses its answer
+    /// (`SinkFaults.loseAnswersOfStreamRequests`, which picks a segment in the middle of a
+    /// stream): streamup sends it again, the segments after it follow, every line is stored once.
+    @Test func aLostAnswerOfAMiddleSegmentIsResentAndStoredOnce() async throws {
+        let lines = (1...400).map { "line \($0)\n" }.joined()
+        try await withSink(configure: { $0.faults = SinkFaults(loseAnswersOfStreamRequests: [2]) }) { sink, directory in
+            let child = try StreamupProcess(["--retries", "3", "--segment-bytes", "1k", sink.url.absoluteString])
+            child.write(lines)
+            child.closeStdin()
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+            let lost = sink.requests.filter { $0.failure == "injected fault: stored, answer lost" }.map(\.sequence)
+            #expect(lost == [2], "\(sink.requests.map { ($0.sequence, $0.status, $0.failure ?? "") })")
+            #expect(sink.requests.filter { $0.status == 200 }.count >= 3, "the segments after it were not sent")
+            #expect(streamText(in: directory) == lines)
+        }
+    }
+
     /// A quiet stream against a server that cuts requests idle for 300 ms: segments open only
     /// when there is something to send, so a quiet spell many times that long costs no retries.
     @Test func aQuietStreamHoldsNoIdleRequestOpen() async throws {

@@ -1,4 +1,5 @@
 import Foundation
+import StreamUpSink
 import StreamUpTestSupport
 import Testing
 
@@ -157,5 +158,19 @@ import Testing
         #expect(all, "stderr: \(second.stderr)")
         #expect((state["errors"] as? [String] ?? ["?"]).isEmpty, "resends after the restart are identical: \(state)")
         #expect(Self.storedOnce(stored, input), "first: \(first.stderr) second: \(second.stderr)")
+    }
+
+    /// streamup's own sink takes a window of segments of one stream (it holds one that comes
+    /// before the gap is filled aside): the stored stream is the input, byte for byte.
+    @Test func theSinkJoinsAWindowOfSegments() async throws {
+        let scratch = try TemporaryDirectory()
+        let sink = try startedSink(port: 0, storingIn: scratch.url)
+        defer { sink.stop() }
+        let input = Self.lines(20_000)
+        let child = try StreamupProcess(["--max-in-flight", "8", "--segment-bytes", "8k", sink.url.absoluteString])
+        child.write(input)
+        child.closeStdin()
+        #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+        #expect(streamText(in: scratch.url) == input)
     }
 }

@@ -23,12 +23,18 @@ struct BenchOptions: Sendable {
     /// Small POSTs per waiting run, and how long the receiver waits before each answer.
     var waitRequests = 3
     var waitDelaySeconds = 2.0
+    /// How late the late-answer step's receiver answers, and the bytes of each of its runs.
+    var answerDelayMilliseconds = 50
+    var lateAnswerBytes = 400_000_000
+    /// Run the late-answer step alone (`--only late-answers`).
+    var onlyLateAnswers = false
     /// The `streamup` binary to measure (default: ``Binaries/defaultStreamup``).
     var streamup: String?
 
     static let usage = """
         usage: swift run -c release streamup-bench [--rounds N] [--bytes SIZE] [--quick] [--big | --no-big]
                                                    [--log-seconds S] [--log-rate N] [--no-log] [--streamup PATH]
+                                                   [--answer-delay MS] [--only late-answers]
 
         Measures streamup beside curl, a bare URLSession uploader and syslog-ng, all against the
         project's sink in this process, and prints a Markdown report on stdout (progress on stderr):
@@ -38,12 +44,14 @@ struct BenchOptions: Sendable {
           --rounds N        rounds; each runs every client, alternating the order (default 5)
           --bytes SIZE      bytes per throughput run, e.g. 500MB, 2GB, 1GiB (default 2GB; 1 MB = 10^6 bytes)
           --quick           CI's smoke run: 1 round, 64MB, 1 s latency runs, 2 s log runs, 1 slow answer,
-                            no 10 GB stream, at most 100 slow streams
+                            no 10 GB stream, at most 100 slow streams, 32MB per late-answer run
           --big             include the 10 GB peak-RSS stream even with --quick
           --no-big          skip the 10 GB peak-RSS stream
           --log-seconds S   how long the log file grows in each log-shipping run (default 20)
           --log-rate N      lines (100 bytes) per second appended to it (default 10000)
           --no-log          skip the log-shipping runs
+          --answer-delay MS how late the late-answer step's receiver answers each request (default 50)
+          --only late-answers  run only the late-answer step (400MB per run; 32MB with --quick)
           --streamup PATH   the streamup binary to measure (default: the root package's .build/release/streamup)
         Build streamup first, in the repository's root: `swift build -c release --static-swift-stdlib --product streamup`.
         Exit status 3 when any run did not count (the report lists them).
@@ -71,6 +79,14 @@ struct BenchOptions: Sendable {
                 big = false
             case "--no-log":
                 options.shipping = false
+            case "--only":
+                guard remaining.popFirst() == "late-answers" else { throw BenchError("--only takes one step: late-answers") }
+                options.onlyLateAnswers = true
+            case "--answer-delay":
+                guard let value = remaining.popFirst(), let milliseconds = Int(value), (1...10_000).contains(milliseconds) else {
+                    throw BenchError("--answer-delay needs a number of milliseconds from 1 to 10000")
+                }
+                options.answerDelayMilliseconds = milliseconds
             case "--streamup":
                 guard let value = remaining.popFirst() else { throw BenchError("--streamup needs the path of a streamup binary") }
                 options.streamup = value
@@ -107,6 +123,7 @@ struct BenchOptions: Sendable {
             options.latencySeconds = 1
             options.logSeconds = 2
             options.waitRequests = 1
+            options.lateAnswerBytes = 32_000_000
         }
         if let rounds { options.rounds = rounds }
         if let bytes { options.bytes = bytes }

@@ -4,7 +4,8 @@ import StreamUpSink
 /// Runs every measurement for the configured number of rounds and collects the raw values.
 ///
 /// Per round, in this order, each step running its clients in the round's order (as listed in
-/// even rounds, reversed in odd ones): throughput of a stream from a pipe (``BenchOptions/bytes``,
+/// even rounds, reversed in odd ones): streamup against a receiver that answers late (every
+/// ``LateAnswerCase``; the only step with `--only late-answers`), throughput of a stream from a pipe (``BenchOptions/bytes``,
 /// every ``Client``; also CPU per GB and peak RSS), latency at 1,000 and 10,000 lines/s (the
 /// single request and curl; also spawn → first byte), the sink's ceiling, the sink's memory
 /// with 1, 100 and 1,000 slow streams, the waiting runs (every ``WaitClient``), and the
@@ -51,8 +52,12 @@ struct Benchmark {
 
         var results = Results()
         let started = MonotonicClock.now()
+        let lateAnswers = try LateAnswerRun(delayMilliseconds: options.answerDelayMilliseconds)
+        defer { lateAnswers.stop() }
         for round in 0..<options.rounds {
             let label = "round \(round + 1)/\(options.rounds)"
+            try measureLateAnswers(lateAnswers, round: round, label: label, into: &results)
+            if options.onlyLateAnswers { continue }
             for client in Client.order(Client.allCases, forRound: round) {
                 let result = try UploadRun.run(
                     client, binaries: binaries, url: url, bytes: options.bytes,
@@ -81,11 +86,34 @@ struct Benchmark {
                 try measureShipping(sink: shippingSink, round: round, label: label, into: &results)
             }
         }
-        if options.big {
+        if options.big && !options.onlyLateAnswers {
             try measureBigStreams(url: url, events: events, into: &results)
         }
         results.elapsedSeconds = MonotonicClock.seconds(MonotonicClock.now() - started)
         return results
+    }
+
+    /// One run per row of the late-answer step, in the round's order.
+    private func measureLateAnswers(_ step: LateAnswerRun, round: Int, label: String, into results: inout Results) throws(BenchError) {
+        for row in Client.order(LateAnswerCase.all, forRound: round) {
+            let outcome = try step.run(row, binaries: binaries, bytes: options.lateAnswerBytes, stallSeconds: options.stallSeconds)
+            var measures = results[lateAnswer: row]
+            measures.runs += 1
+            let rate = Double(options.lateAnswerBytes) / 1e6 / outcome.seconds
+            if let failure = outcome.failure {
+                measures.failures.append("round \(round + 1): \(failure)")
+            } else {
+                measures.throughputMBps.append(rate)
+                measures.rssMiB.append(Double(outcome.exit.maxRSSKiB) / 1024)
+                measures.requests.append(Double(outcome.requests))
+            }
+            results[lateAnswer: row] = measures
+            Progress.log(
+                "\(label) answers \(options.answerDelayMilliseconds) ms late, \(row.title): "
+                    + (outcome.failure
+                        ?? "\(Report.number(rate)) MB/s, \(outcome.requests) requests, peak RSS \(Report.number(Double(outcome.exit.maxRSSKiB) / 1024, digits: 1)) MiB")
+            )
+        }
     }
 
     /// The sink's ceiling and its memory with slow streams.

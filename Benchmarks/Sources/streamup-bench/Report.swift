@@ -40,7 +40,13 @@ enum Report {
             "- A run whose progress stops for \(Int(options.stallSeconds)) s is killed and counted in the table's last row and listed under it, not in the medians."
         )
         lines.append("")
+        if options.onlyLateAnswers {
+            lines += lateAnswerSection(results, options: options)
+            return lines.joined(separator: "\n")
+        }
         lines += pipeSection(results, options: options)
+        lines.append("")
+        lines += lateAnswerSection(results, options: options)
         lines.append("")
         lines += latencySection(results, options: options)
         lines.append("")

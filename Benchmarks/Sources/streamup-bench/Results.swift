@@ -65,7 +65,17 @@ struct Results: Sendable {
         let files: Int
     }
 
+    /// Per row of the late-answer step, one value per successful run.
+    struct LateAnswerMeasures: Sendable {
+        var throughputMBps: [Double] = []
+        var rssMiB: [Double] = []
+        var requests: [Double] = []
+        var runs = 0
+        var failures: [String] = []
+    }
+
     var clients: [Client: ClientMeasures] = [:]
+    var lateAnswers: [LateAnswerCase: LateAnswerMeasures] = [:]
     var shippers: [ShippingKey: ShipperMeasures] = [:]
     var waits: [WaitClient: WaitMeasures] = [:]
     /// Keyed by the number of concurrent slow streams.
@@ -80,6 +90,7 @@ struct Results: Sendable {
     var failedRuns: Int {
         clients.values.reduce(0) { $0 + $1.pipeFailures.count + $1.latencyFailures.count } + sinkFailures.count
             + shippers.values.reduce(0) { $0 + $1.failures.count } + waits.values.reduce(0) { $0 + $1.failures.count }
+            + lateAnswers.values.reduce(0) { $0 + $1.failures.count }
     }
 
     subscript(client: Client) -> ClientMeasures {
@@ -90,6 +101,11 @@ struct Results: Sendable {
     subscript(shipper shipper: Shipper, files files: Int) -> ShipperMeasures {
         get { shippers[ShippingKey(shipper: shipper, files: files)] ?? ShipperMeasures() }
         set { shippers[ShippingKey(shipper: shipper, files: files)] = newValue }
+    }
+
+    subscript(lateAnswer row: LateAnswerCase) -> LateAnswerMeasures {
+        get { lateAnswers[row] ?? LateAnswerMeasures() }
+        set { lateAnswers[row] = newValue }
     }
 
     subscript(wait client: WaitClient) -> WaitMeasures {

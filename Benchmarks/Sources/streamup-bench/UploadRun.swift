@@ -28,16 +28,39 @@ enum UploadRun {
     static func run(
         _ client: Client, binaries: Binaries, url: String, bytes: Int, stallSeconds: Double, events: SinkEvents
     ) throws(BenchError) -> UploadResult {
-        let stderrFile = NSTemporaryDirectory() + "streamup-bench-\(getpid())-\(client.rawValue).stderr"
+        let outcome = try upload(
+            binaries.path(for: client), client.arguments(url: url, bytes: String(bytes)), name: client.rawValue,
+            readsStdin: client.readsStdin, time: binaries.time, bytes: bytes, stallSeconds: stallSeconds, events: events)
+        return UploadResult(
+            client: client, bytes: bytes, seconds: outcome.seconds, exit: outcome.exit, requests: outcome.requests,
+            failure: outcome.failure)
+    }
+
+    /// What one upload came to: ``UploadResult`` without the client.
+    ///
+    /// Thread safety: an immutable value.
+    struct Outcome: Sendable {
+        let seconds: Double
+        let exit: ChildExit
+        let requests: Int
+        let failure: String?
+    }
+
+    /// Runs `program arguments` (measured by GNU `time`) sending `bytes` to the sink whose
+    /// events are `events`, from a pipe on its stdin when `readsStdin`.
+    static func upload(
+        _ program: String, _ arguments: [String], name: String, readsStdin: Bool, time: String, bytes: Int,
+        stallSeconds: Double, events: SinkEvents
+    ) throws(BenchError) -> Outcome {
+        let stderrFile = NSTemporaryDirectory() + "streamup-bench-\(getpid())-\(name).stderr"
         defer { unlink(stderrFile) }
-        let pipe = client.readsStdin ? try Descriptors.pipe(capacity: PipeGenerator.bufferSize) : nil
+        let pipe = readsStdin ? try Descriptors.pipe(capacity: PipeGenerator.bufferSize) : nil
         let before = events.count
         let child: ChildProcess
         do {
             child = try ChildProcess.spawn(
-                binaries.path(for: client), client.arguments(url: url, bytes: String(bytes)),
-                stdin: pipe.map { .descriptor($0.read) } ?? .file("/dev/null"), stderr: .file(stderrFile),
-                measuredBy: binaries.time)
+                program, arguments, stdin: pipe.map { .descriptor($0.read) } ?? .file("/dev/null"),
+                stderr: .file(stderrFile), measuredBy: time)
         } catch {
             if let pipe {
                 close(pipe.read)
@@ -81,6 +104,6 @@ enum UploadRun {
                 failure = "the sink got \(total) of \(bytes) bytes in \(received.count) request\(received.count == 1 ? "" : "s")"
             }
         }
-        return UploadResult(client: client, bytes: bytes, seconds: seconds, exit: exit, requests: requests, failure: failure)
+        return Outcome(seconds: seconds, exit: exit, requests: requests, failure: failure)
     }
 }

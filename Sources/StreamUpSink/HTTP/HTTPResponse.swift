@@ -80,7 +80,14 @@ enum HTTPResponse {
         "{\"status\":\(status),\"error\":\(JSONString.quoted(reason))}\n"
     }
 
-    /// `{"status":409,"error":"…","expected_offset":N}`: a stream body that starts past the end.
+    /// `{"status":503,"error":"…","expected_offset":N}`: a stream body past the end that the
+    /// stream cannot hold aside now.
+    static func streamFull(expectedOffset: Int) -> String {
+        "{\"status\":503,\"error\":\"stream holds too much aside\",\"expected_offset\":\(expectedOffset)}\n"
+    }
+
+    /// `{"status":409,"error":"…","expected_offset":N}`: a resumable upload bound to a stream
+    /// that would start past its end.
     static func streamGap(expectedOffset: Int) -> String {
         "{\"status\":409,\"error\":\"gap in stream\",\"expected_offset\":\(expectedOffset)}\n"
     }

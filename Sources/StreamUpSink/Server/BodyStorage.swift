@@ -12,8 +12,9 @@ import Darwin
 /// `SSSSSSSS` is the request's sequence number zero-padded to 8 digits and `METHOD` is the
 /// request method with anything outside `A–Z a–z 0–9 - _` replaced by `_` (at most 16
 /// characters). Sorting the names therefore gives arrival order (for the first 99,999,999
-/// requests). Sequence numbers continue after the highest one already in the directory, so a
-/// restarted sink never collides with, or sorts before, an earlier run's files.
+/// requests). Sequence numbers continue after the highest one already in the directory (pieces
+/// held aside by a stream included, see ``StreamStore``), so a restarted sink never collides
+/// with, or sorts before, an earlier run's files.
 ///
 /// Thread safety: immutable after `init`; callable from any thread.
 struct BodyStorage: Sendable {
@@ -35,7 +36,9 @@ struct BodyStorage: Sendable {
         }
         self.directory = directory
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        highestExistingSequence = names.compactMap(BodyStorage.sequence(inFileName:)).max() ?? 0
+        // Pieces a stream holds aside keep their body's name: a new body must not take it again.
+        highestExistingSequence =
+            names.compactMap { BodyStorage.sequence(inFileName: $0) ?? StreamStore.asideName($0).flatMap(\.sequence) }.max() ?? 0
     }
 
     /// `mkdir -p`: `mkdir(2)` of each missing component; an existing one must be a directory

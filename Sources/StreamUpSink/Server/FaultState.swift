@@ -1,10 +1,12 @@
+import StreamUpSystem
 import Synchronization
 
 /// The server-wide part of ``SinkFaults``: which one-shot faults are still armed, how many
 /// injected failures remain and how many resumable-upload bytes have arrived. Each claim succeeds for exactly one caller, so concurrent
 /// connections never both take a one-shot fault.
 ///
-/// Thread safety: atomics only; callable from any thread.
+/// Thread safety: atomics, and a mutex over the requests counted per stream; callable from any
+/// thread.
 final class FaultState: Sendable {
     let faults: SinkFaults
     private let dropArmed: Atomic<Bool>
@@ -16,6 +18,8 @@ final class FaultState: Sendable {
     /// Body bytes received by all requests, and drops done so far (``SinkFaults/dropRepeatedly``).
     private let bodyBytes = Atomic<Int>(0)
     private let dropsDone = Atomic<Int>(0)
+    /// Requests seen per stream id (``SinkFaults/loseAnswersOfStreamRequests``).
+    private let streamRequests = StreamUpSystem.Mutex<[String: Int]>([:])
 
     init(faults: SinkFaults) {
         self.faults = faults
@@ -92,6 +96,17 @@ final class FaultState: Sendable {
     /// True when the `200` about to be sent is to be lost (``SinkFaults/loseAnswers``).
     func claimLostAnswer() -> Bool {
         Self.claim(from: answersToLose)
+    }
+
+    /// Counts a request of stream `id` whose head arrived; true when its answer is to be lost
+    /// (``SinkFaults/loseAnswersOfStreamRequests``).
+    func countStreamRequest(_ id: String) -> Bool {
+        guard !faults.loseAnswersOfStreamRequests.isEmpty else { return false }
+        let number = streamRequests.withLock { counts in
+            counts[id, default: 0] += 1
+            return counts[id]!
+        }
+        return faults.loseAnswersOfStreamRequests.contains(number)
     }
 
     /// Takes one from `counter` if it is above zero.

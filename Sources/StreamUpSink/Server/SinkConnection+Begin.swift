@@ -89,6 +89,8 @@ extension SinkConnection {
         }
         request = InFlight(sequence: sequence, head: head, body: makeBody(file: file), start: messageStart ?? .now)
         request?.stream = stream
+        let losesAnswer = stream.map { context.faultState.countStreamRequest($0.id) } ?? false
+        request?.losesAnswer = losesAnswer
         return sendContinueIfAsked(head, socket)
     }
 

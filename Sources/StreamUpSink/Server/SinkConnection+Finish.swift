@@ -31,7 +31,7 @@ extension SinkConnection {
                 switch try mergeStream(finished, &summary, trailers: trailers, keepAlive: keepAlive, socket) {
                 case .notAStream:
                     break
-                case .appended(let length):
+                case .stored(let length):
                     streamOffset = length
                 case .answered(let next):
                     return next
@@ -46,8 +46,14 @@ extension SinkConnection {
             lingeringClose(socket)
             return .close
         }
-        if context.faultState.claimLostAnswer() { return loseAnswer(finished, summary, trailers: trailers, socket) }
+        if finished.losesAnswer || context.faultState.claimLostAnswer() {
+            return loseAnswer(finished, summary, trailers: trailers, socket)
+        }
         let event = report(finished, summary, trailers: trailers, status: 200, failure: nil)
+        if let delay = context.configuration.faults.answerDelay {
+            // An injected slow answer: this connection's thread alone waits (not past a stop).
+            throttle(until: .now + delay)
+        }
         let response = HTTPResponse.json(
             status: 200, body: HTTPResponse.summary(of: event, streamOffset: streamOffset), close: !keepAlive)
         do {

@@ -14,16 +14,17 @@ extension SinkConnection {
     enum StreamMerge {
         /// The request belongs to no stream, or its body was not stored.
         case notAStream
-        /// The body was merged; the stream file is this long now.
-        case appended(length: Int)
-        /// The body starts past the stream's end: it was answered `409`; go on with this.
+        /// The body was joined or held aside (answer 2xx); the stream file is this long now.
+        case stored(length: Int)
+        /// The stream holds as much aside as it may: it was answered `503`; go on with this.
         case answered(Next)
     }
 
-    /// Merges the stored body of `finished` into its stream and removes the body file;
-    /// `summary.storedFile` becomes the stream file (nothing, on a gap).
+    /// Merges the stored body of `finished` into its stream (see ``StreamStore``: joined, or held
+    /// aside when it starts past the end); `summary.storedFile` becomes the stream file (nothing,
+    /// when refused).
     ///
-    /// - Throws: the storage error; nothing was answered and the body file is kept.
+    /// - Throws: the storage error; nothing was answered.
     func mergeStream(
         _ finished: InFlight, _ summary: inout RequestBody.Summary, trailers: [HTTPField], keepAlive: Bool,
         _ socket: borrowing Socket
@@ -33,16 +34,19 @@ extension SinkConnection {
         }
         let outcome = try streams.merge(
             streamID: stream.id, offset: stream.offset, bodyPath: bodyPath, bodyLength: summary.byteCount)
-        _ = unlink(bodyPath)
         switch outcome {
-        case .appended(let length):
+        case .appended(let length), .heldAside(let length):
             summary.storedFile = streams.path(forStreamID: stream.id)
-            return .appended(length: length)
-        case .gap(let expected):
+            return .stored(length: length)
+        case .full(let length):
             summary.storedFile = nil
-            report(finished, summary, trailers: trailers, status: 409, failure: "gap in stream: expected offset \(expected)")
+            let reason =
+                "the stream holds \(counted(streams.limits.bytes, "byte")) or \(counted(streams.limits.pieces, "body", "bodies")) "
+                + "aside past its end (\(length)): retry"
+            report(finished, summary, trailers: trailers, status: 503, failure: reason)
             let response = HTTPResponse.json(
-                status: 409, body: HTTPResponse.streamGap(expectedOffset: expected), close: !keepAlive)
+                status: 503, body: HTTPResponse.streamFull(expectedOffset: length), close: !keepAlive,
+                extraHeaders: [SinkHeaderField(name: "Retry-After", value: "1")])
             return .answered((try? socket.send(response)) == nil ? .close : (keepAlive ? .keepReading : .close))
         }
     }

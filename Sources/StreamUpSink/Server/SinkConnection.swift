@@ -59,6 +59,8 @@ struct SinkConnection {
         var prepared: PreparedResponse?
         /// The de-duplicated stream this body belongs to.
         var stream: (id: String, offset: Int)?
+        /// Lose the `200` of this request (``SinkFaults/loseAnswersOfStreamRequests``).
+        var losesAnswer = false
         /// The most body bytes this request may carry (``SinkConfiguration/maxBodyBytes``, less
         /// what its resumable upload holds); `nil` for no limit.
         var bodyLimit: Int?

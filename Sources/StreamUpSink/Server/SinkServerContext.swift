@@ -49,7 +49,8 @@ final class SinkServerContext: Sendable {
         self.origin = origin
         self.onEvent = onEvent
         faultState = FaultState(faults: configuration.faults)
-        let streams = storage.map { StreamStore(directory: $0.directory) }
+        let limits = StreamState.Limits(bytes: configuration.maxStreamBytesAside, pieces: configuration.maxStreamPiecesAside)
+        let streams = storage.map { StreamStore(directory: $0.directory, limits: limits) }
         self.streams = streams
         uploads = ResumableUploads(
             directory: storage?.directory, streams: streams, hashBodies: configuration.hashBodies,

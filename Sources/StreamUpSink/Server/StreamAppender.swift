@@ -8,9 +8,11 @@ import Darwin
 
 /// A resumable upload's live writer into a de-duplicated stream (see ``StreamStore``): the
 /// upload's byte `k` is the stream's byte `base + k`. Each piece is merged under the stream's
-/// lock as it arrives, exactly like a complete plain-mode body: bytes below the stream file's
-/// length are dropped, the rest appended, so plain requests and uploads of one stream
-/// interleave without corrupting it.
+/// file mutex as it arrives, like a complete plain-mode body that starts at or before the end:
+/// bytes below the stream file's length are dropped, the rest appended, and pieces held aside
+/// that the upload reaches join after it; so plain requests and uploads of one stream interleave
+/// without corrupting it. An upload never starts past the end (``StreamGap``): its bytes arrive
+/// live and are not held aside.
 ///
 /// Owns a write descriptor on the stream file while the upload's request appends: opened in
 /// ``open(_:streamID:base:)`` (for the creating request) and ``reopen()``, closed in ``close()``
@@ -64,26 +66,26 @@ final class StreamAppender {
 
     /// The stream file's current length.
     func length() throws(SinkError) -> Int {
-        try entry.length.withLock { (length: inout Int?) throws(SinkError) -> Int in
-            try currentLength(&length)
-        }
+        try entry.withState { $0.length }
     }
 
-    /// Merges `bytes`, the upload's bytes from `uploadOffset` on, into the stream.
+    /// Merges `bytes`, the upload's bytes from `uploadOffset` on, into the stream, under the
+    /// stream's file mutex (writers of one stream file take turns); then joins the pieces held
+    /// aside that these bytes reached.
     /// - Returns: the stream file's length afterwards.
     @discardableResult
     func append(_ bytes: UnsafeRawBufferPointer, uploadOffset: Int) throws(SinkError) -> Int {
         precondition(descriptor >= 0, "append after close")
         let offset = base + uploadOffset
-        return try entry.length.withLock { (length: inout Int?) throws(SinkError) -> Int in
-            let current = try currentLength(&length)
+        let join = try entry.file.withLock { (_: inout Void) throws(SinkError) -> Bool in
+            let current = try entry.withState { $0.length }
             guard offset <= current else {
                 // Cannot happen while only the sink writes the file: the upload's earlier bytes
                 // are all in it.
                 throw SinkError(.storage, operation: "append", detail: "\(path): stream is \(counted(Int(current), "byte")), upload piece starts at \(offset)")
             }
             let end = offset + bytes.count
-            guard end > current else { return current }
+            guard end > current else { return false }
             let fresh = UnsafeRawBufferPointer(rebasing: bytes[(current - offset)...])
             do throws(SinkError) {
                 try write(fresh, at: current)
@@ -91,9 +93,13 @@ final class StreamAppender {
                 _ = ftruncate(descriptor, off_t(current))
                 throw error
             }
-            length = end
-            return end
+            return try entry.withState { state in
+                state.appended(upTo: end)
+                return state.claimJoinIfUseful()
+            }
         }
+        guard join else { return try length() }
+        return try StreamStore.join(entry)
     }
 
     /// `open(2)` of the stream file for writing, creating it, never through a symbolic link.
@@ -122,23 +128,6 @@ final class StreamAppender {
         guard descriptor >= 0 else { return }
         _ = systemClose(descriptor)
         descriptor = -1
-    }
-
-    /// The cached length, or the file's size (cached from now on); call under the stream's lock.
-    private func currentLength(_ length: inout Int?) throws(SinkError) -> Int {
-        if let length { return length }
-        let fd = descriptor
-        guard fd >= 0 else {
-            throw SinkError(.storage, operation: "lseek", detail: "\(path): the stream file is not open")
-        }
-        let size: Int
-        do {
-            size = Int(try SystemCall.runBlocking("lseek") { lseek(fd, 0, SEEK_END) })
-        } catch {
-            throw SinkError(.storage, operation: "lseek", errno: error.errno, detail: path)
-        }
-        length = size
-        return size
     }
 
     /// `pwrite(2)` of all of `bytes` at `position`, looping over short writes.
