@@ -7,7 +7,7 @@ import StreamUp
 extension UploadOptions {
     static let endpointTable: [OptionSpec<UploadOptions>] = [
         .value(
-            "--endpoints", valueName: "failover|balance",
+            "--endpoints", valueName: "MODE",
             group: .delivery, help: "with several URLs: failover (default) or balance (round robin)"
         ) { options, value throws(UsageError) in
             guard let choice = EndpointChoice(rawValue: value) else {

@@ -57,6 +57,16 @@ enum HelpTopic: String, CaseIterable, Sendable {
             on (so does a segment that ran out of retries). Failure lines show the status and the
             answer's first line.
 
+            Several segments may be out at once (--max-in-flight N, 1 to 256): the next is cut and
+            sent while earlier ones wait for their answers. The window starts at one, grows by one
+            while answers come back 2xx and no slower, and halves on 429, 503, timeouts, broken
+            connections or answers much slower than usual. The stream is still acknowledged in
+            order (the state file and spool move only past segments answered before every earlier
+            one was), and a failed segment is sent again alone. Records may then arrive out of
+            order: every --to preset's receiver takes that (Loki within its out-of-order window),
+            so 8 suits them. Default 1; always 1 with -X PUT, --resumable and --single-request,
+            whose receivers need the stream in order.
+
             Each request carries Streamup-Stream-Id and Streamup-Offset so a receiver can drop the
             duplicates a lost answer causes (`streamup sink` does). Each segment is a request of its
             own, also with -X PUT: a server that stores a PUT as a file (WebDAV) keeps only the last.

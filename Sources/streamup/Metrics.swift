@@ -37,6 +37,9 @@ final class Metrics: Sendable {
         var filesFollowed: Int?
         /// Records left out by --drop and --keep; nil without them.
         var recordsDropped: Int?
+        /// Segment requests out now, and how many may be (the window, up to --max-in-flight).
+        var requestsInFlight = 0
+        var requestWindow = 1
     }
 
     /// One series of `streamup_requests_total`.
@@ -192,6 +195,8 @@ final class Metrics: Sendable {
             Self.seconds(gauges.oldestUnacknowledged))
         gauge(
             "streamup_last_success_timestamp_seconds", "Unix time of the last 2xx answer (0: none yet).", lastSuccess.map { String(format: "%.3f", $0) } ?? "0")
+        gauge("streamup_requests_in_flight", "Segment requests sent (or being cut) and not yet answered.", "\(gauges.requestsInFlight)")
+        gauge("streamup_request_window", "The most segment requests out at once now (adapts up to --max-in-flight).", "\(gauges.requestWindow)")
         gauge("streamup_delivery_failing_seconds", "How long delivery has been failing without a success (0: it is not).", Self.seconds(failing))
         gauge("streamup_unhealthy_after_seconds", "How long a failure lasts before /health answers 503 (--unhealthy-after).", Self.seconds(unhealthyAfter))
         if let dropped = gauges.recordsDropped {

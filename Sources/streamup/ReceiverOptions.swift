@@ -72,7 +72,16 @@ extension UploadOptions {
     var libraryOptions: StreamUploader.Options {
         var options = delivery.libraryOptions(base: records.receiver.map { $0.deliveryOptions() } ?? StreamUploader.Options())
         options.maxRecordBytes = maxRecordBytes
+        options.maxInFlight = maxInFlight
         return options
+    }
+
+    /// The most requests out at once: `--max-in-flight` (the window adapts up to it), or one by
+    /// default, so records arrive in the order they were read unless asked otherwise. A PUT
+    /// writes one resource in order: always one (so are `--resumable` and `--single-request`).
+    var maxInFlight: Int {
+        if method.uppercased() == "PUT" || delivery.resumable || delivery.singleRequest { return 1 }
+        return delivery.maxInFlight ?? 1
     }
 
     /// The header a token goes in (`Authorization: Bearer`, or the receiver's: Splunk's

@@ -41,7 +41,8 @@ extension StreamUploader {
             linesRead: linesProduced, bytesRead: progress.produced, bytesDelivered: bytesDelivered, bytesResent: progress.resent,
             retries: progress.retries, deadLetters: progress.deadLetters, deadLetterBytes: progress.deadLetterBytes,
             recordsRefused: progress.rejectedRecords, heldBytes: progress.held, capacityBytes: storageCapacity,
-            storage: options.spoolDirectory == nil ? "memory" : "spool", oldestUnacknowledged: oldestUnacknowledgedAge)
+            storage: options.spoolDirectory == nil ? "memory" : "spool", oldestUnacknowledged: oldestUnacknowledgedAge,
+            requestsInFlight: requestWindow.inFlight, requestWindow: requestWindow.limit)
     }
 
     /// What the server refused and where it was kept, when it refused anything (dead letters).

@@ -50,6 +50,8 @@ struct UploadOptions: Sendable, Equatable {
         var retryMaxTime: Duration?
         var segmentBytes: Int?
         var segmentDuration: Duration?
+        /// `--max-in-flight`: the most requests out at once (nil: by receiver).
+        var maxInFlight: Int?
         var spoolDirectory: String?
         var spoolBytes: Int?
         var resumable = false
@@ -244,6 +246,12 @@ struct UploadOptions: Sendable, Equatable {
                 "--segment-seconds", valueName: "DURATION", group: .delivery, help: "end a request this long after its first byte (default 1s)"
             ) { options, value throws(UsageError) in
                 options.delivery(\.segmentDuration, try parseDuration(value, option: "--segment-seconds"), "--segment-seconds")
+            },
+            .value(
+                "--max-in-flight", valueName: "N", group: .delivery, help: "up to N requests out at once, adapting (default 1; see help delivery)"
+            ) { options, value throws(UsageError) in
+                guard let count = Int(value), (1...256).contains(count) else { throw UsageError("--max-in-flight: '\(value)' is not a number from 1 to 256") }
+                options.delivery(\.maxInFlight, count, "--max-in-flight")
             },
             .value("--retry-statuses", valueName: "LIST", group: .delivery, help: "answers retried (default 408,429,500-599); other 4xx/5xx are final") {
                 options, value throws(UsageError) in

@@ -7,9 +7,10 @@
 /// 400, the others 2xx):
 /// - the refused records are reported (and kept as dead letters) first, while the buffer still
 ///   holds them; they are never sent again;
-/// - the stream is acknowledged up to where the receiver stopped processing (all of the
-///   request, or up to `unprocessedFrom`: Splunk indexes the events before the bad one and
-///   none after it), and the records after that go out in the next request;
+/// - the segment is stored up to where the receiver stopped processing (all of the request,
+///   or up to `unprocessedFrom`: Splunk indexes the events before the bad one and none after
+///   it), and the records after that go out in the next request (acknowledged in stream order
+///   with the rest of the window);
 /// - when the receiver was overloaded (`backoff`: Elasticsearch items answered 429), or when
 ///   nothing was processed at all, the rest waits for a backoff and counts as a failed attempt
 ///   (so `--retries` bounds it); otherwise the next request goes at once.
@@ -49,12 +50,13 @@ extension DeliveryMachine {
         var effects: [Effect] = []
         if let rejection = partial.rejection { effects.append(.rejectRecords(rejection)) }
         if let warning = partial.warning { effects.append(.notice(.receiverWarning(warning))) }
-        let processed = min(max(partial.unprocessedFrom ?? carried.upperBound, acknowledged), carried.upperBound)
-        if processed > acknowledged {
-            effects += succeeded(acknowledging: processed, now: now)
+        let from = carried.lowerBound
+        let processed = min(max(partial.unprocessedFrom ?? carried.upperBound, from), carried.upperBound)
+        guard processed < carried.upperBound else { return effects + (processed > from ? stored(from: from, now: now) : []) }
+        if processed > from {
+            effects += storedPart(from: from, upTo: processed, now: now)
         }
-        guard processed < carried.upperBound else { return effects }
-        if partial.backoff || processed <= carried.lowerBound {
+        if partial.backoff || processed <= from {
             // The rest is retried like an overloaded answer; a give-up sets it aside (dead
             // letters) or stops on it.
             let rest = Answer(status: 429, retryAfter: answer.retryAfter)

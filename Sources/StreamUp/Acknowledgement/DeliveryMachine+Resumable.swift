@@ -25,6 +25,8 @@ extension DeliveryMachine {
         /// The completing PATCH has gone out (with every byte acknowledged).
         var completionSent = false
         var finished = false
+        /// An exchange is out: the next waits for its answer.
+        var exchangeOut = false
 
         init(upload: Upload?) {
             self.upload = upload
@@ -71,36 +73,7 @@ extension DeliveryMachine {
             return [.saveUpload(upload)]
 
         case (.checkOffset(let upload), .answered(let answer, let carried)):
-            let gone = answer.status == 404 || answer.status == 410
-            if resumable.completionSent && (gone || (answer.isSuccess && answer.uploadComplete == true)) {
-                // The completion reached the server (it forgets or marks a completed upload);
-                // only its answer was lost. A new upload would be an empty duplicate.
-                resumable.forget()
-                resumable.finished = true
-                return [.saveUpload(nil), .notice(.completionAnswerLost)]
-            }
-            if gone {
-                resumable.forget()
-                return [.saveUpload(nil)]
-            }
-            guard answer.isSuccess else { return failed(.answer(answer), exchange: exchange, carried: carried, now: now) }
-            guard let held = answer.uploadOffset else {
-                stop(.protocolViolation("HEAD \(upload.url) answered \(answer.status) without a valid Upload-Offset"))
-                return []
-            }
-            let position = upload.base + held
-            guard position >= acknowledged else {
-                stop(
-                    .protocolViolation(
-                        "the server now holds \(counted(held, "byte")) of upload \(upload.url) but had acknowledged \(acknowledged - upload.base)"))
-                return []
-            }
-            guard position <= highestSent else {
-                stop(.protocolViolation("the server claims \(counted(held, "byte")) of upload \(upload.url), more than was sent"))
-                return []
-            }
-            resumable.mustCheckOffset = false
-            return position > acknowledged ? succeeded(acknowledging: position, now: now) : []
+            return checkedOffset(of: upload, answer, carried: carried, now: now)
 
         case (.append(let upload, let from, _), .answered(let answer, let carried)):
             noteSent(carried)
@@ -139,6 +112,41 @@ extension DeliveryMachine {
         case (.segment, _):
             preconditionFailure("a plain segment in resumable delivery")
         }
+    }
+
+    /// The answer to a HEAD: where the server is in `upload`, or that the upload is gone (or,
+    /// after the completion went out, that it is done).
+    private mutating func checkedOffset(of upload: Upload, _ answer: Answer, carried: Range<Int>, now: Instant) -> [Effect] {
+        let gone = answer.status == 404 || answer.status == 410
+        if resumable.completionSent && (gone || (answer.isSuccess && answer.uploadComplete == true)) {
+            // The completion reached the server (it forgets or marks a completed upload);
+            // only its answer was lost. A new upload would be an empty duplicate.
+            resumable.forget()
+            resumable.finished = true
+            return [.saveUpload(nil), .notice(.completionAnswerLost)]
+        }
+        if gone {
+            resumable.forget()
+            return [.saveUpload(nil)]
+        }
+        guard answer.isSuccess else { return failed(.answer(answer), exchange: .checkOffset(upload), carried: carried, now: now) }
+        guard let held = answer.uploadOffset else {
+            stop(.protocolViolation("HEAD \(upload.url) answered \(answer.status) without a valid Upload-Offset"))
+            return []
+        }
+        let position = upload.base + held
+        guard position >= acknowledged else {
+            stop(
+                .protocolViolation(
+                    "the server now holds \(counted(held, "byte")) of upload \(upload.url) but had acknowledged \(acknowledged - upload.base)"))
+            return []
+        }
+        guard position <= highestSent else {
+            stop(.protocolViolation("the server claims \(counted(held, "byte")) of upload \(upload.url), more than was sent"))
+            return []
+        }
+        resumable.mustCheckOffset = false
+        return position > acknowledged ? succeeded(acknowledging: position, now: now) : []
     }
 
     /// A non-2xx answer to a PATCH: a lost upload (404, 410) is re-created at the next step, an

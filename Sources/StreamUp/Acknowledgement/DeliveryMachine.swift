@@ -18,6 +18,10 @@
 /// the upload stops. An answer that
 /// refuses some records and stores the others is a partial failure (DeliveryMachine+Partial).
 ///
+/// Several plain segments may be out at once, up to a window (DeliveryMachine+Window): each
+/// is cut from the end of the one before it, and the stream is acknowledged only up to the
+/// first segment not yet answered 2xx.
+///
 /// Thread safety: a value type, confined to the uploader's delivery task.
 struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Duration {
     struct Configuration {
@@ -35,6 +39,11 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         var reportEvery: Duration = .seconds(60)
         /// Chooses a backoff within its bound (full jitter); tests pin it.
         var random: @Sendable (Double) -> Double = { Double.random(in: 0...$0) }
+        /// The most plain segments out at once (1: each waits for the answer to the one before).
+        var maxInFlight = 1
+        /// Whether the window grows and shrinks with the answers (``ConcurrencyWindow``), or
+        /// stays at `maxInFlight`.
+        var adaptive = false
     }
 
     /// Where a resumable upload lives and the stream offset of its byte 0.
@@ -63,6 +72,15 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         /// The input has ended at `end`.
         var inputEnded: Bool
         var end: Int
+        /// The end of the last whole record written (nil: unknown, so no segment is cut past
+        /// the acknowledged offset).
+        var boundary: Int? = nil
+
+        /// Whether a segment cut from `offset` (at or past the acknowledged one) would carry a record.
+        func isReadable(from offset: Int) -> Bool {
+            if offset == acknowledged { return readable }
+            return (boundary ?? acknowledged) > offset || (inputEnded && offset < end)
+        }
     }
 
     /// The parts of an answer the machine looks at.
@@ -84,6 +102,8 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         var permanent = false
         /// The endpoint that answered, when there are several (it names it in messages).
         var endpoint: String? = nil
+        /// How long the answer took after the request started (for the adaptive window).
+        var took: Duration? = nil
         var isSuccess: Bool { (200..<300).contains(status) }
     }
 
@@ -109,8 +129,12 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
 
     /// What the uploader should do next.
     enum Action: Equatable {
-        /// Nothing to send: wait until a record (or the end) is there from this offset.
+        /// Nothing to send: wait until a record (or the end) is there from this offset (or for
+        /// an answer, when requests are out).
         case waitForInput(from: Int)
+        /// Nothing more may go out now (the window is full, or the last segment's cut is not
+        /// known yet): wait for a request that is out to end.
+        case awaitAnswers
         case send(Exchange)
         /// Back off until this instant, then ask again.
         case sleep(until: Instant)
@@ -178,18 +202,27 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     /// Failed attempts since the last acknowledged progress (the retry budget).
     private(set) var failures = 0
     /// Since when failures have gone on without progress (for `maxRetryTime`).
-    private var failingSince: Instant?
+    var failingSince: Instant?
     /// The failing spell being reported: its start, last failure, attempts, resent bytes, and
     /// when it was last reported.
     private var spell: (start: Instant, lastFailure: Instant, attempts: Int, resent: Int, reported: Instant)?
     /// When the backoff after a failure ends.
     private var retryAt: Instant?
+    /// A stop, or a resumable upload's dead letter: the next action, whatever else is there.
     private var pending: Action?
+    /// The plain segments out or waiting, in stream order (DeliveryMachine+Window).
+    var window: [Segment] = []
+    /// How many plain segments may be out at once now.
+    var concurrency: ConcurrencyWindow
     /// Everything below this offset is acknowledged (the machine's own count, which the
     /// uploader's buffer follows through the `.acknowledge` effects and dead letters).
     private(set) var acknowledged: Int
     /// The highest stream offset any request carried (an earlier run's spool counts).
     private(set) var highestSent: Int
+    /// What an earlier run sent (`alreadySent`), and the stream ranges this run's requests
+    /// carried above it and above the acknowledged offset, merged (for ``resentBytes``).
+    private let firstSent: Int
+    private var sentRanges: [Range<Int>] = []
     /// Bytes sent more than once.
     private(set) var resentBytes = 0
     /// The end of the furthest plain request the receiver may have stored without saying so
@@ -207,7 +240,10 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         self.limits = configuration.limits
         self.cap = configuration.limits.maxBytes
         self.highestSent = max(alreadySent, acknowledged)
+        self.firstSent = highestSent
         self.resumable = ResumableState(upload: upload)
+        let most = configuration.resumable ? 1 : max(1, configuration.maxInFlight)
+        self.concurrency = ConcurrencyWindow(maximum: most, adaptive: configuration.adaptive && most > 1)
     }
 
     // MARK: Next action
@@ -215,14 +251,19 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     mutating func next(_ input: Input, now: Instant) -> Action {
         precondition(input.acknowledged == acknowledged, "the buffer is at \(input.acknowledged), the machine at \(acknowledged)")
         if let pending { return pending }
+        if let dead = window.first, case .deadLetter(let carried, let limits, let reason) = dead.phase {
+            return .deadLetter(from: dead.from, carried: carried, limits: limits, reason: reason)
+        }
         if let retryAt, now < retryAt { return .sleep(until: retryAt) }
         retryAt = nil
-        if configuration.resumable { return nextResumable(input) }
-        // An input that ends before its first byte sends nothing (an empty request is an
-        // error to most receivers).
-        if input.inputEnded && acknowledged >= input.end { return .finish }
-        if !input.readable { return .waitForInput(from: acknowledged) }
-        return .send(.segment(from: acknowledged, limits: limits))
+        if configuration.resumable {
+            // One exchange at a time: each depends on the answer to the one before.
+            if resumable.exchangeOut { return .awaitAnswers }
+            let action = nextResumable(input)
+            if case .send = action { resumable.exchangeOut = true }
+            return action
+        }
+        return nextSegment(input)
     }
 
     /// Ends the backoff after a failure now: the next action is the retry (the uploader was
@@ -238,33 +279,47 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     /// that is retried goes there at once, without a backoff (it still counts as a retry).
     mutating func handle(_ result: Result, of exchange: Exchange, now: Instant, elsewhere: Bool = false) -> [Effect] {
         switch (exchange, result) {
-        case (.segment(_, let limits), .answered(let answer, let carried)):
+        case (.segment(let from, let limits), .answered(let answer, let carried)):
             noteSent(carried)
+            noteCut(from: from, carried)
             if let partial = answer.partial {
                 return handlePartial(partial, answer: answer, limits: limits, carried: carried, now: now)
             }
             if answer.isSuccess {
-                return succeeded(acknowledging: carried.upperBound, now: now)
+                return stored(from: from, now: now, answered: answer)
             }
             if answer.status >= 500 { maybeStoredEnd = max(maybeStoredEnd, carried.upperBound) }
             return failed(.answer(answer), exchange: exchange, carried: carried, now: now, elsewhere: elsewhere)
-        case (.segment, .failed(let failure, let carried)):
+        case (.segment(let from, _), .failed(let failure, let carried)):
             noteSent(carried)
+            noteCut(from: from, carried)
             maybeStoredEnd = max(maybeStoredEnd, carried.upperBound)
             return failed(.failure(failure), exchange: exchange, carried: carried, now: now, elsewhere: elsewhere)
         case (.create, _), (.checkOffset, _), (.append, _), (.complete, _):
+            resumable.exchangeOut = false
             return handleResumable(result, of: exchange, now: now)
         }
     }
 
     /// The uploader set the segment aside up to `end` (the machine asked for it) and
-    /// acknowledged past it.
-    mutating func deadLettered(upTo end: Int) {
-        guard case .deadLetter = pending else { preconditionFailure("no dead letter was asked for: \(String(describing: pending))") }
-        pending = nil
+    /// acknowledged past it. Returns the acknowledgement of segments after it that were
+    /// already answered 2xx.
+    @discardableResult
+    mutating func deadLettered(upTo end: Int) -> [Effect] {
+        if case .deadLetter = pending {
+            pending = nil
+        } else if let first = window.first, case .deadLetter = first.phase {
+            window.removeFirst()
+        } else {
+            preconditionFailure("no dead letter was asked for: \(String(describing: pending))")
+        }
         acknowledged = max(acknowledged, end)
         failures = 0
         failingSince = nil
+        let reached = takeStoredPrefix()
+        guard reached > acknowledged else { return [] }
+        acknowledged = reached
+        return [.acknowledge(upTo: reached)]
     }
 
     // MARK: Success and failure (shared by both protocols)
@@ -336,29 +391,53 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
                 return final(problem, exchange: exchange, carried: carried, reason: Self.tooLarge(answer, record: carried.count))
             }
             shrink(below: carried, sent, reason: "the server answered 413 (too large)", into: &effects)
+            sendAgain(exchange)
+            concurrency.overloaded()
             return effects
         }
         if case .answer(let answer) = problem, answer.status == 429, !alwaysRetry, let (from, sent) = Self.segment(of: exchange) {
-            // A rate limit's burst smaller than the request never lets it pass: a request
-            // refused again a second or more after its first 429 is taken as refused for its
-            // size and shrinks like a 413 (the retry still honours Retry-After). Quicker
-            // refusals are a request-rate limit's (nginx `limit_req`), which more, smaller
-            // requests would only make worse.
-            if let refused = rateRefused, refused.from == from {
-                if refused.at.duration(to: now) >= Self.rateWindow, !Self.isLoneRecord(carried, sent) {
-                    let reason = "the server answered 429 (too many requests) twice to a request of \(carried.count) bytes"
-                    shrink(below: carried, sent, reason: reason, into: &effects)
-                    rateRefused = (from, now)
-                }
-            } else {
-                rateRefused = (from, now)
-            }
+            noteRateRefusal(from: from, sent: sent, carried: carried, now: now, into: &effects)
         }
         guard alwaysRetry || isRetryable(problem) else { return effects + final(problem, exchange: exchange, carried: carried) }
         failures += 1
         failingSince = failingSince ?? now
-        // A failure another endpoint takes over at once is that endpoint's to report, not a
-        // failing spell of the delivery.
+        let first = noteSpell(problem, now: now, elsewhere: elsewhere, into: &effects)
+        if giveUp(now: now) { return effects + final(problem, exchange: exchange, carried: carried) }
+        if case .failure(let failure) = problem, failure.kind == .transport, !carried.isEmpty, let (from, _) = Self.segment(of: exchange) {
+            noteBreak(from: from, carried: carried)
+        }
+        retries += 1
+        sendAgain(exchange)
+        if Self.isOverload(problem) { concurrency.overloaded() }
+        var retryAfter: String?
+        if case .answer(let answer) = problem { retryAfter = answer.retryAfter }
+        // Another endpoint is there: no reason to wait (that endpoint is set aside instead).
+        let delay = elsewhere ? .zero : backoff(attempt: failures, retryAfter: retryAfter, now: now)
+        retryAt = elsewhere ? nil : now.advanced(by: delay)
+        effects.append(.notice(.retrying(reason: problem.reason, attempt: failures, delay: delay, first: first)))
+        return effects
+    }
+
+    /// A 429 to the segment from `from`. A rate limit's burst smaller than the request never
+    /// lets it pass: a request refused again a second or more after its first 429 is taken as
+    /// refused for its size and shrinks like a 413 (the retry still honours Retry-After).
+    /// Quicker refusals are a request-rate limit's (nginx `limit_req`), which more, smaller
+    /// requests would only make worse.
+    private mutating func noteRateRefusal(from: Int, sent: SegmentLimits, carried: Range<Int>, now: Instant, into effects: inout [Effect]) {
+        guard let refused = rateRefused, refused.from == from else {
+            rateRefused = (from, now)
+            return
+        }
+        guard refused.at.duration(to: now) >= Self.rateWindow, !Self.isLoneRecord(carried, sent) else { return }
+        let reason = "the server answered 429 (too many requests) twice to a request of \(carried.count) bytes"
+        shrink(below: carried, sent, reason: reason, into: &effects)
+        rateRefused = (from, now)
+    }
+
+    /// Counts a retried failure in the failing spell and says so once a `reportEvery`; returns
+    /// whether it is the spell's first. A failure another endpoint takes over at once is that
+    /// endpoint's to report, not a failing spell of the delivery.
+    private mutating func noteSpell(_ problem: Problem, now: Instant, elsewhere: Bool, into effects: inout [Effect]) -> Bool {
         let first = spell == nil && !elsewhere
         if !elsewhere || spell != nil {
             spell = (spell?.start ?? now, now, (spell?.attempts ?? 0) + 1, spell?.resent ?? 0, spell?.reported ?? now)
@@ -368,32 +447,24 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
             let failingFor = spell.start.duration(to: now)
             effects.append(.notice(.stillFailing(reason: problem.reason, failedAttempts: spell.attempts, failingFor: failingFor)))
         }
-        if giveUp(now: now) { return effects + final(problem, exchange: exchange, carried: carried) }
-        // A broken connection or a timeout keeps the segment's size: the receiver may have
-        // stored it (a lost answer looks the same from here, socket buffers hold megabytes),
-        // and only a resend identical to it is one the receiver can drop (ClickHouse's
-        // de-duplication of an identical insert). Only when the same segment's connection
-        // broke a third time in a row is the link taken to cut every request (a proxy's body
-        // limit that closes instead of answering 413): then it goes smaller, so it still
-        // delivers; successes double it again.
-        if case .failure(let failure) = problem, failure.kind == .transport, !carried.isEmpty, limits.maxBytes > 1,
-            let (from, _) = Self.segment(of: exchange)
-        {
-            let count = broken?.from == from ? (broken?.count ?? 0) + 1 : 1
-            broken = (from, count)
-            if count >= Self.breaksBeforeShrinking {
-                limits.maxBytes = max(1, min(limits.maxBytes, carried.count) / 2)
-                broken = nil
-            }
+        return first
+    }
+
+    /// The connection of the segment from `from` broke while it carried `carried`. A broken
+    /// connection or a timeout keeps the segment's size: the receiver may have stored it (a
+    /// lost answer looks the same from here, socket buffers hold megabytes), and only a resend
+    /// identical to it is one the receiver can drop (ClickHouse's de-duplication of an
+    /// identical insert). Only when the same segment's connection broke a third time in a row
+    /// is the link taken to cut every request (a proxy's body limit that closes instead of
+    /// answering 413): then it goes smaller, so it still delivers; successes double it again.
+    private mutating func noteBreak(from: Int, carried: Range<Int>) {
+        guard limits.maxBytes > 1 else { return }
+        let count = broken?.from == from ? (broken?.count ?? 0) + 1 : 1
+        broken = (from, count)
+        if count >= Self.breaksBeforeShrinking {
+            limits.maxBytes = max(1, min(limits.maxBytes, carried.count) / 2)
+            broken = nil
         }
-        retries += 1
-        var retryAfter: String?
-        if case .answer(let answer) = problem { retryAfter = answer.retryAfter }
-        // Another endpoint is there: no reason to wait (that endpoint is set aside instead).
-        let delay = elsewhere ? .zero : backoff(attempt: failures, retryAfter: retryAfter, now: now)
-        retryAt = elsewhere ? nil : now.advanced(by: delay)
-        effects.append(.notice(.retrying(reason: problem.reason, attempt: failures, delay: delay, first: first)))
-        return effects
     }
 
     /// The wait before the retry after failure number `attempt`: the policy's (a server's
@@ -435,7 +506,12 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     /// `reason` replaces the problem's own words (a record too large for any request).
     mutating func final(_ problem: Problem, exchange: Exchange, carried: Range<Int>, reason: String? = nil) -> [Effect] {
         if configuration.keepsDeadLetters, let (from, segmentLimits) = Self.segment(of: exchange) {
-            pending = .deadLetter(from: from, carried: carried, limits: segmentLimits, reason: reason ?? problem.reason)
+            let reason = reason ?? problem.reason
+            if !configuration.resumable {
+                setAside(from: from, carried: carried, limits: segmentLimits, reason: reason)
+                return []
+            }
+            pending = .deadLetter(from: from, carried: carried, limits: segmentLimits, reason: reason)
             if configuration.resumable {
                 // The rejected bytes leave a gap in the upload: the stream goes on in a new one.
                 resumable.forget()
@@ -469,10 +545,33 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
 
     /// Counts bytes a request carried that an earlier one had carried already.
     mutating func noteSent(_ carried: Range<Int>) {
-        let again = max(0, min(carried.upperBound, highestSent) - carried.lowerBound)
+        // Sent before: below what an earlier run sent, or within a range a request of this
+        // run carried (answers of a window come back in any order).
+        var again = max(0, min(carried.upperBound, firstSent) - carried.lowerBound)
+        for sent in sentRanges where sent.overlaps(carried) {
+            again += min(sent.upperBound, carried.upperBound) - max(sent.lowerBound, carried.lowerBound, firstSent)
+        }
+        again = max(0, again)
+        sentRanges.removeAll { $0.upperBound <= acknowledged }
+        if carried.upperBound > firstSent { sentRanges = Self.adding(max(carried.lowerBound, firstSent)..<carried.upperBound, to: sentRanges) }
         resentBytes += again
         spell?.resent += max(0, min(carried.upperBound, maybeStoredEnd) - carried.lowerBound)
         highestSent = max(highestSent, carried.upperBound)
+    }
+
+    /// `ranges` (sorted, apart) with `range` merged in.
+    static func adding(_ range: Range<Int>, to ranges: [Range<Int>]) -> [Range<Int>] {
+        var merged = range
+        var result: [Range<Int>] = []
+        for other in ranges {
+            if other.upperBound < merged.lowerBound || other.lowerBound > merged.upperBound {
+                result.append(other)
+            } else {
+                merged = min(merged.lowerBound, other.lowerBound)..<max(merged.upperBound, other.upperBound)
+            }
+        }
+        result.append(merged)
+        return result.sorted { $0.lowerBound < $1.lowerBound }
     }
 
     /// Sets a protocol violation as the outcome.

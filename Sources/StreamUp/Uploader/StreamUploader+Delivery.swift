@@ -5,90 +5,226 @@ import StreamUpHTTP
 import FoundationNetworking
 #endif
 
-/// The delivery loop: asks the `DeliveryMachine` what to do, does it, and tells it what came
-/// of it. Runs in one task; requests go out one at a time.
+/// The delivery loop. One task owns the `DeliveryMachine` (and the endpoint set): it asks the
+/// machine what to do, starts each exchange as a child task of a task group, and feeds each
+/// child's outcome back to the machine in the order the outcomes arrive. A plain segment takes
+/// two children: one cuts it (waiting for its records), and once the owner knows where it ends
+/// (so the next segment can be cut from there) one sends it. At most the machine's window of
+/// requests is out at once; a wait for input or a backoff runs as a child too while requests
+/// are out, so an answer is never held up behind it.
 extension StreamUploader {
     typealias Machine = DeliveryMachine<UploadClock.Instant>
+
+    /// What a child task of the delivery loop reports to the owner.
+    enum DeliveryEvent: Sendable {
+        /// The cut of `exchange` (nil for an exchange with no body), or why there is none.
+        case cut(Machine.Exchange, endpoint: Int?, target: Target?, Swift.Result<Range<Int>?, StreamUpError>)
+        /// `exchange` ended.
+        case ended(Machine.Exchange, endpoint: Int?, Exchanged)
+        /// Input came, or the wait for it ended.
+        case inputReady
+        /// A backoff ended (`hurried`: a finish or flush ended it early).
+        case slept(hurried: Bool)
+    }
+
+    /// How an exchange ended: the machine's result, the answer if one came, the error if none did.
+    typealias Exchanged = (result: Machine.Result, response: UploadResponse?, error: StreamUpError?)
+
+    /// What the owner of the machine keeps between exchanges.
+    struct DeliveryLog {
+        var lastAnswer: UploadResponse?
+        var lastSuccess: UploadResponse?
+        var lastError: StreamUpError?
+        var splitReported = false
+        /// Plain requests out (cutting or sending), and whether a wait for input or a backoff runs.
+        var exchanges = 0
+        var waitsForInput = false
+        var sleeps = false
+        var isIdle: Bool { exchanges == 0 && !waitsForInput && !sleeps }
+    }
 
     func deliver(_ session: SegmentSession) async throws -> UploadResponse {
         var machine = Machine(
             Machine.Configuration(
                 limits: SegmentLimits(maxBytes: options.segmentBytes, maxDuration: options.segmentDuration, maxRecords: options.maxRecordsPerSegment),
-                retry: options.retry, resumable: options.delivery == .resumableUpload, keepsDeadLetters: deadLetters != nil),
+                retry: options.retry, resumable: options.delivery == .resumableUpload, keepsDeadLetters: deadLetters != nil,
+                maxInFlight: options.maxInFlight, adaptive: options.adaptiveInFlight),
             acknowledged: buffer.acknowledgedOffset, alreadySent: buffer.producerStart, upload: recoveredUpload)
         var endpoints = Endpoints(
             options.endpoints.isEmpty ? [configuration.url] : options.endpoints, choice: options.endpointChoice, retry: options.retry)
-        var lastAnswer: UploadResponse?
-        var lastSuccess: UploadResponse?
-        var lastError: StreamUpError?
-        var splitReported = false
-        while true {
-            if let failure = buffer.failure { throw failure }
-            if !splitReported, buffer.splitRecords > 0 {
-                splitReported = true
-                onEvent(
-                    .notice(
-                        "a record longer than \(options.maxRecordBytes) bytes was split into pieces of that size (--max-record); each piece is sent as a record"
-                    ))
-            }
-            switch machine.next(input, now: clock.now) {
-            case .waitForInput(let offset):
-                await buffer.waitUntilReadable(from: offset)
-            case .sleep(let until):
-                if try await backoff.sleep(until: until, on: clock) { machine.endBackoff() }
-            case .send(let exchange):
-                var endpoint: Int?
-                var target: Target?
-                if case .segment(let from, _) = exchange {
-                    let index = endpoints.choose(now: clock.now)
-                    let place = endpoints.place(index, offset: from - skippedBytes)
-                    endpoint = index
-                    target = Target(
-                        url: endpoints.url(index), streamName: place.start == 0 ? streamID : "\(streamID)-from-\(place.start)",
-                        offset: place.offset)
-                }
-                var (result, response, error) = await perform(exchange, session: session, to: target)
+        var log = DeliveryLog()
+        return try await withThrowingTaskGroup(of: DeliveryEvent.self) { group in
+            defer { group.cancelAll() }
+            while true {
                 if let failure = buffer.failure { throw failure }
-                if let response {
-                    lastAnswer = response
-                    if response.isSuccess { lastSuccess = response }
+                reportSplitRecords(&log)
+                let action = machine.next(input, now: clock.now)
+                switch action {
+                case .send(let exchange):
+                    start(exchange, in: &group, endpoints: &endpoints, log: &log, session: session)
+                    noteWindow(machine)
+                    continue
+                case .waitForInput(let offset):
+                    if log.isIdle {
+                        await buffer.waitUntilReadable(from: offset)
+                        continue
+                    }
+                    // A full buffer whose records are all out gets nothing new before an
+                    // answer frees room (its wait would end at once, again and again).
+                    if !log.waitsForInput, !isFull {
+                        log.waitsForInput = true
+                        group.addTask { [buffer] in
+                            await buffer.waitUntilReadable(from: offset)
+                            return .inputReady
+                        }
+                    }
+                case .sleep(let until):
+                    if log.isIdle {
+                        if try await backoff.sleep(until: until, on: clock) { machine.endBackoff() }
+                        continue
+                    }
+                    if !log.sleeps {
+                        log.sleeps = true
+                        group.addTask { [backoff, clock] in .slept(hurried: (try? await backoff.sleep(until: until, on: clock)) ?? false) }
+                    }
+                case .awaitAnswers:
+                    break
+                case .deadLetter(let from, let carried, let limits, let reason):
+                    let range = carried.isEmpty ? buffer.segmentRange(from: from, limits: limits) : carried
+                    try keepDeadLetter(range, reason: reason, answer: log.lastAnswer)
+                    acknowledge(upTo: range.upperBound)
+                    for effect in machine.deadLettered(upTo: range.upperBound) { try apply(effect) }
+                    continue
+                case .finish, .stop:
+                    return try ending(action, machine, log)
                 }
-                if let error { lastError = error }
-                var elsewhere = false
-                if let endpoint {
-                    if endpoints.count > 1 { result = result.naming(endpoints.url(endpoint).absoluteString) }
-                    elsewhere = report(result, of: endpoint, to: &endpoints, machine: machine, answer: response)
-                }
-                for effect in machine.handle(result, of: exchange, now: clock.now, elsewhere: elsewhere) {
-                    try apply(effect, answer: response)
-                }
-                state.withLock { state in
-                    state.resent = machine.resentBytes
-                    state.retries = machine.retries
-                }
-            case .deadLetter(let from, let carried, let limits, let reason):
-                let range = carried.isEmpty ? buffer.segmentRange(from: from, limits: limits) : carried
-                try keepDeadLetter(range, reason: reason, answer: lastAnswer)
-                acknowledge(upTo: range.upperBound)
-                machine.deadLettered(upTo: range.upperBound)
-            case .finish:
-                for effect in machine.endSpell(now: clock.now) { try apply(effect) }
-                guard let answer = lastSuccess ?? lastAnswer else {
-                    // Every segment went to the dead letters without an answer (a certificate
-                    // the system does not trust, a form boundary in the records): say why.
-                    if let lastError { throw lastError }
-                    // Nothing to send, so nothing was sent: no answer to tell.
-                    return UploadResponse(statusCode: 204, headers: [:], body: Data(), bytesSent: 0)
-                }
-                return answer
-            case .stop(.answer):
-                guard let lastAnswer else { preconditionFailure("stopped on an answer that never came") }
-                return lastAnswer
-            case .stop(.failure(let failure)):
-                throw lastError ?? StreamUpError(failure.kind == .cancelled ? .cancelled : .transport, failure.message)
-            case .stop(.protocolViolation(let message)):
-                throw StreamUpError(.protocolError, message)
+                guard let event = try await group.next() else { preconditionFailure("the machine waits for an answer but nothing is out") }
+                try settle(event, machine: &machine, endpoints: &endpoints, log: &log, group: &group, session: session)
             }
+        }
+    }
+
+    /// The upload's answer once the machine finishes or stops (the requests still out, if any,
+    /// are cancelled with the task group).
+    private func ending(_ action: Machine.Action, _ machine: Machine, _ log: DeliveryLog) throws -> UploadResponse {
+        var machine = machine
+        switch action {
+        case .finish:
+            for effect in machine.endSpell(now: clock.now) { try apply(effect) }
+            guard let answer = log.lastSuccess ?? log.lastAnswer else {
+                // Every segment went to the dead letters without an answer (a certificate
+                // the system does not trust, a form boundary in the records): say why.
+                if let lastError = log.lastError { throw lastError }
+                // Nothing to send, so nothing was sent: no answer to tell.
+                return UploadResponse(statusCode: 204, headers: [:], body: Data(), bytesSent: 0)
+            }
+            return answer
+        case .stop(.answer):
+            guard let lastAnswer = log.lastAnswer else { preconditionFailure("stopped on an answer that never came") }
+            return lastAnswer
+        case .stop(.failure(let failure)):
+            throw log.lastError ?? StreamUpError(failure.kind == .cancelled ? .cancelled : .transport, failure.message)
+        case .stop(.protocolViolation(let message)):
+            throw StreamUpError(.protocolError, message)
+        case .send, .waitForInput, .sleep, .awaitAnswers, .deadLetter:
+            preconditionFailure("not an ending: \(action)")
+        }
+    }
+
+    /// Starts `exchange` in a child task: its cut first (a plain segment's target is chosen now).
+    private func start(
+        _ exchange: Machine.Exchange, in group: inout ThrowingTaskGroup<DeliveryEvent, Error>, endpoints: inout Endpoints,
+        log: inout DeliveryLog, session: SegmentSession
+    ) {
+        var endpoint: Int?
+        var target: Target?
+        if case .segment(let from, _) = exchange {
+            let index = endpoints.choose(now: clock.now)
+            let place = endpoints.place(index, offset: from - skippedBytes)
+            endpoint = index
+            target = Target(
+                url: endpoints.url(index), streamName: place.start == 0 ? streamID : "\(streamID)-from-\(place.start)", offset: place.offset)
+        }
+        log.exchanges += 1
+        group.addTask { [self] in .cut(exchange, endpoint: endpoint, target: target, await cut(for: exchange)) }
+    }
+
+    /// Takes a child's report: a cut goes out as a request (the machine learns where it ends),
+    /// an ended exchange goes to the machine, and a wait's end lets the loop ask again.
+    private func settle(
+        _ event: DeliveryEvent, machine: inout Machine, endpoints: inout Endpoints, log: inout DeliveryLog,
+        group: inout ThrowingTaskGroup<DeliveryEvent, Error>, session: SegmentSession
+    ) throws {
+        switch event {
+        case .cut(let exchange, let endpoint, let target, .success(let segment)):
+            if case .segment(let from, _) = exchange, let segment { machine.cut(from: from, segment) }
+            group.addTask { [self] in
+                .ended(exchange, endpoint: endpoint, await perform(exchange, segment: segment, session: session, to: target))
+            }
+        case .cut(let exchange, let endpoint, _, .failure(let failure)):
+            let from = Self.start(of: exchange)
+            try conclude(exchange, endpoint: endpoint, (.failed(Self.failure(failure), carried: from..<from), nil, failure), &machine, &endpoints, &log)
+        case .ended(let exchange, let endpoint, let exchanged):
+            try conclude(exchange, endpoint: endpoint, exchanged, &machine, &endpoints, &log)
+        case .inputReady:
+            log.waitsForInput = false
+        case .slept(let hurried):
+            log.sleeps = false
+            if hurried { machine.endBackoff() }
+        }
+    }
+
+    /// Hands what came of `exchange` to the machine and carries out its effects.
+    private func conclude(
+        _ exchange: Machine.Exchange, endpoint: Int?, _ exchanged: Exchanged, _ machine: inout Machine, _ endpoints: inout Endpoints,
+        _ log: inout DeliveryLog
+    ) throws {
+        log.exchanges -= 1
+        var (result, response, error) = exchanged
+        if let failure = buffer.failure { throw failure }
+        if let response {
+            log.lastAnswer = response
+            if response.isSuccess { log.lastSuccess = response }
+        }
+        if let error { log.lastError = error }
+        var elsewhere = false
+        if let endpoint {
+            if endpoints.count > 1 { result = result.naming(endpoints.url(endpoint).absoluteString) }
+            elsewhere = report(result, of: endpoint, to: &endpoints, machine: machine, answer: response)
+        }
+        for effect in machine.handle(result, of: exchange, now: clock.now, elsewhere: elsewhere) {
+            try apply(effect, answer: response)
+        }
+        state.withLock { state in
+            state.resent = machine.resentBytes
+            state.retries = machine.retries
+        }
+        noteWindow(machine)
+    }
+
+    /// Publishes the requests out and the window's size (the metrics read them).
+    private func noteWindow(_ machine: Machine) {
+        state.withLock { state in
+            state.inFlight = machine.inFlight
+            state.windowLimit = machine.concurrency.limit
+        }
+    }
+
+    private func reportSplitRecords(_ log: inout DeliveryLog) {
+        guard !log.splitReported, buffer.splitRecords > 0 else { return }
+        log.splitReported = true
+        onEvent(
+            .notice(
+                "a record longer than \(options.maxRecordBytes) bytes was split into pieces of that size (--max-record); each piece is sent as a record"
+            ))
+    }
+
+    /// The stream offset an exchange starts at.
+    static func start(of exchange: Machine.Exchange) -> Int {
+        switch exchange {
+        case .segment(let from, _), .append(_, let from, _): from
+        case .create(let at), .complete(_, let at): at
+        case .checkOffset(let upload): upload.base
         }
     }
 
@@ -150,12 +286,18 @@ extension StreamUploader {
         return elsewhere
     }
 
+    /// Whether the buffer holds all it can (the producer waits for an acknowledgement).
+    private var isFull: Bool {
+        let capacity = buffer.capacity
+        return buffer.withState { $0.written - $0.acknowledged >= capacity }
+    }
+
     /// The buffer as the machine needs it.
     private var input: Machine.Input {
         buffer.withState { state in
             Machine.Input(
                 acknowledged: state.acknowledged, readable: state.boundary > state.acknowledged || state.inputEnded,
-                inputEnded: state.inputEnded, end: state.written)
+                inputEnded: state.inputEnded, end: state.written, boundary: state.boundary)
         }
     }
 
@@ -205,45 +347,36 @@ extension StreamUploader {
 
     // MARK: One exchange
 
-    /// Sends `exchange` and says what came of it: the machine's result, the answer if one came,
-    /// and the error if none did. A segment (or resumable append) is cut first, waiting in this
-    /// task for its records (``ReplayBuffer/cutSegment(from:limits:)``), then built as a
-    /// complete body (``WindowBody``) and sent with `Content-Length`: nothing waits inside
+    /// The cut of `exchange`: a segment (or resumable append) waits in this task for its
+    /// records (``ReplayBuffer/cutSegment(from:limits:)``); other exchanges carry no body.
+    private func cut(for exchange: Machine.Exchange) async -> Swift.Result<Range<Int>?, StreamUpError> {
+        do {
+            switch exchange {
+            case .segment(let from, let limits):
+                let segment = try await cutSegment(from: from, limits: limits)
+                // The times of the lines it carries are saved before it is sent.
+                saveNewTimes()
+                return .success(segment)
+            case .append(_, let from, let limits): return .success(try await buffer.cutSegment(from: from, limits: limits))
+            case .create, .checkOffset, .complete: return .success(nil)
+            }
+        } catch {
+            return .failure(error as? StreamUpError ?? StreamUpError(.cancelled, "the upload was cancelled"))
+        }
+    }
+
+    /// Sends `exchange` with the body `segment` (cut already) and says what came of it: the
+    /// machine's result, the answer if one came, and the error if none did. The body is
+    /// complete (``WindowBody``) and sent with `Content-Length`: nothing waits inside
     /// URLSession, so the process's other requests never queue behind a segment.
     private func perform(
-        _ exchange: Machine.Exchange, session: SegmentSession, to target: Target?
-    ) async -> (Machine.Result, UploadResponse?, StreamUpError?) {
-        var segment: Range<Int>?
-        switch exchange {
-        case .segment(let from, let limits):
-            do {
-                segment = try await cutSegment(from: from, limits: limits)
-                saveNewTimes()
-            } catch {
-                let failure = error as? StreamUpError ?? StreamUpError(.cancelled, "the upload was cancelled")
-                return (.failed(Self.failure(failure), carried: from..<from), nil, failure)
-            }
-        case .append(_, let from, let limits):
-            do {
-                segment = try await buffer.cutSegment(from: from, limits: limits)
-            } catch {
-                let failure = error as? StreamUpError ?? StreamUpError(.cancelled, "the upload was cancelled")
-                return (.failed(Self.failure(failure), carried: from..<from), nil, failure)
-            }
-        case .create, .checkOffset, .complete:
-            break
-        }
+        _ exchange: Machine.Exchange, segment: Range<Int>?, session: SegmentSession, to target: Target?
+    ) async -> Exchanged {
+        let requestStart = clock.now
         let configuration: UploadConfiguration
         let body: WindowBody?
         do {
-            var resolved = try self.configuration.resolvingHeaders()
-            if let target { resolved.url = target.url }
-            configuration = resolved
-            let allowsResend = if case .segment = exchange { true } else { false }
-            body = try segment.map {
-                try WindowBody(
-                    $0, of: buffer, encoding: configuration.body, allowsResend: allowsResend, streamID: streamID, names: recordNames(for: $0))
-            }
+            (configuration, body) = try prepare(exchange, segment: segment, to: target)
         } catch {
             // A body that cannot be built fails the same way every time: what it holds is the
             // segment a dead letter sets aside.
@@ -251,6 +384,25 @@ extension StreamUploader {
             return (.failed(Self.failure(failure), carried: segment ?? 0..<0), nil, failure)
         }
         let (request, fields, start) = build(exchange, configuration, target: target, bodyLength: body?.length)
+        return await send(exchange, request: request, fields: fields, start: start, body: body, configuration, session: session, since: requestStart)
+    }
+
+    /// The configuration `exchange` goes out with (its target's URL) and its body.
+    private func prepare(_ exchange: Machine.Exchange, segment: Range<Int>?, to target: Target?) throws -> (UploadConfiguration, WindowBody?) {
+        var configuration = try self.configuration.resolvingHeaders()
+        if let target { configuration.url = target.url }
+        let allowsResend = if case .segment = exchange { true } else { false }
+        let body = try segment.map {
+            try WindowBody($0, of: buffer, encoding: configuration.body, allowsResend: allowsResend, streamID: streamID, names: recordNames(for: $0))
+        }
+        return (configuration, body)
+    }
+
+    /// Sends the request built for `exchange` and reads what came of it.
+    private func send(
+        _ exchange: Machine.Exchange, request: URLRequest, fields: [UploadConfiguration.Header], start: Int, body: WindowBody?,
+        _ configuration: UploadConfiguration, session: SegmentSession, since requestStart: UploadClock.Instant
+    ) async -> Exchanged {
         onEvent(.requestStarted(method: request.httpMethod ?? "POST", url: request.url ?? configuration.url, headers: fields))
         // A resumable PATCH gets a connection of its own: when a reused connection breaks before
         // the answer, libcurl re-sends the request by itself, headers first (with an
@@ -263,12 +415,14 @@ extension StreamUploader {
             case .segment, .create, .checkOffset: nil
             }
         defer { own?.invalidate() }
-        state.withLock { $0.sending = body }
+        if let body { state.withLock { $0.sending[body.range.lowerBound] = body } }
         defer {
-            let reached = body.map { min($0.range.upperBound, $0.range.lowerBound + $0.bytesSent) } ?? 0
-            state.withLock { state in
-                state.sending = nil
-                state.sentEnd = max(state.sentEnd, reached)
+            if let body {
+                let reached = min(body.range.upperBound, body.range.lowerBound + body.bytesSent)
+                state.withLock { state in
+                    state.sending[body.range.lowerBound] = nil
+                    state.sentEnd = max(state.sentEnd, reached)
+                }
             }
         }
         do {
@@ -285,6 +439,7 @@ extension StreamUploader {
                 return (.failed(Machine.Failure(kind: .earlyAnswer, message: error.description), carried: carried), nil, error)
             }
             var answer = answer(response, to: request)
+            answer.took = requestStart.duration(to: clock.now)
             if case .segment = exchange, let partial = partial(in: response, carried: carried) {
                 answer.partial = partial
                 if partial.backoff {
@@ -324,12 +479,19 @@ extension StreamUploader {
     /// byte for byte, so that a receiver that drops an identical insert drops it), else a new
     /// cut, kept in the spool before it is sent.
     private func cutSegment(from: Int, limits: SegmentLimits) async throws -> Range<Int> {
-        if let cut = state.withLock({ $0.cut }), cut.lowerBound == from, cut.count <= limits.maxBytes {
+        if let cut = state.withLock({ $0.cuts.first { $0.lowerBound == from } }), cut.count <= limits.maxBytes {
             return cut
         }
         let cut = try await buffer.cutSegment(from: from, limits: limits)
-        try spool?.saveCut(cut)
-        state.withLock { $0.cut = cut }
+        let acknowledged = buffer.acknowledgedOffset
+        let cuts = state.withLock { state in
+            // Cuts acknowledged meanwhile, and the one this replaces, are not needed again.
+            state.cuts.removeAll { $0.upperBound <= acknowledged || $0.lowerBound == from }
+            state.cuts.append(cut)
+            state.cuts.sort { $0.lowerBound < $1.lowerBound }
+            return state.cuts
+        }
+        try spool?.saveCuts(cuts)
         return cut
     }
 

@@ -88,6 +88,15 @@ public final class StreamUploader: Sendable {
         /// another one at once (``EndpointSet``). Plain requests only. Empty: the configuration's URL.
         package var endpoints: [URL] = []
         package var endpointChoice: EndpointChoice = .failover
+        /// The most segment requests out at once (default 1: each segment waits for the answer
+        /// to the one before). Above 1, segments are cut and sent while earlier ones wait for
+        /// their answers; the stream is still acknowledged in order. Plain requests only: a
+        /// resumable upload and one live request keep to one.
+        public var maxInFlight = 1
+        /// Whether the number of requests out adapts to the answers between 1 and `maxInFlight`
+        /// (grows while they come back 2xx and no slower, halves on 429, 503, timeouts or
+        /// slower answers), or stays at `maxInFlight`.
+        public var adaptiveInFlight = true
         public init() {}
 
         /// The options of one live chunked request (``SegmentDelivery/singleRequest``), the
@@ -182,14 +191,18 @@ public final class StreamUploader: Sendable {
         /// Bytes set aside as dead letters: `Streamup-Offset` counts the stream without them, so
         /// the receiver's stream stays contiguous.
         var skipped = 0
-        /// The last segment cut: a segment sent again from its start is cut the same (its
-        /// bytes are what the receiver may hold), unless a smaller size is asked for.
-        var cut: Range<Int>?
+        /// The segments cut and not yet acknowledged, in stream order: a segment sent again
+        /// from its start is cut the same (its bytes are what the receiver may hold), unless a
+        /// smaller size is asked for.
+        var cuts: [Range<Int>] = []
         var producerReference: (any PositionedProducer)?
-        /// The body of the request going out now, and the furthest stream offset earlier
-        /// requests handed to the connection (for ``bytesSent``).
-        var sending: WindowBody?
+        /// The bodies of the requests going out now, by their first stream offset, and the
+        /// furthest stream offset earlier requests handed to the connection (for ``bytesSent``).
+        var sending: [Int: WindowBody] = [:]
         var sentEnd = 0
+        /// Plain requests out now, and how many the window lets out (for the metrics).
+        var inFlight = 0
+        var windowLimit = 1
     }
 
     public let configuration: UploadConfiguration
@@ -288,7 +301,7 @@ public final class StreamUploader: Sendable {
             self.spool = spool
             state.withLock { state in
                 state.skipped = recovered.skipped
-                state.cut = recovered.cut
+                state.cuts = recovered.cuts
             }
         case .memory(let memoryCapacity) where options.delivery == .singleRequest:
             // Bytes, not records: the stream goes out as the producer writes it.
@@ -384,6 +397,9 @@ public final class StreamUploader: Sendable {
                 deadLetterBytes: state.deadLetterBytes, splitRecords: splits, rejectedRecords: state.rejectedRecords)
         }
     }
+
+    /// Segment requests out now and how many the window lets out, for `--metrics`.
+    package var requestWindow: (inFlight: Int, limit: Int) { state.withLock { ($0.inFlight, $0.windowLimit) } }
 
     /// Lines the producer wrote in this run (0 with ``RecordMode/rawBytes``), for `--metrics`.
     package var linesProduced: Int { buffer.linesWritten }
@@ -541,7 +557,7 @@ public final class StreamUploader: Sendable {
     package var bytesSent: Int {
         // The body's own lock is taken outside the state's.
         let (sentEnd, sending) = state.withLock { ($0.sentEnd, $0.sending) }
-        let live = sending.map { min($0.range.upperBound, $0.range.lowerBound + $0.bytesSent) } ?? 0
+        let live = sending.values.map { min($0.range.upperBound, $0.range.lowerBound + $0.bytesSent) }.max() ?? 0
         return max(0, max(sentEnd, live, buffer.acknowledgedOffset) - producerStart)
     }
     /// Suspends until `produced` bytes of this run are delivered, or the upload can deliver no more.

@@ -46,7 +46,7 @@ extension SpoolStorage {
                     directory: directory, capacity: capacity, fileBytes: fileBytes, files: [], lock: lock, marks: marks,
                     record: record,
                     recovered: Recovered(
-                        acknowledged: 0, end: 0, streamID: streamID, upload: nil, skipped: 0, inputEnd: nil, cut: nil, sources: sources, notes: []))
+                        acknowledged: 0, end: 0, streamID: streamID, upload: nil, skipped: 0, inputEnd: nil, cuts: [], sources: sources, notes: []))
             }
             try scan.verifyPending()
             try scan.applyRepairs()
@@ -63,7 +63,8 @@ extension SpoolStorage {
                 recovered: Recovered(
                     acknowledged: scan.marks.acknowledged, end: scan.end, streamID: record.streamID, upload: record.upload,
                     skipped: record.skipped ?? 0, inputEnd: record.inputEnd,
-                    cut: pendingCut(record.cut, acknowledged: scan.marks.acknowledged, end: scan.end), sources: sources, notes: scan.notes))
+                    cuts: pendingCuts([record.cut] + (record.moreCuts ?? []), acknowledged: scan.marks.acknowledged, end: scan.end),
+                    sources: sources, notes: scan.notes))
         } catch {
             for file in opened {
                 SystemCall.close(file.data)
@@ -79,6 +80,18 @@ extension SpoolStorage {
     static func pendingCut(_ cut: [Int]?, acknowledged: Int, end: Int) -> Range<Int>? {
         guard let cut, cut.count == 2, acknowledged <= cut[0], cut[0] < cut[1], cut[1] <= end else { return nil }
         return cut[0]..<cut[1]
+    }
+
+    /// The saved cuts that are pending (``pendingCut(_:acknowledged:end:)``) and follow each
+    /// other: the first that is not, and any after it, are not kept.
+    static func pendingCuts(_ cuts: [[Int]?], acknowledged: Int, end: Int) -> [Range<Int>] {
+        var kept: [Range<Int>] = []
+        for cut in cuts {
+            guard let range = pendingCut(cut, acknowledged: acknowledged, end: end), kept.last.map({ $0.upperBound == range.lowerBound }) ?? true
+            else { break }
+            kept.append(range)
+        }
+        return kept
     }
 
     private static func remove(_ file: File, in directory: String) {

@@ -53,10 +53,13 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
         var skipped: Int?
         /// Where the input ended, if it did: a last record without `\n` there is whole.
         var inputEnd: Int?
-        /// The stream range of the last segment cut, `[start, end]`: sent again after a
-        /// restart, it is cut the same, so that the resend is identical to what the receiver
-        /// may hold.
+        /// The stream range of the first segment cut and not yet acknowledged, `[start, end]`:
+        /// sent again after a restart, it is cut the same, so that the resend is identical to
+        /// what the receiver may hold.
         var cut: [Int]?
+        /// The segments after it that were out too (several requests in flight), each
+        /// `[start, end]`, in stream order.
+        var moreCuts: [[Int]]?
     }
 
     /// What an earlier run left.
@@ -68,8 +71,9 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
         var skipped: Int
         /// Where an earlier run's input ended, if it did.
         var inputEnd: Int?
-        /// The last segment cut, when it lies in the pending bytes.
-        var cut: Range<Int>?
+        /// The segments cut and not acknowledged, in stream order, as far as they lie in the
+        /// pending bytes and follow each other from the first.
+        var cuts: [Range<Int>]
         /// Where the bytes the spool held when opened came from (acknowledged ones too, back to
         /// where files were released; also when nothing was pending and a new stream starts),
         /// in stream order, for the saved positions.
@@ -168,12 +172,15 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
         if !isDirectoryGone { try? saveRecord() }
     }
 
-    /// Remembers the range of the segment about to be sent, for the next start.
-    func saveCut(_ range: Range<Int>) throws(StreamUpError) {
+    /// Remembers the ranges of the segments out (the one about to be sent among them), in
+    /// stream order, for the next start.
+    func saveCuts(_ ranges: [Range<Int>]) throws(StreamUpError) {
         let changed = streamRecord.withLock { record -> Bool in
-            let cut = [range.lowerBound, range.upperBound]
-            guard record.cut != cut else { return false }
-            record.cut = cut
+            let cuts = ranges.map { [$0.lowerBound, $0.upperBound] }
+            let more = cuts.count > 1 ? Array(cuts.dropFirst()) : nil
+            guard record.cut != cuts.first || record.moreCuts != more else { return false }
+            record.cut = cuts.first
+            record.moreCuts = more
             return true
         }
         // A deleted directory gets the record when it is back.

@@ -87,6 +87,25 @@ import Testing
         #expect(files == ["00000000000000000010.spool", "00000000000000000020.spool"])
     }
 
+    /// Every segment cut and out when the process ended is found again by the next start, in
+    /// stream order, so each is sent again byte for byte; a saved cut that no longer follows
+    /// the one before it (or lies outside the pending bytes) ends the list.
+    @Test func everyCutOutSurvivesAReopen() throws {
+        let temporary = try TemporaryDirectory()
+        let directory = temporarySpool(in: temporary)
+        do {
+            let spool = try SpoolStorage.open(directory: directory, capacity: 40, streamID: "s")
+            let replay = ReplayBuffer(storage: spool, records: .rawBytes, maxRecord: 40)
+            try write(Array(0..<30), to: replay)
+            replay.acknowledge(upTo: 12)
+            try spool.saveCuts([12..<18, 18..<25, 25..<30])
+        }
+        let spool = try SpoolStorage.open(directory: directory, capacity: 40, streamID: "second")
+        #expect(spool.recovered.cuts == [12..<18, 18..<25, 25..<30])
+        #expect(SpoolStorage.pendingCuts([[12, 18], [19, 25]], acknowledged: 12, end: 30) == [12..<18])
+        #expect(SpoolStorage.pendingCuts([[0, 10], [10, 20]], acknowledged: 12, end: 30) == [])
+    }
+
     /// A spool whose bytes were all acknowledged starts a new stream at offset 0.
     @Test func anEmptiedSpoolStartsANewStream() throws {
         let temporary = try TemporaryDirectory()

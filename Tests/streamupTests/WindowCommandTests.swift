@@ -1,0 +1,176 @@
+import Foundation
+import StreamUpSink
+import StreamUpTestSupport
+import Testing
+
+/// Several requests in flight, over real sockets with the built binary: a Python receiver
+/// (`Tests/Receivers/window_receiver.py`) answers each request late, on a thread of its own, and
+/// keeps each body under its `Streamup-Stream-Id` and `Streamup-Offset` as the sink does. What
+/// it holds is the input, each line once, whatever came back out of order, was lost, or was cut
+/// by a kill.
+@Suite(.timeLimit(.minutes(3))) struct WindowCommandTests {
+    /// The receiver, started and read.
+    struct Receiver {
+        let process: StreamupProcess
+        let url: URL
+
+        init(delay: Double, dropAnswer: Int = 0) async throws {
+            process = try PythonScript.start("window_receiver.py", ["--delay", String(delay), "--drop-answer", String(dropAnswer)])
+            let line = await process.firstLine() ?? ""
+            guard let range = line.range(of: "listening on "), let url = URL(string: String(line[range.upperBound...])) else {
+                process.signal(SIGKILL)
+                throw TimedOut("the window receiver's address (stdout: \(line), stderr: \(process.stderr))")
+            }
+            self.url = url
+        }
+
+        func stop() async {
+            process.signal(SIGTERM)
+            if await process.waitForExit(timeout: 10) == nil { process.signal(SIGKILL) }
+        }
+
+        /// `/_window/state` as JSON (blocking: from a thread of its own).
+        func stateNow() -> [String: Any] {
+            let body = LoopbackGet.fetch(port: UInt16(url.port ?? 0), "/_window/state")?.body ?? []
+            return (try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]) ?? [:]
+        }
+
+        /// Every stream's bodies joined in offset order (blocking).
+        func storedLinesNow() -> [Substring] {
+            let streams = stateNow()["streams"] as? [String: Any] ?? [:]
+            var text = ""
+            for name in streams.keys.sorted() {
+                let target = "/_window/stream?id=" + (name.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? name)
+                text += String(decoding: LoopbackGet.fetch(port: UInt16(url.port ?? 0), target)?.body ?? [], as: UTF8.self)
+            }
+            return text.split(separator: "\n")
+        }
+
+        func state() async -> [String: Any] {
+            let receiver = self
+            let body = await onOwnThread { LoopbackGet.fetch(port: UInt16(receiver.url.port ?? 0), "/_window/state")?.body ?? [] }
+            return (try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]) ?? [:]
+        }
+
+        func storedLines() async -> [Substring] {
+            let receiver = self
+            return await onOwnThread { receiver.storedLinesNow() }
+        }
+
+        /// Waits, on a thread of its own, until `condition` of the receiver holds.
+        func eventually(within timeout: Duration, _ condition: @escaping @Sendable (Receiver) -> Bool) async -> Bool {
+            let receiver = self
+            return await onOwnThread { StreamUpTestSupport.eventually(within: timeout) { condition(receiver) } }
+        }
+    }
+
+    static func lines(_ count: Int) -> String {
+        (1...count).map { "line \($0) of the window test\n" }.joined()
+    }
+
+    /// Each line of `input` is stored exactly once.
+    static func storedOnce(_ stored: [Substring], _ input: String) -> Bool {
+        var counts: [Substring: Int] = [:]
+        for line in stored { counts[line, default: 0] += 1 }
+        let expected = input.split(separator: "\n")
+        return counts.count == expected.count && expected.allSatisfy { counts[$0] == 1 }
+    }
+
+    /// A receiver that answers 200 ms late: the window grows past one request (the metrics'
+    /// in-flight gauge says so while it happens, and the receiver saw several at once), and
+    /// what it stored is the input, in order.
+    @Test func severalSegmentsGoOutWhileEarlierOnesWaitForAnswers() async throws {
+        let receiver = try await Receiver(delay: 0.2)
+        let input = Self.lines(12_000)
+        let child = try StreamupProcess(["--max-in-flight", "8", "--segment-bytes", "8k", "--metrics", "0", receiver.url.absoluteString])
+        do {
+            child.write(input)
+            let metrics = try #require(await MetricsCommandTests.metricsURL(of: child), "stderr: \(child.stderr)")
+            let port = UInt16(metrics.port ?? 0)
+            let several = await MetricsCommandTests.scraped {
+                (MetricsCommandTests.sample("streamup_requests_in_flight", port: port) ?? 0) > 1
+            }
+            #expect(several, "the in-flight gauge never went past 1; stderr: \(child.stderr)")
+            child.closeStdin()
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+            let state = await receiver.state()
+            #expect((state["most_at_once"] as? Int ?? 0) > 1)
+            #expect((state["errors"] as? [String] ?? ["?"]).isEmpty, "\(state)")
+            let stored = await receiver.storedLines()
+            #expect(stored == input.split(separator: "\n"), "the stored stream is the input, in order")
+        } catch {
+            child.signal(SIGKILL)
+            _ = await child.waitForExit()
+            await receiver.stop()
+            throw error
+        }
+        await receiver.stop()
+    }
+
+    /// The answer to a middle segment of the window is lost (the receiver stored it and closed
+    /// the connection): that segment alone goes out again, identical, and no segment after it
+    /// that was answered is sent again; every line is stored once.
+    @Test func aLostAnswerInTheMiddleOfTheWindowResendsThatSegmentAlone() async throws {
+        let receiver = try await Receiver(delay: 0.2, dropAnswer: 8)
+        let input = Self.lines(12_000)
+        let child = try StreamupProcess(["--max-in-flight", "8", "--segment-bytes", "8k", receiver.url.absoluteString])
+        child.write(input)
+        child.closeStdin()
+        let status = await child.waitForExit()
+        let state = await receiver.state()
+        let stored = await receiver.storedLines()
+        await receiver.stop()
+        #expect(status == 0, "stderr: \(child.stderr)")
+        let dropped = try #require(state["dropped"] as? [String: Any], "\(state)")
+        #expect(dropped["later_out"] as? Bool == true, "the lost answer was for a middle segment: \(state)")
+        #expect(state["duplicates"] as? [Int] == [dropped["offset"] as? Int ?? -1], "only the segment whose answer was lost came twice")
+        #expect((state["errors"] as? [String] ?? ["?"]).isEmpty, "a resend is identical: \(state)")
+        #expect(Self.storedOnce(stored, input))
+    }
+
+    /// `streamup tail --state --spool` killed with SIGKILL while several segments are out,
+    /// then started again: every line reaches the receiver exactly once.
+    @Test func aKillWhileSeveralSegmentsAreOutLosesAndDoublesNothing() async throws {
+        let scratch = try TemporaryDirectory()
+        let file = scratch.file("app.log")
+        let input = Self.lines(20_000)
+        try input.write(toFile: file, atomically: true, encoding: .utf8)
+        let receiver = try await Receiver(delay: 0.3)
+        let arguments = [
+            "tail", "--from-start", file, "--state", scratch.file("state"), "--spool", scratch.file("spool"), "--max-in-flight", "8",
+            "--segment-bytes", "8k", receiver.url.absoluteString,
+        ]
+        let first = try StreamupProcess(arguments)
+        let several = await receiver.eventually(within: .seconds(60)) { receiver in
+            let state = receiver.stateNow()
+            return (state["at_once"] as? Int ?? 0) > 2 && (state["requests"] as? Int ?? 0) > 6
+        }
+        first.signal(SIGKILL)
+        _ = await first.waitForExit()
+        #expect(several, "several requests were out when it was killed; stderr: \(first.stderr)")
+        let second = try StreamupProcess(arguments)
+        let all = await receiver.eventually(within: .seconds(90)) { $0.storedLinesNow().count >= 20_000 }
+        second.signal(SIGTERM)
+        _ = await second.waitForExit()
+        let state = await receiver.state()
+        let stored = await receiver.storedLines()
+        await receiver.stop()
+        #expect(all, "stderr: \(second.stderr)")
+        #expect((state["errors"] as? [String] ?? ["?"]).isEmpty, "resends after the restart are identical: \(state)")
+        #expect(Self.storedOnce(stored, input), "first: \(first.stderr) second: \(second.stderr)")
+    }
+
+    /// streamup's own sink takes a window of segments of one stream (it holds one that comes
+    /// before the gap is filled aside): the stored stream is the input, byte for byte.
+    @Test func theSinkJoinsAWindowOfSegments() async throws {
+        let scratch = try TemporaryDirectory()
+        let sink = try startedSink(port: 0, storingIn: scratch.url)
+        defer { sink.stop() }
+        let input = Self.lines(20_000)
+        let child = try StreamupProcess(["--max-in-flight", "8", "--segment-bytes", "8k", sink.url.absoluteString])
+        child.write(input)
+        child.closeStdin()
+        #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+        #expect(streamText(in: scratch.url) == input)
+    }
+}
