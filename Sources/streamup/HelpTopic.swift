@@ -65,7 +65,8 @@ enum HelpTopic: String, CaseIterable, Sendable {
             one was), and a failed segment is sent again alone. Records may then arrive out of
             order: every --to preset's receiver takes that (Loki within its out-of-order window),
             so 8 suits them. Default 1; always 1 with -X PUT, --resumable and --single-request,
-            whose receivers need the stream in order.
+            whose receivers need the stream in order, and with --dead-letter (offsets leave out
+            what was set aside, so no segment may be out past one that could be).
 
             Each request carries Streamup-Stream-Id and Streamup-Offset so a receiver can drop the
             duplicates a lost answer causes (`streamup sink` does). Each segment is a request of its

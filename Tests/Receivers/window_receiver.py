@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A slow receiver that answers several requests at once, for streamup's window of requests.
 
-    python3 Tests/Receivers/window_receiver.py [--delay SECONDS] [--drop-answer N]
+    python3 Tests/Receivers/window_receiver.py [--delay SECONDS] [--drop-answer N] [--refuse N]
 
 Listens on 127.0.0.1 (a free port) and prints `listening on http://127.0.0.1:PORT` as its first
 stdout line; runs until SIGTERM/SIGINT. Each request's body (Content-Length) is stored under its
@@ -9,7 +9,7 @@ stdout line; runs until SIGTERM/SIGINT. Each request's body (Content-Length) is 
 already held is a duplicate and is dropped when identical (a different one is an error). Then it
 waits `--delay` seconds before answering 204, so several requests are out at once. Request number
 N (1-based, in arrival order) given by `--drop-answer` is stored, and its connection closed with
-no answer (a lost answer).
+no answer (a lost answer). Request number N given by `--refuse` is answered 400 and not stored.
 
 `GET /_window/state` answers JSON: {"requests": N, "at_once": A, "most_at_once": M, "errors":
 [...], "streams": {ID: [[offset, length], ...]}, "duplicates": [offset, ...], "dropped":
@@ -30,7 +30,7 @@ import time
 import urllib.parse
 
 LOCK = threading.Lock()
-STATE = {"requests": 0, "at_once": 0, "most_at_once": 0, "errors": [], "streams": {}, "duplicates": [], "dropped": None}
+STATE = {"requests": 0, "at_once": 0, "most_at_once": 0, "errors": [], "streams": {}, "duplicates": [], "dropped": None, "refused": None}
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -47,7 +47,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 body = json.dumps(
                     {
                         "requests": STATE["requests"], "at_once": STATE["at_once"], "most_at_once": STATE["most_at_once"],
-                        "errors": STATE["errors"], "streams": streams, "duplicates": STATE["duplicates"], "dropped": STATE["dropped"],
+                        "errors": STATE["errors"], "streams": streams, "duplicates": STATE["duplicates"], "dropped": STATE["dropped"], "refused": STATE["refused"],
                     }
                 ).encode()
             elif url.path == "/_window/stream":
@@ -76,11 +76,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
             STATE["at_once"] += 1
             STATE["most_at_once"] = max(STATE["most_at_once"], STATE["at_once"])
             held = STATE["streams"].setdefault(name, {})
-            if offset in held:
+            refused = number == ARGS.refuse
+            if refused:
+                STATE["refused"] = {"offset": offset, "length": len(body)}
+            elif offset in held:
                 STATE["duplicates"].append(offset)
                 if held[offset] != body:
                     STATE["errors"].append("request %d: a different body at offset %d of %s" % (number, offset, name))
-            held[offset] = body
+            if not refused:
+                held[offset] = body
             if ARGS.verbose:
                 print("request %d: offset %d length %d" % (number, offset, len(body)), file=sys.stderr, flush=True)
         try:
@@ -92,6 +96,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     STATE["dropped"] = {"offset": offset, "later_out": later}
                 self.close_connection = True
                 self.connection.shutdown(2)
+                return
+            if refused:
+                self.send_response(400)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
                 return
             self.send_response(204)
             self.send_header("Content-Length", "0")
@@ -111,6 +120,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--delay", type=float, default=0.2)
     parser.add_argument("--drop-answer", type=int, default=0)
+    parser.add_argument("--refuse", type=int, default=0)
     parser.add_argument("--verbose", action="store_true")
     ARGS = parser.parse_args()
     server = Server(("127.0.0.1", 0), Handler)

@@ -14,8 +14,9 @@ import Testing
         let process: StreamupProcess
         let url: URL
 
-        init(delay: Double, dropAnswer: Int = 0) async throws {
-            process = try PythonScript.start("window_receiver.py", ["--delay", String(delay), "--drop-answer", String(dropAnswer)])
+        init(delay: Double, dropAnswer: Int = 0, refuse: Int = 0) async throws {
+            process = try PythonScript.start(
+                "window_receiver.py", ["--delay", String(delay), "--drop-answer", String(dropAnswer), "--refuse", String(refuse)])
             let line = await process.firstLine() ?? ""
             guard let range = line.range(of: "listening on "), let url = URL(string: String(line[range.upperBound...])) else {
                 process.signal(SIGKILL)
@@ -158,6 +159,42 @@ import Testing
         #expect(all, "stderr: \(second.stderr)")
         #expect((state["errors"] as? [String] ?? ["?"]).isEmpty, "resends after the restart are identical: \(state)")
         #expect(Self.storedOnce(stored, input), "first: \(first.stderr) second: \(second.stderr)")
+    }
+
+    /// With `--dead-letter`, a segment refused for good is set aside and the stream goes on with
+    /// gapless offsets (`Streamup-Offset` leaves out what was set aside): segments already out
+    /// when the refusal came would carry offsets that count the bytes set aside, so dead letters
+    /// keep one request out at a time. What was stored and what was set aside is the input, each
+    /// line once.
+    @Test func aSegmentSetAsideLeavesNoGapInTheOffsets() async throws {
+        let scratch = try TemporaryDirectory()
+        let receiver = try await Receiver(delay: 0.05, refuse: 12)
+        let input = Self.lines(12_000)
+        let child = try StreamupProcess([
+            "--max-in-flight", "8", "--segment-bytes", "8k", "--dead-letter", scratch.file("dead"), receiver.url.absoluteString,
+        ])
+        child.write(input)
+        child.closeStdin()
+        let status = await child.waitForExit()
+        let state = await receiver.state()
+        let stored = await receiver.storedLines()
+        await receiver.stop()
+        #expect(status == 1, "a segment was set aside: exit status 1; stderr: \(child.stderr)")
+        #expect(state["refused"] as? [String: Any] != nil, "the receiver refused a segment: \(state)")
+        let streams = state["streams"] as? [String: [[Int]]] ?? [:]
+        #expect(streams.count == 1, "\(state)")
+        for (name, pieces) in streams {
+            var end = 0
+            for piece in pieces {
+                #expect(piece.first == end, "stream \(name): a piece at \(piece) after the end \(end): \(pieces)")
+                end = (piece.first ?? 0) + (piece.last ?? 0)
+            }
+        }
+        let dead = try FileManager.default.contentsOfDirectory(atPath: scratch.file("dead")).filter { $0.hasSuffix(".body") }
+        #expect(dead.count == 1, "one dead letter: \(dead)")
+        let setAside = try dead.map { try String(contentsOfFile: scratch.file("dead") + "/" + $0, encoding: .utf8) }.joined()
+        let once = Self.storedOnce(stored + setAside.split(separator: "\n"), input)
+        #expect(once, "stored and set aside, each line once; stderr: \(child.stderr)")
     }
 
     /// streamup's own sink takes a window of segments of one stream (it holds one that comes

@@ -2,7 +2,7 @@ import Foundation
 import StreamUpSink
 
 /// One row of the late-answer step: streamup's acknowledged segments from a fast pipe
-/// (`-X PUT --records none`) into a sink that answers each request ``BenchOptions/answerDelayMilliseconds``
+/// (`--records none`, POST: a PUT keeps one request out) into a sink that answers each request ``BenchOptions/answerDelayMilliseconds``
 /// after its body ended, with the row's extra options.
 ///
 /// The rows are the segment sizes times the windows: a new option to compare is one more entry
@@ -12,14 +12,13 @@ import StreamUpSink
 struct LateAnswerCase: Sendable, Hashable {
     /// How the row is headed in the report.
     let title: String
-    /// streamup's options besides `-X PUT --records none URL`.
+    /// streamup's options besides `--records none URL`.
     let options: [String]
 
     /// The segment sizes compared: the default, and a receiver's 1 MiB request cap (Splunk HEC).
     static let segmentings: [[String]] = [[], ["--segment-bytes", "1MiB"]]
-    /// The windows compared (empty: the default). Add `["--max-in-flight", "1"]` once the option
-    /// exists, to show today's one segment at a time beside the default window.
-    static let windows: [[String]] = [[]]
+    /// The windows compared: the default (one request at a time) and several in flight.
+    static let windows: [[String]] = [[], ["--max-in-flight", "8"]]
 
     static var all: [LateAnswerCase] {
         windows.flatMap { window in
@@ -32,7 +31,7 @@ struct LateAnswerCase: Sendable, Hashable {
 
     /// streamup's arguments against `url`.
     func arguments(url: String) -> [String] {
-        ["-X", "PUT", "--records", "none"] + options + [url]
+        ["--records", "none"] + options + [url]
     }
 
     /// The command as the report shows it.

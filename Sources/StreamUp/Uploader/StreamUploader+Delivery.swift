@@ -48,7 +48,10 @@ extension StreamUploader {
             Machine.Configuration(
                 limits: SegmentLimits(maxBytes: options.segmentBytes, maxDuration: options.segmentDuration, maxRecords: options.maxRecordsPerSegment),
                 retry: options.retry, resumable: options.delivery == .resumableUpload, keepsDeadLetters: deadLetters != nil,
-                maxInFlight: options.maxInFlight, adaptive: options.adaptiveInFlight),
+                // Offsets leave out what dead letters set aside, and a segment already out
+                // when an earlier one is set aside would carry an offset that counts those
+                // bytes (a gap a receiver ordering by offset never fills): one at a time then.
+                maxInFlight: deadLetters == nil ? options.maxInFlight : 1, adaptive: options.adaptiveInFlight),
             acknowledged: buffer.acknowledgedOffset, alreadySent: buffer.producerStart, upload: recoveredUpload)
         var endpoints = Endpoints(
             options.endpoints.isEmpty ? [configuration.url] : options.endpoints, choice: options.endpointChoice, retry: options.retry)
