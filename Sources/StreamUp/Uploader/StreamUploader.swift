@@ -91,7 +91,8 @@ public final class StreamUploader: Sendable {
         /// The most segment requests out at once (default 1: each segment waits for the answer
         /// to the one before). Above 1, segments are cut and sent while earlier ones wait for
         /// their answers; the stream is still acknowledged in order. Plain requests only: a
-        /// resumable upload and one live request keep to one.
+        /// resumable upload, one live request and a stream with a `deadLetterDirectory` (whose
+        /// offsets leave out what is set aside) keep to one.
         public var maxInFlight = 1
         /// Whether the number of requests out adapts to the answers between 1 and `maxInFlight`
         /// (grows while they come back 2xx and no slower, halves on 429, 503, timeouts or
