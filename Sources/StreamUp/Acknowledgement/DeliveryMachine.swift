@@ -484,12 +484,9 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
                 return []
             }
             course = .settingAside(from: from, carried: carried, limits: segmentLimits, reason: reason)
-            if configuration.resumable {
-                // The rejected bytes leave a gap in the upload: the stream goes on in a new one.
-                resumable.forget()
-                return [.saveUpload(nil)]
-            }
-            return []
+            // The rejected bytes leave a gap in the upload: the stream goes on in a new one.
+            resumable.forget()
+            return [.saveUpload(nil)]
         }
         switch problem {
         case .answer(let answer): stop(.answer(status: answer.status))
@@ -519,10 +516,6 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
 
     /// Identical sends of one segment whose connection broke before it goes smaller.
     static var breaksBeforeShrinking: Int { 3 }
-
-    private static func carriesSegment(_ exchange: Exchange) -> Bool {
-        segment(of: exchange) != nil
-    }
 
     private static func segment(of exchange: Exchange) -> (Int, SegmentLimits)? {
         switch exchange {
