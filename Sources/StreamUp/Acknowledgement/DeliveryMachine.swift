@@ -193,23 +193,15 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     private(set) var limits: SegmentLimits
     /// The most a segment may be, lowered for good by a 413.
     private(set) var cap: Int
-    /// The segment start and time of the first 429 to it since the last success or shrink (one
-    /// a second or more later shrinks).
-    private var rateRefused: (from: Int, at: Instant)?
-    /// The segment start and how many times in a row its connection broke while it carried
-    /// bytes (the third break shrinks it).
-    private var broken: (from: Int, count: Int)?
-    /// Failed attempts since the last acknowledged progress (the retry budget).
-    private(set) var failures = 0
-    /// Since when failures have gone on without progress (for `maxRetryTime`).
-    var failingSince: Instant?
-    /// The failing spell being reported: its start, last failure, attempts, resent bytes, and
-    /// when it was last reported.
-    private var spell: (start: Instant, lastFailure: Instant, attempts: Int, resent: Int, reported: Instant)?
-    /// When the backoff after a failure ends.
-    private var retryAt: Instant?
-    /// A stop, or a resumable upload's dead letter: the next action, whatever else is there.
-    private var pending: Action?
+    /// Trouble with the segment being retried (its 429s, its broken connections); cleared by
+    /// a success.
+    private var trouble = SegmentTrouble()
+    /// Failed attempts since the last acknowledged progress; refilled by progress.
+    private var budget = RetryBudget()
+    /// The failing spell a person hears about.
+    private var spell: FailingSpell
+    /// Running, backing off, or holding a stop or a resumable dead letter.
+    private var course = Course.running
     /// The plain segments out or waiting, in stream order (DeliveryMachine+Window).
     var window: [Segment] = []
     /// How many plain segments may be out at once now.
@@ -217,20 +209,18 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     /// Everything below this offset is acknowledged (the machine's own count, which the
     /// uploader's buffer follows through the `.acknowledge` effects and dead letters).
     private(set) var acknowledged: Int
-    /// The highest stream offset any request carried (an earlier run's spool counts).
-    private(set) var highestSent: Int
-    /// What an earlier run sent (`alreadySent`), and the stream ranges this run's requests
-    /// carried above it and above the acknowledged offset, merged (for ``resentBytes``).
-    private let firstSent: Int
-    private var sentRanges: [Range<Int>] = []
-    /// Bytes sent more than once.
-    private(set) var resentBytes = 0
-    /// The end of the furthest plain request the receiver may have stored without saying so
-    /// (no answer came, or a 5xx): bytes resent below it may be held twice.
-    private var maybeStoredEnd = 0
+    /// What requests carried: the highest offset, the bytes sent more than once.
+    private var sent: SentLog
     /// Failed attempts that were retried.
     private(set) var retries = 0
     var resumable: ResumableState
+
+    /// Failed attempts since the last acknowledged progress (the retry budget).
+    var failures: Int { budget.failures }
+    /// The highest stream offset any request carried (an earlier run's spool counts).
+    var highestSent: Int { sent.highest }
+    /// Bytes sent more than once.
+    var resentBytes: Int { sent.resent }
 
     /// A machine for a stream whose first `alreadySent` bytes may have been sent by an earlier
     /// run (a spool's), continuing `upload` if that run left one.
@@ -239,8 +229,8 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         self.acknowledged = acknowledged
         self.limits = configuration.limits
         self.cap = configuration.limits.maxBytes
-        self.highestSent = max(alreadySent, acknowledged)
-        self.firstSent = highestSent
+        self.sent = SentLog(alreadySent: max(alreadySent, acknowledged))
+        self.spell = FailingSpell(quietPeriod: configuration.quietPeriod, reportEvery: configuration.reportEvery)
         self.resumable = ResumableState(upload: upload)
         let most = configuration.resumable ? 1 : max(1, configuration.maxInFlight)
         self.concurrency = ConcurrencyWindow(maximum: most, adaptive: configuration.adaptive && most > 1)
@@ -250,12 +240,19 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
 
     mutating func next(_ input: Input, now: Instant) -> Action {
         precondition(input.acknowledged == acknowledged, "the buffer is at \(input.acknowledged), the machine at \(acknowledged)")
-        if let pending { return pending }
+        switch course {
+        case .stopped(let stop): return .stop(stop)
+        case .settingAside(let from, let carried, let limits, let reason):
+            return .deadLetter(from: from, carried: carried, limits: limits, reason: reason)
+        case .backingOff, .running: break
+        }
         if let dead = window.first, case .deadLetter(let carried, let limits, let reason) = dead.phase {
             return .deadLetter(from: dead.from, carried: carried, limits: limits, reason: reason)
         }
-        if let retryAt, now < retryAt { return .sleep(until: retryAt) }
-        retryAt = nil
+        if case .backingOff(let until) = course {
+            if now < until { return .sleep(until: until) }
+            course = .running
+        }
         if configuration.resumable {
             // One exchange at a time: each depends on the answer to the one before.
             if resumable.exchangeOut { return .awaitAnswers }
@@ -269,7 +266,13 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     /// Ends the backoff after a failure now: the next action is the retry (the uploader was
     /// asked to hurry by a finish or a flush with a deadline).
     mutating func endBackoff() {
-        retryAt = nil
+        if case .backingOff = course { course = .running }
+    }
+
+    /// Backs off until `until` (nil: retries at once), unless the upload stops.
+    private mutating func backOff(until: Instant?) {
+        if case .stopped = course { return }
+        course = until.map { .backingOff(until: $0) } ?? .running
     }
 
     // MARK: Results
@@ -288,12 +291,12 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
             if answer.isSuccess {
                 return stored(from: from, now: now, answered: answer)
             }
-            if answer.status >= 500 { maybeStoredEnd = max(maybeStoredEnd, carried.upperBound) }
+            if answer.status >= 500 { sent.mayHaveStored(upTo: carried.upperBound) }
             return failed(.answer(answer), exchange: exchange, carried: carried, now: now, elsewhere: elsewhere)
         case (.segment(let from, _), .failed(let failure, let carried)):
             noteSent(carried)
             noteCut(from: from, carried)
-            maybeStoredEnd = max(maybeStoredEnd, carried.upperBound)
+            sent.mayHaveStored(upTo: carried.upperBound)
             return failed(.failure(failure), exchange: exchange, carried: carried, now: now, elsewhere: elsewhere)
         case (.create, _), (.checkOffset, _), (.append, _), (.complete, _):
             resumable.exchangeOut = false
@@ -306,16 +309,15 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     /// already answered 2xx.
     @discardableResult
     mutating func deadLettered(upTo end: Int) -> [Effect] {
-        if case .deadLetter = pending {
-            pending = nil
+        if case .settingAside = course {
+            course = .running
         } else if let first = window.first, case .deadLetter = first.phase {
             window.removeFirst()
         } else {
-            preconditionFailure("no dead letter was asked for: \(String(describing: pending))")
+            preconditionFailure("no dead letter was asked for: \(course)")
         }
         acknowledged = max(acknowledged, end)
-        failures = 0
-        failingSince = nil
+        budget.refill()
         let reached = takeStoredPrefix()
         guard reached > acknowledged else { return [] }
         acknowledged = reached
@@ -331,22 +333,16 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
             acknowledged = offset
             effects.append(.acknowledge(upTo: offset))
         }
-        failures = 0
-        failingSince = nil
-        rateRefused = nil
-        broken = nil
-        if let spell, spell.lastFailure.duration(to: now) >= configuration.quietPeriod {
-            effects += endSpell(now: now)
-        }
+        budget.refill()
+        trouble.clear()
+        if let recovered = spell.succeeded(now: now) { effects.append(.notice(recovered)) }
         limits.maxBytes = min(cap, limits.maxBytes * 2)
         return effects
     }
 
     /// Ends the failing spell, if any, with its notice (also when the upload ends).
     mutating func endSpell(now: Instant) -> [Effect] {
-        guard let spell else { return [] }
-        self.spell = nil
-        return [.notice(.recovered(failedAttempts: spell.attempts, resentBytes: spell.resent, after: spell.start.duration(to: spell.lastFailure)))]
+        spell.end().map { [.notice($0)] } ?? []
     }
 
     enum Problem: Equatable {
@@ -379,7 +375,7 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         _ problem: Problem, exchange: Exchange, carried: Range<Int>, now: Instant, alwaysRetry: Bool = false, elsewhere: Bool = false
     ) -> [Effect] {
         if case .failure(let failure) = problem, failure.kind == .cancelled {
-            pending = .stop(.failure(failure))
+            stop(.failure(failure))
             return []
         }
         var effects: [Effect] = []
@@ -399,10 +395,10 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
             noteRateRefusal(from: from, sent: sent, carried: carried, now: now, into: &effects)
         }
         guard alwaysRetry || isRetryable(problem) else { return effects + final(problem, exchange: exchange, carried: carried) }
-        failures += 1
-        failingSince = failingSince ?? now
-        let first = noteSpell(problem, now: now, elsewhere: elsewhere, into: &effects)
-        if giveUp(now: now) { return effects + final(problem, exchange: exchange, carried: carried) }
+        budget.spend(now: now)
+        let (first, stillFailing) = spell.failed(problem.reason, now: now, elsewhere: elsewhere)
+        if let stillFailing { effects.append(.notice(stillFailing)) }
+        if budget.isSpent(by: configuration.retry, now: now) { return effects + final(problem, exchange: exchange, carried: carried) }
         if case .failure(let failure) = problem, failure.kind == .transport, !carried.isEmpty, let (from, _) = Self.segment(of: exchange) {
             noteBreak(from: from, carried: carried)
         }
@@ -412,9 +408,9 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         var retryAfter: String?
         if case .answer(let answer) = problem { retryAfter = answer.retryAfter }
         // Another endpoint is there: no reason to wait (that endpoint is set aside instead).
-        let delay = elsewhere ? .zero : backoff(attempt: failures, retryAfter: retryAfter, now: now)
-        retryAt = elsewhere ? nil : now.advanced(by: delay)
-        effects.append(.notice(.retrying(reason: problem.reason, attempt: failures, delay: delay, first: first)))
+        let delay = elsewhere ? .zero : backoff(attempt: budget.failures, retryAfter: retryAfter, now: now)
+        backOff(until: elsewhere ? nil : now.advanced(by: delay))
+        effects.append(.notice(.retrying(reason: problem.reason, attempt: budget.failures, delay: delay, first: first)))
         return effects
     }
 
@@ -424,30 +420,10 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     /// Quicker refusals are a request-rate limit's (nginx `limit_req`), which more, smaller
     /// requests would only make worse.
     private mutating func noteRateRefusal(from: Int, sent: SegmentLimits, carried: Range<Int>, now: Instant, into effects: inout [Effect]) {
-        guard let refused = rateRefused, refused.from == from else {
-            rateRefused = (from, now)
-            return
-        }
-        guard refused.at.duration(to: now) >= Self.rateWindow, !Self.isLoneRecord(carried, sent) else { return }
+        let loneRecord = Self.isLoneRecord(carried, sent)
+        guard trouble.refusedForSize(from: from, now: now, window: Self.rateWindow, loneRecord: loneRecord) else { return }
         let reason = "the server answered 429 (too many requests) twice to a request of \(carried.count) bytes"
         shrink(below: carried, sent, reason: reason, into: &effects)
-        rateRefused = (from, now)
-    }
-
-    /// Counts a retried failure in the failing spell and says so once a `reportEvery`; returns
-    /// whether it is the spell's first. A failure another endpoint takes over at once is that
-    /// endpoint's to report, not a failing spell of the delivery.
-    private mutating func noteSpell(_ problem: Problem, now: Instant, elsewhere: Bool, into effects: inout [Effect]) -> Bool {
-        let first = spell == nil && !elsewhere
-        if !elsewhere || spell != nil {
-            spell = (spell?.start ?? now, now, (spell?.attempts ?? 0) + 1, spell?.resent ?? 0, spell?.reported ?? now)
-        }
-        if !first, let spell, spell.reported.duration(to: now) >= configuration.reportEvery {
-            self.spell?.reported = now
-            let failingFor = spell.start.duration(to: now)
-            effects.append(.notice(.stillFailing(reason: problem.reason, failedAttempts: spell.attempts, failingFor: failingFor)))
-        }
-        return first
     }
 
     /// The connection of the segment from `from` broke while it carried `carried`. A broken
@@ -459,11 +435,8 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     /// answering 413): then it goes smaller, so it still delivers; successes double it again.
     private mutating func noteBreak(from: Int, carried: Range<Int>) {
         guard limits.maxBytes > 1 else { return }
-        let count = broken?.from == from ? (broken?.count ?? 0) + 1 : 1
-        broken = (from, count)
-        if count >= Self.breaksBeforeShrinking {
+        if trouble.broke(from: from, limit: Self.breaksBeforeShrinking) {
             limits.maxBytes = max(1, min(limits.maxBytes, carried.count) / 2)
-            broken = nil
         }
     }
 
@@ -472,8 +445,7 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     /// user's limits hold whatever the server asks for.
     private func backoff(attempt: Int, retryAfter: String?, now: Instant) -> Duration {
         let delay = configuration.retry.delay(attempt: attempt, retryAfter: retryAfter, random: configuration.random)
-        guard let limit = configuration.retry.maxRetryTime, let since = failingSince else { return delay }
-        return max(.zero, min(delay, limit - since.duration(to: now)))
+        return budget.limit(delay, by: configuration.retry, now: now)
     }
 
     /// How long after a segment's first 429 another one means its size, not the rate: a
@@ -511,17 +483,14 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
                 setAside(from: from, carried: carried, limits: segmentLimits, reason: reason)
                 return []
             }
-            pending = .deadLetter(from: from, carried: carried, limits: segmentLimits, reason: reason)
-            if configuration.resumable {
-                // The rejected bytes leave a gap in the upload: the stream goes on in a new one.
-                resumable.forget()
-                return [.saveUpload(nil)]
-            }
-            return []
+            course = .settingAside(from: from, carried: carried, limits: segmentLimits, reason: reason)
+            // The rejected bytes leave a gap in the upload: the stream goes on in a new one.
+            resumable.forget()
+            return [.saveUpload(nil)]
         }
         switch problem {
-        case .answer(let answer): pending = .stop(.answer(status: answer.status))
-        case .failure(let failure): pending = .stop(.failure(failure))
+        case .answer(let answer): stop(.answer(status: answer.status))
+        case .failure(let failure): stop(.failure(failure))
         }
         return reason.map { [.notice(.stopping(reason: $0))] } ?? []
     }
@@ -529,7 +498,7 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     private func isRetryable(_ problem: Problem) -> Bool {
         switch problem {
         case .answer(let answer): !answer.permanent && configuration.retry.isRetryable(status: answer.status)
-        case .failure(let failure): failure.kind == .transport || (failure.kind == .earlyAnswer && failures < Self.earlyAnswerRetries)
+        case .failure(let failure): failure.kind == .transport || (failure.kind == .earlyAnswer && budget.failures < Self.earlyAnswerRetries)
         }
     }
 
@@ -537,52 +506,16 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     /// does it to every resend.
     static var earlyAnswerRetries: Int { 3 }
 
-    private func giveUp(now: Instant) -> Bool {
-        if let maxRetries = configuration.retry.maxRetries, failures > maxRetries { return true }
-        if let limit = configuration.retry.maxRetryTime, let since = failingSince, since.duration(to: now) >= limit { return true }
-        return false
-    }
-
     /// Counts bytes a request carried that an earlier one had carried already.
     mutating func noteSent(_ carried: Range<Int>) {
-        // Sent before: below what an earlier run sent, or within a range a request of this
-        // run carried (answers of a window come back in any order).
-        var again = max(0, min(carried.upperBound, firstSent) - carried.lowerBound)
-        for sent in sentRanges where sent.overlaps(carried) {
-            again += min(sent.upperBound, carried.upperBound) - max(sent.lowerBound, carried.lowerBound, firstSent)
-        }
-        again = max(0, again)
-        sentRanges.removeAll { $0.upperBound <= acknowledged }
-        if carried.upperBound > firstSent { sentRanges = Self.adding(max(carried.lowerBound, firstSent)..<carried.upperBound, to: sentRanges) }
-        resentBytes += again
-        spell?.resent += max(0, min(carried.upperBound, maybeStoredEnd) - carried.lowerBound)
-        highestSent = max(highestSent, carried.upperBound)
+        spell.resent(sent.note(carried, acknowledged: acknowledged))
     }
 
-    /// `ranges` (sorted, apart) with `range` merged in.
-    static func adding(_ range: Range<Int>, to ranges: [Range<Int>]) -> [Range<Int>] {
-        var merged = range
-        var result: [Range<Int>] = []
-        for other in ranges {
-            if other.upperBound < merged.lowerBound || other.lowerBound > merged.upperBound {
-                result.append(other)
-            } else {
-                merged = min(merged.lowerBound, other.lowerBound)..<max(merged.upperBound, other.upperBound)
-            }
-        }
-        result.append(merged)
-        return result.sorted { $0.lowerBound < $1.lowerBound }
-    }
-
-    /// Sets a protocol violation as the outcome.
-    mutating func stop(_ stop: Stop) { pending = .stop(stop) }
+    /// Stops the upload (a later stop replaces an earlier one).
+    mutating func stop(_ stop: Stop) { course = .stopped(stop) }
 
     /// Identical sends of one segment whose connection broke before it goes smaller.
     static var breaksBeforeShrinking: Int { 3 }
-
-    private static func carriesSegment(_ exchange: Exchange) -> Bool {
-        segment(of: exchange) != nil
-    }
 
     private static func segment(of exchange: Exchange) -> (Int, SegmentLimits)? {
         switch exchange {

@@ -44,15 +44,7 @@ extension StreamUploader {
     }
 
     func deliver(_ session: SegmentSession) async throws -> UploadResponse {
-        var machine = Machine(
-            Machine.Configuration(
-                limits: SegmentLimits(maxBytes: options.segmentBytes, maxDuration: options.segmentDuration, maxRecords: options.maxRecordsPerSegment),
-                retry: options.retry, resumable: options.delivery == .resumableUpload, keepsDeadLetters: deadLetters != nil,
-                // Offsets leave out what dead letters set aside, and a segment already out
-                // when an earlier one is set aside would carry an offset that counts those
-                // bytes (a gap a receiver ordering by offset never fills): one at a time then.
-                maxInFlight: deadLetters == nil ? options.maxInFlight : 1, adaptive: options.adaptiveInFlight),
-            acknowledged: buffer.acknowledgedOffset, alreadySent: buffer.producerStart, upload: recoveredUpload)
+        var machine = makeMachine()
         var endpoints = Endpoints(
             options.endpoints.isEmpty ? [configuration.url] : options.endpoints, choice: options.endpointChoice, retry: options.retry)
         var log = DeliveryLog()
@@ -93,10 +85,7 @@ extension StreamUploader {
                 case .awaitAnswers:
                     break
                 case .deadLetter(let from, let carried, let limits, let reason):
-                    let range = carried.isEmpty ? buffer.segmentRange(from: from, limits: limits) : carried
-                    try keepDeadLetter(range, reason: reason, answer: log.lastAnswer)
-                    acknowledge(upTo: range.upperBound)
-                    for effect in machine.deadLettered(upTo: range.upperBound) { try apply(effect) }
+                    try setAside(from: from, carried: carried, limits: limits, reason: reason, machine: &machine, log: log)
                     continue
                 case .finish, .stop:
                     return try ending(action, machine, log)
@@ -105,6 +94,32 @@ extension StreamUploader {
                 try settle(event, machine: &machine, endpoints: &endpoints, log: &log, group: &group, session: session)
             }
         }
+    }
+
+    /// The delivery machine for this upload, from the options and where the buffer (and the
+    /// spool of an earlier run) is.
+    private func makeMachine() -> Machine {
+        Machine(
+            Machine.Configuration(
+                limits: SegmentLimits(maxBytes: options.segmentBytes, maxDuration: options.segmentDuration, maxRecords: options.maxRecordsPerSegment),
+                retry: options.retry, resumable: options.delivery == .resumableUpload, keepsDeadLetters: deadLetters != nil,
+                // Offsets leave out what dead letters set aside, and a segment already out
+                // when an earlier one is set aside would carry an offset that counts those
+                // bytes (a gap a receiver ordering by offset never fills): one at a time then.
+                maxInFlight: deadLetters == nil ? options.maxInFlight : 1, adaptive: options.adaptiveInFlight),
+            acknowledged: buffer.acknowledgedOffset, alreadySent: buffer.producerStart, upload: recoveredUpload)
+    }
+
+    /// Keeps the segment from `from` as a dead letter (the machine asked for it: its last
+    /// attempt carried `carried`; if that is empty, the records `limits` cut) and acknowledges
+    /// past it.
+    private func setAside(
+        from: Int, carried: Range<Int>, limits: SegmentLimits, reason: String, machine: inout Machine, log: DeliveryLog
+    ) throws {
+        let range = carried.isEmpty ? buffer.segmentRange(from: from, limits: limits) : carried
+        try keepDeadLetter(range, reason: reason, answer: log.lastAnswer)
+        acknowledge(upTo: range.upperBound)
+        for effect in machine.deadLettered(upTo: range.upperBound) { try apply(effect) }
     }
 
     /// The upload's answer once the machine finishes or stops (the requests still out, if any,
