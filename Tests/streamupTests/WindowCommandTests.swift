@@ -58,6 +58,19 @@ import Testing
             return await onOwnThread { receiver.storedLinesNow() }
         }
 
+        /// Runs streamup with `arguments` and then this receiver's URL on `input` to its end;
+        /// then what the receiver holds. The receiver is stopped.
+        func run(_ arguments: [String], input: String) async throws -> (status: Int32?, stderr: String, state: [String: Any], stored: [Substring]) {
+            let child = try StreamupProcess(arguments + [url.absoluteString])
+            child.write(input)
+            child.closeStdin()
+            let status = await child.waitForExit()
+            let state = await state()
+            let stored = await storedLines()
+            await stop()
+            return (status, child.stderr, state, stored)
+        }
+
         /// Waits, on a thread of its own, until `condition` of the receiver holds.
         func eventually(within timeout: Duration, _ condition: @escaping @Sendable (Receiver) -> Bool) async -> Bool {
             let receiver = self
@@ -114,14 +127,8 @@ import Testing
     @Test func aLostAnswerInTheMiddleOfTheWindowResendsThatSegmentAlone() async throws {
         let receiver = try await Receiver(delay: 0.2, dropAnswer: 8)
         let input = Self.lines(12_000)
-        let child = try StreamupProcess(["--max-in-flight", "8", "--segment-bytes", "8k", receiver.url.absoluteString])
-        child.write(input)
-        child.closeStdin()
-        let status = await child.waitForExit()
-        let state = await receiver.state()
-        let stored = await receiver.storedLines()
-        await receiver.stop()
-        #expect(status == 0, "stderr: \(child.stderr)")
+        let (status, stderr, state, stored) = try await receiver.run(["--max-in-flight", "8", "--segment-bytes", "8k"], input: input)
+        #expect(status == 0, "stderr: \(stderr)")
         let dropped = try #require(state["dropped"] as? [String: Any], "\(state)")
         #expect(dropped["later_out"] as? Bool == true, "the lost answer was for a middle segment: \(state)")
         #expect(state["duplicates"] as? [Int] == [dropped["offset"] as? Int ?? -1], "only the segment whose answer was lost came twice")
@@ -170,16 +177,9 @@ import Testing
         let scratch = try TemporaryDirectory()
         let receiver = try await Receiver(delay: 0.05, refuse: 12)
         let input = Self.lines(12_000)
-        let child = try StreamupProcess([
-            "--max-in-flight", "8", "--segment-bytes", "8k", "--dead-letter", scratch.file("dead"), receiver.url.absoluteString,
-        ])
-        child.write(input)
-        child.closeStdin()
-        let status = await child.waitForExit()
-        let state = await receiver.state()
-        let stored = await receiver.storedLines()
-        await receiver.stop()
-        #expect(status == 1, "a segment was set aside: exit status 1; stderr: \(child.stderr)")
+        let (status, stderr, state, stored) = try await receiver.run(
+            ["--max-in-flight", "8", "--segment-bytes", "8k", "--dead-letter", scratch.file("dead")], input: input)
+        #expect(status == 1, "a segment was set aside: exit status 1; stderr: \(stderr)")
         #expect(state["refused"] as? [String: Any] != nil, "the receiver refused a segment: \(state)")
         let streams = state["streams"] as? [String: [[Int]]] ?? [:]
         #expect(streams.count == 1, "\(state)")
@@ -194,7 +194,7 @@ import Testing
         #expect(dead.count == 1, "one dead letter: \(dead)")
         let setAside = try dead.map { try String(contentsOfFile: scratch.file("dead") + "/" + $0, encoding: .utf8) }.joined()
         let once = Self.storedOnce(stored + setAside.split(separator: "\n"), input)
-        #expect(once, "stored and set aside, each line once; stderr: \(child.stderr)")
+        #expect(once, "stored and set aside, each line once; stderr: \(stderr)")
     }
 
     /// streamup's own sink takes a window of segments of one stream (it holds one that comes

@@ -343,14 +343,19 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
             }
             return gone
         }
+        remove(gone)
+        if offset != recordedAcknowledged {
+            try writeMarks(SpoolMarks(acknowledged: offset, newest: files.withLock { $0.last?.start }))
+        }
+    }
+
+    /// Closes and deletes the data and index files of `gone` (taken out of `files` already).
+    private func remove(_ gone: [File]) {
         for file in gone {
             SystemCall.close(file.data)
             SystemCall.close(file.index)
             unlink(Self.path(of: file.start, in: directory, suffix: "spool"))
             unlink(Self.path(of: file.start, in: directory, suffix: "index"))
-        }
-        if offset != recordedAcknowledged {
-            try writeMarks(SpoolMarks(acknowledged: offset, newest: files.withLock { $0.last?.start }))
         }
     }
 
@@ -363,12 +368,7 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
             defer { files = [] }
             return files
         }
-        for file in gone {
-            SystemCall.close(file.data)
-            SystemCall.close(file.index)
-            unlink(Self.path(of: file.start, in: directory, suffix: "spool"))
-            unlink(Self.path(of: file.start, in: directory, suffix: "index"))
-        }
+        remove(gone)
     }
 
     // MARK: Marks
