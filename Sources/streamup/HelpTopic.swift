@@ -64,7 +64,7 @@ enum HelpTopic: String, CaseIterable, Sendable {
             order (the state file and spool move only past segments answered before every earlier
             one was), and a failed segment is sent again alone. Records may then arrive out of
             order: every --to preset's receiver takes that (Loki within its out-of-order window),
-            so 8 suits them. Default 1; always 1 with -X PUT, --resumable and --single-request,
+            so 8 suits them. Default 1. Refused with -X PUT, --resumable and --single-request,
             whose receivers need the stream in order, and with --dead-letter (offsets leave out
             what was set aside, so no segment may be out past one that could be).
 

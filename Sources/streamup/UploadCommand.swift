@@ -325,9 +325,27 @@ struct UploadOptions: Sendable, Equatable {
         if delivery.singleRequest, let first = delivery.segmentOptions.first {
             throw UsageError("--single-request cannot go with \(first): it sends one request, without segments or retries")
         }
+        try validateWindow()
         try validateSegmentFits()
         try auth.validate(literalHeaders: headers)
         try multipart.validate(resumable: delivery.resumable, headers: headers)
+    }
+
+    /// `--max-in-flight` above 1 with an option that keeps one request out is refused, not
+    /// silently lowered.
+    private func validateWindow() throws(UsageError) {
+        guard let most = delivery.maxInFlight, most > 1 else { return }
+        let reason: String? =
+            if delivery.deadLetterDirectory != nil {
+                "--dead-letter (offsets leave out what it sets aside, so no request may be out past one it could)"
+            } else if delivery.resumable {
+                "--resumable (one upload, appended in order)"
+            } else if method.uppercased() == "PUT" {
+                "-X PUT (one resource, written in order)"
+            } else {
+                nil
+            }
+        if let reason { throw UsageError("--max-in-flight \(most) cannot go with \(reason): it sends one request at a time") }
     }
 
     /// A `--segment-bytes` over half the buffer or spool it is sent from is refused rather

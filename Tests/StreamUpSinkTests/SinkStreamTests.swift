@@ -95,6 +95,24 @@ import Testing
         #expect(StreamStore.fileName(forStreamID: "") == nil)
     }
 
+    /// An offset so large that the body's end would not fit in an integer answers 400 and the
+    /// sink goes on (it used to trap on the overflow: one request took the process down).
+    @Test func anOffsetNearTheIntegerLimitIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        try withSink(SinkConfiguration(outputDirectory: directory.path)) { server in
+            for offset in [Int.max, Int.max - 1, 1 << 62 + 1] {
+                let huge = try TestClient(port: server.port)
+                try huge.send(Self.streamHead(id: "z", offset: offset, length: 2) + "q\n")
+                let response = try huge.readResponse()
+                #expect(response.status == 400, "offset \(offset)")
+            }
+            let next = try TestClient(port: server.port)
+            try next.send(Self.streamHead(id: "z", offset: 0, length: 2) + "q\n")
+            #expect(try next.readResponse().status == 200)
+        }
+        #expect(try Self.contents("\(directory.path)/stream-z.body") == "q\n")
+    }
+
     /// Without the headers a request is stored in its own file, as before.
     @Test func requestsWithoutStreamHeadersAreUnchanged() throws {
         let directory = try TemporaryDirectory()

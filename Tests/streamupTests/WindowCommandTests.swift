@@ -1,4 +1,5 @@
 import Foundation
+import StreamUp
 import StreamUpSink
 import StreamUpTestSupport
 import Testing
@@ -168,18 +169,28 @@ import Testing
         #expect(Self.storedOnce(stored, input), "first: \(first.stderr) second: \(second.stderr)")
     }
 
-    /// With `--dead-letter`, a segment refused for good is set aside and the stream goes on with
+    /// With dead letters, a segment refused for good is set aside and the stream goes on with
     /// gapless offsets (`Streamup-Offset` leaves out what was set aside): segments already out
-    /// when the refusal came would carry offsets that count the bytes set aside, so dead letters
-    /// keep one request out at a time. What was stored and what was set aside is the input, each
-    /// line once.
+    /// when the refusal came would carry offsets that count the bytes set aside, so an uploader
+    /// asked for a window keeps one request out when it keeps dead letters (the CLI refuses the
+    /// pair). What was stored and what was set aside is the input, each line once.
     @Test func aSegmentSetAsideLeavesNoGapInTheOffsets() async throws {
         let scratch = try TemporaryDirectory()
         let receiver = try await Receiver(delay: 0.05, refuse: 12)
         let input = Self.lines(12_000)
-        let (status, stderr, state, stored) = try await receiver.run(
-            ["--max-in-flight", "8", "--segment-bytes", "8k", "--dead-letter", scratch.file("dead")], input: input)
-        #expect(status == 1, "a segment was set aside: exit status 1; stderr: \(stderr)")
+        var options = StreamUploader.Options()
+        options.maxInFlight = 8
+        options.segmentBytes = 8 << 10
+        options.deadLetterDirectory = URL(fileURLWithPath: scratch.file("dead"))
+        let uploader = try StreamUploader(UploadConfiguration(url: receiver.url), options: options)
+        let (chunks, continuation) = AsyncStream<[UInt8]>.makeStream()
+        continuation.yield(Array(input.utf8))
+        continuation.finish()
+        _ = try? await uploader.run(AsyncSequenceProducer(chunks))
+        let state = await receiver.state()
+        let stored = await receiver.storedLines()
+        await receiver.stop()
+        #expect(uploader.progress.deadLetters == 1, "a segment was set aside")
         #expect(state["refused"] as? [String: Any] != nil, "the receiver refused a segment: \(state)")
         let streams = state["streams"] as? [String: [[Int]]] ?? [:]
         #expect(streams.count == 1, "\(state)")
@@ -194,7 +205,22 @@ import Testing
         #expect(dead.count == 1, "one dead letter: \(dead)")
         let setAside = try dead.map { try String(contentsOfFile: scratch.file("dead") + "/" + $0, encoding: .utf8) }.joined()
         let once = Self.storedOnce(stored + setAside.split(separator: "\n"), input)
-        #expect(once, "stored and set aside, each line once; stderr: \(stderr)")
+        #expect(once, "stored and set aside, each line once")
+    }
+
+    /// A window with an option that keeps one request out is refused with one line and exit 64,
+    /// not silently lowered.
+    @Test func aWindowWithAnOptionThatKeepsOneOutIsAUsageError() async throws {
+        for (arguments, reason) in [
+            (["--dead-letter", "/tmp/dead"], "--dead-letter (offsets leave out what it sets aside, so no request may be out past one it could)"),
+            (["--resumable"], "--resumable (one upload, appended in order)"),
+            (["-X", "PUT"], "-X PUT (one resource, written in order)"),
+        ] {
+            let child = try StreamupProcess(["--max-in-flight", "4"] + arguments + ["http://127.0.0.1:9/"])
+            child.closeStdin()
+            #expect(await child.waitForExit() == 64)
+            #expect(child.stderr == "streamup: --max-in-flight 4 cannot go with \(reason): it sends one request at a time\n")
+        }
     }
 
     /// streamup's own sink takes a window of segments of one stream (it holds one that comes

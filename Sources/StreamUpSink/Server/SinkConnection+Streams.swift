@@ -51,6 +51,10 @@ extension SinkConnection {
         }
     }
 
+    /// The largest `Streamup-Offset` taken (2^62): far past any real stream, and far enough from
+    /// the integer limit that no body's end overflows.
+    static let maxStreamOffset = 1 << 62
+
     /// The `Streamup-Stream-Id` and `Streamup-Offset` of a request, or `nil` when it has neither.
     static func streamHeaders(_ head: HTTPRequestHead) throws(HTTPParseError) -> (id: String, offset: Int)? {
         let ids = head.headers.values(named: "streamup-stream-id")
@@ -66,6 +70,10 @@ extension SinkConnection {
         let text = offsets[0].trimmingWhitespace()
         guard !text.isEmpty, text.allSatisfy({ $0.isASCII && $0.isNumber }), let offset = Int(text) else {
             throw .badRequest("Streamup-Offset is not a non-negative integer")
+        }
+        // The end of a body (offset + length) must fit in an integer; no stream reaches 4 EiB.
+        guard offset <= maxStreamOffset else {
+            throw .badRequest("Streamup-Offset is over \(maxStreamOffset)")
         }
         return (id, offset)
     }
