@@ -77,12 +77,16 @@ import Testing
             let held = open(fifo, O_RDWR)
             try #require(held >= 0)
             defer { close(held) }
-            let child = try StreamupProcess([sink.url.absoluteString], stdinFile: fifo)
+            let child = try StreamupProcess(["--metrics", "0", sink.url.absoluteString], stdinFile: fifo)
             #expect(write(held, "line\n", 5) == 5)
             #expect(await eventually { streamText(in: directory) == "line\n" })
+            // The sink stores a body before it answers: wait until streamup has the answer too.
+            let metrics = try #require(await MetricsCommandTests.metricsURL(of: child), "stderr: \(child.stderr)")
+            let port = UInt16(metrics.port ?? 0)
+            #expect(await MetricsCommandTests.scraped { MetricsCommandTests.sample("streamup_bytes_delivered_total", port: port) == 5 })
             child.signal(SIGTERM)
             #expect(await child.waitForExit(timeout: 10) == 0, "stderr: \(child.stderr)")
-            #expect(child.stderr.hasPrefix("streamup: stopping (SIGTERM): nothing is held"), "stderr: \(child.stderr)")
+            #expect(child.stderr.contains("streamup: stopping (SIGTERM): nothing is held"), "stderr: \(child.stderr)")
         }
     }
 
