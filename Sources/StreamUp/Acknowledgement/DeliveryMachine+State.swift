@@ -62,6 +62,8 @@ extension DeliveryMachine {
             var resent: Int
             /// When it was last reported.
             var reported: Instant
+            /// The first success after its last failure (nil: none yet), where the outage ended.
+            var firstSuccess: Instant?
         }
 
         let quietPeriod: Duration
@@ -91,15 +93,20 @@ extension DeliveryMachine {
 
         /// A success: the spell ends if it came `quietPeriod` after the last failure.
         mutating func succeeded(now: Instant) -> Notice? {
+            guard spell != nil else { return nil }
+            if spell?.firstSuccess == nil { spell?.firstSuccess = now }
             guard let spell, spell.lastFailure.duration(to: now) >= quietPeriod else { return nil }
             return end()
         }
 
-        /// Ends the spell, if any, with its notice.
+        /// Ends the spell, if any, with its notice: how long delivery failed, from the first
+        /// failure to the first success after the last one (or to the last failure, when the
+        /// upload ends without one).
         mutating func end() -> Notice? {
             guard let spell else { return nil }
             self.spell = nil
-            return .recovered(failedAttempts: spell.attempts, resentBytes: spell.resent, after: spell.start.duration(to: spell.lastFailure))
+            let after = spell.start.duration(to: spell.firstSuccess ?? spell.lastFailure)
+            return .recovered(failedAttempts: spell.attempts, resentBytes: spell.resent, after: after)
         }
     }
 

@@ -313,7 +313,27 @@ import Testing
         #expect(!notices.contains { if case .recovered = $0 { true } else { false } })
         clock.advance(by: .seconds(10))
         send { .answered(answer(200), carried: $0..<($0 + 100)) }
-        #expect(notices.last == .recovered(failedAttempts: 3, resentBytes: 300, after: .seconds(4)))
+        #expect(notices.last == .recovered(failedAttempts: 3, resentBytes: 300, after: .seconds(5)))
+    }
+
+    /// "Recovered over T" says how long delivery failed: from the first failure to the first
+    /// success after the last one (a 4 s outage reads 4 s, not the 1 s between its failures).
+    @Test func aRecoverySaysHowLongTheOutageLasted() {
+        var machine = machine(retries: nil)
+        let exchange = Machine.Exchange.segment(from: 0, limits: limits)
+        let refused = Machine.Failure(kind: .transport, message: "connection refused")
+        var notices: [Machine.Notice] = []
+        func handle(_ result: Machine.Result) {
+            for case .notice(let notice) in machine.handle(result, of: exchange, now: clock.now) { notices.append(notice) }
+        }
+        handle(.failed(refused, carried: 0..<0))
+        clock.advance(by: .seconds(1))
+        handle(.failed(refused, carried: 0..<0))
+        clock.advance(by: .seconds(3))
+        handle(.answered(answer(200), carried: 0..<0))
+        clock.advance(by: .seconds(20))
+        handle(.answered(answer(200), carried: 0..<0))
+        #expect(notices.last == .recovered(failedAttempts: 2, resentBytes: 0, after: .seconds(4)))
     }
 
     /// Retries for ever (the CLI's default) ride out an outage of any length: no wait is longer
@@ -371,10 +391,10 @@ import Testing
             let effects = machine.handle(.answered(answer(200), carried: 0..<100), of: exchange, now: clock.now)
             return effects.compactMap { if case .notice(let notice) = $0 { notice } else { nil } }.first
         }
-        #expect(recovery(after: .answered(answer(429), carried: 0..<100)) == .recovered(failedAttempts: 1, resentBytes: 0, after: .zero))
-        #expect(recovery(after: .answered(answer(408), carried: 0..<100)) == .recovered(failedAttempts: 1, resentBytes: 0, after: .zero))
-        #expect(recovery(after: .answered(answer(502), carried: 0..<100)) == .recovered(failedAttempts: 1, resentBytes: 100, after: .zero))
-        #expect(recovery(after: .failed(cut, carried: 0..<100)) == .recovered(failedAttempts: 1, resentBytes: 100, after: .zero))
+        #expect(recovery(after: .answered(answer(429), carried: 0..<100)) == .recovered(failedAttempts: 1, resentBytes: 0, after: .seconds(20)))
+        #expect(recovery(after: .answered(answer(408), carried: 0..<100)) == .recovered(failedAttempts: 1, resentBytes: 0, after: .seconds(20)))
+        #expect(recovery(after: .answered(answer(502), carried: 0..<100)) == .recovered(failedAttempts: 1, resentBytes: 100, after: .seconds(20)))
+        #expect(recovery(after: .failed(cut, carried: 0..<100)) == .recovered(failedAttempts: 1, resentBytes: 100, after: .seconds(20)))
     }
 
     /// A 2xx that came before the server had the whole segment is retried like a lost
