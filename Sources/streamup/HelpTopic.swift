@@ -63,10 +63,13 @@ enum HelpTopic: String, CaseIterable, Sendable {
             connections or answers much slower than usual. The stream is still acknowledged in
             order (the state file and spool move only past segments answered before every earlier
             one was), and a failed segment is sent again alone. Records may then arrive out of
-            order: every --to preset's receiver takes that (Loki within its out-of-order window),
-            so 8 suits them. Default 1. Refused with -X PUT, --resumable and --single-request,
-            whose receivers need the stream in order, and with --dead-letter (offsets leave out
-            what was set aside, so no segment may be out past one that could be).
+            order. Default: 8 with --to (the receiver orders records by the time each carries, or
+            does not care; Loki takes entries out of order within an hour of a stream's newest,
+            so one set to unordered_writes: false needs --max-in-flight 1), but 1 with --to vector
+            (its records carry no time) and without --to, so records arrive in the order read.
+            Always 1 with -X PUT, --resumable and --single-request, whose receivers need the
+            stream in order, and with --dead-letter (offsets leave out what was set aside, so no
+            segment may be out past one that could be): an N above 1 with them is refused.
 
             Each request carries Streamup-Stream-Id and Streamup-Offset so a receiver can drop the
             duplicates a lost answer causes (`streamup sink` does). Each segment is a request of its
@@ -158,6 +161,8 @@ enum HelpTopic: String, CaseIterable, Sendable {
             and request and record limits within the receiver's, and reads the records it refuses.
             Options given explicitly win. --label KEY=VALUE names the stream: a Loki label (default
             job=streamup; host is added), a VictoriaLogs stream field, an OTLP resource attribute.
+            Up to 8 requests go out at once (not for vector; help delivery), so records may be
+            stored out of order: a Loki with unordered_writes: false needs --max-in-flight 1.
 
             Records a receiver refuses while it stores the others (Elasticsearch items, Splunk's
             invalid event, OTLP partial success, Loki's ignored entries) get one line on stderr

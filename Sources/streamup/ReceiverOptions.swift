@@ -76,12 +76,14 @@ extension UploadOptions {
         return options
     }
 
-    /// The most requests out at once: `--max-in-flight` (the window adapts up to it), or one by
-    /// default, so records arrive in the order they were read unless asked otherwise. A PUT
-    /// writes one resource in order: always one (so are `--resumable` and `--single-request`).
+    /// The most requests out at once (the window adapts up to it): `--max-in-flight`, else the
+    /// receiver's (``Receiver/maxInFlight``: 8 where records carry their own time), else one, so
+    /// that a plain URL gets records in the order they were read. A PUT writes one resource in
+    /// order, `--resumable` one upload, `--single-request` one request, and `--dead-letter`'s
+    /// offsets leave out what it sets aside: one (an explicit window with them is refused).
     var maxInFlight: Int {
-        if method.uppercased() == "PUT" || delivery.resumable || delivery.singleRequest { return 1 }
-        return delivery.maxInFlight ?? 1
+        if method.uppercased() == "PUT" || delivery.resumable || delivery.singleRequest || delivery.deadLetterDirectory != nil { return 1 }
+        return delivery.maxInFlight ?? records.receiver?.maxInFlight ?? 1
     }
 
     /// The header a token goes in (`Authorization: Bearer`, or the receiver's: Splunk's

@@ -133,7 +133,16 @@ struct MatrixVariant: Sendable {
         MatrixVariant(
             ["--segment-bytes", "64", "--state", "DIR/state.json"], runs: [.tail: ["loki", "elasticsearch", "opensearch"]]
         ).losingAnswers(every: 2),
+        // Several requests out at once (README "Delivery"): a record or two a segment, so that
+        // the window has several to send; every record stored once, in the receiver's own
+        // order where it has one. With every target, so a new preset is covered here too.
+        MatrixVariant(["--max-in-flight", "4", "--segment-bytes", "64"], runs: [.stdin: everyTarget, .heartbeat: everyTarget]),
+        MatrixVariant(
+            ["--max-in-flight", "4", "--segment-bytes", "64", "--state", "DIR/state.json", "--spool", "DIR/spool"], runs: [.tail: everyTarget]),
     ]
+
+    /// Every target's name in ``runs`` (`sink` for none).
+    static var everyTarget: [String] { MatrixTarget.all.map { $0.preset ?? "sink" } }
 
     /// The filters of the ``MatrixInput/filtered`` rows: debug lines out, a password and a card
     /// number replaced.

@@ -44,8 +44,9 @@ import Testing
             #expect(decoded == input)
         case "--to":
             // Each body is a `{"create":{"_id":"STREAM-OFFSET"}}` line and a document per record
-            // (ids all distinct); the documents' messages are the input's lines.
-            for body in bodies {
+            // (ids all distinct); the documents' messages, in the order of their ids (several
+            // requests are out at once), are the input's lines.
+            for body in bodies.sorted(by: { Self.firstOffset($0) < Self.firstOffset($1) }) {
                 let messages = try ExternalTool.python(
                     #"""
                     import json, sys
@@ -64,5 +65,12 @@ import Testing
         default:
             #expect(bodies.flatMap { $0 } == input)
         }
+    }
+
+    /// The stream offset in the first `_id` of a `_bulk` body (`…-OFFSET"}}`); -1 for none.
+    static func firstOffset(_ body: [UInt8]) -> Int {
+        let line = String(decoding: body.prefix { $0 != 0x0A }, as: UTF8.self)
+        guard let match = line.firstMatch(of: /-([0-9]+)"\}\}$/) else { return -1 }
+        return Int(match.1) ?? -1
     }
 }

@@ -36,6 +36,28 @@ import Testing
         #expect(try upload(["--to", "splunk-hec", "--bearer-token-file", "/t", "http://h"]).effectiveAuth.tokenStyle == .bearer)
     }
 
+    /// The window of requests: a preset's (adapting up to 8; one for Vector, whose records
+    /// carry no time), one for a plain URL, one where an option keeps one out, and an explicit
+    /// `--max-in-flight` over all of them.
+    @Test func theWindowIsThePresetsUnlessGivenOrKeptToOne() throws {
+        func window(_ arguments: [String]) throws -> (Int, Bool) {
+            let library = try upload(arguments + ["http://h"]).libraryOptions
+            return (library.maxInFlight, library.adaptiveInFlight)
+        }
+        for name in Receiver.names where name != "vector" {
+            #expect(try window(["--to", name]) == (8, true), "--to \(name)")
+        }
+        #expect(try window(["--to", "vector"]).0 == 1)
+        #expect(try window([]).0 == 1)
+        #expect(try window(["--to", "loki", "--dead-letter", "/d"]).0 == 1)
+        #expect(try window(["--to", "loki", "-X", "PUT"]).0 == 1)
+        #expect(try window(["--to", "clickhouse", "--single-request"]).0 == 1)
+        #expect(try window(["--to", "loki", "--max-in-flight", "1"]).0 == 1)
+        #expect(try window(["--to", "loki", "--max-in-flight", "3"]) == (3, true))
+        #expect(try window(["--to", "vector", "--max-in-flight", "4"]).0 == 4)
+        #expect(try window(["--max-in-flight", "4"]).0 == 4)
+    }
+
     /// Options given explicitly win over the preset's, in whichever order they come.
     @Test func explicitOptionsOverrideThePreset() throws {
         let options = try upload([

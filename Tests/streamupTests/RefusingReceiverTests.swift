@@ -29,7 +29,7 @@ import Testing
             "vector", ["--dead-letter", scratch.path], lines: lines, validatorOptions: ["--refuse-over", "65536"])
         #expect(status == 1, "stderr: \(stderr)")
         #expect(snapshot.errors.isEmpty, "\(snapshot.errors.prefix(3))")
-        #expect(snapshot.lines == lines.filter { $0 != big }, "every other line once, in order")
+        #expect(snapshot.holds(lines.filter { $0 != big }), "every other line once")
         #expect(snapshot.requests < 300, "\(snapshot.requests) requests for 6,000 lines of 70 bytes")
         let bodies = try FileManager.default.contentsOfDirectory(atPath: scratch.path).filter { $0.hasSuffix(".body") }
         try #require(bodies.count == 1, "\(bodies)")
@@ -46,7 +46,7 @@ import Testing
             "vector", [], lines: lines, validatorOptions: ["--refuse-over", "65536"])
         #expect(status == 1, "stderr: \(stderr)")
         let index = lines.firstIndex(of: big)!
-        #expect(snapshot.lines == Array(lines[..<index]))
+        #expect(snapshot.holds(Array(lines[..<index])))
         #expect(
             stderr.contains(
                 "the server answered 413 (too large) to a request of one record of 307201 bytes alone; no smaller request can hold it; stopping (--dead-letter DIR sets such a record aside and goes on)"
@@ -62,7 +62,7 @@ import Testing
             "loki", [], lines: lines, validatorOptions: ["--limit-rate-over", "300000", "--retry-after", "1"])
         #expect(status == 0, "stderr: \(stderr)")
         #expect(snapshot.errors.isEmpty, "\(snapshot.errors.prefix(3))")
-        #expect(snapshot.lines == lines)
+        #expect(snapshot.holds(lines))
         #expect(stderr.contains("the server answered 429 (too many requests) twice to a request of"), "\(stderr)")
         #expect(stderr.contains("delivery is failing: the server answered 429: rate limited: a request of"), "\(stderr)")
     }
@@ -79,7 +79,7 @@ import Testing
         let (status, stderr, snapshot) = try await ReceiverPresetTests.ship(
             "loki", ["--dead-letter", scratch.path], lines: lines, validatorOptions: ["--max-line-size", "2000"])
         #expect(status == 1, "stderr: \(stderr)")
-        #expect(snapshot.lines == lines.filter { !$0.starts(with: Array("long".utf8)) })
+        #expect(snapshot.holds(lines.filter { !$0.starts(with: Array("long".utf8)) }))
         #expect(snapshot.rejectedLines == long, "refused lines were sent again")
         #expect(stderr.contains("Loki refused") && stderr.contains("max entry size '2000' bytes exceeded"), "\(stderr)")
         let kept = try ReceiverPresetTests.deadLetterLines(in: scratch.url)
@@ -93,7 +93,7 @@ import Testing
         let (status, stderr, snapshot) = try await ReceiverPresetTests.ship(
             "vector", [], lines: lines, validatorOptions: ["--drop-after", "1000"])
         #expect(status == 0, "stderr: \(stderr)")
-        #expect(snapshot.lines == lines)
+        #expect(snapshot.holds(lines))
         #expect(stderr.contains("delivery is failing") && !stderr.contains("segmented delivery"), "\(stderr)")
     }
 
@@ -104,7 +104,7 @@ import Testing
         let lines = (0..<12000).map { Array("doc \($0)".utf8) }
         let (status, stderr, snapshot) = try await ReceiverPresetTests.ship("elasticsearch", [], lines: lines)
         #expect(status == 0, "stderr: \(stderr)")
-        #expect(snapshot.lines == lines)
+        #expect(snapshot.holds(lines))
         #expect(!stderr.contains("of the answer are kept"), "\(stderr)")
     }
 

@@ -208,6 +208,69 @@ import Testing
         #expect(once, "stored and set aside, each line once")
     }
 
+    /// `--to victorialogs` without `--max-in-flight`: the preset's window (adapting up to 8)
+    /// puts several segments out at once against a receiver that answers 100 ms late (the
+    /// in-flight gauge says so while it happens, and the receiver saw several at once); every
+    /// record is stored once.
+    @Test func aPresetPutsSeveralRequestsOutByDefault() async throws {
+        let receiver = try await Receiver(delay: 0.1)
+        let input = Self.lines(3_000)
+        let child = try StreamupProcess(["--to", "victorialogs", "--segment-bytes", "8k", "--metrics", "0", receiver.url.absoluteString])
+        do {
+            child.write(input)
+            let metrics = try #require(await MetricsCommandTests.metricsURL(of: child), "stderr: \(child.stderr)")
+            let port = UInt16(metrics.port ?? 0)
+            let several = await MetricsCommandTests.scraped {
+                (MetricsCommandTests.sample("streamup_requests_in_flight", port: port) ?? 0) > 1
+            }
+            #expect(several, "the in-flight gauge never went past 1; stderr: \(child.stderr)")
+            child.closeStdin()
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+        } catch {
+            child.signal(SIGKILL)
+            _ = await child.waitForExit()
+            await receiver.stop()
+            throw error
+        }
+        let state = await receiver.state()
+        let stored = await receiver.storedLines()
+        await receiver.stop()
+        #expect((state["most_at_once"] as? Int ?? 0) > 1, "\(state["most_at_once"] ?? "?") at once")
+        #expect((state["errors"] as? [String] ?? ["?"]).isEmpty, "\(state)")
+        #expect(Self.storedOnce(Self.messages(stored, key: "_msg"), input), "each record stored once")
+    }
+
+    /// Where records would arrive out of order with nothing to sort them by, the default stays
+    /// one request at a time against the same slow receiver: a plain URL (a receiver that may
+    /// append bodies as they come), `--to vector` (lines as they are, stamped on arrival), and a
+    /// preset with `--dead-letter` or an explicit `--max-in-flight 1`. Records arrive in the
+    /// order read; `--dead-letter` quietly keeps to one (only an explicit window is refused).
+    @Test(arguments: [
+        [], ["--to", "vector"], ["--to", "victorialogs", "--dead-letter", "DIR"], ["--to", "victorialogs", "--max-in-flight", "1"],
+    ])
+    func oneRequestAtATimeWhereOrderIsArrival(_ options: [String]) async throws {
+        let scratch = try TemporaryDirectory()
+        let receiver = try await Receiver(delay: 0.1)
+        let input = Self.lines(3_000)
+        let arguments = options.map { $0 == "DIR" ? scratch.file("dead") : $0 } + ["--segment-bytes", "8k"]
+        let (status, stderr, state, stored) = try await receiver.run(arguments, input: input)
+        #expect(status == 0, "stderr: \(stderr)")
+        #expect((state["requests"] as? Int ?? 0) > 4, "several segments: \(state["requests"] ?? "?")")
+        #expect(state["most_at_once"] as? Int == 1, "\(state["most_at_once"] ?? "?") at once with \(options)")
+        #expect((state["errors"] as? [String] ?? ["?"]).isEmpty, "\(state)")
+        if options.isEmpty || options == ["--to", "vector"] {
+            #expect(stored == input.split(separator: "\n"), "the stored stream is the input, in order")
+        }
+    }
+
+    /// The `key` string of each JSON record line (the message of a preset's record).
+    static func messages(_ lines: [Substring], key: String) -> [Substring] {
+        lines.map { line in
+            let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+            return Substring(object?[key] as? String ?? "not a record: \(line)")
+        }
+    }
+
     /// A window with an option that keeps one request out is refused with one line and exit 64,
     /// not silently lowered.
     @Test func aWindowWithAnOptionThatKeepsOneOutIsAUsageError() async throws {

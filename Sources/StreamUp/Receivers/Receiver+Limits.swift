@@ -54,9 +54,11 @@ extension Receiver {
         }
     }
 
-    /// Delivery options within the receiver's limits, reading its partial failures.
+    /// Delivery options within the receiver's limits, reading its partial failures, with its
+    /// window of requests (``maxInFlight``, adapting); these replace `base`'s values.
     public func deliveryOptions(_ base: StreamUploader.Options = StreamUploader.Options()) -> StreamUploader.Options {
         var options = base
+        options.maxInFlight = maxInFlight
         if let segmentBytes = limits.segmentBytes { options.segmentBytes = segmentBytes }
         options.maxRecordsPerSegment = limits.maxRecordsPerSegment ?? options.maxRecordsPerSegment
         // A record and its `\n` are never split by the buffer.

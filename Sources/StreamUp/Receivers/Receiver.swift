@@ -120,6 +120,23 @@ public enum Receiver: String, Sendable, CaseIterable {
         }
     }
 
+    /// The most requests out at once by default (``deliveryOptions(_:)``): a window that starts
+    /// at one and adapts up to this (``StreamUploader/Options/adaptiveInFlight``).
+    ///
+    /// Segments answered out of order store records out of order. Eight where each record
+    /// carries the time it was read and the receiver orders by it or does not care: VictoriaLogs,
+    /// ClickHouse, Elasticsearch, Splunk, Datadog and Fluent Bit keep each record's own time;
+    /// Loki (2.4 and later, `unordered_writes` true by default) takes entries out of order
+    /// within an hour of a stream's newest; an OTLP collector takes concurrent exports. One for
+    /// Vector: its records are the lines as they are and `http_server` stamps each with the time
+    /// it arrived, so arrival order is the only order there is.
+    public var maxInFlight: Int {
+        switch self {
+        case .victorialogs, .loki, .elasticsearch, .clickhouse, .splunkHEC, .otlp, .datadog, .fluentBit: 8
+        case .vector: 1
+        }
+    }
+
     /// The formatter of this receiver's records from the file at `path` (nil: no file), with
     /// `fields` on every record (for VictoriaLogs, `labels` are fields too: its stream fields),
     /// for `FileTailer(patterns:options:onEvent:format:)` (StreamUpTail).

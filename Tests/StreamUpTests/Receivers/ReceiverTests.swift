@@ -41,6 +41,14 @@ import Testing
                 == "http://vl:9428/insert/jsonline?_stream_fields=app&_msg_field=_msg&_time_field=_time")
     }
 
+    /// A preset's window of requests adapts up to 8 where records carry their own time, and
+    /// stays at one for Vector (lines stamped on arrival).
+    @Test(arguments: Receiver.allCases)
+    func theWindowIsTheReceivers(receiver: Receiver) {
+        let options = receiver.deliveryOptions()
+        #expect(options.maxInFlight == (receiver == .vector ? 1 : 8) && options.adaptiveInFlight)
+    }
+
     /// Every preset's requests and records (escapes included: a longer line is cut into records
     /// of at most ``RecordFormatter/maxRecordBytes``, `LineRecordsTests`) stay within its
     /// receiver's limits: Splunk Cloud 1 MB; Datadog 5 MB, 1,000 entries, 1 MB a log; Fluent Bit's 4 MiB

@@ -13,10 +13,12 @@ final class MatrixReceiver: Sendable {
     ///
     /// Thread safety: a value type.
     struct Stored: Sendable {
-        /// Each stored record's line (its message), byte for byte; in arrival order where the
-        /// receiver keeps one (ClickHouse's table has none: sorted).
+        /// Each stored record's line (its message), byte for byte; in the receiver's own order
+        /// where it has one (the sink's stream offsets, Loki's and OTLP's times,
+        /// Elasticsearch's `_id`s), else sorted: requests out at once may arrive in any order,
+        /// and ClickHouse's table has none.
         var lines: [[UInt8]]
-        /// Whether ``lines`` is in arrival order.
+        /// Whether ``lines`` is in the receiver's own order (else sorted).
         var ordered: Bool
         /// Everything the receiver found wrong or refused: the validator's `errors` and
         /// `rejected`, the sink's requests not answered 2xx or cut short. Empty for a correct
@@ -99,7 +101,7 @@ final class MatrixReceiver: Sendable {
         switch server {
         case .sink(let sink):
             // (Decoding a gzip body runs python3: on a thread of its own, never a task's.)
-            let bodies = await onOwnThread { [self] in sink.requests.map { ($0.sequence, decodedBody($0)) } }
+            let bodies = await onOwnThread { [self] in Self.inStreamOrder(sink.requests).map { ($0.sequence, decodedBody($0)) } }
             var bytes: [UInt8] = []
             var problems: [String] = []
             for (sequence, body) in bodies {
@@ -119,13 +121,24 @@ final class MatrixReceiver: Sendable {
         case .validator(let validator):
             let snapshot = try await validator.snapshot()
             let rejected = snapshot.rejectedLines.map { "rejected: " + MatrixReport.show($0) }
-            return Stored(lines: snapshot.lines, ordered: true, problems: snapshot.errors + rejected, requests: snapshot.requests)
+            let lines = snapshot.ordered ? snapshot.lines : ReceiverValidator.Snapshot.sorted(snapshot.lines)
+            return Stored(lines: lines, ordered: snapshot.ordered, problems: snapshot.errors + rejected, requests: snapshot.requests)
         case .clickhouse(let clickhouse):
             // Prefixed, so that an empty message is not an empty line the answer's trim drops.
             let answer = try await clickhouse.query("SELECT concat('h', hex(message)) FROM logs")
             let lines = answer.split(separator: "\n").map { Self.bytes(hex: $0.dropFirst()) }.sorted { $0.lexicographicallyPrecedes($1) }
             return Stored(lines: lines, ordered: false, problems: [])
         }
+    }
+
+    /// The sink's requests in the order of the stream they carry: by `Streamup-Offset` where
+    /// every request of one stream has one (several may be out at once and arrive in any
+    /// order), else as they arrived (a resumable upload's PATCHes are in order).
+    static func inStreamOrder(_ requests: [SinkRequestEvent]) -> [SinkRequestEvent] {
+        let offsets = requests.map { $0.headers.first(named: "Streamup-Offset").flatMap { Int($0) } }
+        let streams = Set(requests.map { $0.headers.first(named: "Streamup-Stream-Id") ?? "" })
+        guard streams.count == 1, offsets.allSatisfy({ $0 != nil }) else { return requests }
+        return zip(offsets, requests).sorted { ($0.0 ?? 0, $0.1.sequence) < ($1.0 ?? 0, $1.1.sequence) }.map(\.1)
     }
 
     /// The body of a request the sink stored whole and answered 2xx, gzip decoded (each body

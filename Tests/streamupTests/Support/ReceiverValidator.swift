@@ -12,8 +12,15 @@ final class ReceiverValidator: Sendable {
     struct Snapshot {
         /// Ingestion requests it got.
         var requests: Int
-        /// Each stored record's line, as bytes (Python's surrogateescape undoes `\udcXX`).
+        /// Each stored record's line, as bytes (Python's surrogateescape undoes `\udcXX`), in
+        /// the receiver's own order where it has one (``ordered``), else as they arrived.
         var lines: [[UInt8]]
+        /// Whether ``lines`` is in the receiver's own order, the one its queries give: Loki's and
+        /// OTLP's nanosecond times (unique and increasing as streamup writes them),
+        /// Elasticsearch's `_id`s (the stream and offset, or the file and position, of each
+        /// record). Elsewhere records of requests out at once may arrive in any order, and
+        /// only the multiset of records is what a user can rely on (``holds(_:)``).
+        var ordered: Bool
         /// The first stored records (strings that held such escapes are shown with U+FFFD).
         var records: [[String: Any]]
         /// Per top-level field of the stored records: the JSON types its values had, and its
@@ -25,6 +32,17 @@ final class ReceiverValidator: Sendable {
         var errors: [String]
 
         var text: [String] { lines.map { String(decoding: $0, as: UTF8.self) } }
+
+        /// Whether it holds `expected`, each record once: in that order where the receiver
+        /// keeps one (``ordered``), else in any order.
+        func holds(_ expected: [[UInt8]]) -> Bool {
+            ordered ? lines == expected : Self.sorted(lines) == Self.sorted(expected)
+        }
+
+        /// ``holds(_:)`` for text.
+        func holds(text expected: [String]) -> Bool { holds(expected.map { Array($0.utf8) }) }
+
+        static func sorted(_ lines: [[UInt8]]) -> [[UInt8]] { lines.sorted { $0.lexicographicallyPrecedes($1) } }
     }
 
     let url: URL
@@ -60,7 +78,7 @@ final class ReceiverValidator: Sendable {
     /// heavy part (megabytes of records) on a thread of its own; what comes back is small.
     func snapshot() async throws -> Snapshot {
         let program = #"""
-            import base64, json, sys, urllib.request
+            import base64, json, re, sys, urllib.request
             data = json.load(urllib.request.urlopen(sys.argv[1] + "/_validator/records"))
             def raw(s):
                 return base64.b64encode(s.encode("utf-8", "surrogateescape")).decode() if isinstance(s, str) else ""
@@ -72,6 +90,27 @@ final class ReceiverValidator: Sendable {
                 if isinstance(v, dict):
                     return {clean(k): clean(x) for k, x in v.items()}
                 return v
+            # The receiver's own order: Loki's and OTLP's nanosecond times; Elasticsearch's
+            # _id, STREAM-OFFSET (a UUID stream) or DEVICE-INODE-FINGERPRINT-START-PIECE-TIME.
+            stream_id = re.compile(r"^([0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12})-([0-9]+)$")
+            def key(r):
+                kind = data["kind"]
+                if kind == "loki":
+                    return [int(r["ts"])]
+                if kind == "otlp":
+                    return [int(r["timeUnixNano"])]
+                if kind in ("elasticsearch", "opensearch") and isinstance(r.get("id"), str):
+                    m = stream_id.match(r["id"])
+                    if m:
+                        return [m.group(1), int(m.group(2))]
+                    parts = r["id"].split("-")
+                    if len(parts) == 6 and parts[3].isdigit() and parts[4].isdigit():
+                        return ["-".join(parts[:3]), int(parts[3]), int(parts[4])]
+                return None
+            keys = [key(r) for r in data["records"]]
+            ordered = bool(keys) and all(k is not None for k in keys)
+            if ordered:
+                data["records"] = [r for _, _, r in sorted(zip(keys, range(len(keys)), data["records"]), key=lambda t: (t[0], t[1]))]
             fields = {}
             for r in data["records"]:
                 for k, v in r.items():
@@ -79,7 +118,7 @@ final class ReceiverValidator: Sendable {
                     f["types"].add(type(v).__name__)
                     if isinstance(v, str) and len(f["values"]) <= 10:
                         f["values"].add(clean(v))
-            json.dump({"requests": data["requests"],
+            json.dump({"requests": data["requests"], "ordered": ordered,
                        "lines": "\n".join(raw(r.get("line")) for r in data["records"]),
                        "records": clean(data["records"][:20]),
                        "fields": {k: {"types": sorted(f["types"]), "values": sorted(f["values"]) if len(f["values"]) <= 10 else []}
@@ -102,7 +141,8 @@ final class ReceiverValidator: Sendable {
             fields[name] = (Set(value["types"] ?? []), Set(value["values"] ?? []))
         }
         return Snapshot(
-            requests: object["requests"] as? Int ?? -1, lines: lines("lines"), records: object["records"] as? [[String: Any]] ?? [],
+            requests: object["requests"] as? Int ?? -1, lines: lines("lines"), ordered: object["ordered"] as? Bool ?? false,
+            records: object["records"] as? [[String: Any]] ?? [],
             fields: fields, rejectedLines: lines("rejected"), errors: object["errors"] as? [String] ?? ["no errors list"])
     }
 }
