@@ -466,7 +466,7 @@ public final class StreamUploader: Sendable {
         if let stateStore { positioned?.resume(from: stateStore.positions) }
         if let positioned, let report = sourceReporter() { positioned.reportSources(to: report) }
         if let positioned, let times = stateStore?.times { positioned.timeRecords(with: times) }
-        let session = SegmentSession(configuration)
+        let session = SegmentSession(configuration, requestsAtOnce: options.maxInFlight)
         let checkpoints = startCheckpoints()
         let producerTask = producer.map { writer.start($0) }
         let delivery = Task { options.delivery == .singleRequest ? try await deliverLive(session) : try await deliver(session) }
