@@ -95,8 +95,8 @@ public final class StreamUploader: Sendable {
         /// offsets leave out what is set aside) keep to one.
         public var maxInFlight = 1
         /// Whether the number of requests out adapts to the answers between 1 and `maxInFlight`
-        /// (grows while they come back 2xx and no slower, halves on 429, 503, timeouts or
-        /// slower answers), or stays at `maxInFlight`.
+        /// (grows while they come back 2xx and no slower, halves on 429, 503, timeouts or a
+        /// window of slower answers), or stays at `maxInFlight`.
         public var adaptiveInFlight = true
         public init() {}
 
