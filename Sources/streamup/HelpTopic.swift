@@ -59,8 +59,9 @@ enum HelpTopic: String, CaseIterable, Sendable {
 
             Several segments may be out at once (--max-in-flight N, 1 to 256): the next is cut and
             sent while earlier ones wait for their answers. The window starts at one, grows by one
-            while answers come back 2xx and no slower, and halves on 429, 503, timeouts, broken
-            connections or answers much slower than usual. The stream is still acknowledged in
+            per window of answers that come back 2xx and no slower, and halves on 429, 503,
+            timeouts, broken connections or a window of answers much slower than usual (one slow
+            answer among them is not enough). The stream is still acknowledged in
             order (the state file and spool move only past segments answered before every earlier
             one was), and a failed segment is sent again alone. Records may then arrive out of
             order. Default: 8 with --to (the receiver orders records by the time each carries, or

@@ -122,6 +122,30 @@ import Testing
         await receiver.stop()
     }
 
+    /// A window wider than the platform's 6 connections to one host (URLSession's default on
+    /// Linux, which queues the rest): a receiver that answers late has all 12 requests of a
+    /// fixed window of 12 open at once, and stores the input in order.
+    @Test func aWindowWiderThanSixHasAllItsRequestsOpenAtOnce() async throws {
+        let receiver = try await Receiver(delay: 0.5)
+        let input = Self.lines(12_000)
+        var options = StreamUploader.Options()
+        options.maxInFlight = 12
+        options.adaptiveInFlight = false
+        options.segmentBytes = 8 << 10
+        let uploader = try StreamUploader(UploadConfiguration(url: receiver.url), options: options)
+        let (chunks, continuation) = AsyncStream<[UInt8]>.makeStream()
+        continuation.yield(Array(input.utf8))
+        continuation.finish()
+        let answer = try? await uploader.run(AsyncSequenceProducer(chunks))
+        let state = await receiver.state()
+        let stored = await receiver.storedLines()
+        await receiver.stop()
+        #expect(answer?.statusCode == 204)
+        #expect(state["most_at_once"] as? Int == 12, "the receiver's most requests at once: \(state["most_at_once"] ?? "?")")
+        #expect((state["errors"] as? [String] ?? ["?"]).isEmpty, "\(state["errors"] ?? "?")")
+        #expect(stored == input.split(separator: "\n"), "the stored stream is the input, in order")
+    }
+
     /// The answer to a middle segment of the window is lost (the receiver stored it and closed
     /// the connection): that segment alone goes out again, identical, and no segment after it
     /// that was answered is sent again; every line is stored once.

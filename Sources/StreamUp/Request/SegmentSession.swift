@@ -21,12 +21,13 @@ final class SegmentSession: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     private var session: URLSession!
     private let configuration: UploadConfiguration
 
-    /// A session with the settings every upload uses for `configuration` (``UploadRequest``). It holds this
+    /// A session with the settings every upload uses for `configuration` (``UploadRequest``),
+    /// with a connection for each of `requestsAtOnce` requests out at once. It holds this
     /// object until ``invalidate()``.
-    init(_ configuration: UploadConfiguration) {
+    init(_ configuration: UploadConfiguration, requestsAtOnce: Int = 1) {
         self.configuration = configuration
         super.init()
-        session = UploadRequest.makeSession(configuration, delegate: self)
+        session = UploadRequest.makeSession(configuration, connectionsPerHost: requestsAtOnce, delegate: self)
     }
 
     /// Sends `request` with `body` (a complete ``WindowBody``, read as a stream so that libcurl

@@ -12,10 +12,16 @@ import FoundationNetworking
 ///
 /// Thread safety: stateless.
 enum UploadRequest {
-    /// A session of the upload's own, with a serial delegate queue, no cache or cookies, and
-    /// no overall time limit.
-    static func makeSession(_ configuration: UploadConfiguration, delegate: URLSessionDelegate) -> URLSession {
+    /// A session of the upload's own, with a serial delegate queue, no cache or cookies, no
+    /// overall time limit, and at least `connectionsPerHost` connections to one host.
+    ///
+    /// On Linux a session opens at most `httpMaximumConnectionsPerHost` connections to a host
+    /// (6 by default, libcurl's `CURLMOPT_MAX_HOST_CONNECTIONS`) and queues further requests
+    /// until one is free; without pipelining a connection carries one request at a time, so a
+    /// window of more requests than that would have only 6 out at once.
+    static func makeSession(_ configuration: UploadConfiguration, connectionsPerHost: Int = 1, delegate: URLSessionDelegate) -> URLSession {
         let sessionConfiguration = URLSessionConfiguration.ephemeral
+        sessionConfiguration.httpMaximumConnectionsPerHost = max(sessionConfiguration.httpMaximumConnectionsPerHost, connectionsPerHost)
         sessionConfiguration.timeoutIntervalForRequest = configuration.responseTimeout.seconds
         // A stream may run for days: no overall limit.
         sessionConfiguration.timeoutIntervalForResource = 365 * 24 * 3600

@@ -95,8 +95,8 @@ public final class StreamUploader: Sendable {
         /// offsets leave out what is set aside) keep to one.
         public var maxInFlight = 1
         /// Whether the number of requests out adapts to the answers between 1 and `maxInFlight`
-        /// (grows while they come back 2xx and no slower, halves on 429, 503, timeouts or
-        /// slower answers), or stays at `maxInFlight`.
+        /// (grows while they come back 2xx and no slower, halves on 429, 503, timeouts or a
+        /// window of slower answers), or stays at `maxInFlight`.
         public var adaptiveInFlight = true
         public init() {}
 
@@ -466,7 +466,7 @@ public final class StreamUploader: Sendable {
         if let stateStore { positioned?.resume(from: stateStore.positions) }
         if let positioned, let report = sourceReporter() { positioned.reportSources(to: report) }
         if let positioned, let times = stateStore?.times { positioned.timeRecords(with: times) }
-        let session = SegmentSession(configuration)
+        let session = SegmentSession(configuration, requestsAtOnce: options.maxInFlight)
         let checkpoints = startCheckpoints()
         let producerTask = producer.map { writer.start($0) }
         let delivery = Task { options.delivery == .singleRequest ? try await deliverLive(session) : try await deliver(session) }

@@ -160,6 +160,20 @@ import Testing
         #expect(fixed.limit == 8)
     }
 
+    /// Answer times are judged a window of answers at a time: in a full window of 8 against a
+    /// receiver that answers in 50 ms, one answer 12 ms late (a transfer held up on a busy
+    /// machine) leaves the window at 8; a whole window of answers 30 ms later halves it.
+    @Test func oneSlowAnswerAmongSteadyOnesKeepsTheWindow() {
+        var window = ConcurrencyWindow(maximum: 8, adaptive: true)
+        for _ in 0..<(1 + 2 + 3 + 4 + 5 + 6 + 7 + 8) { window.answered(in: .milliseconds(50)) }
+        #expect(window.limit == 8)
+        for _ in 0..<7 { window.answered(in: .milliseconds(50)) }
+        window.answered(in: .milliseconds(62))
+        #expect(window.limit == 8, "one slow answer is noise")
+        for _ in 0..<8 { window.answered(in: .milliseconds(80)) }
+        #expect(window.limit == 4, "a window of slower answers is a receiver slowing down")
+    }
+
     /// An adaptive machine starts with one segment out and takes more as answers come back.
     @Test func anAdaptiveMachineStartsWithOneSegmentOut() {
         var machine = machine(window: 4, adaptive: true)
