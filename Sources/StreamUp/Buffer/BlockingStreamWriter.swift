@@ -10,13 +10,11 @@ package struct BlockingStreamWriter: Sendable {
     /// This thread's name in the buffer's line of writers.
     let id: Int
 
-    /// Lets `fill` write into free space in place, in this thread's turn, blocking first until
-    /// the buffer's watermark is free (``ReplayBuffer/spaceWatermark``: one byte for segments,
-    /// half of a live buffer), so that a `read(2)` into it fills a good part of the buffer. The
-    /// bytes it writes are `mark`'s source bytes (nil: none). Returns what `fill` returned;
-    /// throws once the upload failed or the producer was cancelled.
+    /// Lets `fill` write into free space in place, in this thread's turn, blocking first while
+    /// the buffer is full. The bytes it writes are `mark`'s source bytes (nil: none). Returns what
+    /// `fill` returned; throws once the upload failed or the producer was cancelled.
     package func fill(maxLength: Int, mark: SourceMark? = nil, _ fill: (UnsafeMutableRawBufferPointer) throws -> Int) throws -> Int {
-        try buffer.takeTurnBlocking(id, needs: buffer.spaceWatermark, quick: false)
+        try buffer.takeTurnBlocking(id, needs: 1, refill: buffer.spaceWatermark, quick: false)
         defer { buffer.leaveTurn(id) }
         while true {
             if let count = try buffer.withWritableSpace(maxLength: maxLength, mark: mark, fill) { return count }

@@ -71,9 +71,7 @@ package final class ReplayBuffer: @unchecked Sendable {
     let producerStart: Int
     /// Whether acknowledgements report source positions (kept only when someone saves them).
     let tracksSources: Bool
-    /// A writer waiting for space is woken once this much is free (or at the end or a failure),
-    /// and a producer thread filling in place (``BlockingStreamWriter/fill(maxLength:mark:_:)``)
-    /// takes its turn only then.
+    /// A writer waiting for space is woken once this much is free (or at the end or a failure).
     let spaceWatermark: Int
     /// What segment deadlines are measured on (write times and pauses stay on the continuous
     /// clock: they are reported as real ages).
@@ -126,12 +124,10 @@ package final class ReplayBuffer: @unchecked Sendable {
             spaceWatermark: spaceWatermark)
     }
 
-    /// A buffer in memory for one live reader: a waiting writer is woken, and a producer
-    /// thread takes its turn, once half of it is free. The reader frees a read (64 KiB) at a
-    /// time; waiting for half makes the producer's `read(2)`s and wake-ups few and large,
-    /// while the reader still has half a buffer to send.
+    /// A buffer in memory for one live reader: a waiting writer is woken once a quarter of it
+    /// (at most 256 KiB) is free.
     static func live(capacity: Int) -> ReplayBuffer {
-        ReplayBuffer(capacity: capacity, spaceWatermark: capacity / 2)
+        ReplayBuffer(capacity: capacity, spaceWatermark: min(capacity / 4, 256 * 1024))
     }
 
     deinit { timer.task?.cancel() }

@@ -35,9 +35,8 @@ public struct FileDescriptorProducer: Producer {
     /// How lines become records (nil: the bytes go as they are).
     let formatting: LineFormatting?
 
-    /// Creates a producer for `fileDescriptor` (0 for stdin). By default one `read(2)` may take
-    /// as much as the enlarged pipe holds (1 MiB), as far as the buffer has room.
-    public init(fileDescriptor: Int32, readSize: Int = 1 << 20) {
+    /// Creates a producer for `fileDescriptor` (0 for stdin).
+    public init(fileDescriptor: Int32, readSize: Int = 256 * 1024) {
         self.init(fileDescriptor: fileDescriptor, readSize: readSize, formatting: nil)
     }
 
