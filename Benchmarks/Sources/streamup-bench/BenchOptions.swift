@@ -1,3 +1,11 @@
+/// A step the bench can run alone (`--only`).
+///
+/// Thread safety: a value type.
+enum BenchStep: String, Sendable {
+    case lateAnswers = "late-answers"
+    case pipe
+}
+
 /// What the command line asks the bench to do.
 ///
 /// Thread safety: a value type.
@@ -26,15 +34,15 @@ struct BenchOptions: Sendable {
     /// How late the late-answer step's receiver answers, and the bytes of each of its runs.
     var answerDelayMilliseconds = 50
     var lateAnswerBytes = 400_000_000
-    /// Run the late-answer step alone (`--only late-answers`).
-    var onlyLateAnswers = false
+    /// The one step to run alone (`--only late-answers`, `--only pipe`), or nil for all.
+    var only: BenchStep?
     /// The `streamup` binary to measure (default: ``Binaries/defaultStreamup``).
     var streamup: String?
 
     static let usage = """
         usage: swift run -c release streamup-bench [--rounds N] [--bytes SIZE] [--quick] [--big | --no-big]
                                                    [--log-seconds S] [--log-rate N] [--no-log] [--streamup PATH]
-                                                   [--answer-delay MS] [--only late-answers]
+                                                   [--answer-delay MS] [--only late-answers | --only pipe]
 
         Measures streamup beside curl, a bare URLSession uploader and syslog-ng, all against the
         project's sink in this process, and prints a Markdown report on stdout (progress on stderr):
@@ -52,6 +60,8 @@ struct BenchOptions: Sendable {
           --no-log          skip the log-shipping runs
           --answer-delay MS how late the late-answer step's receiver answers each request (default 50)
           --only late-answers  run only the late-answer step (400MB per run; 32MB with --quick)
+          --only pipe       run only the stream from a pipe (every client, --bytes per run; add --no-big
+                            to skip its 10 GB peak-RSS stream)
           --streamup PATH   the streamup binary to measure (default: the root package's .build/release/streamup)
         Build streamup first, in the repository's root: `swift build -c release --static-swift-stdlib --product streamup`.
         Exit status 3 when any run did not count (the report lists them).
@@ -80,8 +90,10 @@ struct BenchOptions: Sendable {
             case "--no-log":
                 options.shipping = false
             case "--only":
-                guard remaining.popFirst() == "late-answers" else { throw BenchError("--only takes one step: late-answers") }
-                options.onlyLateAnswers = true
+                guard let value = remaining.popFirst(), let step = BenchStep(rawValue: value) else {
+                    throw BenchError("--only takes one step: late-answers or pipe")
+                }
+                options.only = step
             case "--answer-delay":
                 guard let value = remaining.popFirst(), let milliseconds = Int(value), (1...10_000).contains(milliseconds) else {
                     throw BenchError("--answer-delay needs a number of milliseconds from 1 to 10000")

@@ -6,7 +6,7 @@ import StreamUpSink
 /// Per round, in this order, each step running its clients in the round's order (as listed in
 /// even rounds, reversed in odd ones): streamup against a receiver that answers late (every
 /// ``LateAnswerCase``; the only step with `--only late-answers`), throughput of a stream from a pipe (``BenchOptions/bytes``,
-/// every ``Client``; also CPU per GB and peak RSS), latency at 1,000 and 10,000 lines/s (the
+/// every ``Client``; also CPU per GB and peak RSS; the only step with `--only pipe`), latency at 1,000 and 10,000 lines/s (the
 /// single request and curl; also spawn → first byte), the sink's ceiling, the sink's memory
 /// with 1, 100 and 1,000 slow streams, the waiting runs (every ``WaitClient``), and the
 /// log-shipping workload on 1 file and on 100 (every ``Shipper`` of each). After
@@ -43,7 +43,7 @@ struct Benchmark {
         }
         sink.start()
         defer { sink.stop() }
-        let shippingSink = options.shipping ? try LineCountingSink() : nil
+        let shippingSink = options.shipping && options.only == nil ? try LineCountingSink() : nil
         defer { shippingSink?.stop() }
         let url = sink.urlString
         Progress.log(
@@ -56,8 +56,10 @@ struct Benchmark {
         defer { lateAnswers.stop() }
         for round in 0..<options.rounds {
             let label = "round \(round + 1)/\(options.rounds)"
-            try measureLateAnswers(lateAnswers, round: round, label: label, into: &results)
-            if options.onlyLateAnswers { continue }
+            if options.only != .pipe {
+                try measureLateAnswers(lateAnswers, round: round, label: label, into: &results)
+            }
+            if options.only == .lateAnswers { continue }
             for client in Client.order(Client.allCases, forRound: round) {
                 let result = try UploadRun.run(
                     client, binaries: binaries, url: url, bytes: options.bytes,
@@ -65,6 +67,7 @@ struct Benchmark {
                 record(throughput: result, round: round, into: &results)
                 Progress.log("\(label) \(client.rawValue) \(Report.bytes(options.bytes)): " + describe(result))
             }
+            if options.only == .pipe { continue }
             for rate in Self.latencyRates {
                 for client in Client.order(Client.latencyClients, forRound: round) {
                     let result = try LatencyRun.run(
@@ -86,7 +89,7 @@ struct Benchmark {
                 try measureShipping(sink: shippingSink, round: round, label: label, into: &results)
             }
         }
-        if options.big && !options.onlyLateAnswers {
+        if options.big && options.only != .lateAnswers {
             try measureBigStreams(url: url, events: events, into: &results)
         }
         results.elapsedSeconds = MonotonicClock.seconds(MonotonicClock.now() - started)

@@ -40,11 +40,16 @@ enum Report {
             "- A run whose progress stops for \(Int(options.stallSeconds)) s is killed and counted in the table's last row and listed under it, not in the medians."
         )
         lines.append("")
-        if options.onlyLateAnswers {
+        switch options.only {
+        case .lateAnswers:
             lines += lateAnswerSection(results, options: options)
             return lines.joined(separator: "\n")
+        case .pipe:
+            lines += pipeSection(results, options: options)
+            return lines.joined(separator: "\n")
+        case nil:
+            lines += pipeSection(results, options: options)
         }
-        lines += pipeSection(results, options: options)
         lines.append("")
         lines += lateAnswerSection(results, options: options)
         lines.append("")

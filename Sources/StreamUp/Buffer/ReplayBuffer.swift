@@ -428,7 +428,13 @@ package final class ReplayBuffer: @unchecked Sendable {
                 _ = thread.wait()
             case .bytes(let offset, let held):
                 guard !destination.isEmpty else { return .wouldBlock }
-                let count = try storage.read(at: offset, into: UnsafeMutableRawBufferPointer(rebasing: destination[..<min(destination.count, held)]))
+                // Across the ring's end too: each read is a libcurl callback of fixed cost, so
+                // a read cut short where the ring wraps would cost a whole extra one.
+                let wanted = min(destination.count, held)
+                var count = 0
+                while count < wanted {
+                    count += try storage.read(at: offset + count, into: UnsafeMutableRawBufferPointer(rebasing: destination[count..<wanted]))
+                }
                 acknowledge(upTo: offset + count)
                 return .bytes(count)
             }

@@ -136,6 +136,19 @@ import Testing
         #expect(buffer.writtenOffset == 65)
     }
 
+    /// Held bytes that wrap around the ring's end come out in one read: each read is a libcurl
+    /// callback of fixed cost, so a read cut at the ring's end would cost a whole extra one.
+    @Test func oneReadTakesTheHeldBytesAcrossTheRingsEnd() async throws {
+        let (buffer, writer, _, stream) = live(capacity: 64)
+        try await writer.write([UInt8](repeating: 1, count: 48))
+        #expect(await readOnce(stream, maxLength: 48).0 == 48)
+        // 16 bytes before the ring's end, 16 after it.
+        let wrapped = (0..<32).map { UInt8($0) }
+        try await writer.write(wrapped)
+        #expect(await readOnce(stream, maxLength: 64) == (32, wrapped))
+        #expect(buffer.heldCount == 0)
+    }
+
     /// URLSession asking for the body again after bytes were taken fails the body: a live
     /// stream cannot be re-sent. Before any byte was taken, the same stream serves.
     @Test func aSecondRequestForTheBodyAfterBytesWereSentFails() async throws {
