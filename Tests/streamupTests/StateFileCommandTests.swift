@@ -50,6 +50,31 @@ import Glibc
         }
     }
 
+    /// A `kill -9` in the middle of a save leaves the save's temporary file
+    /// (`.NAME.PID.RANDOM.tmp`) beside the state file or spool's `stream.json`; with several
+    /// requests in flight `stream.json` is saved for every segment cut, so a kill often lands
+    /// there. The next start removes such files (it owns both through their locks) and leaves
+    /// any other file alone.
+    @Test func leftoversOfASaveCutShortAreRemovedAtTheNextStart() async throws {
+        let scratch = try TailScratch()
+        try "one\n".write(toFile: scratch.logs + "/app.log", atomically: false, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: scratch.spool, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        let stateName = (scratch.state as NSString).lastPathComponent
+        let stateDirectory = (scratch.state as NSString).deletingLastPathComponent
+        let leftovers = [stateDirectory + "/.\(stateName).4242.17.tmp", scratch.spool + "/.stream.json.4242.18.tmp"]
+        let others = [stateDirectory + "/.\(stateName).notes.tmp", stateDirectory + "/.other.state.4242.19.tmp"]
+        for path in leftovers + others { try "{}\n".write(toFile: path, atomically: false, encoding: .utf8) }
+        try await withSink { sink, directory in
+            let child = try StreamupProcess(
+                scratch.tail(["--state", scratch.state, "--spool", scratch.spool, "--max-in-flight", "8"], "/app.log", to: sink.url))
+            #expect(await eventually { Self.stored(directory) == "one\n" }, "stderr: \(child.stderr)")
+            child.signal(SIGTERM)
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+        }
+        for path in leftovers { #expect(!FileManager.default.fileExists(atPath: path), "\(path) is left") }
+        for path in others { #expect(FileManager.default.fileExists(atPath: path), "\(path) is not streamup's and stays") }
+    }
+
     /// A state file (and a spool) inside the followed directory is not followed: its saves
     /// (and their temporary and lock files) never become lines.
     @Test func ownFilesInAFollowedDirectoryAreNotFollowed() async throws {
