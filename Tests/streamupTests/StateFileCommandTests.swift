@@ -118,4 +118,43 @@ import Glibc
             #expect(Self.stored(directory).isEmpty)
         }
     }
+
+    /// A state file that cannot be saved while streamup runs (a full disk; here its directory
+    /// no longer takes new files for `nobody`) fails every save, one per acknowledgement: that
+    /// is one line on stderr, not one per save, and one more when a save works again. The
+    /// lines go on being delivered meanwhile.
+    @Test(.enabled(if: StreamupProcess.canRunAsNobody, "needs root and setpriv"))
+    func aStateFileThatCannotBeSavedIsSaidOnceAndOnceMoreWhenItIs() async throws {
+        let scratch = try TailScratch()
+        let log = scratch.logs + "/app.log"
+        try "one\n".write(toFile: log, atomically: false, encoding: .utf8)
+        for path in [scratch.directory.path, scratch.logs] { chmod(path, 0o755) }
+        chmod(log, 0o644)
+        let states = scratch.directory.file("states")
+        try FileManager.default.createDirectory(atPath: states, withIntermediateDirectories: false)
+        chown(states, 65534, 65534)
+        chmod(states, 0o755)
+        let state = states + "/tail.state"
+        try await withSink { sink, directory in
+            let child = try StreamupProcess.asNobody(scratch.tail(["--state", state], "/app.log", to: sink.url))
+            #expect(await eventually { Self.stored(directory) == "one\n" }, "stderr: \(child.stderr)")
+            chmod(states, 0o555)
+            var expected = "one\n"
+            for line in ["two", "three", "four", "five"] {
+                try append(line + "\n", to: log)
+                expected += line + "\n"
+                let want = expected
+                #expect(await eventually { Self.stored(directory) == want }, "stderr: \(child.stderr)")
+            }
+            chmod(states, 0o755)
+            try append("six\n", to: log)
+            #expect(await eventually { child.stderr.contains("is saved again") }, "stderr: \(child.stderr)")
+            child.signal(SIGTERM)
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(Self.stored(directory) == expected + "six\n")
+            let lines = child.stderr.split(separator: "\n")
+            #expect(lines.filter { $0.contains("cannot save the state file \(state)") }.count == 1, "stderr: \(child.stderr)")
+            #expect(lines.filter { $0 == "streamup: the state file \(state) is saved again" }.count == 1, "stderr: \(child.stderr)")
+        }
+    }
 }
