@@ -42,6 +42,28 @@ package enum AtomicFile {
         syncDirectory(components.directory)
     }
 
+    /// Removes the temporary files that writers killed inside ``replace(at:with:throwing:)``
+    /// (`kill -9`, a crash) left beside `path`: `.NAME.PID.RANDOM.tmp`, each as large as one
+    /// version of the file, never removed otherwise. Best effort. Call it only while this
+    /// process is the file's one writer (holding its lock): another writer's file would go too.
+    package static func removeLeftovers(of path: String) {
+        let components = PathComponents(path)
+        let prefix = "." + components.name + "."
+        let names = (try? DirectoryListing.entries(of: components.directory, throwing: SystemCallError.self)) ?? nil
+        for entry in names ?? [] where isLeftover(entry.name, prefix: prefix) {
+            unlink(DirectoryListing.path(components.directory, entry.name))
+        }
+    }
+
+    /// Whether `name` is `prefix` then `PID.RANDOM.tmp` (two runs of ASCII digits), as
+    /// ``replace(at:with:throwing:)`` names its temporary files.
+    private static func isLeftover(_ name: String, prefix: String) -> Bool {
+        guard name.hasPrefix(prefix), name.hasSuffix(".tmp") else { return false }
+        let numbers = name.dropFirst(prefix.count).dropLast(".tmp".count)
+        let parts = numbers.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 2 && parts.allSatisfy { part in !part.isEmpty && part.utf8.allSatisfy { (0x30...0x39).contains($0) } }
+    }
+
     /// The whole contents of the file at `path`; nil when there is no file (ENOENT).
     /// - Throws: `failure`, saying which step failed on which file.
     package static func contents<Failure: SystemCallFailure>(

@@ -7,7 +7,8 @@ import StreamUpSystem
 /// bytes reach a spool, and soon after the producer reports a source it begins or stops
 /// following (``SourceChange``). Sources gone for longer than `forgetAfter` are left out of
 /// the next save. Saves are `fsync`ed (``AtomicFile``) and run one at a time on a serial
-/// queue, never under the store's lock.
+/// queue, never under the store's lock. A save that fails is said once (`notice`), and once
+/// more when a save works again: a full disk fails every save, many a second.
 ///
 /// Thread safety: `state` is guarded by a `Mutex`; saves are serialized on `saving`.
 final class SourceStateStore: Sendable {
@@ -25,6 +26,8 @@ final class SourceStateStore: Sendable {
         /// Sources forgotten after being gone for `forgetAfter`: later positions for them (a
         /// spool's checkpoints report every source it ever held) do not bring them back.
         var forgotten: Set<SourceID> = []
+        /// Whether the last save failed (its failure was said; the next success is said too).
+        var saveFailing = false
     }
 
     let file: String
@@ -35,18 +38,22 @@ final class SourceStateStore: Sendable {
     let forgetAfter: Duration?
     /// The wall clock for `goneSince` (injected by tests).
     private let now: @Sendable () -> Date
+    /// Where a failing save, and the first save that works after it, are said.
+    private let notice: @Sendable (String) -> Void
     private let state: Mutex<State>
     private let saving = DispatchQueue(label: "streamup.state-file")
 
     /// A store for `file` that starts from `initial` (loaded, folded with a spool).
     init(
         file: String, initial: SourceState, streamID: String, streamOffset: Int, forgetAfter: Duration? = nil,
-        times: SourceTimes? = nil, now: @escaping @Sendable () -> Date = { Date() }
+        times: SourceTimes? = nil, now: @escaping @Sendable () -> Date = { Date() },
+        notice: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.file = file
         self.times = times
         self.forgetAfter = forgetAfter
         self.now = now
+        self.notice = notice
         var state = State(streamID: streamID, streamOffset: streamOffset, savedOffset: streamOffset)
         for position in initial.sources {
             state.positions[position.source] = position
@@ -114,8 +121,8 @@ final class SourceStateStore: Sendable {
     }
 
     /// Saves within about 100 ms, on the saving queue (several calls meanwhile make one save);
-    /// a failure goes to `onError`.
-    func saveSoon(onError: @escaping @Sendable (any Error) -> Void) {
+    /// a failure is said through `notice`.
+    func saveSoon() {
         let first = state.withLock { state in
             defer { state.saveScheduled = true }
             return !state.saveScheduled
@@ -123,11 +130,7 @@ final class SourceStateStore: Sendable {
         guard first else { return }
         saving.asyncAfter(deadline: .now() + .milliseconds(100)) { [self] in
             state.withLock { $0.saveScheduled = false }
-            do {
-                try saveOnQueue()
-            } catch {
-                onError(error)
-            }
+            _ = try? saveOnQueue()
         }
     }
 
@@ -194,11 +197,25 @@ final class SourceStateStore: Sendable {
         do {
             try saved.save(to: file)
         } catch {
-            state.withLock { $0.dirty = true }
+            let first = state.withLock { state in
+                state.dirty = true
+                defer { state.saveFailing = true }
+                return !state.saveFailing
+            }
             times?.saveFailed()
+            if first {
+                notice(
+                    "cannot save the state file \(file): \(error); trying again with every save (one line when it works; a "
+                        + "restart meanwhile reads again the lines sent since the last save)")
+            }
             throw error
         }
-        state.withLock { $0.savedOffset = max($0.savedOffset, offset) }
+        let recovered = state.withLock { state in
+            state.savedOffset = max(state.savedOffset, offset)
+            defer { state.saveFailing = false }
+            return state.saveFailing
+        }
+        if recovered { notice("the state file \(file) is saved again") }
         return offset
     }
 }

@@ -43,6 +43,8 @@ package final class StateFileOwner: Sendable {
         guard let lock = try LockFile.take(beside + ".lock", "cannot open \(beside).lock, the state file's lock") else {
             throw StreamUpError(.io, "the state file \(path) is in use by another streamup process; give each a --state of its own")
         }
+        // What a kill in the middle of a save left (the state is saved many times a second).
+        AtomicFile.removeLeftovers(of: path)
         return StateFileOwner(lock: lock)
     }
 }

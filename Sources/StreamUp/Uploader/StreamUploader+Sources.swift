@@ -38,27 +38,19 @@ extension StreamUploader {
     func sourceReporter() -> (@Sendable (SourceChange) -> Void)? {
         guard let stateStore else { return nil }
         let savesSoon = spool == nil
-        let onEvent = onEvent
         return { change in
             stateStore.record(change)
             guard savesSoon else { return }
-            stateStore.saveSoon { error in
-                onEvent(.notice("cannot save the state file \(stateStore.file): \(error)"))
-            }
+            stateStore.saveSoon()
         }
     }
 
     /// Before a segment goes out: saves the time bases made since the last save (bytes in
     /// memory), so that the lines of its records, read again after a restart, get the times
-    /// they are sent with now. A failed save is reported and the segment goes anyway: a line
-    /// resent after a restart may then be stored twice, never lost.
+    /// they are sent with now. A failed save is said (by the store, once while saves fail) and
+    /// the segment goes anyway: a line resent after a restart may then be stored twice, never lost.
     func saveNewTimes() {
-        guard let stateStore else { return }
-        do {
-            try stateStore.saveNewTimes()
-        } catch {
-            onEvent(.notice("cannot save the state file \(stateStore.file): \(error)"))
-        }
+        try? stateStore?.saveNewTimes()
     }
 
     /// The names of the records in `segment` after their source lines, for an envelope that
@@ -83,12 +75,9 @@ extension StreamUploader {
         saveSpooledPositions()
     }
 
+    /// Saves `store`; a failure is said by the store, once while saves fail.
     private func saveState(_ store: SourceStateStore) {
-        do {
-            try store.save()
-        } catch {
-            onEvent(.notice("cannot save the state file \(store.file): \(error)"))
-        }
+        _ = try? store.save()
     }
 
     /// The path of `source`, as the producer knows it.

@@ -335,7 +335,8 @@ public final class StreamUploader: Sendable {
         let times = spool == nil && stateFile != nil ? SourceTimes(loaded: sourceState.times ?? [], positions: sourceState.sources) : nil
         stateStore = stateFile.map {
             SourceStateStore(
-                file: $0, initial: sourceState, streamID: id, streamOffset: written, forgetAfter: options.forgetSourcesAfter, times: times)
+                file: $0, initial: sourceState, streamID: id, streamOffset: written, forgetAfter: options.forgetSourcesAfter, times: times,
+                notice: { onEvent(.notice($0)) })
         }
         deadLetters = options.deadLetterDirectory.map { DeadLetterStore(directory: $0.path) }
     }

@@ -26,6 +26,8 @@ extension SpoolStorage {
             throw StreamUpError(.io, "spool \(directory) is in use by another streamup process")
         }
         _ = fchmod(lock, 0o600)  // whatever the umask
+        // What a kill in the middle of saving stream.json left (it is saved as segments are cut).
+        AtomicFile.removeLeftovers(of: "\(directory)/stream.json")
         var opened: [File] = []
         do throws(StreamUpError) {
             try migrateVersion1(in: directory)
