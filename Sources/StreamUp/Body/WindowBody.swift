@@ -140,7 +140,7 @@ final class WindowBody: RequestBody, Sendable {
         if handedAsData {
             // Only a re-send asks a `Data` body for a stream, and corelibs would crash on one
             // (it rewinds stream bodies only): refuse, and the request fails.
-            current.withLock { $0.refused = StreamUpError(.bodyNotRewindable, "the connection broke as the segment went out") }
+            current.withLock { $0.refused = StreamUpError(.bodyNotRewindable, "the connection broke before an answer came") }
             return nil
         }
         if attempt > 1, !allowsResend {
