@@ -68,7 +68,7 @@ extension SpoolStorage {
     /// directory that is at the path again, then reads and writes there.
     private func writeHeldFiles(into identity: DirectoryIdentity) throws(StreamUpError) {
         guard let lock = try LockFile.take("\(directory)/lock", "cannot open \(directory)/lock") else {
-            throw StreamUpError(.io, "spool \(directory) is in use by another streamup process")
+            throw StreamUpError(.io, "spool \(directory) is in use by another streamup process; stop that one, or give each process a --spool of its own")
         }
         var moved: [(start: Int, data: CInt, index: CInt)] = []
         // Copies of the descriptors, taken under the lock: an acknowledgement may close a

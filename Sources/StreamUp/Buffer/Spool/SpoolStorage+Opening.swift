@@ -23,7 +23,7 @@ extension SpoolStorage {
         guard capacity > 0 else { throw StreamUpError(.invalidConfiguration, "the spool needs a positive size") }
         try PrivateDirectory.make(directory, "cannot create spool directory \(directory)")
         guard let lock = try LockFile.take("\(directory)/lock", "cannot open \(directory)/lock") else {
-            throw StreamUpError(.io, "spool \(directory) is in use by another streamup process")
+            throw StreamUpError(.io, "spool \(directory) is in use by another streamup process; stop that one, or give each process a --spool of its own")
         }
         _ = fchmod(lock, 0o600)  // whatever the umask
         // What a kill in the middle of saving stream.json left (it is saved as segments are cut).

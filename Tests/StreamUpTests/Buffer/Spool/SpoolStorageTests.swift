@@ -125,7 +125,7 @@ import Testing
         let directory = temporarySpool(in: temporary)
         let held = try SpoolStorage.open(directory: directory, capacity: 40, streamID: "s")
         let error = #expect(throws: StreamUpError.self) { try SpoolStorage.open(directory: directory, capacity: 40, streamID: "s") }
-        #expect(error?.description.contains("in use by another streamup process") == true)
+        #expect(error?.description.contains("in use by another streamup process; stop that one, or give each process a --spool of its own") == true)
         _ = held
     }
 
