@@ -310,6 +310,31 @@ import Testing
         }
     }
 
+    /// `--endpoints balance` spreads a window over several receivers that answer late: each
+    /// gets segments, requests overlap, and together they hold every line exactly once.
+    @Test func balanceSpreadsTheWindowOverTheReceivers() async throws {
+        let first = try await Receiver(delay: 0.2)
+        let second: Receiver
+        do { second = try await Receiver(delay: 0.2) } catch {
+            await first.stop()
+            throw error
+        }
+        let input = Self.lines(12_000)
+        let child = try StreamupProcess(
+            ["--max-in-flight", "8", "--segment-bytes", "8k", "--endpoints", "balance", first.url.absoluteString, second.url.absoluteString])
+        child.write(input)
+        child.closeStdin()
+        let status = await child.waitForExit()
+        let states = [await first.state(), await second.state()]
+        let stored = await first.storedLines() + second.storedLines()
+        await first.stop()
+        await second.stop()
+        #expect(status == 0, "stderr: \(child.stderr)")
+        #expect(states.allSatisfy { ($0["requests"] as? Int ?? 0) > 1 }, "each receiver gets segments: \(states)")
+        #expect(states.map { $0["most_at_once"] as? Int ?? 0 }.reduce(0, +) > 2, "the window went past one per receiver: \(states)")
+        #expect(Self.storedOnce(stored, input), "\(stored.count) lines stored for 12,000")
+    }
+
     /// streamup's own sink takes a window of segments of one stream (it holds one that comes
     /// before the gap is filled aside): the stored stream is the input, byte for byte.
     @Test func theSinkJoinsAWindowOfSegments() async throws {
