@@ -10,8 +10,8 @@ import Glibc
 /// ring, no other thread: the least a body read from a pipe can cost.
 ///
 /// Thread safety: `read` runs on URLSession's one reading thread; whether the descriptor ended
-/// is an atomic so any thread may ask `hasBytesAvailable` or `streamStatus`. The error is
-/// written by the reading thread before it returns -1 and read by URLSession after that.
+/// is an atomic so any thread may ask `hasBytesAvailable` or `streamStatus`; the error, set by
+/// the reading thread before it returns -1, is guarded by its `Mutex`.
 final class PipeBodyStream: BareBodyStream {
     private let descriptor: Int32
     private let ended = Atomic<Bool>(false)
