@@ -5,7 +5,7 @@ import Synchronization
 import FoundationNetworking
 #endif
 
-/// The bare uploader's URLSession delegate: hands over one ``MemoryBodyStream``, drains the
+/// The bare uploaders' URLSession delegate: hands over one stream of the body, drains the
 /// answer, and signals completion with the final status.
 ///
 /// A second request for a body stream (URLSession re-sending, DesignNotes, platform fact 2) cancels the
@@ -20,12 +20,12 @@ final class BareUploadDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
         var error: String?
     }
 
-    private let bytes: Int
+    private let body: BareUploader.Body
     private let state = Mutex(State())
     private let done = DispatchSemaphore(value: 0)
 
-    init(bytes: Int) {
-        self.bytes = bytes
+    init(body: BareUploader.Body) {
+        self.body = body
     }
 
     /// Waits for the task to complete; returns the final status (0 without one) and the error.
@@ -43,7 +43,7 @@ final class BareUploadDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
             return state.bodyRequests == 1
         }
         if first {
-            completionHandler(MemoryBodyStream(total: bytes))
+            completionHandler(body.makeStream())
         } else {
             state.withLock { $0.error = "URLSession asked for the body again (a re-send); the bare uploader does not resend" }
             task.cancel()

@@ -47,8 +47,9 @@ struct BenchOptions: Sendable {
         Measures streamup beside curl, a bare URLSession uploader and syslog-ng, all against the
         project's sink in this process, and prints a Markdown report on stdout (progress on stderr):
         a stream from a pipe (streamup's default acknowledged segments, --single-request,
-        `curl -T -`, bare URLSession), line latency, the sink's memory, and a log file followed
-        while it grows (`streamup tail`, --single-request, `tail -F | curl -T -`, syslog-ng http()).
+        `curl -T -`, bare URLSession from memory and from the pipe), line latency, the sink's memory,
+        and a log file followed while it grows (`streamup tail`, --single-request,
+        `tail -F | curl -T -`, syslog-ng http()).
           --rounds N        rounds; each runs every client, alternating the order (default 5)
           --bytes SIZE      bytes per throughput run, e.g. 500MB, 2GB, 1GiB (default 2GB; 1 MB = 10^6 bytes)
           --quick           CI's smoke run: 1 round, 64MB, 1 s latency runs, 2 s log runs, 1 slow answer,

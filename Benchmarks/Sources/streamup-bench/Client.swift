@@ -11,6 +11,9 @@ import Foundation
 /// - ``bare``: the platform's bound (DesignNotes, platform fact 7): this bench run as a child in its
 ///   `--bare-upload` mode, a bare `URLSession.uploadTask(withStreamedRequest:)` reading an
 ///   in-memory `InputStream` (no pipe, no ring; see ``BareUploader``).
+/// - ``barePipe``: the platform's bound for a pipe: the same child in its `--bare-pipe-upload`
+///   mode, whose `InputStream` is one blocking `read(2)` of its stdin per read (the same pipe
+///   the others read; no ring, no other thread).
 ///
 /// Thread safety: a value type.
 enum Client: String, Sendable, CaseIterable {
@@ -18,6 +21,7 @@ enum Client: String, Sendable, CaseIterable {
     case single
     case curl
     case bare
+    case barePipe
 
     /// The clients of the latency runs.
     static let latencyClients: [Client] = [.segments, .single, .curl]
@@ -28,7 +32,8 @@ enum Client: String, Sendable, CaseIterable {
         case .segments: "streamup (default: segments)"
         case .single: "streamup --single-request"
         case .curl: "curl -T -"
-        case .bare: "bare URLSession"
+        case .bare: "bare URLSession (memory)"
+        case .barePipe: "bare URLSession (pipe)"
         }
     }
 
@@ -43,6 +48,7 @@ enum Client: String, Sendable, CaseIterable {
         case .single: ["-X", "PUT", "--single-request", url]
         case .curl: ["-sS", "-T", "-", url]
         case .bare: [BareUploader.flag, url, bytes]
+        case .barePipe: [BareUploader.pipeFlag, url]
         }
     }
 
@@ -52,7 +58,7 @@ enum Client: String, Sendable, CaseIterable {
     func latencyArguments(url: String) -> [String] {
         switch self {
         case .segments: ["-X", "PUT", url]
-        case .single, .curl, .bare: arguments(url: url, bytes: "")
+        case .single, .curl, .bare, .barePipe: arguments(url: url, bytes: "")
         }
     }
 
@@ -71,7 +77,7 @@ enum Client: String, Sendable, CaseIterable {
             switch self {
             case .segments, .single: "streamup"
             case .curl: "curl"
-            case .bare: "streamup-bench"
+            case .bare, .barePipe: "streamup-bench"
             }
         return ([program] + arguments).joined(separator: " ")
     }

@@ -1,4 +1,4 @@
-/// The report's first workload: a stream from a pipe, four clients.
+/// The report's first workload: a stream from a pipe, five clients.
 ///
 /// Thread safety: stateless.
 extension Report {
@@ -14,10 +14,13 @@ extension Report {
         lines.append("  - \(Client.single.title): `\(Client.single.displayCommand)`, one never-ending request;")
         lines.append("  - curl: `\(Client.curl.displayCommand)`;")
         lines.append(
-            "  - bare URLSession, the platform's bound (DesignNotes, platform fact 7): `\(Client.bare.displayCommand)`, the bench itself run as a child, a bare `URLSession.uploadTask(withStreamedRequest:)` reading an in-memory `InputStream` subclass (one `memcpy` per read, from a 1 MiB buffer of the same bytes; no pipe, no ring, no other thread of ours), so its `rusage` is URLSession's alone."
+            "  - \(Client.bare.title), the platform's bound (DesignNotes, platform fact 7): `\(Client.bare.displayCommand)`, the bench itself run as a child, a bare `URLSession.uploadTask(withStreamedRequest:)` reading an in-memory `InputStream` subclass (one `memcpy` per read, filling all URLSession asks for from a 1 MiB buffer of the same bytes; no pipe, no ring, no other thread of ours), so its `rusage` is URLSession's alone;"
         )
         lines.append(
-            "- Input: a bench thread writing one prefilled 1 MiB buffer (64-byte text lines) again and again with `write(2)` into the client's stdin pipe (enlarged to 1 MiB); the bare uploader makes the same bytes itself."
+            "  - \(Client.barePipe.title), the platform's bound for a pipe: `\(Client.barePipe.displayCommand)`, the same child with the same session, whose `InputStream` is one blocking `read(2)` of its stdin (the same pipe as the others) per read, until end of file; no ring, no other thread."
+        )
+        lines.append(
+            "- Input: a bench thread writing one prefilled 1 MiB buffer (64-byte text lines) again and again with `write(2)` into the client's stdin pipe (enlarged to 1 MiB); the memory bare uploader makes the same bytes itself."
         )
         lines.append("- Check: the sink's requests for the run add up to exactly \(size), every one complete and answered 200 (no retry, no duplicate).")
         lines.append(
@@ -26,12 +29,17 @@ extension Report {
         lines.append("")
 
         let clients = Client.allCases
-        var table = MarkdownTable(["Measure"] + clients.map(\.title) + ["segments / single", "single / bare", "streamup (default) / curl"])
+        let ratioHeadings = [
+            "segments / single", "single / bare (memory)", "single / bare (pipe)", "segments / bare (pipe)", "streamup (default) / curl",
+        ]
+        var table = MarkdownTable(["Measure"] + clients.map(\.title) + ratioHeadings)
         func row(_ title: String, digits: Int, _ values: (Results.ClientMeasures) -> [Double]) {
             let columns = clients.map { MarkdownTable.cell(values(results[$0]), digits: digits) }
             let ratios = [
                 MarkdownTable.ratio(values(results[.segments]), values(results[.single])),
                 MarkdownTable.ratio(values(results[.single]), values(results[.bare])),
+                MarkdownTable.ratio(values(results[.single]), values(results[.barePipe])),
+                MarkdownTable.ratio(values(results[.segments]), values(results[.barePipe])),
                 MarkdownTable.ratio(values(results[.segments]), values(results[.curl])),
             ]
             table.add([title] + columns + ratios)
@@ -44,10 +52,11 @@ extension Report {
         if options.big {
             row("Peak RSS of the client, \(bytes(Benchmark.bigStreamBytes)) stream (MiB, 1 run)", digits: 1) { $0.rss10GBMiB }
         }
-        table.add(["Requests the sink received per stream"] + clients.map { MarkdownTable.cell(results[$0].requests, digits: 0) } + ["—", "—", "—"])
+        table.add(
+            ["Requests the sink received per stream"] + clients.map { MarkdownTable.cell(results[$0].requests, digits: 0) } + ratioHeadings.map { _ in "—" })
         table.add(
             ["Runs that did not count (stalled or failed; listed below)"]
-                + clients.map { "\(results[$0].pipeFailures.count) of \(results[$0].pipeRuns)" } + ["—", "—", "—"])
+                + clients.map { "\(results[$0].pipeFailures.count) of \(results[$0].pipeRuns)" } + ratioHeadings.map { _ in "—" })
         lines += table.lines
 
         let throughput = ratioOfMedians(results[.segments].throughputMBps, results[.single].throughputMBps)
@@ -55,12 +64,35 @@ extension Report {
         lines.append("")
         lines.append("Segment targets (acknowledged segments beside the single request), from the table:")
         lines.append(
-            "- throughput ≥ 0.90× the single request's: \(throughput.map { number($0, digits: 2) + "×" } ?? "—") — \(verdict(throughput) { $0 >= 0.9 });")
+            "- throughput ≥ 0.90× the single request's: \(times(throughput)) — \(verdict(throughput) { $0 >= 0.9 });")
         lines.append(
             "- peak RSS ≤ the single request's + 8 MiB: \(rssGap.map { (($0 >= 0) ? "+" : "") + number($0, digits: 1) + " MiB" } ?? "—") — \(verdict(rssGap) { $0 <= 8 })."
         )
+        lines += singleRequestTargets(results)
         lines += notesAndFailures(clients.map { ($0.title, results[$0].notes, results[$0].pipeFailures) })
         return lines
+    }
+
+    /// The single request against each bare uploader: throughput ≥ 0.95× the bare one's, CPU per
+    /// GB within 1.1× of the bare one's.
+    private static func singleRequestTargets(_ results: Results) -> [String] {
+        var lines = [
+            "",
+            "Single-request targets (the single request ≥ 0.95× the bare URLSession uploader, CPU per GB within 1.1× of it), from the table, against each bare column (memory: no input to read; pipe: reads the same pipe as every other client):",
+        ]
+        for bare in [Client.bare, .barePipe] {
+            let throughput = ratioOfMedians(results[.single].throughputMBps, results[bare].throughputMBps)
+            let cpu = ratioOfMedians(results[.single].cpuSecondsPerGB, results[bare].cpuSecondsPerGB)
+            lines.append(
+                "- against \(bare.title): throughput \(times(throughput)) — \(verdict(throughput) { $0 >= 0.95 }); CPU per GB \(times(cpu)) — \(verdict(cpu) { $0 <= 1.1 })\(bare == .bare ? ";" : ".")"
+            )
+        }
+        return lines
+    }
+
+    /// `0.93×`, or `—` without a value.
+    private static func times(_ ratio: Double?) -> String {
+        ratio.map { number($0, digits: 2) + "×" } ?? "—"
     }
 
     static func ratioOfMedians(_ a: [Double], _ b: [Double]) -> Double? {
