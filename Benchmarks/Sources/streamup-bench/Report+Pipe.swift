@@ -64,9 +64,13 @@ extension Report {
         lines.append("")
         lines.append("Segment targets (acknowledged segments beside the single request), from the table:")
         lines.append(
-            "- throughput ≥ 0.90× the single request's: \(times(throughput)) — \(verdict(throughput) { $0 >= 0.9 });")
+            "- throughput ≥ 0.95× the single request's: \(times(throughput)) — \(verdict(throughput) { $0 >= 0.95 });")
         lines.append(
-            "- peak RSS ≤ the single request's + 8 MiB: \(rssGap.map { (($0 >= 0) ? "+" : "") + number($0, digits: 1) + " MiB" } ?? "—") — \(verdict(rssGap) { $0 <= 8 })."
+            "- peak RSS ≤ the single request's + 8 MiB: \(rssGap.map { (($0 >= 0) ? "+" : "") + number($0, digits: 1) + " MiB" } ?? "—") — \(verdict(rssGap) { $0 <= 8 });"
+        )
+        let bareGap = differenceOfMedians(results[.segments].rssMiB, results[.bare].rssMiB)
+        lines.append(
+            "- peak RSS ≤ the bare URLSession program's (memory) + 11 MiB: \(bareGap.map { (($0 >= 0) ? "+" : "") + number($0, digits: 1) + " MiB" } ?? "—") — \(verdict(bareGap) { $0 <= 11 })."
         )
         lines += singleRequestTargets(results)
         lines += notesAndFailures(clients.map { ($0.title, results[$0].notes, results[$0].pipeFailures) })
