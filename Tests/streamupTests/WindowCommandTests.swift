@@ -97,7 +97,19 @@ import Testing
     @Test func severalSegmentsGoOutWhileEarlierOnesWaitForAnswers() async throws {
         let receiver = try await Receiver(delay: 0.2)
         let input = Self.lines(12_000)
-        let child = try StreamupProcess(["--max-in-flight", "8", "--segment-bytes", "8k", "--metrics", "0", receiver.url.absoluteString])
+        try await Self.runSeeingSeveralOut(["--max-in-flight", "8", "--segment-bytes", "8k"], input: input, into: receiver)
+        let state = await receiver.state()
+        let stored = await receiver.storedLines()
+        await receiver.stop()
+        #expect((state["most_at_once"] as? Int ?? 0) > 1)
+        #expect((state["errors"] as? [String] ?? ["?"]).isEmpty, "\(state)")
+        #expect(stored == input.split(separator: "\n"), "the stored stream is the input, in order")
+    }
+
+    /// Runs streamup with `arguments` (and `--metrics`) into `receiver` on `input`: the in-flight
+    /// gauge goes past one while it runs, and it exits 0. On a failure the receiver is stopped.
+    static func runSeeingSeveralOut(_ arguments: [String], input: String, into receiver: Receiver) async throws {
+        let child = try StreamupProcess(arguments + ["--metrics", "0", receiver.url.absoluteString])
         do {
             child.write(input)
             let metrics = try #require(await MetricsCommandTests.metricsURL(of: child), "stderr: \(child.stderr)")
@@ -108,18 +120,12 @@ import Testing
             #expect(several, "the in-flight gauge never went past 1; stderr: \(child.stderr)")
             child.closeStdin()
             #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
-            let state = await receiver.state()
-            #expect((state["most_at_once"] as? Int ?? 0) > 1)
-            #expect((state["errors"] as? [String] ?? ["?"]).isEmpty, "\(state)")
-            let stored = await receiver.storedLines()
-            #expect(stored == input.split(separator: "\n"), "the stored stream is the input, in order")
         } catch {
             child.signal(SIGKILL)
             _ = await child.waitForExit()
             await receiver.stop()
             throw error
         }
-        await receiver.stop()
     }
 
     /// A window wider than the platform's 6 connections to one host (URLSession's default on
@@ -239,23 +245,7 @@ import Testing
     @Test func aPresetPutsSeveralRequestsOutByDefault() async throws {
         let receiver = try await Receiver(delay: 0.1)
         let input = Self.lines(3_000)
-        let child = try StreamupProcess(["--to", "victorialogs", "--segment-bytes", "8k", "--metrics", "0", receiver.url.absoluteString])
-        do {
-            child.write(input)
-            let metrics = try #require(await MetricsCommandTests.metricsURL(of: child), "stderr: \(child.stderr)")
-            let port = UInt16(metrics.port ?? 0)
-            let several = await MetricsCommandTests.scraped {
-                (MetricsCommandTests.sample("streamup_requests_in_flight", port: port) ?? 0) > 1
-            }
-            #expect(several, "the in-flight gauge never went past 1; stderr: \(child.stderr)")
-            child.closeStdin()
-            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
-        } catch {
-            child.signal(SIGKILL)
-            _ = await child.waitForExit()
-            await receiver.stop()
-            throw error
-        }
+        try await Self.runSeeingSeveralOut(["--to", "victorialogs", "--segment-bytes", "8k"], input: input, into: receiver)
         let state = await receiver.state()
         let stored = await receiver.storedLines()
         await receiver.stop()
