@@ -1,8 +1,3 @@
-/// What a body stage's read found.
-enum BodyRead: Equatable {
-    case bytes(Int)
-    case end, wouldBlock
-}
 /// One stage of a request body, pulled by the reader of the body (URLSession's thread).
 /// `read` fills `buffer` with at least one byte, or says the body has ended, or — only when
 /// `blocking` is false — that nothing is there yet. It throws when the body failed.
