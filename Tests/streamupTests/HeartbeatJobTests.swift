@@ -2,6 +2,8 @@ import Foundation
 import StreamUpTestSupport
 import Testing
 
+@testable import streamup
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -156,5 +158,14 @@ import Glibc
             #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
             #expect(child.stdout == "done\n")
         }
+    }
+
+    /// A streamup that has ended between starting the job and the job asking for the death
+    /// signal (which would then never come) leaves no job: the shim, seeing another parent,
+    /// ends before the command runs.
+    @Test func jobIsNotRunWhenStreamupHasAlreadyEnded() async throws {
+        let child = try StreamupProcess([ExecShim.marker, String(Int32.max), "sh", "-c", "echo ran"])
+        #expect(await child.waitForExit() == 143, "stderr: \(child.stderr)")
+        #expect(child.stdout.isEmpty)
     }
 }
