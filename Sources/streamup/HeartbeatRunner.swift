@@ -85,11 +85,6 @@ enum HeartbeatRunner {
         let name = options.command.joined(separator: " ")
         let timeout = options.upload.shutdownTimeout ?? defaultJobShutdownTimeout
         let child = Process()
-        // streamup ignores SIGPIPE and the stray signals, and SIGINT/SIGTERM/SIGHUP for its
-        // handlers; the job starts with them at their defaults, as cron would start it
-        // (`yes | head` must end quietly).
-        child.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        child.arguments = ["--default-signal=\(SignalHandling.startedCommandDefaults)", "--"] + options.command
         // The job gets streamup's environment, but not the password meant for -u.
         child.environment = ProcessInfo.processInfo.environment.filter { $0.key != AuthOptions.passwordVariable }
         let started = ContinuousClock.now
@@ -117,7 +112,12 @@ enum HeartbeatRunner {
                 return "the command was killed; \(uploader.abortLine)"
             })
         do {
-            try child.run()
+            // streamup ignores SIGPIPE and the stray signals, and SIGINT/SIGTERM/SIGHUP for its
+            // handlers; the job starts with them at their defaults, as cron would start it
+            // (`yes | head` must end quietly). Through the shim: a streamup killed outright
+            // takes the job with it.
+            try ExecShim.run(
+                child, executable: "/usr/bin/env", arguments: ["--default-signal=\(SignalHandling.startedCommandDefaults)", "--"] + options.command)
         } catch {
             Terminal.error("cannot run '\(name)': \(error.localizedDescription)")
             return (ExitStatus.noAnswer, 127)

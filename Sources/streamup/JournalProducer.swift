@@ -78,13 +78,12 @@ final class JournalProducer: PositionedProducer, Sendable {
 
     func produce(into writer: StreamWriter) async throws {
         let child = Process()
-        child.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        child.arguments = arguments
         let output = Pipe()
         child.standardOutput = output
         child.standardInput = FileHandle.nullDevice
         do {
-            try child.run()
+            // Through the shim: a streamup killed outright takes journalctl with it.
+            try ExecShim.run(child, executable: "/usr/bin/env", arguments: arguments)
         } catch {
             throw StreamUpError(.producerFailed, "cannot run journalctl: \(error)")
         }

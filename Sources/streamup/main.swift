@@ -2,7 +2,8 @@ import Foundation
 import StreamUp
 
 /// Entry point: parse argv, check what only the running process can tell, run the command,
-/// exit with its status.
+/// exit with its status. Started as the exec shim, it becomes the command it was given instead.
+ExecShim.execIfAsked()
 StandardDescriptors.reserve()
 SignalHandling.ignoreStraySignals()
 let status: Int32

@@ -2,6 +2,8 @@ import Foundation
 import StreamUpTestSupport
 import Testing
 
+@testable import streamup
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -120,5 +122,50 @@ import Glibc
             #expect(
                 child.stderr == "streamup: stopping (SIGTERM): passed on to the command, whose end ends the beats (a second SIGINT/SIGTERM stops at once)\n")
         }
+    }
+
+    /// A command that cannot be run ends with 127 and env's one line, as a shell would.
+    @Test func commandThatCannotRunEndsWith127() async throws {
+        try await withSink { sink, _ in
+            let child = try StreamupProcess(["heartbeat", "--every", "1h", sink.url.absoluteString, "--", "streamup-test-no-such-command"])
+            #expect(await child.waitForExit() == 127, "stderr: \(child.stderr)")
+            // The quotes around the name follow the locale.
+            let plain = child.stderr.replacingOccurrences(of: "‘", with: "'").replacingOccurrences(of: "’", with: "'")
+            #expect(plain == "/usr/bin/env: 'streamup-test-no-such-command': No such file or directory\n", "stderr: \(child.stderr)")
+        }
+    }
+
+    /// streamup killed outright (`kill -9`, the OOM killer) takes the job with it: the job gets
+    /// SIGTERM and does not run on orphaned, with nobody to report its end.
+    @Test func killedOutrightItTakesTheJobWithIt() async throws {
+        try await withSink { sink, _ in
+            let child = try StreamupProcess([
+                "heartbeat", "--every", "1h", sink.url.absoluteString, "--", "sh", "-c", #"echo "$$"; exec sleep 300"#,
+            ])
+            let job = try #require(await child.firstLine().flatMap { Int32($0) })
+            defer { kill(job, SIGKILL) }
+            child.signal(SIGKILL)
+            #expect(await eventually(within: .seconds(10)) { !processRuns(job) }, "the job \(job) runs on without streamup")
+        }
+    }
+
+    /// A long job is not stopped while streamup lives: the thread that started it (the death
+    /// signal follows that thread, not the process) outlives the task pool's threads, which
+    /// end after about 5 idle seconds.
+    @Test func jobOutlastingIdleThreadsRunsToItsEnd() async throws {
+        try await withSink { sink, _ in
+            let child = try StreamupProcess(["heartbeat", "--every", "1h", sink.url.absoluteString, "--", "sh", "-c", "sleep 8; echo done"])
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(child.stdout == "done\n")
+        }
+    }
+
+    /// A streamup that has ended between starting the job and the job asking for the death
+    /// signal (which would then never come) leaves no job: the shim, seeing another parent,
+    /// ends before the command runs.
+    @Test func jobIsNotRunWhenStreamupHasAlreadyEnded() async throws {
+        let child = try StreamupProcess([ExecShim.marker, String(Int32.max), "sh", "-c", "echo ran"])
+        #expect(await child.waitForExit() == 143, "stderr: \(child.stderr)")
+        #expect(child.stdout.isEmpty)
     }
 }

@@ -70,4 +70,31 @@ import Testing
             #expect(Self.records(stored).sorted() == ["five", "four", "one", "three", "two"])
         }
     }
+
+    /// streamup killed outright (`kill -9`) takes journalctl with it: restarts do not pile up
+    /// followers.
+    @Test func killedOutrightItTakesJournalctlWithIt() async throws {
+        let scratch = try TemporaryDirectory()
+        var journal = try JournalFiles(directory: scratch.file("journal"))
+        try journal.append([.init("one")])
+        try await withSink { sink, stored in
+            let child = try StreamupProcess(["journal", "--directory", journal.directory, "--from-start", sink.url.absoluteString])
+            #expect(await eventually { Self.records(stored) == ["one"] }, "stderr: \(child.stderr)")
+            let followers = Self.children(of: child.process.processIdentifier)
+            defer { for pid in followers { kill(pid, SIGKILL) } }
+            #expect(followers.count == 1, "children: \(followers)")
+            child.signal(SIGKILL)
+            for pid in followers {
+                #expect(await eventually(within: .seconds(10)) { !processRuns(pid) }, "journalctl \(pid) runs on without streamup")
+            }
+        }
+    }
+
+    /// The processes `pid` started, from `/proc/PID/task/TID/children`.
+    private static func children(of pid: Int32) -> [Int32] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.flatMap { task in
+            ((try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/children", encoding: .utf8)) ?? "").split(separator: " ").compactMap { Int32($0) }
+        }
+    }
 }
