@@ -62,8 +62,8 @@ enum HelpTopic: String, CaseIterable, Sendable {
             per window of answers that come back 2xx and no slower, and halves on 429, 503,
             timeouts, broken connections or a window of answers much slower than usual (one slow
             answer among them is not enough). The stream is still acknowledged in
-            order (the state file and spool move only past segments answered before every earlier
-            one was), and a failed segment is sent again alone. Records may then arrive out of
+            order (the state file and spool move past a segment only once it and every earlier
+            one are answered), and a failed segment is sent again alone. Records may then arrive out of
             order. Default: 8 with --to (the receiver orders records by the time each carries, or
             does not care; Loki takes entries out of order within an hour of a stream's newest,
             so one set to unordered_writes: false needs --max-in-flight 1), but 1 with --to vector

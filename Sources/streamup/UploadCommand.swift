@@ -248,7 +248,7 @@ struct UploadOptions: Sendable, Equatable {
                 options.delivery(\.segmentDuration, try parseDuration(value, option: "--segment-seconds"), "--segment-seconds")
             },
             .value(
-                "--max-in-flight", valueName: "N", group: .delivery, help: "up to N requests at once, adapting (default 8 with most --to, else 1)"
+                "--max-in-flight", valueName: "N", group: .delivery, help: "up to N requests at once, adapting (8 with --to but vector, else 1)"
             ) { options, value throws(UsageError) in
                 guard let count = Int(value), (1...256).contains(count) else { throw UsageError("--max-in-flight: '\(value)' is not a number from 1 to 256") }
                 options.delivery(\.maxInFlight, count, "--max-in-flight")

@@ -73,7 +73,11 @@ enum UploadRunner {
         }
         defer { metricsServer?.stop() }
         if let pipeline, let metrics {
-            pipeline.register(stop: { onSignal?() ?? uploader.finish() }, abort: { uploader.cancel() }, metrics: metrics)
+            // Weak: a pipeline of `streamup run` that ended must free its uploader (and with it
+            // its spool's lock) although its context lives on a while (the abort timer).
+            pipeline.register(
+                stop: { [weak uploader] in onSignal?() ?? uploader?.finish() }, abort: { [weak uploader] in uploader?.cancel() },
+                metrics: metrics)
         } else {
             installSignals(for: uploader, timeout: options.shutdownTimeout ?? UploadOptions.defaultShutdownTimeout) {
                 onSignal?() ?? uploader.finish()
@@ -190,7 +194,10 @@ enum UploadRunner {
         _ metrics: Metrics?, _ options: UploadOptions, uploader: StreamUploader, files: FileTailer?, dropped: RecordFilter.Counter? = nil
     ) -> Result<SinkServer?, NotMade> {
         guard let metrics else { return .success(nil) }
-        metrics.attach {
+        // Weak: the uploader's events hold `metrics`, so a strong capture would keep both alive
+        // for good (in `streamup run`, a removed pipeline's spool locked until the process ends).
+        metrics.attach { [weak uploader] in
+            guard let uploader else { return Metrics.Gauges() }
             var gauges = uploader.metricGauges
             gauges.filesFollowed = files?.followedFileCount
             gauges.recordsDropped = dropped?.value

@@ -115,4 +115,50 @@ import Testing
             #expect(Self.streams(stored) == ["a1\na2\na3\n", "b1\n", "c1\nc2\n"])
         }
     }
+
+    /// A pipeline with a spool that a reload removed, once it has ended, can be added back by
+    /// the next reload: its spool and state file are free again in the same process, and it
+    /// sends what its file got meanwhile (the ended pipeline used to keep its spool locked
+    /// until the process ended: "spool … is in use by another streamup process", exit 74).
+    @Test func aRemovedPipelineWithASpoolCanBeAddedBack() async throws {
+        let scratch = try TemporaryDirectory()
+        let (a, c) = (scratch.file("a.log"), scratch.file("c.log"))
+        for (path, line) in [(a, "a1\n"), (c, "c1\n")] { try line.write(toFile: path, atomically: false, encoding: .utf8) }
+        let file = scratch.file("pipelines.conf")
+        try await withSink { sink, stored in
+            let url = sink.url.absoluteString
+            let spooled =
+                "tail --name a --from-start --segment-seconds 100ms --state \(scratch.file("a.state")) --spool \(scratch.file("spool")) \(a) \(url)\n"
+            let other = "tail --name c --from-start --segment-seconds 100ms \(c) \(url)\n"
+            try (spooled + other).write(toFile: file, atomically: true, encoding: .utf8)
+            let child = try StreamupProcess(["run", "--metrics", "0", file])
+            do {
+                let metrics = try #require(await MetricsCommandTests.metricsURL(of: child), "stderr: \(child.stderr)")
+                let port = UInt16(metrics.port ?? 0)
+                #expect(await eventually { Self.streams(stored) == ["a1\n", "c1\n"] }, "stderr: \(child.stderr)")
+                // Given a removed, and ended (its series gone from the scrape)...
+                try other.write(toFile: file, atomically: true, encoding: .utf8)
+                child.signal(SIGHUP)
+                let ended = await MetricsCommandTests.scraped {
+                    guard let (status, body) = LoopbackGet.fetch(port: port, "/metrics"), status == 200 else { return false }
+                    let text = String(decoding: body, as: UTF8.self)
+                    return !text.contains("pipeline=\"a\"") && text.contains("pipeline=\"c\"")
+                }
+                #expect(ended, "stderr: \(child.stderr)")
+                try append("a2\n", to: a)
+                // ...and added back: it runs and sends the line its file got meanwhile.
+                try (spooled + other).write(toFile: file, atomically: true, encoding: .utf8)
+                child.signal(SIGHUP)
+                #expect(await eventually { Self.streams(stored).contains("a2\n") }, "stderr: \(child.stderr)")
+                #expect(!child.stderr.contains("in use"), "stderr: \(child.stderr)")
+                child.signal(SIGTERM)
+                #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+                #expect(Self.streams(stored) == ["a1\n", "a2\n", "c1\n"], "\(Self.streams(stored))")
+            } catch {
+                child.signal(SIGKILL)
+                _ = await child.waitForExit()
+                throw error
+            }
+        }
+    }
 }
