@@ -254,6 +254,32 @@ import Testing
         #expect(Self.storedOnce(Self.messages(stored, key: "_msg"), input), "each record stored once")
     }
 
+    /// At a pace one request at a time carries (5 lines every 100 ms, 1 s segments), a
+    /// preset's window keeps one request out against a receiver that answers 2 s late: a
+    /// second one would gain nothing and wait, spinning, for its answer (before, the next
+    /// segment went out on its timer while the one before still waited). Every record arrives.
+    @Test func aSteadyPaceKeepsOneRequestOutAgainstASlowReceiver() async throws {
+        let receiver = try await Receiver(delay: 2.0)
+        let child = try StreamupProcess(["--to", "victorialogs", receiver.url.absoluteString])
+        var input = ""
+        for round in 0..<50 {
+            let lines = (1...5).map { "paced line \(round * 5 + $0)\n" }.joined()
+            child.write(lines)
+            input += lines
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        // Every line stored before the input ends (whose rest would go at once).
+        let all = await receiver.eventually(within: .seconds(30)) { $0.storedLinesNow().count == 250 }
+        child.closeStdin()
+        let status = await child.waitForExit()
+        let state = await receiver.state()
+        let stored = await receiver.storedLines()
+        await receiver.stop()
+        #expect(all && status == 0, "stderr: \(child.stderr)")
+        #expect((state["most_at_once"] as? Int ?? 0) == 1, "\(state["most_at_once"] ?? "?") requests at once")
+        #expect(Self.storedOnce(Self.messages(stored, key: "_msg"), input), "each record stored once")
+    }
+
     /// Where records would arrive out of order with nothing to sort them by, the default stays
     /// one request at a time against the same slow receiver: a plain URL (a receiver that may
     /// append bodies as they come), `--to vector` (lines as they are, stamped on arrival), and a

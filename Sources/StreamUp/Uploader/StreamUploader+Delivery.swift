@@ -36,11 +36,12 @@ extension StreamUploader {
         var lastSuccess: UploadResponse?
         var lastError: StreamUpError?
         var splitReported = false
-        /// Plain requests out (cutting or sending), and whether a wait for input or a backoff runs.
+        /// Plain requests out (cutting or sending), the lowest offset a wait for input runs from
+        /// (nil: none runs), and whether a backoff runs.
         var exchanges = 0
-        var waitsForInput = false
+        var waitsForInput: Int?
         var sleeps = false
-        var isIdle: Bool { exchanges == 0 && !waitsForInput && !sleeps }
+        var isIdle: Bool { exchanges == 0 && waitsForInput == nil && !sleeps }
     }
 
     func deliver(_ session: SegmentSession) async throws -> UploadResponse {
@@ -66,8 +67,10 @@ extension StreamUploader {
                     }
                     // A full buffer whose records are all out gets nothing new before an
                     // answer frees room (its wait would end at once, again and again).
-                    if !log.waitsForInput, !isFull {
-                        log.waitsForInput = true
+                    // A wait from further on (for a whole segment beside requests out) does not
+                    // see a record past `offset`: one from here then runs too.
+                    if log.waitsForInput.map({ offset < $0 }) ?? true, !isFull {
+                        log.waitsForInput = offset
                         group.addTask { [buffer] in
                             await buffer.waitUntilReadable(from: offset)
                             return .inputReady
@@ -185,7 +188,7 @@ extension StreamUploader {
         case .ended(let exchange, let endpoint, let exchanged):
             try conclude(exchange, endpoint: endpoint, exchanged, &machine, &endpoints, &log)
         case .inputReady:
-            log.waitsForInput = false
+            log.waitsForInput = nil
         case .slept(let hurried):
             log.sleeps = false
             if hurried { machine.endBackoff() }
