@@ -485,6 +485,9 @@ public final class StreamUploader: Sendable {
             producerTask?.cancel()
             session.invalidate()
             saveSourcesAtEnd()
+            // The spool is free for the next run at once, not when this uploader goes (whose
+            // last reference may outlive the run: a removed `streamup run` pipeline added back).
+            spool?.releaseLock()
         }
         let answer = try await withTaskCancellationHandler {
             try await delivery.value

@@ -131,8 +131,19 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
             SystemCall.close(file.index)
         }
         let descriptors = descriptors.withLock { $0 }
-        for descriptor in descriptors.retired + [descriptors.marks, descriptors.lock] { SystemCall.close(descriptor) }
+        for descriptor in descriptors.retired + [descriptors.marks, descriptors.lock] where descriptor >= 0 { SystemCall.close(descriptor) }
         staging.deallocate()
+    }
+
+    /// Lets another process (or another pipeline of this one) take the spool: the upload that
+    /// used it has ended. The files stay open until the storage goes, for any late reader; the
+    /// spool is the next owner's from now on, so nothing more is written to it.
+    func releaseLock() {
+        let lock = descriptors.withLock { descriptors -> CInt in
+            defer { descriptors.lock = -1 }
+            return descriptors.lock
+        }
+        if lock >= 0 { SystemCall.close(lock) }
     }
 
     /// The capacity used when none is given: 1 GiB, or half of what the file system holding
