@@ -83,6 +83,11 @@ package final class ReplayBuffer: @unchecked Sendable {
     private var timer: (generation: Int, task: Task<Void, Never>?) = (0, nil)
     /// Guarded by `lock`, see ``onDroppedAtStop``.
     private var droppedAtStop: (@Sendable (Int) -> Void)?
+    /// Guarded by `lock`, see ``onHeldDropped``.
+    private var heldDropped: (@Sendable (Int) -> Void)?
+    /// The bytes of the turn's holder that the storage had no room for (``Held``); guarded by
+    /// `lock`, set and taken only by the holder.
+    private var held: Held?
 
     /// A buffer over `storage`, which already holds the bytes `acknowledged..<written` (a
     /// recovered spool; both 0 for a new stream).
@@ -198,13 +203,29 @@ package final class ReplayBuffer: @unchecked Sendable {
     /// returns how many bytes it put there; those bytes came from `mark` (nil: no source to
     /// remember). Returns what `fill` returned, or nil without calling it when there is no space.
     /// Only the writer whose turn it is calls it; it never waits, apart from what `fill` does.
+    ///
+    /// When the storage has no room for the bytes (a full disk, ``ReplayStorage/retryTime(after:)``)
+    /// they are held, in the storage's writable space, and nil is returned: the writer waits
+    /// (``waitForSpace(_:needs:)``, which waits for room on the storage then) and calls again,
+    /// which commits the held bytes first and returns their count, without calling `fill`.
+    /// A writer that leaves its turn with bytes held drops them (``onHeldDropped`` hears).
     /// - Throws: the buffer's failure (or its end) instead of calling `fill`; what `fill` threw.
     func withWritableSpace(maxLength: Int, mark: SourceMark?, _ fill: (UnsafeMutableRawBufferPointer) throws -> Int) throws -> Int? {
         let started = ContinuousClock.now
-        let (offset, free, boundary) = try locked { log throws(StreamUpError) in try log.reserve(now: started) }
+        let offset: Int
+        let free: Int
+        let boundary: Int
+        do {
+            (offset, free, boundary) = try locked { log throws(StreamUpError) in try log.reserve(now: started) }
+        } catch {
+            // A stop or a failure while bytes waited for room: they are not kept.
+            dropHeld()
+            throw error
+        }
+        if let waiting = locked({ _ in held }) { return try commit(waiting) }
         if free == 0 { return nil }
         // The last lock of a counted write settles what a stop owes; only an early end (nothing
-        // read, a failed commit, a read after a stop) takes the lock again for it.
+        // read, a read after a stop) takes the lock again for it.
         var settled = false
         defer {
             if !settled { act { $0.endedEarly() } }
@@ -226,19 +247,78 @@ package final class ReplayBuffer: @unchecked Sendable {
             ? Self.boundaries(in: filled, at: offset, after: boundary, maxRecord: maxRecord)
             : (boundary: offset + count, splits: [])
         let lines = records == .lines ? Self.newlineCount(in: filled) : 0
-        let now = ContinuousClock.now
+        // From here the commit settles the write: it counts the bytes, holds them, or ends it.
+        settled = true
+        return try commit(
+            Held(space: space, count: count, offset: offset, mark: mark, boundary: found.boundary, splits: found.splits, lines: lines, time: .now))
+    }
+
+    /// Bytes filled and found, on their way into the storage; held while it has no room.
+    struct Held {
+        let space: UnsafeMutableRawBufferPointer
+        let count: Int
+        let offset: Int
+        let mark: SourceMark?
+        let boundary: Int
+        let splits: [Int]
+        let lines: Int
+        /// When they were read (their write time).
+        let time: ContinuousClock.Instant
+        /// When the storage is tried again, and the acknowledged offset then (an
+        /// acknowledgement past it may free room on the storage).
+        var retryAt: UploadClock.Instant? = nil
+        var acknowledged = 0
+    }
+
+    /// Commits `bytes` to the storage and counts them (returns their count); holds them and
+    /// returns nil when the storage has no room now; fails the buffer on any other error.
+    private func commit(_ bytes: Held) throws(StreamUpError) -> Int? {
         do throws(StreamUpError) {
-            try storage.commit(space, count: count, at: offset, mark: mark)
+            try storage.commit(bytes.space, count: bytes.count, at: bytes.offset, mark: bytes.mark)
         } catch {
+            if let retryAt = storage.retryTime(after: error) {
+                locked { log in
+                    held = bytes
+                    held?.retryAt = retryAt
+                    held?.acknowledged = log.acknowledged
+                }
+                return nil
+            }
+            locked { _ in held = nil }
             failWriting(error)
+            act { $0.endedEarly() }
             throw error
         }
         let actions = locked { log in
-            log.committed(count: count, at: offset, boundary: found.boundary, splits: found.splits, lines: lines, now: now, mark: mark)
+            held = nil
+            return log.committed(
+                count: bytes.count, at: bytes.offset, boundary: bytes.boundary, splits: bytes.splits, lines: bytes.lines, now: bytes.time,
+                mark: bytes.mark)
         }
-        settled = true
         perform(actions)
-        return count
+        return bytes.count
+    }
+
+    /// The wait of the holder whose bytes the storage had no room for; nil when none are held.
+    private var heldWait: Log.Wait? {
+        locked { _ in
+            held.flatMap { held in held.retryAt.map { .storageRoom(acknowledged: held.acknowledged, retryAt: $0) } }
+        }
+    }
+
+    /// Drops the held bytes, if any (their writer leaves its turn: a stop, a failure, a cancel),
+    /// ends their write and tells ``onHeldDropped``.
+    private func dropHeld() {
+        guard let dropped = locked({ _ in held.take() }) else { return }
+        act { $0.endedEarly() }
+        onHeldDropped?(dropped.count)
+    }
+
+    /// Who hears how many bytes read from the input were dropped while they waited for room on
+    /// the storage (a stop or a failure came first).
+    var onHeldDropped: (@Sendable (Int) -> Void)? {
+        get { locked { _ in heldDropped } }
+        set { locked { _ in heldDropped = newValue } }
     }
 
     /// Where the bytes in `range` came from (entries are kept only in memory, with sources
@@ -320,9 +400,15 @@ package final class ReplayBuffer: @unchecked Sendable {
         try await waitInLine(id, needs: max(needs, refill ?? needs), holding: false)
     }
 
-    /// The holder `id` waits, keeping its turn, until `needs` bytes are free.
+    /// The holder `id` waits, keeping its turn, until `needs` bytes are free; or, when the
+    /// storage had no room for its bytes, until it is time to try them again.
     /// - Throws: the buffer's failure (or its end); `CancellationError` when cancelled.
     func waitForSpace(_ id: Int, needs: Int) async throws {
+        if let wait = heldWait {
+            await waitFor(wait, now: clock.now)
+            try Task.checkCancellation()
+            return
+        }
         try await waitInLine(id, needs: needs, holding: true)
     }
 
@@ -350,8 +436,17 @@ package final class ReplayBuffer: @unchecked Sendable {
         try check(park(id, needs: max(needs, refill ?? needs), patience: .waits, holding: false))
     }
 
-    /// The thread writer `id`, holding the turn, parks until `needs` bytes are free.
+    /// The thread writer `id`, holding the turn, parks until `needs` bytes are free; or, when
+    /// the storage had no room for its bytes, until it is time to try them again.
     func waitForSpaceBlocking(_ id: Int, needs: Int) throws {
+        if let wait = heldWait {
+            if locked({ $0.isCancelledWriter(id) }) { throw CancellationError() }
+            let thread = ParkedThread()
+            let now = clock.now
+            act { $0.wait($0.newWaiterID(), for: wait, wake: .thread(thread), now: now) }
+            _ = thread.wait()
+            return
+        }
         try check(park(id, needs: needs, patience: .waits, holding: true))
     }
 
@@ -378,8 +473,10 @@ package final class ReplayBuffer: @unchecked Sendable {
         act { $0.cancelWriter(id, forever: true) }
     }
 
-    /// Writer `id` gives the turn back; the next in line gets it when it can go on.
+    /// Writer `id` gives the turn back; the next in line gets it when it can go on. Bytes it
+    /// holds that the storage had no room for are dropped (it was stopped or cancelled).
     func leaveTurn(_ id: Int) {
+        if locked({ $0.writers.holder == id && held != nil }) { dropHeld() }
         act { $0.leaveTurn(id) }
     }
 
