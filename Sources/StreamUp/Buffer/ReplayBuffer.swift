@@ -26,6 +26,10 @@ import Darwin
 ///   frees the bytes it needs. The writer finds the record ends in the bytes it just filled,
 ///   before publishing them (``RecordMode``); a record that grows past `maxRecord` is split
 ///   there, and counted.
+/// - A full disk: when the storage has no room for a write (ENOSPC, EDQUOT: a spool's
+///   ``ReplayStorage/retryTime(after:)``), the writer keeps its turn and the bytes (``Held``)
+///   and waits in the table until the retry instant on `clock` or an acknowledgement, then
+///   commits them again; no more input is read meanwhile.
 /// - Cutting: the delivery task cuts segments of whole records, as far as its ``SegmentPlan``
 ///   allows (``cutSegment(from:limits:)``), from the acknowledged offset or from the end of a
 ///   segment still in flight (several disjoint ranges above the acknowledged offset may be in
