@@ -2,6 +2,12 @@ import Foundation
 import StreamUpTestSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A full disk under `--spool`: the built binary on a spool in a file system of its own
 /// (2 MiB of tmpfs), which a filler file fills and its removal frees again.
 @Suite(.timeLimit(.minutes(2))) struct FullDiskTests {
@@ -35,6 +41,32 @@ import Testing
             let stderr = child.stderr.split(separator: "\n")
             #expect(stderr.filter { $0.contains("is full") }.count == 1, "stderr: \(child.stderr)")
             #expect(stderr.filter { $0.contains("writing again") }.count == 1, "stderr: \(child.stderr)")
+        }
+    }
+
+    /// A stop (SIGTERM) while waiting for room ends as a stop does: what the spool holds is
+    /// delivered, and one line says how many bytes read were waiting for room and are lost.
+    @Test(.enabled(if: SmallFileSystem.isAvailable)) func aStopWhileTheSpoolDiskIsFullSaysWhatIsLost() async throws {
+        let scratch = try TemporaryDirectory()
+        let disk = try SmallFileSystem(at: scratch.file("disk"))
+        defer { disk.unmount() }
+        let spool = disk.path + "/spool"
+        try await withSink { sink, directory in
+            let child = try StreamupProcess(
+                ["--spool", spool, "--spool-size", "512k", "--max-record", "64k", "--segment-seconds", "200ms", sink.url.absoluteString])
+            child.write("delivered before\n")
+            try #require(await eventually { streamText(in: directory) == "delivered before\n" }, "stderr: \(child.stderr)")
+            disk.fill(with: disk.path + "/filler")
+            // More than the page the spool file has begun can take.
+            child.write(String(repeating: "w", count: 8_000) + "\n")
+            try #require(await eventually { child.stderr.contains("is full") }, "stderr: \(child.stderr)")
+            child.signal(SIGTERM)
+            let status = await child.waitForExit()
+            #expect(status == 0, "stderr: \(child.stderr)")
+            let line = child.stderr.split(separator: "\n").first { $0.contains("not kept") }
+            #expect(line?.contains("bytes read were waiting for room in the full spool \(spool)") == true, "stderr: \(child.stderr)")
+            #expect(line?.contains("lost") == true, "stderr: \(child.stderr)")
+            #expect(streamText(in: directory) == "delivered before\n")
         }
     }
 }

@@ -272,6 +272,16 @@ package final class ReplayBuffer: @unchecked Sendable {
         /// acknowledgement past it may free room on the storage).
         var retryAt: UploadClock.Instant? = nil
         var acknowledged = 0
+        /// Whether ``onHeldDropped`` heard about them already (a stop said so before its end).
+        var reported = false
+    }
+
+    /// The count of held bytes not reported yet, now marked reported; nil when there are none.
+    /// Called under `lock`.
+    private func heldToReport() -> Int? {
+        guard let waiting = held, !waiting.reported else { return nil }
+        held?.reported = true
+        return waiting.count
     }
 
     /// Commits `bytes` to the storage and counts them (returns their count); holds them and
@@ -282,7 +292,9 @@ package final class ReplayBuffer: @unchecked Sendable {
         } catch {
             if let retryAt = storage.retryTime(after: error) {
                 locked { log in
+                    let reported = held?.reported ?? false
                     held = bytes
+                    held?.reported = reported
                     held?.retryAt = retryAt
                     held?.acknowledged = log.acknowledged
                 }
@@ -315,7 +327,7 @@ package final class ReplayBuffer: @unchecked Sendable {
     private func dropHeld() {
         guard let dropped = locked({ _ in held.take() }) else { return }
         act { $0.endedEarly() }
-        onHeldDropped?(dropped.count)
+        if !dropped.reported { onHeldDropped?(dropped.count) }
     }
 
     /// Who hears how many bytes read from the input were dropped while they waited for room on
@@ -360,6 +372,8 @@ package final class ReplayBuffer: @unchecked Sendable {
         // The drop is said before the end is seen: a run that ends at once must not end first.
         let dropping = locked { $0.stopDropping(stopped: stopped) }
         if let dropping, !dropping.isEmpty { discard(dropping) }
+        // So are bytes waiting for room on the storage, which the holder drops once it wakes.
+        if stopped, let waiting = locked({ _ in heldToReport() }) { onHeldDropped?(waiting) }
         act { $0.finish(stopped: stopped, dropping: dropping) }
     }
 

@@ -204,17 +204,27 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
     /// disk is said once) and is written with the next write that works.
     func saveRecord() throws(StreamUpError) {
         do throws(StreamUpError) {
+            try writeRecord()
+        } catch {
+            guard error.isOutOfRoom else { throw error }
+            _ = retryTime(after: error)
+            return
+        }
+        wrote()
+    }
+
+    /// Writes `stream.json` now; one that found no room waits to be written again
+    /// (`Room.recordUnsaved`), and no spool data is written before it is.
+    private func writeRecord() throws(StreamUpError) {
+        do throws(StreamUpError) {
             try recordWrites.withLock { _ throws(StreamUpError) in
                 try Self.save(streamRecord.withLock { $0 }, in: directory)
             }
         } catch {
-            guard error.isOutOfRoom else { throw error }
-            room.withLock { $0.recordUnsaved = true }
-            _ = retryTime(after: error)
-            return
+            if error.isOutOfRoom { room.withLock { $0.recordUnsaved = true } }
+            throw error
         }
         room.withLock { $0.recordUnsaved = false }
-        wrote()
     }
 
     /// Remembers how many bytes were set aside as dead letters, for the next start.
@@ -235,6 +245,9 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
     func commit(_ space: UnsafeMutableRawBufferPointer, count: Int, at offset: Int, mark: SourceMark?) throws(StreamUpError) {
         checkDirectory()
         do {
+            // A record that waits for room goes first: while it cannot be written, neither
+            // are new bytes (the input waits, as the full disk's line says).
+            if room.withLock({ $0.recordUnsaved }), !isDirectoryGone { try writeRecord() }
             try append(space, count: count, at: offset, mark: mark)
             wrote()
         } catch {
@@ -267,16 +280,14 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
         return retryAt
     }
 
-    /// A write worked: when the disk had been full, says that writing works again, and writes
-    /// `stream.json` when it waits to be.
+    /// A write worked (`stream.json` waiting for room was written before it): when the disk
+    /// had been full, says that writing works again.
     private func wrote() {
-        guard room.withLock({ $0.room.isFull || $0.recordUnsaved }) else { return }
+        guard room.withLock({ $0.room.isFull }) else { return }
         let now = roomClock.withLock { $0 }.now
-        let (full, recordUnsaved) = room.withLock { ($0.room.wrote(now: now), $0.recordUnsaved) }
-        if let full {
+        if let full = room.withLock({ $0.room.wrote(now: now) }) {
             say("spool \(directory) has room again: writing again after \(StreamUploader.spoken(full)) full; nothing read was lost")
         }
-        if recordUnsaved, !isDirectoryGone { try? saveRecord() }
     }
 
     private func undoWrites(from offset: Int) {
