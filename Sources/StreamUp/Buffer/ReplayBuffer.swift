@@ -14,8 +14,8 @@ import Darwin
 ///
 /// The buffer is a thin shell around a pure state machine, ``ReplayLog``, which holds every
 /// cursor, the writers' line and the one table of waiters, and answers each event with the
-/// actions to take. The shell owns one lock (`lock`, guarding `log`, `timer` and
-/// `droppedAtStop`), asks the log under it, and carries out the actions after leaving it:
+/// actions to take. The shell owns one lock (`lock`, guarding `log`, `timer`, `held` and
+/// the callbacks), asks the log under it, and carries out the actions after leaving it:
 /// it resumes task continuations, wakes parked threads, tells the storage, arms the timer.
 /// It does no I/O under the lock: bytes are copied in and out, record ends found and storage
 /// calls made outside it, over ranges the cursors keep apart.
@@ -48,9 +48,9 @@ import Darwin
 ///   is a byte, the end or a failure, takes the bytes from the acknowledged offset and
 ///   acknowledges them at once: nothing can be sent again.
 ///
-/// Thread safety: `@unchecked Sendable` because `log`, `timer` and `droppedAtStop` are guarded
-/// by `lock`, which is never held while a continuation is resumed, a thread is woken, a
-/// callback runs or the storage is called.
+/// Thread safety: `@unchecked Sendable` because `log`, `timer`, `held` and the two callbacks
+/// are guarded by `lock`, which is never held while a continuation is resumed, a thread is
+/// woken, a callback runs or the storage is called.
 package final class ReplayBuffer: @unchecked Sendable {
     typealias Log = ReplayLog<Wake>
 
@@ -90,7 +90,7 @@ package final class ReplayBuffer: @unchecked Sendable {
     /// Guarded by `lock`, see ``onHeldDropped``.
     private var heldDropped: (@Sendable (Int) -> Void)?
     /// The bytes of the turn's holder that the storage had no room for (``Held``); guarded by
-    /// `lock`, set and taken only by the holder.
+    /// `lock`, set and taken by the holder (a stop only marks them reported).
     private var held: Held?
 
     /// A buffer over `storage`, which already holds the bytes `acknowledged..<written` (a
