@@ -330,6 +330,13 @@ package final class ReplayBuffer: @unchecked Sendable {
         if !dropped.reported { onHeldDropped?(dropped.count) }
     }
 
+    /// Takes back the held bytes without a word (their writer must not wait and still has them:
+    /// it is told that the storage is full) and ends their write.
+    func giveBackHeld() {
+        guard locked({ _ in held.take() }) != nil else { return }
+        act { $0.endedEarly() }
+    }
+
     /// Who hears how many bytes read from the input were dropped while they waited for room on
     /// the storage (a stop or a failure came first).
     var onHeldDropped: (@Sendable (Int) -> Void)? {

@@ -141,16 +141,16 @@ public final class StreamWriter: Sendable {
         case .closed, .queued: throw failure
         }
         defer { buffer.leaveTurn(id) }
-        try copy(bytes, writer: id)
-        return .written
+        return try copy(bytes, writer: id) ? .written : .full
     }
 
     /// Copies all of `bytes` into the buffer, which has room for them (the caller holds the turn
     /// and found them free: only the turn's holder adds bytes, and free space only grows). The
     /// space offered is contiguous, so it may take two pieces at the buffer's wrap. When the
-    /// storage has no room for them (a full disk) the calling thread parks until it does, as
-    /// on a lock: the bytes are taken already.
-    private func copy(_ bytes: UnsafeRawBufferPointer, writer id: Int) throws {
+    /// storage has no room for them (a full disk) nothing is written and false is returned, as
+    /// for a full buffer; only when a first piece went in already does the calling thread park
+    /// until the storage has room for the rest, as on a lock (a write is whole).
+    private func copy(_ bytes: UnsafeRawBufferPointer, writer id: Int) throws -> Bool {
         var offset = 0
         while offset < bytes.count {
             let count = try buffer.withWritableSpace(maxLength: bytes.count - offset, mark: nil) { space in
@@ -158,12 +158,17 @@ public final class StreamWriter: Sendable {
                 return space.count
             }
             guard let count else {
+                if offset == 0 {
+                    buffer.giveBackHeld()
+                    return false
+                }
                 try buffer.waitForSpaceBlocking(id, needs: bytes.count - offset)
                 continue
             }
             guard count > 0 else { throw failure }
             offset += count
         }
+        return true
     }
 
     /// Lets `fill` write into free buffer space in place (for example `read(2)` straight into

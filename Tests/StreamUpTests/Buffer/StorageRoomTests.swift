@@ -38,7 +38,7 @@ import Darwin
 
 /// A writer whose storage has no room (ENOSPC) keeps its bytes and waits, on the upload's clock,
 /// reading no more; it writes them once the storage has room, or drops them at a stop.
-@Suite struct FullStorageWriterTests {
+@Suite(.timeLimit(.minutes(1))) struct FullStorageWriterTests {
     /// Given a storage with no room, a write waits: it is tried again at each backoff instant
     /// on the clock (not before), and goes in whole once there is room.
     @Test func aWriteWaitsForRoomOnTheClockAndGoesInWhole() async throws {
@@ -101,6 +101,21 @@ import Darwin
         await #expect(throws: StreamUpError.self) { try await writing.value }
         #expect(dropped.withLock { $0 } == [5])
         #expect(buffer.writtenOffset == 5 && buffer.failure == nil)
+    }
+
+    /// A write that must not wait (an emitter's `tryEmit`) finds a full disk as it finds a full
+    /// buffer: nothing is written, and it says so at once; once there is room it goes in.
+    @Test func aWriteThatMustNotWaitFindsAFullDiskFull() throws {
+        let storage = FillingStorage(capacity: 64, clock: UploadClock(ManualClock()))
+        let buffer = ReplayBuffer(storage: storage, records: .lines, maxRecord: 64, clock: storage.clock)
+        let writer = StreamWriter(buffer: buffer)
+        storage.fail(with: ENOSPC)
+        let record = Array("record\n".utf8)
+        #expect(try record.withUnsafeBytes { try writer.tryWrite($0) } == .full)
+        #expect(buffer.writtenOffset == 0 && buffer.failure == nil)
+        storage.fail(with: nil)
+        #expect(try record.withUnsafeBytes { try writer.tryWrite($0) } == .written)
+        #expect(buffer.writtenOffset == 7)
     }
 
     /// Any other storage error (EIO) fails the buffer at once, as before.
