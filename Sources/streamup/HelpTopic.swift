@@ -85,7 +85,8 @@ enum HelpTopic: String, CaseIterable, Sendable {
             after a failure a HEAD tells where to go on: nothing lost, nothing sent twice.
             --spool DIR keeps the unacknowledged bytes on disk: a crash or kill loses none of them,
             and the next start with the same DIR sends them first (same stream id and offsets). It
-            holds at most --spool-size; a damaged spool is refused, never sent.
+            holds at most --spool-size; a damaged spool is refused, never sent. While its disk is
+            full, streamup reads no more input and tries again until a write works (a line each).
 
             SIGINT/SIGTERM: stop reading the input, send what is buffered, wait for the answers (at
             most --shutdown-timeout); one line on stderr says how many bytes that is. A second

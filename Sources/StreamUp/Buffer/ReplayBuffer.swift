@@ -14,8 +14,8 @@ import Darwin
 ///
 /// The buffer is a thin shell around a pure state machine, ``ReplayLog``, which holds every
 /// cursor, the writers' line and the one table of waiters, and answers each event with the
-/// actions to take. The shell owns one lock (`lock`, guarding `log`, `timer` and
-/// `droppedAtStop`), asks the log under it, and carries out the actions after leaving it:
+/// actions to take. The shell owns one lock (`lock`, guarding `log`, `timer`, `held` and
+/// the callbacks), asks the log under it, and carries out the actions after leaving it:
 /// it resumes task continuations, wakes parked threads, tells the storage, arms the timer.
 /// It does no I/O under the lock: bytes are copied in and out, record ends found and storage
 /// calls made outside it, over ranges the cursors keep apart.
@@ -26,6 +26,10 @@ import Darwin
 ///   frees the bytes it needs. The writer finds the record ends in the bytes it just filled,
 ///   before publishing them (``RecordMode``); a record that grows past `maxRecord` is split
 ///   there, and counted.
+/// - A full disk: when the storage has no room for a write (ENOSPC, EDQUOT: a spool's
+///   ``ReplayStorage/retryTime(after:)``), the writer keeps its turn and the bytes (``Held``)
+///   and waits in the table until the retry instant on `clock` or an acknowledgement, then
+///   commits them again; no more input is read meanwhile.
 /// - Cutting: the delivery task cuts segments of whole records, as far as its ``SegmentPlan``
 ///   allows (``cutSegment(from:limits:)``), from the acknowledged offset or from the end of a
 ///   segment still in flight (several disjoint ranges above the acknowledged offset may be in
@@ -44,9 +48,9 @@ import Darwin
 ///   is a byte, the end or a failure, takes the bytes from the acknowledged offset and
 ///   acknowledges them at once: nothing can be sent again.
 ///
-/// Thread safety: `@unchecked Sendable` because `log`, `timer` and `droppedAtStop` are guarded
-/// by `lock`, which is never held while a continuation is resumed, a thread is woken, a
-/// callback runs or the storage is called.
+/// Thread safety: `@unchecked Sendable` because `log`, `timer`, `held` and the two callbacks
+/// are guarded by `lock`, which is never held while a continuation is resumed, a thread is
+/// woken, a callback runs or the storage is called.
 package final class ReplayBuffer: @unchecked Sendable {
     typealias Log = ReplayLog<Wake>
 
@@ -83,6 +87,11 @@ package final class ReplayBuffer: @unchecked Sendable {
     private var timer: (generation: Int, task: Task<Void, Never>?) = (0, nil)
     /// Guarded by `lock`, see ``onDroppedAtStop``.
     private var droppedAtStop: (@Sendable (Int) -> Void)?
+    /// Guarded by `lock`, see ``onHeldDropped``.
+    private var heldDropped: (@Sendable (Int) -> Void)?
+    /// The bytes of the turn's holder that the storage had no room for (``Held``); guarded by
+    /// `lock`, set and taken by the holder (a stop only marks them reported).
+    private var held: Held?
 
     /// A buffer over `storage`, which already holds the bytes `acknowledged..<written` (a
     /// recovered spool; both 0 for a new stream).
@@ -198,13 +207,29 @@ package final class ReplayBuffer: @unchecked Sendable {
     /// returns how many bytes it put there; those bytes came from `mark` (nil: no source to
     /// remember). Returns what `fill` returned, or nil without calling it when there is no space.
     /// Only the writer whose turn it is calls it; it never waits, apart from what `fill` does.
+    ///
+    /// When the storage has no room for the bytes (a full disk, ``ReplayStorage/retryTime(after:)``)
+    /// they are held, in the storage's writable space, and nil is returned: the writer waits
+    /// (``waitForSpace(_:needs:)``, which waits for room on the storage then) and calls again,
+    /// which commits the held bytes first and returns their count, without calling `fill`.
+    /// A writer that leaves its turn with bytes held drops them (``onHeldDropped`` hears).
     /// - Throws: the buffer's failure (or its end) instead of calling `fill`; what `fill` threw.
     func withWritableSpace(maxLength: Int, mark: SourceMark?, _ fill: (UnsafeMutableRawBufferPointer) throws -> Int) throws -> Int? {
         let started = ContinuousClock.now
-        let (offset, free, boundary) = try locked { log throws(StreamUpError) in try log.reserve(now: started) }
+        let offset: Int
+        let free: Int
+        let boundary: Int
+        do {
+            (offset, free, boundary) = try locked { log throws(StreamUpError) in try log.reserve(now: started) }
+        } catch {
+            // A stop or a failure while bytes waited for room: they are not kept.
+            dropHeld()
+            throw error
+        }
+        if let waiting = locked({ _ in held }) { return try commit(waiting) }
         if free == 0 { return nil }
         // The last lock of a counted write settles what a stop owes; only an early end (nothing
-        // read, a failed commit, a read after a stop) takes the lock again for it.
+        // read, a read after a stop) takes the lock again for it.
         var settled = false
         defer {
             if !settled { act { $0.endedEarly() } }
@@ -226,19 +251,97 @@ package final class ReplayBuffer: @unchecked Sendable {
             ? Self.boundaries(in: filled, at: offset, after: boundary, maxRecord: maxRecord)
             : (boundary: offset + count, splits: [])
         let lines = records == .lines ? Self.newlineCount(in: filled) : 0
-        let now = ContinuousClock.now
+        // From here the commit settles the write: it counts the bytes, holds them, or ends it.
+        settled = true
+        return try commit(
+            Held(space: space, count: count, offset: offset, mark: mark, boundary: found.boundary, splits: found.splits, lines: lines, time: .now))
+    }
+
+    /// Bytes filled and found, on their way into the storage; held while it has no room.
+    struct Held {
+        let space: UnsafeMutableRawBufferPointer
+        let count: Int
+        let offset: Int
+        let mark: SourceMark?
+        let boundary: Int
+        let splits: [Int]
+        let lines: Int
+        /// When they were read (their write time).
+        let time: ContinuousClock.Instant
+        /// When the storage is tried again, and the acknowledged offset then (an
+        /// acknowledgement past it may free room on the storage).
+        var retryAt: UploadClock.Instant? = nil
+        var acknowledged = 0
+        /// Whether ``onHeldDropped`` heard about them already (a stop said so before its end).
+        var reported = false
+    }
+
+    /// The count of held bytes not reported yet, now marked reported; nil when there are none.
+    /// Called under `lock`.
+    private func heldToReport() -> Int? {
+        guard let waiting = held, !waiting.reported else { return nil }
+        held?.reported = true
+        return waiting.count
+    }
+
+    /// Commits `bytes` to the storage and counts them (returns their count); holds them and
+    /// returns nil when the storage has no room now; fails the buffer on any other error.
+    private func commit(_ bytes: Held) throws(StreamUpError) -> Int? {
         do throws(StreamUpError) {
-            try storage.commit(space, count: count, at: offset, mark: mark)
+            try storage.commit(bytes.space, count: bytes.count, at: bytes.offset, mark: bytes.mark)
         } catch {
+            if let retryAt = storage.retryTime(after: error) {
+                locked { log in
+                    let reported = held?.reported ?? false
+                    held = bytes
+                    held?.reported = reported
+                    held?.retryAt = retryAt
+                    held?.acknowledged = log.acknowledged
+                }
+                return nil
+            }
+            locked { _ in held = nil }
             failWriting(error)
+            act { $0.endedEarly() }
             throw error
         }
         let actions = locked { log in
-            log.committed(count: count, at: offset, boundary: found.boundary, splits: found.splits, lines: lines, now: now, mark: mark)
+            held = nil
+            return log.committed(
+                count: bytes.count, at: bytes.offset, boundary: bytes.boundary, splits: bytes.splits, lines: bytes.lines, now: bytes.time,
+                mark: bytes.mark)
         }
-        settled = true
         perform(actions)
-        return count
+        return bytes.count
+    }
+
+    /// The wait of the holder whose bytes the storage had no room for; nil when none are held.
+    private var heldWait: Log.Wait? {
+        locked { _ in
+            held.flatMap { held in held.retryAt.map { .storageRoom(acknowledged: held.acknowledged, retryAt: $0) } }
+        }
+    }
+
+    /// Drops the held bytes, if any (their writer leaves its turn: a stop, a failure, a cancel),
+    /// ends their write and tells ``onHeldDropped``.
+    private func dropHeld() {
+        guard let dropped = locked({ _ in held.take() }) else { return }
+        act { $0.endedEarly() }
+        if !dropped.reported { onHeldDropped?(dropped.count) }
+    }
+
+    /// Takes back the held bytes without a word (their writer must not wait and still has them:
+    /// it is told that the storage is full) and ends their write.
+    func giveBackHeld() {
+        guard locked({ _ in held.take() }) != nil else { return }
+        act { $0.endedEarly() }
+    }
+
+    /// Who hears how many bytes read from the input were dropped while they waited for room on
+    /// the storage (a stop or a failure came first).
+    var onHeldDropped: (@Sendable (Int) -> Void)? {
+        get { locked { _ in heldDropped } }
+        set { locked { _ in heldDropped = newValue } }
     }
 
     /// Where the bytes in `range` came from (entries are kept only in memory, with sources
@@ -276,6 +379,8 @@ package final class ReplayBuffer: @unchecked Sendable {
         // The drop is said before the end is seen: a run that ends at once must not end first.
         let dropping = locked { $0.stopDropping(stopped: stopped) }
         if let dropping, !dropping.isEmpty { discard(dropping) }
+        // So are bytes waiting for room on the storage, which the holder drops once it wakes.
+        if stopped, let waiting = locked({ _ in heldToReport() }) { onHeldDropped?(waiting) }
         act { $0.finish(stopped: stopped, dropping: dropping) }
     }
 
@@ -320,9 +425,15 @@ package final class ReplayBuffer: @unchecked Sendable {
         try await waitInLine(id, needs: max(needs, refill ?? needs), holding: false)
     }
 
-    /// The holder `id` waits, keeping its turn, until `needs` bytes are free.
+    /// The holder `id` waits, keeping its turn, until `needs` bytes are free; or, when the
+    /// storage had no room for its bytes, until it is time to try them again.
     /// - Throws: the buffer's failure (or its end); `CancellationError` when cancelled.
     func waitForSpace(_ id: Int, needs: Int) async throws {
+        if let wait = heldWait {
+            await waitFor(wait, now: clock.now)
+            try Task.checkCancellation()
+            return
+        }
         try await waitInLine(id, needs: needs, holding: true)
     }
 
@@ -350,8 +461,17 @@ package final class ReplayBuffer: @unchecked Sendable {
         try check(park(id, needs: max(needs, refill ?? needs), patience: .waits, holding: false))
     }
 
-    /// The thread writer `id`, holding the turn, parks until `needs` bytes are free.
+    /// The thread writer `id`, holding the turn, parks until `needs` bytes are free; or, when
+    /// the storage had no room for its bytes, until it is time to try them again.
     func waitForSpaceBlocking(_ id: Int, needs: Int) throws {
+        if let wait = heldWait {
+            if locked({ $0.isCancelledWriter(id) }) { throw CancellationError() }
+            let thread = ParkedThread()
+            let now = clock.now
+            act { $0.wait($0.newWaiterID(), for: wait, wake: .thread(thread), now: now) }
+            _ = thread.wait()
+            return
+        }
         try check(park(id, needs: needs, patience: .waits, holding: true))
     }
 
@@ -378,8 +498,10 @@ package final class ReplayBuffer: @unchecked Sendable {
         act { $0.cancelWriter(id, forever: true) }
     }
 
-    /// Writer `id` gives the turn back; the next in line gets it when it can go on.
+    /// Writer `id` gives the turn back; the next in line gets it when it can go on. Bytes it
+    /// holds that the storage had no room for are dropped (it was stopped or cancelled).
     func leaveTurn(_ id: Int) {
+        if locked({ $0.writers.holder == id && held != nil }) { dropHeld() }
         act { $0.leaveTurn(id) }
     }
 

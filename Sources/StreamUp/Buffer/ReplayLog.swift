@@ -39,6 +39,10 @@ struct ReplayLog<Wake> {
         case acknowledged(upTo: Int)
         /// A live read would find a byte, the end or a failure.
         case liveInput
+        /// The writer whose turn it is holds bytes its storage had no room for (a full disk):
+        /// it tries again at `retryAt`, or once an acknowledgement past `acknowledged` frees
+        /// some of the storage's room, or when the log fails or its input ends.
+        case storageRoom(acknowledged: Int, retryAt: UploadClock.Instant)
     }
 
     /// One entry of the waiter table.
@@ -389,6 +393,9 @@ struct ReplayLog<Wake> {
         return actions
     }
 
+    /// Whether writer `id` was cancelled for good (a thread writer whose producer was).
+    func isCancelledWriter(_ id: Int) -> Bool { cancelledWriters.contains(id) }
+
     /// Ends the waits of writer `id` with ``LogWakeup/cancelled``: the one under way, and
     /// every later one when `forever` (a thread writer whose producer was cancelled).
     mutating func cancelWriter(_ id: Int, forever: Bool) -> Actions {
@@ -423,6 +430,8 @@ struct ReplayLog<Wake> {
             if let deadline, let now, now >= deadline { true } else { isReadable(from: offset, start: start) }
         case .acknowledged(let offset): acknowledged >= offset || failure != nil
         case .liveInput: written > acknowledged || inputEnded || failure != nil
+        case .storageRoom(let since, let retryAt):
+            if let now, now >= retryAt { true } else { acknowledged > since || isClosed }
         }
     }
 
@@ -458,7 +467,13 @@ struct ReplayLog<Wake> {
     private mutating func updateTimer(_ actions: inout Actions) {
         var earliest: UploadClock.Instant?
         for waiter in waiters {
-            if case .readable(_, _, let deadline?) = waiter.wait, earliest.map({ deadline < $0 }) ?? true { earliest = deadline }
+            let deadline: UploadClock.Instant? =
+                switch waiter.wait {
+                case .readable(_, _, let deadline): deadline
+                case .storageRoom(_, let retryAt): retryAt
+                case .turn, .acknowledged, .liveInput: nil
+                }
+            if let deadline, earliest.map({ deadline < $0 }) ?? true { earliest = deadline }
         }
         guard earliest != timer.deadline else { return }
         timer = Timer(deadline: earliest, generation: timer.generation + 1)

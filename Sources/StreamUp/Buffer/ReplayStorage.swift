@@ -39,9 +39,13 @@ protocol ReplayStorage: AnyObject, Sendable {
     /// The bytes from `offset` (all written, none read) are not part of the stream: a stop
     /// dropped the record they began.
     func discard(from offset: Int)
+    /// ``commit(_:count:at:mark:)`` threw `error`: when to try the same commit again, when the
+    /// error is a lack of room that may pass (a full disk: ``StorageRoom``); nil when it is final.
+    func retryTime(after error: StreamUpError) -> UploadClock.Instant?
 }
 
 extension ReplayStorage {
     func inputEnded(at offset: Int) {}
     func discard(from offset: Int) {}
+    func retryTime(after error: StreamUpError) -> UploadClock.Instant? { nil }
 }

@@ -48,7 +48,21 @@ public final class StreamWriter: Sendable {
         let id = buffer.newWriterID()
         try await buffer.takeTurn(id, needs: bytes.count, quick: true)
         defer { buffer.leaveTurn(id) }
-        try bytes.withUnsafeBytes { try copy($0, mark: nil) }
+        var offset = 0
+        while offset < bytes.count {
+            let count = try bytes.withUnsafeBytes { bytes in
+                try buffer.withWritableSpace(maxLength: bytes.count - offset, mark: nil) { space in
+                    space.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + space.count]))
+                    return space.count
+                }
+            }
+            if let count {
+                offset += count
+            } else {
+                // The storage had no room for them (a full disk): they wait for it, whole.
+                try await buffer.waitForSpace(id, needs: bytes.count - offset)
+            }
+        }
     }
 
     /// Writes `bytes`, which stand for `mark`'s source bytes (see the pointer form).
@@ -127,23 +141,34 @@ public final class StreamWriter: Sendable {
         case .closed, .queued: throw failure
         }
         defer { buffer.leaveTurn(id) }
-        try copy(bytes, mark: nil)
-        return .written
+        return try copy(bytes, writer: id) ? .written : .full
     }
 
     /// Copies all of `bytes` into the buffer, which has room for them (the caller holds the turn
     /// and found them free: only the turn's holder adds bytes, and free space only grows). The
-    /// space offered is contiguous, so it may take two pieces at the buffer's wrap.
-    private func copy(_ bytes: UnsafeRawBufferPointer, mark: SourceMark?) throws {
+    /// space offered is contiguous, so it may take two pieces at the buffer's wrap. When the
+    /// storage has no room for them (a full disk) nothing is written and false is returned, as
+    /// for a full buffer; only when a first piece went in already does the calling thread park
+    /// until the storage has room for the rest, as on a lock (a write is whole).
+    private func copy(_ bytes: UnsafeRawBufferPointer, writer id: Int) throws -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let count = try buffer.withWritableSpace(maxLength: bytes.count - offset, mark: mark) { space in
+            let count = try buffer.withWritableSpace(maxLength: bytes.count - offset, mark: nil) { space in
                 space.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + space.count]))
                 return space.count
             }
-            guard let count, count > 0 else { throw failure }
+            guard let count else {
+                if offset == 0 {
+                    buffer.giveBackHeld()
+                    return false
+                }
+                try buffer.waitForSpaceBlocking(id, needs: bytes.count - offset)
+                continue
+            }
+            guard count > 0 else { throw failure }
             offset += count
         }
+        return true
     }
 
     /// Lets `fill` write into free buffer space in place (for example `read(2)` straight into

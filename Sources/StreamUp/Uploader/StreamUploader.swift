@@ -272,7 +272,7 @@ public final class StreamUploader: Sendable {
                     : "a spool of \(capacity) bytes (--spool-size)", remedy: "--spool-size")
             var recovered = spool.recovered
             for note in recovered.notes { onEvent(.notice(note)) }
-            spool.setNotice { onEvent(.notice($0)) }
+            spool.setNotice({ onEvent(.notice($0)) }, clock: uploadClock)
             // The next input would be glued onto a record an earlier run left unfinished, unless
             // it is the same input going on from where that record stops (a followed file whose
             // saved position is the spool's end).
@@ -328,6 +328,14 @@ public final class StreamUploader: Sendable {
                 .notice(
                     "stopping: dropped the last \(dropped) byte\(dropped == 1 ? "" : "s") read, a record the input had not finished (the rest of it is not read)"
                 ))
+        }
+        if let spool {
+            let readAgain = tracksSources
+            buffer.onHeldDropped = { dropped in
+                let bytes = "\(dropped) byte\(dropped == 1 ? "" : "s") read \(dropped == 1 ? "was" : "were")"
+                let fate = readAgain ? "the next start reads \(dropped == 1 ? "it" : "them") again" : "\(dropped == 1 ? "it is" : "they are") lost"
+                onEvent(.notice("\(bytes) waiting for room in the full spool \(spool.directory) and \(dropped == 1 ? "is" : "are") not kept: \(fate)"))
+            }
         }
         let (id, written) = (streamID, buffer.writtenOffset)
         // A spool keeps each record's bytes, its time among them; in memory, the time bases go

@@ -46,7 +46,8 @@ extension SpoolStorage {
         }
     }
 
-    private func say(_ text: String) {
+    /// Tells the notice one line.
+    func say(_ text: String) {
         let notice = directoryState.withLock { $0.notice }
         notice?(text)
     }

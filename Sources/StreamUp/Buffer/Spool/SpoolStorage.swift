@@ -109,8 +109,18 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
     /// Held while `stream.json` is written, so that writers taking turns each write the newest
     /// record: a copy taken before another change can never be written after it.
     let recordWrites = Mutex(())
-    /// Where the producer's bytes wait between `writableSpace` and `commit`.
+    /// Where the producer's bytes wait between `writableSpace` and `commit` (and, while the
+    /// disk is full, until a commit works: the buffer holds them, ``ReplayBuffer/Held``).
     private let staging: UnsafeMutableRawBufferPointer
+    /// Whether the disk has room as the writes find it, and whether `stream.json` waits to be
+    /// written because it had none; guarded by its own lock (nothing is called under it).
+    struct Room {
+        var room = StorageRoom()
+        var recordUnsaved = false
+    }
+    let room = Mutex(Room())
+    /// What the backoff of a full disk is measured on (the uploader's clock).
+    let roomClock = Mutex(UploadClock.continuous)
 
     init(directory: String, capacity: Int, fileBytes: Int, files: [File], lock: CInt, marks: CInt, record: StreamRecord, recovered: Recovered) {
         self.acknowledgedMark = Mutex(recovered.acknowledged)
@@ -161,9 +171,11 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
         return min(1 << 30, free / 2)
     }
 
-    /// Who hears that the directory was deleted or is back (one line each).
-    func setNotice(_ notice: @escaping @Sendable (String) -> Void) {
+    /// Who hears that the directory was deleted or is back, or its disk is full or has room
+    /// again (one line each); `clock`: what the wait for room on a full disk is measured on.
+    func setNotice(_ notice: @escaping @Sendable (String) -> Void, clock: UploadClock = .continuous) {
         directoryState.withLock { $0.notice = notice }
+        roomClock.withLock { $0 = clock }
     }
 
     /// Remembers the resumable upload the stream is appended to (nil: none), for the next start.
@@ -199,11 +211,31 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
     }
 
     /// Writes the newest stream record to `stream.json`, one writer at a time (the file's own
-    /// lock: nothing else waits on it).
+    /// lock: nothing else waits on it). On a full disk the record waits in memory (the full
+    /// disk is said once) and is written with the next write that works.
     func saveRecord() throws(StreamUpError) {
-        try recordWrites.withLock { _ throws(StreamUpError) in
-            try Self.save(streamRecord.withLock { $0 }, in: directory)
+        do throws(StreamUpError) {
+            try writeRecord()
+        } catch {
+            guard error.isOutOfRoom else { throw error }
+            _ = retryTime(after: error)
+            return
         }
+        wrote()
+    }
+
+    /// Writes `stream.json` now; one that found no room waits to be written again
+    /// (`Room.recordUnsaved`), and no spool data is written before it is.
+    private func writeRecord() throws(StreamUpError) {
+        do throws(StreamUpError) {
+            try recordWrites.withLock { _ throws(StreamUpError) in
+                try Self.save(streamRecord.withLock { $0 }, in: directory)
+            }
+        } catch {
+            if error.isOutOfRoom { room.withLock { $0.recordUnsaved = true } }
+            throw error
+        }
+        room.withLock { $0.recordUnsaved = false }
     }
 
     /// Remembers how many bytes were set aside as dead letters, for the next start.
@@ -218,14 +250,20 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
         UnsafeMutableRawBufferPointer(rebasing: staging[..<min(maxLength, staging.count)])
     }
 
-    /// A write that fails (a full file system) is undone, so the spool holds exactly what the
-    /// buffer counts as written: the count a stop gives is what the next start sends.
+    /// A write that fails is undone, so the spool holds exactly what the buffer counts as
+    /// written: the count a stop gives is what the next start sends. On a full file system
+    /// (``retryTime(after:)``) the buffer keeps the bytes and commits them again later.
     func commit(_ space: UnsafeMutableRawBufferPointer, count: Int, at offset: Int, mark: SourceMark?) throws(StreamUpError) {
         checkDirectory()
         do {
+            // A record that waits for room goes first: while it cannot be written, neither
+            // are new bytes (the input waits, as the full disk's line says).
+            if room.withLock({ $0.recordUnsaved }), !isDirectoryGone { try writeRecord() }
             try append(space, count: count, at: offset, mark: mark)
+            wrote()
         } catch {
             undoWrites(from: offset)
+            if error.isOutOfRoom { throw error }
             // The bytes of this write were read from the input but are in no storage now.
             let lost = "\(count) byte\(count == 1 ? "" : "s") read from the input \(count == 1 ? "was" : "were") not kept"
             throw StreamUpError(error.code, "\(error.description); \(lost)")
@@ -237,6 +275,30 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
     /// it works on a full file system.
     func discard(from offset: Int) {
         undoWrites(from: offset)
+    }
+
+    /// A write found no room (ENOSPC, EDQUOT): says so when the disk just filled, and when to
+    /// try again (``StorageRoom``); nil for any other error.
+    func retryTime(after error: StreamUpError) -> UploadClock.Instant? {
+        guard error.isOutOfRoom else { return nil }
+        let now = roomClock.withLock { $0 }.now
+        let (retryAt, began) = room.withLock { $0.room.writeFailed(now: now) }
+        if began {
+            say(
+                "spool \(directory) is full (\(error)): waiting, and reading no more input meanwhile; "
+                    + "room comes back as the server acknowledges what the spool holds (its files go), or when space is freed on its disk")
+        }
+        return retryAt
+    }
+
+    /// A write worked (`stream.json` waiting for room was written before it): when the disk
+    /// had been full, says that writing works again.
+    private func wrote() {
+        guard room.withLock({ $0.room.isFull }) else { return }
+        let now = roomClock.withLock { $0 }.now
+        if let full = room.withLock({ $0.room.wrote(now: now) }) {
+            say("spool \(directory) has room again: writing again after \(StreamUploader.spoken(full)) full; nothing read was lost")
+        }
     }
 
     private func undoWrites(from offset: Int) {
