@@ -58,8 +58,8 @@ enum HelpTopic: String, CaseIterable, Sendable {
             answer's first line.
 
             Several segments may be out at once (--max-in-flight N, 1 to 256): the next is cut and
-            sent while earlier ones wait for their answers, once one at a time cannot keep up (more
-            than a segment waits; else it waits and carries more). The window starts at one, grows by one
+            sent while earlier ones wait for their answers, once one at a time cannot keep up (half
+            a segment waits; else it waits and carries more). The window starts at one, grows by one
             per window of answers that come back 2xx and no slower, and halves on 429, 503,
             timeouts, broken connections or a window of answers much slower than usual (one slow
             answer among them is not enough). The stream is still acknowledged in

@@ -41,7 +41,7 @@ extension DeliveryMachine {
 
     /// The next plain action: a dead letter at the front, the backoff, resends in stream order,
     /// then a new segment from the end of the last one while the window has room (beside
-    /// requests still out, only once more than a whole segment waits).
+    /// requests still out, only once half a segment waits).
     mutating func nextSegment(_ input: Input) -> Action {
         if let index = window.firstIndex(where: { $0.phase == .resend }) {
             window[index].phase = .sending
@@ -61,11 +61,14 @@ extension DeliveryMachine {
         if input.inputEnded && next >= input.end { return .awaitAnswers }
         guard input.isReadable(from: next) else { return .waitForInput(from: next) }
         // Beside requests still out, a segment goes only when one at a time cannot keep up:
-        // more than a whole segment is waiting (or the input has ended). At a pace one request
+        // half a segment's bytes wait already (or the input has ended). At a pace one request
         // at a time carries, a second one out would gain nothing and add a request waiting
-        // for its answer, which costs CPU on Linux (DesignNotes, platform fact 9).
-        if inFlight > 0, !input.inputEnded, (input.boundary ?? input.acknowledged) - next <= limits.maxBytes {
-            return .waitForInput(from: next + limits.maxBytes)
+        // for its answer, which costs CPU on Linux (DesignNotes, platform fact 9). Half, not a
+        // whole one: the default buffer holds two segments, so a whole one waiting beside one
+        // out may never fit.
+        let enough = max(1, limits.maxBytes / 2)
+        if inFlight > 0, !input.inputEnded, (input.boundary ?? input.acknowledged) - next < enough {
+            return .waitForInput(from: next + enough - 1)
         }
         window.append(Segment(from: next, phase: .sending))
         return .send(.segment(from: next, limits: limits))

@@ -126,29 +126,29 @@ import Testing
         #expect(machine.next(input(boundary: 100), now: clock.now) == .send(segment(0)))
         machine.cut(from: 0, 0..<100)
         #expect(machine.next(input(boundary: 100), now: clock.now) == .waitForInput(from: 100))
-        #expect(machine.next(input(boundary: 150), now: clock.now) == .waitForInput(from: 200), "beside one out: a whole segment")
+        #expect(machine.next(input(boundary: 140), now: clock.now) == .waitForInput(from: 149), "beside one out: half a segment")
         #expect(machine.next(input(boundary: 100, ended: true), now: clock.now) == .awaitAnswers)
         #expect(machine.handle(ok(0..<100), of: segment(0), now: clock.now) == [.acknowledge(upTo: 100)])
         #expect(machine.next(input(acknowledged: 100, boundary: 100, ended: true), now: clock.now) == .finish)
     }
 
-    /// Beside requests still out, a new segment goes only when more than a whole segment (100
-    /// bytes here) waits, or the input has ended: at a pace one request at a time carries, a
-    /// second request out only adds its wait. With nothing out, any record goes.
+    /// Beside requests still out, a new segment goes only when half a segment (50 bytes here)
+    /// waits, or the input has ended: at a pace one request at a time carries, a second
+    /// request out only adds its wait. With nothing out, any record goes.
     @Test func aSecondSegmentGoesOnlyWhenOneAtATimeCannotKeepUp() {
         var machine = machine()
         #expect(machine.next(input(boundary: 40), now: clock.now) == .send(segment(0)))
         machine.cut(from: 0, 0..<40)
-        #expect(machine.next(input(boundary: 90), now: clock.now) == .waitForInput(from: 140))
-        #expect(machine.next(input(boundary: 140), now: clock.now) == .waitForInput(from: 140))
-        #expect(machine.next(input(boundary: 141), now: clock.now) == .send(segment(40)))
-        machine.cut(from: 40, 40..<140)
-        #expect(machine.next(input(boundary: 160, ended: true), now: clock.now) == .send(segment(140)), "the input's end goes at once")
+        #expect(machine.next(input(boundary: 60), now: clock.now) == .waitForInput(from: 89))
+        #expect(machine.next(input(boundary: 89), now: clock.now) == .waitForInput(from: 89))
+        #expect(machine.next(input(boundary: 90), now: clock.now) == .send(segment(40)))
+        machine.cut(from: 40, 40..<90)
+        #expect(machine.next(input(boundary: 100, ended: true), now: clock.now) == .send(segment(90)), "the input's end goes at once")
         var another = self.machine()
         #expect(another.next(input(boundary: 40), now: clock.now) == .send(segment(0)))
         another.cut(from: 0, 0..<40)
         #expect(another.handle(ok(0..<40), of: segment(0), now: clock.now) == [.acknowledge(upTo: 40)])
-        #expect(another.next(input(acknowledged: 40, boundary: 90), now: clock.now) == .send(segment(40)), "nothing out: any record goes")
+        #expect(another.next(input(acknowledged: 40, boundary: 60), now: clock.now) == .send(segment(40)), "nothing out: any record goes")
     }
 
     /// A window of one is one request at a time.
