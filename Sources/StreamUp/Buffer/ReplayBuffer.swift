@@ -219,14 +219,19 @@ package final class ReplayBuffer: @unchecked Sendable {
         let offset: Int
         let free: Int
         let boundary: Int
+        let waiting: Held?
         do {
-            (offset, free, boundary) = try locked { log throws(StreamUpError) in try log.reserve(now: started) }
+            // One lock per write: the reservation, and any bytes held for room on the storage.
+            (offset, free, boundary, waiting) = try locked { log throws(StreamUpError) in
+                let reserved = try log.reserve(now: started)
+                return (reserved.offset, reserved.free, reserved.boundary, held)
+            }
         } catch {
             // A stop or a failure while bytes waited for room: they are not kept.
             dropHeld()
             throw error
         }
-        if let waiting = locked({ _ in held }) { return try commit(waiting) }
+        if let waiting { return try commit(waiting) }
         if free == 0 { return nil }
         // The last lock of a counted write settles what a stop owes; only an early end (nothing
         // read, a read after a stop) takes the lock again for it.
