@@ -5,27 +5,29 @@ import Synchronization
 import FoundationNetworking
 #endif
 
-/// The bare uploaders' URLSession delegate: hands over one stream of the body, drains the
-/// answer, and signals completion with the final status.
+/// The bare uploaders' URLSession delegate, for one request at a time: hands over one stream of
+/// the body it expects (``expect(_:)``), drains the answer, and signals completion with the final
+/// status.
 ///
 /// A second request for a body stream (URLSession re-sending, DesignNotes, platform fact 2) cancels the
-/// task: the bound this uploader measures is one request, so such a run must fail, not resend.
+/// task: the bound this uploader measures sends each byte once, so such a run must fail, not resend.
 ///
 /// Thread safety: callbacks arrive on the session's serial delegate queue; `state` is guarded
 /// by its `Mutex` (every mutable field), and the outcome is read after `done` was signalled.
 final class BareUploadDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private struct State {
+        var body: BareUploader.Body?
         var bodyRequests = 0
         var status = 0
         var error: String?
     }
 
-    private let body: BareUploader.Body
     private let state = Mutex(State())
     private let done = DispatchSemaphore(value: 0)
 
-    init(body: BareUploader.Body) {
-        self.body = body
+    /// Readies the delegate for the next task, whose body is `body`.
+    func expect(_ body: BareUploader.Body) {
+        state.withLock { $0 = State(body: body) }
     }
 
     /// Waits for the task to complete; returns the final status (0 without one) and the error.
@@ -38,11 +40,11 @@ final class BareUploadDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
         _ session: URLSession, task: URLSessionTask,
         needNewBodyStream completionHandler: @escaping (InputStream?) -> Void
     ) {
-        let first = state.withLock { state in
+        let body = state.withLock { state in
             state.bodyRequests += 1
-            return state.bodyRequests == 1
+            return state.bodyRequests == 1 ? state.body : nil
         }
-        if first {
+        if let body {
             completionHandler(body.makeStream())
         } else {
             state.withLock { $0.error = "URLSession asked for the body again (a re-send); the bare uploader does not resend" }

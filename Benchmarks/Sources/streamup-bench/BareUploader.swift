@@ -12,7 +12,11 @@ import FoundationNetworking
 ///   no input to read at all, URLSession alone;
 /// - `streamup-bench --bare-pipe-upload URL` uploads its stdin until it ends
 ///   (``PipeBodyStream``, one blocking `read(2)` per body read): the same pipe every other
-///   client reads, and nothing more.
+///   client reads, and nothing more;
+/// - `streamup-bench --bare-segments-upload URL BYTES SEGMENT` uploads BYTES from memory as
+///   requests of SEGMENT bytes one after another, each with its `Content-Length` (as streamup
+///   sends its segments), the next once the last was answered: the platform's bound for a stream
+///   sent as requests one at a time (each pays URLSession's fixed cost of a request).
 ///
 /// The session is set up as streamup sets up its own: an ephemeral configuration, a serial
 /// delegate queue, and an empty `Expect` so libcurl does not wait for `100 Continue`.
@@ -36,51 +40,89 @@ enum BareUploader {
         }
     }
 
-    static let flag = "--bare-upload"
-    static let pipeFlag = "--bare-pipe-upload"
+    /// One request of the upload: its body, and its `Content-Length` when it has one (else it
+    /// goes chunked).
+    ///
+    /// Thread safety: a value type.
+    struct Request: Sendable {
+        let body: Body
+        let contentLength: Int?
 
-    /// Runs the upload that `mode` (``flag`` or ``pipeFlag``) names; returns the exit status.
-    static func run(_ mode: String, _ arguments: [String]) -> Int32 {
-        guard let (url, body) = parse(mode, arguments) else {
-            Progress.error(mode == pipeFlag ? "usage: streamup-bench \(pipeFlag) URL" : "usage: streamup-bench \(flag) URL BYTES")
-            return 64
+        /// `bytes` from memory as requests of `segment` bytes each (the last one may be shorter),
+        /// each with its length.
+        static func segments(of bytes: Int, each segment: Int) -> [Request] {
+            stride(from: 0, to: bytes, by: segment).map { start in
+                let count = min(segment, bytes - start)
+                return Request(body: .memory(bytes: count), contentLength: count)
+            }
         }
-        return upload(body, to: url)
     }
 
-    /// The URL and body of `mode`'s arguments, or nil when they do not fit it.
-    private static func parse(_ mode: String, _ arguments: [String]) -> (URL, Body)? {
+    static let flag = "--bare-upload"
+    static let pipeFlag = "--bare-pipe-upload"
+    static let segmentsFlag = "--bare-segments-upload"
+    static let flags = [flag, pipeFlag, segmentsFlag]
+
+    /// Runs the upload that `mode` (one of ``flags``) names; returns the exit status.
+    static func run(_ mode: String, _ arguments: [String]) -> Int32 {
+        guard let (url, requests) = parse(mode, arguments) else {
+            let usage =
+                switch mode {
+                case pipeFlag: "\(pipeFlag) URL"
+                case segmentsFlag: "\(segmentsFlag) URL BYTES SEGMENT"
+                default: "\(flag) URL BYTES"
+                }
+            Progress.error("usage: streamup-bench \(usage)")
+            return 64
+        }
+        return upload(requests, to: url)
+    }
+
+    /// The URL and requests of `mode`'s arguments, or nil when they do not fit it.
+    private static func parse(_ mode: String, _ arguments: [String]) -> (URL, [Request])? {
         guard let url = arguments.first.flatMap(URL.init(string:)) else { return nil }
         switch mode {
         case flag where arguments.count == 2:
             guard let bytes = Int(arguments[1]), bytes >= 0 else { return nil }
-            return (url, .memory(bytes: bytes))
+            return (url, [Request(body: .memory(bytes: bytes), contentLength: nil)])
         case pipeFlag where arguments.count == 1:
-            return (url, .standardInput)
+            return (url, [Request(body: .standardInput, contentLength: nil)])
+        case segmentsFlag where arguments.count == 3:
+            guard let bytes = Int(arguments[1]), bytes >= 0, let segment = Int(arguments[2]), segment > 0 else { return nil }
+            return (url, Request.segments(of: bytes, each: segment))
         default:
             return nil
         }
     }
 
-    private static func upload(_ body: Body, to url: URL) -> Int32 {
+    /// Sends `requests` one after another, each once the one before was answered.
+    private static func upload(_ requests: [Request], to url: URL) -> Int32 {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 60
         configuration.urlCache = nil
         configuration.httpCookieStorage = nil
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
-        let delegate = BareUploadDelegate(body: body)
+        let delegate = BareUploadDelegate()
         let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
-        var request = URLRequest(url: url)
-        request.httpMethod = "PUT"
-        request.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
-        request.setValue("", forHTTPHeaderField: "Expect")
-        session.uploadTask(withStreamedRequest: request).resume()
-        let (status, error) = delegate.wait()
-        session.finishTasksAndInvalidate()
-        guard status == 200, error == nil else {
-            Progress.error("bare upload: status \(status)\(error.map { ", \($0)" } ?? "")")
-            return 1
+        defer { session.finishTasksAndInvalidate() }
+        for planned in requests {
+            var request = URLRequest(url: url)
+            request.httpMethod = "PUT"
+            request.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
+            request.setValue("", forHTTPHeaderField: "Expect")
+            if let length = planned.contentLength {
+                // As streamup frames a segment: its length, and no chunked encoding.
+                request.setValue(String(length), forHTTPHeaderField: "Content-Length")
+                request.setValue(" ", forHTTPHeaderField: "Transfer-Encoding")
+            }
+            delegate.expect(planned.body)
+            session.uploadTask(withStreamedRequest: request).resume()
+            let (status, error) = delegate.wait()
+            guard status == 200, error == nil else {
+                Progress.error("bare upload: status \(status)\(error.map { ", \($0)" } ?? "")")
+                return 1
+            }
         }
         return 0
     }

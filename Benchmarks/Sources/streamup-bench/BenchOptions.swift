@@ -47,7 +47,8 @@ struct BenchOptions: Sendable {
         Measures streamup beside curl, a bare URLSession uploader and syslog-ng, all against the
         project's sink in this process, and prints a Markdown report on stdout (progress on stderr):
         a stream from a pipe (streamup's default acknowledged segments, --single-request,
-        `curl -T -`, bare URLSession from memory and from the pipe), line latency, the sink's memory,
+        `curl -T -`, bare URLSession from memory, from the pipe and as 4 MiB requests one at a
+        time), line latency, the sink's memory,
         and a log file followed while it grows (`streamup tail`, --single-request,
         `tail -F | curl -T -`, syslog-ng http()).
           --rounds N        rounds; each runs every client, alternating the order (default 5)

@@ -14,6 +14,9 @@ import Foundation
 /// - ``barePipe``: the platform's bound for a pipe: the same child in its `--bare-pipe-upload`
 ///   mode, whose `InputStream` is one blocking `read(2)` of its stdin per read (the same pipe
 ///   the others read; no ring, no other thread).
+/// - ``bareSegments``: the platform's bound for a stream sent as requests one at a time: the
+///   same child in its `--bare-segments-upload` mode, sending the bytes from memory as requests
+///   of ``segmentBytes`` (streamup's default segment), each once the last was answered.
 ///
 /// Thread safety: a value type.
 enum Client: String, Sendable, CaseIterable {
@@ -22,6 +25,11 @@ enum Client: String, Sendable, CaseIterable {
     case curl
     case bare
     case barePipe
+    case bareSegments
+
+    /// The size of streamup's default segment (half its default 8 MiB buffer), which the bare
+    /// segments uploader sends as its requests; the report shows both request counts.
+    static let segmentBytes = 4 << 20
 
     /// The clients of the latency runs.
     static let latencyClients: [Client] = [.segments, .single, .curl]
@@ -34,11 +42,13 @@ enum Client: String, Sendable, CaseIterable {
         case .curl: "curl -T -"
         case .bare: "bare URLSession (memory)"
         case .barePipe: "bare URLSession (pipe)"
+        case .bareSegments: "bare URLSession (memory, 4 MiB requests)"
         }
     }
 
-    /// Whether the client reads the stream from its stdin (all but ``bare``, which makes it).
-    var readsStdin: Bool { self != .bare }
+    /// Whether the client reads the stream from its stdin (all but the memory bare uploaders,
+    /// which make it).
+    var readsStdin: Bool { self != .bare && self != .bareSegments }
 
     /// The arguments (without argv[0]) that send `bytes` bytes to `url` (only ``bare`` is
     /// told the count; the others read until their stdin ends).
@@ -49,6 +59,7 @@ enum Client: String, Sendable, CaseIterable {
         case .curl: ["-sS", "-T", "-", url]
         case .bare: [BareUploader.flag, url, bytes]
         case .barePipe: [BareUploader.pipeFlag, url]
+        case .bareSegments: [BareUploader.segmentsFlag, url, bytes, String(Self.segmentBytes)]
         }
     }
 
@@ -58,7 +69,7 @@ enum Client: String, Sendable, CaseIterable {
     func latencyArguments(url: String) -> [String] {
         switch self {
         case .segments: ["-X", "PUT", url]
-        case .single, .curl, .bare, .barePipe: arguments(url: url, bytes: "")
+        case .single, .curl, .bare, .barePipe, .bareSegments: arguments(url: url, bytes: "")
         }
     }
 
@@ -77,7 +88,7 @@ enum Client: String, Sendable, CaseIterable {
             switch self {
             case .segments, .single: "streamup"
             case .curl: "curl"
-            case .bare, .barePipe: "streamup-bench"
+            case .bare, .barePipe, .bareSegments: "streamup-bench"
             }
         return ([program] + arguments).joined(separator: " ")
     }

@@ -6,23 +6,33 @@ import Synchronization
 /// each `read` fills all it is asked for (up to the end of the body), wrapping around the
 /// buffer's end within the read, so it makes no more reads than the body needs.
 ///
+/// Every body of the process reads the same buffer, made once (``Pattern/shared``), so a body
+/// of many requests costs no more to make than one of a single request.
+///
 /// Thread safety: `read` runs on URLSession's one reading thread; the count of bytes handed out
 /// is an atomic so any thread may ask `hasBytesAvailable` or `streamStatus`.
 final class MemoryBodyStream: BareBodyStream {
+    /// The lines every body copies, filled once and never written again, then read by any
+    /// body's reading thread.
+    ///
+    /// Thread safety: immutable after `init`.
+    final class Pattern: @unchecked Sendable {
+        static let shared = Pattern()
+        let bytes: UnsafeMutableRawBufferPointer
+
+        private init() {
+            bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: PipeGenerator.bufferSize, alignment: 4096)
+            PipeGenerator.fill(bytes)
+        }
+    }
+
     private let total: Int
     private let handedOut = Atomic<Int>(0)
-    /// Written once in `init`, then only read (by the one reading thread).
-    private let pattern: UnsafeMutableRawBufferPointer
+    private let pattern = Pattern.shared.bytes
 
     init(total: Int) {
         self.total = total
-        pattern = UnsafeMutableRawBufferPointer.allocate(byteCount: PipeGenerator.bufferSize, alignment: 4096)
-        PipeGenerator.fill(pattern)
         super.init()
-    }
-
-    deinit {
-        pattern.deallocate()
     }
 
     override var isAtEnd: Bool { handedOut.load(ordering: .relaxed) >= total }

@@ -1,4 +1,4 @@
-/// The report's first workload: a stream from a pipe, five clients.
+/// The report's first workload: a stream from a pipe, six clients.
 ///
 /// Thread safety: stateless.
 extension Report {
@@ -7,7 +7,7 @@ extension Report {
         var lines: [String] = []
         lines.append("#### A stream from a pipe: \(size) to the sink")
         lines.append("")
-        lines.append("- Clients, each a chunked `PUT`:")
+        lines.append("- Clients, each a `PUT` (chunked, but streamup's segments and the bare segments uploader send each request with its `Content-Length`):")
         lines.append(
             "  - \(Client.segments.title): `\(Client.segments.displayCommand)`, acknowledged segments of at most 8 MiB / 1 s, `--records none` (the bytes are opaque);"
         )
@@ -17,7 +17,10 @@ extension Report {
             "  - \(Client.bare.title), the platform's bound (DesignNotes, platform fact 7): `\(Client.bare.displayCommand)`, the bench itself run as a child, a bare `URLSession.uploadTask(withStreamedRequest:)` reading an in-memory `InputStream` subclass (one `memcpy` per read, filling all URLSession asks for from a 1 MiB buffer of the same bytes; no pipe, no ring, no other thread of ours), so its `rusage` is URLSession's alone;"
         )
         lines.append(
-            "  - \(Client.barePipe.title), the platform's bound for a pipe: `\(Client.barePipe.displayCommand)`, the same child with the same session, whose `InputStream` is one blocking `read(2)` of its stdin (the same pipe as the others) per read, until end of file; no ring, no other thread."
+            "  - \(Client.barePipe.title), the platform's bound for a pipe: `\(Client.barePipe.displayCommand)`, the same child with the same session, whose `InputStream` is one blocking `read(2)` of its stdin (the same pipe as the others) per read, until end of file; no ring, no other thread;"
+        )
+        lines.append(
+            "  - \(Client.bareSegments.title), the platform's bound for a stream sent as requests one at a time: `\(Client.bareSegments.displayCommand)`, the same child and session sending the bytes from memory as requests of \(bytes(Client.segmentBytes)) (streamup's default segment, half its 8 MiB buffer), each with its `Content-Length`, the next once the last was answered; each pays URLSession's fixed cost of a request."
         )
         lines.append(
             "- Input: a bench thread writing one prefilled 1 MiB buffer (64-byte text lines) again and again with `write(2)` into the client's stdin pipe (enlarged to 1 MiB); the memory bare uploader makes the same bytes itself."
@@ -30,7 +33,8 @@ extension Report {
 
         let clients = Client.allCases
         let ratioHeadings = [
-            "segments / single", "single / bare (memory)", "single / bare (pipe)", "segments / bare (pipe)", "streamup (default) / curl",
+            "segments / single", "single / bare (memory)", "single / bare (pipe)", "segments / bare (pipe)", "segments / bare (4 MiB requests)",
+            "bare (4 MiB requests) / bare (memory)", "streamup (default) / curl",
         ]
         var table = MarkdownTable(["Measure"] + clients.map(\.title) + ratioHeadings)
         func row(_ title: String, digits: Int, _ values: (Results.ClientMeasures) -> [Double]) {
@@ -40,6 +44,8 @@ extension Report {
                 MarkdownTable.ratio(values(results[.single]), values(results[.bare])),
                 MarkdownTable.ratio(values(results[.single]), values(results[.barePipe])),
                 MarkdownTable.ratio(values(results[.segments]), values(results[.barePipe])),
+                MarkdownTable.ratio(values(results[.segments]), values(results[.bareSegments])),
+                MarkdownTable.ratio(values(results[.bareSegments]), values(results[.bare])),
                 MarkdownTable.ratio(values(results[.segments]), values(results[.curl])),
             ]
             table.add([title] + columns + ratios)
@@ -72,9 +78,28 @@ extension Report {
         lines.append(
             "- peak RSS ≤ the bare URLSession program's (memory) + 11 MiB: \(bareGap.map { (($0 >= 0) ? "+" : "") + number($0, digits: 1) + " MiB" } ?? "—") — \(verdict(bareGap) { $0 <= 11 })."
         )
+        lines += requestCost(results)
         lines += singleRequestTargets(results)
         lines += notesAndFailures(clients.map { ($0.title, results[$0].notes, results[$0].pipeFailures) })
         return lines
+    }
+
+    /// What sending a stream as requests one at a time costs on this platform, without streamup:
+    /// the bare segments uploader beside the bare single request, and streamup's segments beside
+    /// the bare segments uploader (the same requests, when the request counts agree).
+    private static func requestCost(_ results: Results) -> [String] {
+        let platform = ratioOfMedians(results[.bareSegments].throughputMBps, results[.bare].throughputMBps)
+        let ours = ratioOfMedians(results[.segments].throughputMBps, results[.bareSegments].throughputMBps)
+        let cpu = ratioOfMedians(results[.segments].cpuSecondsPerGB, results[.bareSegments].cpuSecondsPerGB)
+        let counts = [Client.segments, .bareSegments].map { Summary(results[$0].requests)?.median }
+        let same = counts[0] != nil && counts[0] == counts[1]
+        return [
+            "",
+            "Requests one at a time, from the table: a bare URLSession program sending the stream as \(bytes(Client.segmentBytes)) requests reaches \(times(platform)) of its single request (URLSession's fixed cost per request, paid with no streamup code); streamup's segments reach \(times(ours)) of that program's throughput, at \(times(cpu)) its CPU per GB"
+                + (same
+                    ? " (the same number of requests)."
+                    : "; the request counts differ (\(counts.map { $0.map { number($0) } ?? "—" }.joined(separator: " and "))), so the two do not send the same requests."),
+        ]
     }
 
     /// The single request against each bare uploader: throughput ≥ 0.95× the bare one's, CPU per

@@ -7,11 +7,12 @@ import Glibc
 /// Entry point: `streamup-bench [--rounds N] [--bytes SIZE] [--quick] [--big | --no-big] …`
 /// (see ``BenchOptions/usage``). Progress goes to stderr; the Markdown report to stdout. Exit
 /// status 3 when any run did not count (the report lists them), so CI's smoke run can fail.
-/// `streamup-bench --bare-upload URL BYTES`, `--bare-pipe-upload URL` and `--bare-post URL COUNT`
+/// `streamup-bench --bare-upload URL BYTES`, `--bare-pipe-upload URL`, `--bare-segments-upload URL
+/// BYTES SEGMENT` and `--bare-post URL COUNT`
 /// are the bench's own children (``BareUploader``, ``BarePoster``).
 signal(SIGPIPE, SIG_IGN)
 let arguments = Array(CommandLine.arguments.dropFirst())
-if let mode = arguments.first, [BareUploader.flag, BareUploader.pipeFlag].contains(mode) {
+if let mode = arguments.first, BareUploader.flags.contains(mode) {
     exit(BareUploader.run(mode, Array(arguments.dropFirst())))
 }
 if arguments.first == BarePoster.flag {
