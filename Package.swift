@@ -17,6 +17,10 @@ let package = Package(
         // the wake pipe, atomic files, inotify, file status, the package's Mutex.
         // Package-internal: not a product.
         .target(name: "StreamUpSystem"),
+        // The system calls Swift cannot import as C declares them (prctl is variadic), behind a
+        // plain C function each; system headers only, Linux only (empty elsewhere). Used by the
+        // command-line tool; package-internal, not a product.
+        .target(name: "CStreamUpSystem"),
         // The HTTP/1.1 wire pieces, one home each (package-internal, not a product): request
         // parser and chunked decoding, RFC 9651 items, resumable-upload field names, JSON
         // string escaping, Duration as seconds. No Foundation.
@@ -32,7 +36,10 @@ let package = Package(
         // The local HTTP/1.1 sink: POSIX sockets, no URLSession.
         .target(name: "StreamUpSink", dependencies: ["StreamUpSystem", "StreamUpHTTP"]),
         // The command-line tool: argv -> options -> calls into the libraries.
-        .executableTarget(name: "streamup", dependencies: ["StreamUp", "StreamUpTail", "StreamUpSink", "StreamUpSystem", "StreamUpHTTP"]),
+        .executableTarget(
+            name: "streamup",
+            dependencies: ["StreamUp", "StreamUpTail", "StreamUpSink", "StreamUpSystem", "StreamUpHTTP", "CStreamUpSystem"]
+        ),
         // Examples/, built by CI and shown in README.md.
         .executableTarget(name: "example-log-shipper", dependencies: ["StreamUp", "StreamUpTail", "StreamUpSink"], path: "Examples/LogShipper"),
         .executableTarget(name: "example-telemetry-emitter", dependencies: ["StreamUp", "StreamUpSink"], path: "Examples/TelemetryEmitter"),

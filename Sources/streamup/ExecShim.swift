@@ -4,6 +4,9 @@ import StreamUpSystem
 #if canImport(Glibc)
 import Glibc
 #endif
+#if os(Linux)
+import CStreamUpSystem
+#endif
 
 /// Starts a child (the heartbeat's job, journalctl) so that it does not outlive streamup, even
 /// when streamup is killed outright (`kill -9`, the OOM killer): the child gets SIGTERM then,
@@ -11,8 +14,8 @@ import Glibc
 ///
 /// How (Linux): the child is streamup itself, run with a hidden first argument. Before anything
 /// else, `main` hands it to ``execIfAsked()``, which asks the kernel for SIGTERM when its parent
-/// ends (`prctl(PR_SET_PDEATHSIG)`, kept across `execve` except into set-user-ID programs),
-/// exits if the parent has already ended, and `execvp`s the command. The pid streamup holds is
+/// ends (`prctl(PR_SET_PDEATHSIG)` through CStreamUpSystem, kept across `execve` except into
+/// set-user-ID programs), exits if the parent has already ended, and `execvp`s the command. The pid streamup holds is
 /// then the command's, with the same arguments, environment, descriptors and signal state:
 /// what the command's status, output and the signals passed on to it do is unchanged.
 ///
@@ -48,12 +51,7 @@ enum ExecShim {
         let arguments = CommandLine.arguments
         guard arguments.count >= 4, arguments[1] == marker, let parent = pid_t(arguments[2]) else { return }
         let command = Array(arguments[3...])
-        // prctl is variadic in C, so Swift cannot call it directly; the symbol is called with
-        // its five arguments spelled out (as the system call takes them).
-        // PR_SET_PDEATHSIG is 1 in <linux/prctl.h>, which Glibc does not bring.
-        typealias Prctl = @convention(c) (Int32, UInt, UInt, UInt, UInt) -> Int32
-        let setDeathSignal: Int32 = 1
-        guard let symbol = dlsym(nil, "prctl"), unsafeBitCast(symbol, to: Prctl.self)(setDeathSignal, UInt(SIGTERM), 0, 0, 0) == 0 else {
+        guard streamup_set_parent_death_signal(SIGTERM) == 0 else {
             fail(command, "cannot ask for a signal when streamup ends: \(String(cString: strerror(errno)))")
         }
         // Started by a streamup that has ended meanwhile: the death signal will never come.

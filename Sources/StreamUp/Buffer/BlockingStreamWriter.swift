@@ -40,16 +40,10 @@ package struct BlockingStreamWriter: Sendable {
         guard !bytes.isEmpty else { return }
         try buffer.takeTurnBlocking(id, needs: 1, refill: buffer.spaceWatermark, quick: true)
         defer { buffer.leaveTurn(id) }
-        var written = 0
-        while written < bytes.count {
-            let start = written
-            let piece = mark.map { StreamWriter.mark($0, forBytes: start, of: bytes.count) }
-            let count = try buffer.withWritableSpace(maxLength: bytes.count - start, mark: piece) { space in
-                space.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[start..<start + space.count]))
-                return space.count
-            }
-            if let count {
-                written += count
+        var offset = 0
+        while offset < bytes.count {
+            if let copied = try buffer.copyPiece(of: bytes, from: offset, mark: mark) {
+                offset += copied
             } else {
                 try buffer.waitForSpaceBlocking(id, needs: buffer.spaceWatermark)
             }

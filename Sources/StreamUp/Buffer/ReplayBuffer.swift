@@ -262,6 +262,24 @@ package final class ReplayBuffer: @unchecked Sendable {
             Held(space: space, count: count, offset: offset, mark: mark, boundary: found.boundary, splits: found.splits, lines: lines, time: .now))
     }
 
+    /// Copies the next piece of a write into the free space: the bytes of `bytes` from `offset`
+    /// on, as many as one contiguous piece takes (a write may take two at the buffer's wrap),
+    /// marked as the part of `mark` (the whole write's source, or nil) they stand for. Returns
+    /// how many went in; nil when none did: the buffer is full, or the storage had no room for
+    /// them (a full disk: they are held, and the call after the writer's wait commits them).
+    ///
+    /// Every write that copies bytes goes through it, each with its own way of waiting before it
+    /// calls again with the same offset (a task suspends, a thread parks). Only the writer whose
+    /// turn it is calls it, from its own task or thread; `lock` is taken and released inside
+    /// ``withWritableSpace(maxLength:mark:_:)``, and the bytes are copied while it is not held.
+    func copyPiece(of bytes: UnsafeRawBufferPointer, from offset: Int, mark: SourceMark?) throws -> Int? {
+        let piece = mark.map { StreamWriter.mark($0, forBytes: offset, of: bytes.count) }
+        return try withWritableSpace(maxLength: bytes.count - offset, mark: piece) { space in
+            space.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + space.count]))
+            return space.count
+        }
+    }
+
     /// Bytes filled and found, on their way into the storage; held while it has no room.
     struct Held {
         let space: UnsafeMutableRawBufferPointer

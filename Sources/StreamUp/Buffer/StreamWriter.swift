@@ -50,14 +50,8 @@ public final class StreamWriter: Sendable {
         defer { buffer.leaveTurn(id) }
         var offset = 0
         while offset < bytes.count {
-            let count = try bytes.withUnsafeBytes { bytes in
-                try buffer.withWritableSpace(maxLength: bytes.count - offset, mark: nil) { space in
-                    space.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + space.count]))
-                    return space.count
-                }
-            }
-            if let count {
-                offset += count
+            if let copied = try bytes.withUnsafeBytes({ try buffer.copyPiece(of: $0, from: offset, mark: nil) }) {
+                offset += copied
             } else {
                 // The storage had no room for them (a full disk): they wait for it, whole.
                 try await buffer.waitForSpace(id, needs: bytes.count - offset)
@@ -67,8 +61,9 @@ public final class StreamWriter: Sendable {
 
     /// Writes `bytes`, which stand for `mark`'s source bytes (see the pointer form).
     func write(_ bytes: [UInt8], mark: SourceMark?) async throws {
-        try await write(count: bytes.count, mark: mark) { offset, space in
-            bytes.withUnsafeBytes { space.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<offset + space.count])) }
+        // The array's bytes are reached afresh for each piece: no pointer to them outlives a wait.
+        try await write(count: bytes.count) { offset in
+            try bytes.withUnsafeBytes { try buffer.copyPiece(of: $0, from: offset, mark: mark) }
         }
     }
 
@@ -76,14 +71,12 @@ public final class StreamWriter: Sendable {
     /// records made from source bytes `start..<end`); the mark lets an acknowledgement be
     /// turned back into a source position.
     func write(_ bytes: UnsafeRawBufferPointer, mark: SourceMark?) async throws {
-        try await write(count: bytes.count, mark: mark) { offset, space in
-            space.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + space.count]))
-        }
+        try await write(count: bytes.count) { try buffer.copyPiece(of: bytes, from: $0, mark: mark) }
     }
 
-    /// Writes `count` bytes, `copy` putting those from `offset` into the space given, holding the
-    /// turn from the first byte to the last.
-    private func write(count: Int, mark: SourceMark?, _ copy: (_ offset: Int, UnsafeMutableRawBufferPointer) -> Void) async throws {
+    /// Writes `count` bytes, `copyPiece` copying the next piece of them from an offset
+    /// (``ReplayBuffer/copyPiece(of:from:mark:)``), holding the turn from the first byte to the last.
+    private func write(count: Int, _ copyPiece: (_ offset: Int) throws -> Int?) async throws {
         guard count > 0 else { return }
         let id = buffer.newWriterID()
         // The first piece waits for the turn and a good part of the write's room at once. Until
@@ -92,13 +85,8 @@ public final class StreamWriter: Sendable {
         defer { buffer.leaveTurn(id) }
         var offset = 0
         while offset < count {
-            let piece = mark.map { Self.mark($0, forBytes: offset, of: count) }
-            let wrote = try buffer.withWritableSpace(maxLength: count - offset, mark: piece) { space in
-                copy(offset, space)
-                return space.count
-            }
-            if let wrote {
-                offset += wrote
+            if let copied = try copyPiece(offset) {
+                offset += copied
             } else {
                 try await buffer.waitForSpace(id, needs: buffer.spaceWatermark)
             }
@@ -153,20 +141,14 @@ public final class StreamWriter: Sendable {
     private func copy(_ bytes: UnsafeRawBufferPointer, writer id: Int) throws -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let count = try buffer.withWritableSpace(maxLength: bytes.count - offset, mark: nil) { space in
-                space.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + space.count]))
-                return space.count
-            }
-            guard let count else {
-                if offset == 0 {
-                    buffer.giveBackHeld()
-                    return false
-                }
+            if let copied = try buffer.copyPiece(of: bytes, from: offset, mark: nil) {
+                offset += copied
+            } else if offset == 0 {
+                buffer.giveBackHeld()
+                return false
+            } else {
                 try buffer.waitForSpaceBlocking(id, needs: bytes.count - offset)
-                continue
             }
-            guard count > 0 else { throw failure }
-            offset += count
         }
         return true
     }

@@ -1,0 +1,9 @@
+#include "CStreamUpSystem.h"
+
+#if defined(__linux__)
+#include <sys/prctl.h>
+
+int streamup_set_parent_death_signal(int signal) {
+    return prctl(PR_SET_PDEATHSIG, (unsigned long)signal, 0UL, 0UL, 0UL);
+}
+#endif
