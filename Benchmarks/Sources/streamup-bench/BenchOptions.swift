@@ -4,6 +4,7 @@
 enum BenchStep: String, Sendable {
     case lateAnswers = "late-answers"
     case pipe
+    case logShipping = "log-shipping"
 }
 
 /// What the command line asks the bench to do.
@@ -34,15 +35,18 @@ struct BenchOptions: Sendable {
     /// How late the late-answer step's receiver answers, and the bytes of each of its runs.
     var answerDelayMilliseconds = 50
     var lateAnswerBytes = 400_000_000
-    /// The one step to run alone (`--only late-answers`, `--only pipe`), or nil for all.
+    /// The one step to run alone (`--only late-answers`, `pipe`, `log-shipping`), or nil for all.
     var only: BenchStep?
+
+    /// Whether the run includes `step`.
+    func runs(_ step: BenchStep) -> Bool { only == nil || only == step }
     /// The `streamup` binary to measure (default: ``Binaries/defaultStreamup``).
     var streamup: String?
 
     static let usage = """
         usage: swift run -c release streamup-bench [--rounds N] [--bytes SIZE] [--quick] [--big | --no-big]
                                                    [--log-seconds S] [--log-rate N] [--no-log] [--streamup PATH]
-                                                   [--answer-delay MS] [--only late-answers | --only pipe]
+                                                   [--answer-delay MS] [--only late-answers | pipe | log-shipping]
 
         Measures streamup beside curl, a bare URLSession uploader and syslog-ng, all against the
         project's sink in this process, and prints a Markdown report on stdout (progress on stderr):
@@ -64,6 +68,7 @@ struct BenchOptions: Sendable {
           --only late-answers  run only the late-answer step (400MB per run; 32MB with --quick)
           --only pipe       run only the stream from a pipe (every client, --bytes per run; add --no-big
                             to skip its 10 GB peak-RSS stream)
+          --only log-shipping  run only the log-shipping runs (1 and 100 files, every shipper)
           --streamup PATH   the streamup binary to measure (default: the root package's .build/release/streamup)
         Build streamup first, in the repository's root: `swift build -c release --static-swift-stdlib --product streamup`.
         Exit status 3 when any run did not count (the report lists them).
@@ -93,7 +98,7 @@ struct BenchOptions: Sendable {
                 options.shipping = false
             case "--only":
                 guard let value = remaining.popFirst(), let step = BenchStep(rawValue: value) else {
-                    throw BenchError("--only takes one step: late-answers or pipe")
+                    throw BenchError("--only takes one step: late-answers, pipe or log-shipping")
                 }
                 options.only = step
             case "--answer-delay":

@@ -43,7 +43,7 @@ struct Benchmark {
         }
         sink.start()
         defer { sink.stop() }
-        let shippingSink = options.shipping && options.only == nil ? try LineCountingSink() : nil
+        let shippingSink = options.shipping && options.runs(.logShipping) ? try LineCountingSink() : nil
         defer { shippingSink?.stop() }
         let url = sink.urlString
         Progress.log(
@@ -56,44 +56,51 @@ struct Benchmark {
         defer { lateAnswers.stop() }
         for round in 0..<options.rounds {
             let label = "round \(round + 1)/\(options.rounds)"
-            if options.only != .pipe {
+            if options.runs(.lateAnswers) {
                 try measureLateAnswers(lateAnswers, round: round, label: label, into: &results)
             }
-            if options.only == .lateAnswers { continue }
-            for client in Client.order(Client.allCases, forRound: round) {
-                let result = try UploadRun.run(
-                    client, binaries: binaries, url: url, bytes: options.bytes,
-                    stallSeconds: options.stallSeconds, events: events)
-                record(throughput: result, round: round, into: &results)
-                Progress.log("\(label) \(client.rawValue) \(Report.bytes(options.bytes)): " + describe(result))
-            }
-            if options.only == .pipe { continue }
-            for rate in Self.latencyRates {
-                for client in Client.order(Client.latencyClients, forRound: round) {
-                    let result = try LatencyRun.run(
-                        client, binaries: binaries, rate: rate, seconds: options.latencySeconds,
-                        stallSeconds: options.stallSeconds)
-                    record(latency: result, round: round, into: &results)
-                    Progress.log("\(label) \(client.rawValue) latency at \(rate) lines/s: " + describe(result))
+            if options.runs(.pipe) {
+                for client in Client.order(Client.allCases, forRound: round) {
+                    let result = try UploadRun.run(
+                        client, binaries: binaries, url: url, bytes: options.bytes,
+                        stallSeconds: options.stallSeconds, events: events)
+                    record(throughput: result, round: round, into: &results)
+                    Progress.log("\(label) \(client.rawValue) \(Report.bytes(options.bytes)): " + describe(result))
                 }
             }
-            measureSink(port: sink.port, events: events, round: round, label: label, into: &results)
-            for client in Client.order(WaitClient.allCases, forRound: round) {
-                let result = try WaitRun.run(
-                    client, binaries: binaries, requests: options.waitRequests, delay: options.waitDelaySeconds,
-                    stallSeconds: options.stallSeconds)
-                record(wait: result, round: round, into: &results)
-                Progress.log("\(label) \(client.rawValue) waiting for \(options.waitRequests) slow answers: " + describe(result))
+            if options.only == nil {
+                try measureLatency(round: round, label: label, into: &results)
+                measureSink(port: sink.port, events: events, round: round, label: label, into: &results)
+                for client in Client.order(WaitClient.allCases, forRound: round) {
+                    let result = try WaitRun.run(
+                        client, binaries: binaries, requests: options.waitRequests, delay: options.waitDelaySeconds,
+                        stallSeconds: options.stallSeconds)
+                    record(wait: result, round: round, into: &results)
+                    Progress.log("\(label) \(client.rawValue) waiting for \(options.waitRequests) slow answers: " + describe(result))
+                }
             }
             if let shippingSink {
                 try measureShipping(sink: shippingSink, round: round, label: label, into: &results)
             }
         }
-        if options.big && options.only != .lateAnswers {
+        if options.big && options.runs(.pipe) {
             try measureBigStreams(url: url, events: events, into: &results)
         }
         results.elapsedSeconds = MonotonicClock.seconds(MonotonicClock.now() - started)
         return results
+    }
+
+    /// One run per client and rate of the line-latency step, in the round's order.
+    private func measureLatency(round: Int, label: String, into results: inout Results) throws(BenchError) {
+        for rate in Self.latencyRates {
+            for client in Client.order(Client.latencyClients, forRound: round) {
+                let result = try LatencyRun.run(
+                    client, binaries: binaries, rate: rate, seconds: options.latencySeconds,
+                    stallSeconds: options.stallSeconds)
+                record(latency: result, round: round, into: &results)
+                Progress.log("\(label) \(client.rawValue) latency at \(rate) lines/s: " + describe(result))
+            }
+        }
     }
 
     /// One run per row of the late-answer step, in the round's order.

@@ -47,6 +47,11 @@ enum Report {
         case .pipe:
             lines += pipeSection(results, options: options)
             return lines.joined(separator: "\n")
+        case .logShipping:
+            lines += Benchmark.shippingFileCounts.flatMap { files in
+                shippingSection(results, options: options, machine: machine, files: files) + [""]
+            }
+            return lines.joined(separator: "\n")
         case nil:
             lines += pipeSection(results, options: options)
         }
