@@ -113,17 +113,13 @@ extension DeliveryMachine {
     /// Trouble with the segments being retried, each kept with the start of the segment it is
     /// about, until a success: the first 429 to a segment (another one a while later makes
     /// segments smaller), and how many times in a row each segment's connection broke while it
-    /// carried bytes (a few make it smaller). Counted per segment: with several out at once,
-    /// their resends take turns, and a count that started again whenever another segment broke
+    /// carried bytes (a few make it smaller). Kept per segment: with several out at once, their
+    /// resends take turns, and a record that started again whenever another segment failed
     /// would never reach its limit.
     struct SegmentTrouble {
-        /// The segment start and time of its first 429 since the last success or shrink.
-        struct RateRefusal {
-            var from: Int
-            var at: Instant
-        }
-
-        private(set) var rateRefusal: RateRefusal?
+        /// The time of the first 429 to the segment from each start since the last success or
+        /// its shrink.
+        private var rateRefusals: [Int: Instant] = [:]
         /// How many times in a row the connection of the segment from each start broke.
         private var breaks: [Int: Int] = [:]
 
@@ -131,12 +127,12 @@ extension DeliveryMachine {
         /// to it came `window` or more before, and it is not a `loneRecord`). Then its window
         /// starts again now.
         mutating func refusedForSize(from: Int, now: Instant, window: Duration, loneRecord: Bool) -> Bool {
-            guard let refusal = rateRefusal, refusal.from == from else {
-                rateRefusal = RateRefusal(from: from, at: now)
+            guard let first = rateRefusals[from] else {
+                rateRefusals[from] = now
                 return false
             }
-            guard refusal.at.duration(to: now) >= window, !loneRecord else { return false }
-            rateRefusal = RateRefusal(from: from, at: now)
+            guard first.duration(to: now) >= window, !loneRecord else { return false }
+            rateRefusals[from] = now
             return true
         }
 

@@ -116,6 +116,29 @@ import Testing
         #expect(machine.limits.maxBytes == 50)
     }
 
+    /// Every segment out is answered 429, round after round, a minute apart (each request over
+    /// a rate limit's burst): their resends take turns, and each one's second 429 still makes
+    /// segments smaller, once.
+    @Test func segmentsRefused429InTurnStillGoSmaller() {
+        var machine = machine(retries: nil)
+        fill(&machine)
+        for round in 1...2 {
+            for from in [0, 100, 200] {
+                _ = machine.handle(.answered(Machine.Answer(status: 429), carried: from..<from + 100), of: segment(from), now: clock.now)
+            }
+            clock.advance(by: .seconds(60))
+            var resent: [Machine.Exchange] = []
+            while resent.count < 3, case .send(let exchange) = machine.next(input(), now: clock.now) {
+                resent.append(exchange)
+                if case .segment(let from, let limits) = exchange { machine.cut(from: from, from..<from + limits.maxBytes) }
+            }
+            if round == 1 {
+                #expect(resent == [segment(0), segment(100), segment(200)], "round \(round)")
+            }
+        }
+        #expect(machine.cap == 50)
+    }
+
     /// A segment refused for good in the middle is set aside once the ones before it are
     /// acknowledged; the stored ones after it are acknowledged with it.
     @Test func aDeadLetterInTheMiddleWaitsForTheOnesBeforeIt() {
