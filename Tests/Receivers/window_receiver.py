@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A slow receiver that answers several requests at once, for streamup's window of requests.
 
-    python3 Tests/Receivers/window_receiver.py [--delay SECONDS] [--drop-answer N] [--refuse N]
+    python3 Tests/Receivers/window_receiver.py [--delay SECONDS] [--drop-answer N] [--refuse N] [--max-body BYTES]
 
 Listens on 127.0.0.1 (a free port) and prints `listening on http://127.0.0.1:PORT` as its first
 stdout line; runs until SIGTERM/SIGINT. Each request's body (Content-Length) is stored under its
@@ -10,6 +10,9 @@ already held is a duplicate and is dropped when identical (a different one is an
 waits `--delay` seconds before answering 204, so several requests are out at once. Request number
 N (1-based, in arrival order) given by `--drop-answer` is stored, and its connection closed with
 no answer (a lost answer). Request number N given by `--refuse` is answered 400 and not stored.
+A request whose Content-Length is over `--max-body` has that many bytes read, is not stored, and
+its connection is closed with no answer (a body limit that hangs up instead of answering 413, as
+Fluent Bit's http input does once its memory limit is reached); `hung_up` counts them.
 
 `GET /_window/state` answers JSON: {"requests": N, "at_once": A, "most_at_once": M, "errors":
 [...], "streams": {ID: [[offset, length], ...]}, "duplicates": [offset, ...], "dropped":
@@ -30,7 +33,7 @@ import time
 import urllib.parse
 
 LOCK = threading.Lock()
-STATE = {"requests": 0, "at_once": 0, "most_at_once": 0, "errors": [], "streams": {}, "duplicates": [], "dropped": None, "refused": None}
+STATE = {"requests": 0, "at_once": 0, "most_at_once": 0, "errors": [], "streams": {}, "duplicates": [], "dropped": None, "refused": None, "hung_up": 0}
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -47,7 +50,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 body = json.dumps(
                     {
                         "requests": STATE["requests"], "at_once": STATE["at_once"], "most_at_once": STATE["most_at_once"],
-                        "errors": STATE["errors"], "streams": streams, "duplicates": STATE["duplicates"], "dropped": STATE["dropped"], "refused": STATE["refused"],
+                        "errors": STATE["errors"], "streams": streams, "duplicates": STATE["duplicates"], "dropped": STATE["dropped"], "refused": STATE["refused"], "hung_up": STATE["hung_up"],
                     }
                 ).encode()
             elif url.path == "/_window/stream":
@@ -63,6 +66,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self):
         length = int(self.headers.get("Content-Length", "0"))
+        if ARGS.max_body and length > ARGS.max_body:
+            self.rfile.read(ARGS.max_body)
+            with LOCK:
+                STATE["hung_up"] += 1
+            self.close_connection = True
+            self.connection.shutdown(2)
+            return
         body = self.rfile.read(length)
         if len(body) < length:
             # The connection ended before the body did: nothing is stored, as the sink does.
@@ -121,6 +131,7 @@ def main():
     parser.add_argument("--delay", type=float, default=0.2)
     parser.add_argument("--drop-answer", type=int, default=0)
     parser.add_argument("--refuse", type=int, default=0)
+    parser.add_argument("--max-body", type=int, default=0)
     parser.add_argument("--verbose", action="store_true")
     ARGS = parser.parse_args()
     server = Server(("127.0.0.1", 0), Handler)

@@ -15,9 +15,10 @@ import Testing
         let process: StreamupProcess
         let url: URL
 
-        init(delay: Double, dropAnswer: Int = 0, refuse: Int = 0) async throws {
+        init(delay: Double, dropAnswer: Int = 0, refuse: Int = 0, maxBody: Int = 0) async throws {
             process = try PythonScript.start(
-                "window_receiver.py", ["--delay", String(delay), "--drop-answer", String(dropAnswer), "--refuse", String(refuse)])
+                "window_receiver.py",
+                ["--delay", String(delay), "--drop-answer", String(dropAnswer), "--refuse", String(refuse), "--max-body", String(maxBody)])
             let line = await process.firstLine() ?? ""
             guard let range = line.range(of: "listening on "), let url = URL(string: String(line[range.upperBound...])) else {
                 process.signal(SIGKILL)
@@ -104,6 +105,19 @@ import Testing
         #expect((state["most_at_once"] as? Int ?? 0) > 1)
         #expect((state["errors"] as? [String] ?? ["?"]).isEmpty, "\(state)")
         #expect(stored == input.split(separator: "\n"), "the stored stream is the input, in order")
+    }
+
+    /// A receiver that hangs up without an answer on every request over 10,000 bytes (as Fluent
+    /// Bit's http input does once its memory limit is reached): with several segments out, they
+    /// break in turn, and each one's third break in a row still makes segments smaller, so
+    /// every line is stored once and streamup exits 0 (it retried the same sizes forever).
+    @Test func segmentsOverABodyLimitThatHangsUpGoSmallerWithSeveralOut() async throws {
+        let receiver = try await Receiver(delay: 0.05, maxBody: 10_000)
+        let input = Self.lines(2_000)
+        let run = try await receiver.run(["--max-in-flight", "8", "--segment-bytes", "16k"], input: input)
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        #expect(Self.storedOnce(run.stored, input), "\(run.state)")
+        #expect((run.state["hung_up"] as? Int ?? 0) >= 3, "the body limit was not reached: \(run.state)")
     }
 
     /// Runs streamup with `arguments` (and `--metrics`) into `receiver` on `input`: the in-flight

@@ -110,44 +110,37 @@ extension DeliveryMachine {
         }
     }
 
-    /// Trouble with the segment being retried, each kept with the start of the segment it is
+    /// Trouble with the segments being retried, each kept with the start of the segment it is
     /// about, until a success: the first 429 to a segment (another one a while later makes
-    /// segments smaller), and how many times in a row a segment's connection broke while it
-    /// carried bytes (a few make it smaller).
+    /// segments smaller), and how many times in a row each segment's connection broke while it
+    /// carried bytes (a few make it smaller). Kept per segment: with several out at once, their
+    /// resends take turns, and a record that started again whenever another segment failed
+    /// would never reach its limit.
     struct SegmentTrouble {
-        /// The segment start and time of its first 429 since the last success or shrink.
-        struct RateRefusal {
-            var from: Int
-            var at: Instant
-        }
-
-        /// The segment start and how many times in a row its connection broke.
-        struct Breaks {
-            var from: Int
-            var count: Int
-        }
-
-        private(set) var rateRefusal: RateRefusal?
-        private(set) var breaks: Breaks?
+        /// The time of the first 429 to the segment from each start since the last success or
+        /// its shrink.
+        private var rateRefusals: [Int: Instant] = [:]
+        /// How many times in a row the connection of the segment from each start broke.
+        private var breaks: [Int: Int] = [:]
 
         /// A 429 to the segment from `from`: whether it is refused for its size (an earlier 429
         /// to it came `window` or more before, and it is not a `loneRecord`). Then its window
         /// starts again now.
         mutating func refusedForSize(from: Int, now: Instant, window: Duration, loneRecord: Bool) -> Bool {
-            guard let refusal = rateRefusal, refusal.from == from else {
-                rateRefusal = RateRefusal(from: from, at: now)
+            guard let first = rateRefusals[from] else {
+                rateRefusals[from] = now
                 return false
             }
-            guard refusal.at.duration(to: now) >= window, !loneRecord else { return false }
-            rateRefusal = RateRefusal(from: from, at: now)
+            guard first.duration(to: now) >= window, !loneRecord else { return false }
+            rateRefusals[from] = now
             return true
         }
 
         /// The connection of the segment from `from` broke: whether that is the `limit`th time
         /// in a row (then the count starts again).
         mutating func broke(from: Int, limit: Int) -> Bool {
-            let count = breaks?.from == from ? (breaks?.count ?? 0) + 1 : 1
-            breaks = count >= limit ? nil : Breaks(from: from, count: count)
+            let count = breaks[from, default: 0] + 1
+            breaks[from] = count >= limit ? nil : count
             return count >= limit
         }
 

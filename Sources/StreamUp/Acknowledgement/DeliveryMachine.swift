@@ -432,11 +432,13 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     /// identical to it is one the receiver can drop (ClickHouse's de-duplication of an
     /// identical insert). Only when the same segment's connection broke a third time in a row
     /// is the link taken to cut every request (a proxy's body limit that closes instead of
-    /// answering 413): then it goes smaller, so it still delivers; successes double it again.
+    /// answering 413): then segments go to half of what it carried, so it still delivers;
+    /// successes double them again. Segments out together that break together halve the size
+    /// once, not once each.
     private mutating func noteBreak(from: Int, carried: Range<Int>) {
         guard limits.maxBytes > 1 else { return }
         if trouble.broke(from: from, limit: Self.breaksBeforeShrinking) {
-            limits.maxBytes = max(1, min(limits.maxBytes, carried.count) / 2)
+            limits.maxBytes = min(limits.maxBytes, max(1, carried.count / 2))
         }
     }
 

@@ -12,8 +12,8 @@ import Testing
     let clock = ManualClock()
     let limits = SegmentLimits(maxBytes: 100, maxDuration: .seconds(1))
 
-    private func machine(window: Int = 3, deadLetters: Bool = false, adaptive: Bool = false) -> Machine {
-        var retry = RetryPolicy(maxRetries: 5)
+    private func machine(window: Int = 3, deadLetters: Bool = false, adaptive: Bool = false, retries: Int? = 5) -> Machine {
+        var retry = RetryPolicy(maxRetries: retries)
         retry.baseDelay = .milliseconds(250)
         return Machine(
             Machine.Configuration(
@@ -89,6 +89,54 @@ import Testing
         #expect(machine.handle(ok(200..<300), of: segment(200), now: clock.now) == [])
         #expect(machine.handle(ok(150..<200), of: .segment(from: 150, limits: smaller), now: clock.now) == [])
         #expect(machine.handle(ok(100..<150), of: .segment(from: 100, limits: smaller), now: clock.now) == [.acknowledge(upTo: 300)])
+    }
+
+    /// Every segment out breaks, round after round (a body limit that closes the connection
+    /// instead of answering 413): their resends take turns, and each one's third break in a
+    /// row still makes segments smaller, so the stream gets through.
+    @Test func segmentsThatBreakInTurnStillGoSmaller() {
+        var machine = machine(retries: nil)
+        fill(&machine)
+        let broken = Machine.Failure(kind: .transport, message: "connection lost")
+        for round in 1...Machine.breaksBeforeShrinking {
+            #expect(machine.limits.maxBytes == 100, "round \(round)")
+            for from in [0, 100, 200] {
+                _ = machine.handle(.failed(broken, carried: from..<from + 100), of: segment(from), now: clock.now)
+            }
+            clock.advance(by: .seconds(60))
+            var resent: [Machine.Exchange] = []
+            while resent.count < 3, case .send(let exchange) = machine.next(input(), now: clock.now) {
+                resent.append(exchange)
+                if case .segment(let from, let limits) = exchange { machine.cut(from: from, from..<from + limits.maxBytes) }
+            }
+            if round < Machine.breaksBeforeShrinking {
+                #expect(resent == [segment(0), segment(100), segment(200)], "round \(round)")
+            }
+        }
+        #expect(machine.limits.maxBytes == 50)
+    }
+
+    /// Every segment out is answered 429, round after round, a minute apart (each request over
+    /// a rate limit's burst): their resends take turns, and each one's second 429 still makes
+    /// segments smaller, once.
+    @Test func segmentsRefused429InTurnStillGoSmaller() {
+        var machine = machine(retries: nil)
+        fill(&machine)
+        for round in 1...2 {
+            for from in [0, 100, 200] {
+                _ = machine.handle(.answered(Machine.Answer(status: 429), carried: from..<from + 100), of: segment(from), now: clock.now)
+            }
+            clock.advance(by: .seconds(60))
+            var resent: [Machine.Exchange] = []
+            while resent.count < 3, case .send(let exchange) = machine.next(input(), now: clock.now) {
+                resent.append(exchange)
+                if case .segment(let from, let limits) = exchange { machine.cut(from: from, from..<from + limits.maxBytes) }
+            }
+            if round == 1 {
+                #expect(resent == [segment(0), segment(100), segment(200)], "round \(round)")
+            }
+        }
+        #expect(machine.cap == 50)
     }
 
     /// A segment refused for good in the middle is set aside once the ones before it are
