@@ -266,7 +266,7 @@ enum UploadRunner {
             }
         case .recovered(let failedAttempts, let resentBytes, let after, let duplicatesPossible):
             // A failover or a smaller segment that went through at once took no time to speak of.
-            let spell = after < .milliseconds(1) ? "" : " over \(short(after))"
+            let spell = after < .milliseconds(1) ? "" : " over \(StreamUploader.spoken(after))"
             var line = "delivery recovered after \(failedAttempts) failed attempt\(failedAttempts == 1 ? "" : "s")\(spell)"
             if resentBytes > 0 {
                 line += "; \(counted(resentBytes, "byte")) \(resentBytes == 1 ? "was" : "were") sent again"

@@ -55,4 +55,14 @@ import Darwin
         #expect(await child.waitForExit() == 64)
         #expect(child.stderr == "streamup: 'http://127.0.0.1:99999/': port 99999 is out of range (1-65535)\n")
     }
+
+    /// A ':' with no port after it is a usage error (it was taken as port 80 and retried for ever).
+    @Test func anEmptyPortIsAUsageError() async throws {
+        let child = try StreamupProcess(["http://127.0.0.1:/ingest"])
+        child.closeStdin()
+        #expect(await child.waitForExit() == 64)
+        #expect(
+            child.stderr
+                == "streamup: 'http://127.0.0.1:/ingest': the port after '127.0.0.1:' is empty (write the port, or leave out the ':' for http's default)\n")
+    }
 }

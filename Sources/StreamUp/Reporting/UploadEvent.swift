@@ -124,7 +124,7 @@ public struct UploadEvent: Sendable, CustomStringConvertible {
         case .retrying(let reason, let attempt, let delay, _):
             "\(reason); trying again in \(delay) (failure \(attempt) in a row)"
         case .recovered(let failedAttempts, let resentBytes, let after, _):
-            "delivery recovered after \(counted(failedAttempts, "failed attempt"))" + (after < .milliseconds(1) ? "" : " over \(after)")
+            "delivery recovered after \(counted(failedAttempts, "failed attempt"))" + (after < .milliseconds(1) ? "" : " over \(StreamUploader.spoken(after))")
                 + (resentBytes > 0 ? "; \(counted(resentBytes, "byte")) sent again" : "")
         case .deadLettered(let bytes, let file, let reason):
             "\(reason): kept the segment (\(counted(bytes, "byte"))) in \(file) and went on"

@@ -63,6 +63,12 @@ public struct UploadConfiguration: Sendable {
         if let port = components.port, !(1...65535).contains(port) {
             throw StreamUpError(.invalidURL, "'\(string)': port \(port) is out of range (1-65535)")
         }
+        let authority = Self.authority(of: string)
+        if components.port == nil, authority.hasSuffix(":") {
+            // Foundation takes `HOST:` as the scheme's default port; a port left out is a typo.
+            throw StreamUpError(
+                .invalidURL, "'\(string)': the port after '\(authority)' is empty (write the port, or leave out the ':' for \(scheme)'s default)")
+        }
         components.scheme = scheme
         guard let url = components.url else {
             throw StreamUpError(.invalidURL, "'\(string)' is not a URL (expected http://HOST[:PORT]/PATH)")
@@ -74,6 +80,15 @@ public struct UploadConfiguration: Sendable {
             )
         }
         return url
+    }
+
+    /// The authority of a URL as written: after `://`, up to the path, query or fragment, without
+    /// user information.
+    private static func authority(of string: String) -> Substring {
+        guard let start = string.range(of: "://")?.upperBound else { return "" }
+        let rest = string[start...]
+        let authority = rest[..<(rest.firstIndex { "/?#".contains($0) } ?? rest.endIndex)]
+        return authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority
     }
 
     /// Checks every field; throws ``StreamUpError`` naming the first bad one.

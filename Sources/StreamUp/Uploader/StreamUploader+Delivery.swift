@@ -358,9 +358,11 @@ extension StreamUploader {
         }
     }
 
-    /// A duration as a person says it, to the second: `45 s`, `2 min 5 s`, `3 h 10 min`.
-    static func spoken(_ duration: Duration) -> String {
-        let seconds = max(0, Int(duration.seconds.rounded()))
+    /// A duration as a person says it, to the second from a second on: `250 ms`, `45 s`,
+    /// `2 min 5 s`, `3 h 10 min`. Every line that says how long something lasted uses it.
+    package static func spoken(_ duration: Duration) -> String {
+        if duration < .seconds(1) { return "\(max(0, Int((duration.seconds * 1000).rounded()))) ms" }
+        let seconds = Int(duration.seconds.rounded())
         if seconds < 60 { return "\(seconds) s" }
         if seconds < 3600 { return "\(seconds / 60) min \(seconds % 60) s" }
         return "\(seconds / 3600) h \(seconds % 3600 / 60) min"

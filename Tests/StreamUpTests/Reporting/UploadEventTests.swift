@@ -52,6 +52,9 @@ import Testing
         #expect(recovered.description.hasSuffix("; 1 byte sent again"))
         let atOnce = UploadEvent.recovered(failedAttempts: 1, resentBytes: 0, after: .microseconds(300), duplicatesPossible: false)
         #expect(atOnce.description == "delivery recovered after 1 failed attempt")
+        // Said as the "failing for" lines say it, not as Duration prints itself.
+        let outage = UploadEvent.recovered(failedAttempts: 9, resentBytes: 0, after: .milliseconds(124_953), duplicatesPossible: false)
+        #expect(outage.description == "delivery recovered after 9 failed attempts over 2 min 5 s")
         #expect(UploadEvent.source(.truncated(path: "/var/log/a.log")).description == "/var/log/a.log was truncated: reading it again from its start")
         #expect(UploadEvent.recordsRejected(count: 2, reason: "2 records refused", file: "/dl/x").description == "2 records refused; kept in /dl/x")
         for event in [retrying, recovered] { #expect(!event.description.contains("\n")) }

@@ -25,6 +25,17 @@ import Testing
         #expect(try UploadConfiguration.url(from: "http://127.0.0.1:65535/x").port == 65535)
     }
 
+    /// A ':' with no port after it is refused, not taken as the scheme's default port (a
+    /// receiver on port 80 that is not there was retried for ever, the lines naming no port).
+    @Test(arguments: ["http://127.0.0.1:/ingest", "http://user:pw@logs.example:", "https://[::1]:?q=1"])
+    func anEmptyPortIsRefused(string: String) throws {
+        let error = #expect(throws: StreamUpError.self) { try UploadConfiguration.url(from: string) }
+        #expect(error?.code == .invalidURL)
+        #expect(error?.description.contains("the port after") == true, "\(String(describing: error))")
+        #expect(try UploadConfiguration.url(from: "http://user:pw@logs.example/a:b").port == nil)
+        #expect(try UploadConfiguration.url(from: "http://[::1]/in").host != nil)
+    }
+
     /// An IPv6 URL keeps the spelling people read; URLSession gets one it accepts; messages name
     /// the host with its brackets.
     @Test func ipv6LiteralKeepsItsBracketsAndPassesURLSessionsHostCheck() throws {
