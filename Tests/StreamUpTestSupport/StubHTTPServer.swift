@@ -26,6 +26,9 @@ public final class StubHTTPServer: @unchecked Sendable {
         case closeAfterHead
         /// Read the whole chunked body, then close the connection cleanly without an answer.
         case closeWithoutAnswer
+        /// Answer the first `answering` requests 200 after their bodies, then read each later one
+        /// whole and close without an answer (a receiver that runs out of memory).
+        case answerThenCloseWithoutAnswer(answering: Int)
         /// Read the whole body, answer `status` with a body that never ends (no length, pieces
         /// of `pieceBytes` every `interval`, or as fast as the client takes them) until the client
         /// hangs up or `stop()`.
@@ -218,6 +221,12 @@ public final class StubHTTPServer: @unchecked Sendable {
             while !requestEnded {
                 if !readMore() { return }
             }
+        case .answerThenCloseWithoutAnswer(let answering):
+            while !requestEnded {
+                if !readMore() { return }
+            }
+            let answers = lock.withLock { heads.count <= answering }
+            if answers { respond(fd, status: 200, headers: [], body: "ok") }
         case .hangUpAfter(let bytes):
             while received.count - bodyStart < bytes {
                 if !readMore() { return }

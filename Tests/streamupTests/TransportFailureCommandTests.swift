@@ -44,4 +44,23 @@ import Testing
                 == "streamup: 127.0.0.1:\(server.port) closed the connection without answering: the server or a proxy in front of it dropped the request; check its logs, and that the port speaks plain HTTP (https:// if it expects TLS)\n"
         )
     }
+
+    /// A server that answered earlier segments and then closes without answering (a receiver
+    /// out of memory) speaks HTTP on that port: the line does not point at the scheme.
+    @Test func aServerThatAnsweredBeforeIsNotToldToCheckTheScheme() async throws {
+        let server = try StubHTTPServer(.answerThenCloseWithoutAnswer(answering: 1))
+        defer { server.stop() }
+        let child = try StreamupProcess(["--segment-seconds", "100ms", server.url])
+        defer { if !child.hasExited { child.signal(SIGKILL) } }
+        child.write("first\n")
+        #expect(await eventually { server.receivedHeads.count == 1 })
+        child.write("second\n")
+        #expect(await eventually { child.stderr.contains("delivery is failing") }, "stderr: \(child.stderr)")
+        child.signal(SIGKILL)
+        #expect(
+            child.stderr.contains(
+                "127.0.0.1:\(server.port) closed the connection without answering, though it answered earlier requests: the server or a proxy in front of it dropped this one (a limit on request bodies or memory, a restart); check its logs"
+            ), "stderr: \(child.stderr)")
+        #expect(!child.stderr.contains("https://"), "stderr: \(child.stderr)")
+    }
 }

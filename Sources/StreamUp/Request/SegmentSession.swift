@@ -14,10 +14,14 @@ import FoundationNetworking
 /// a per-task delegate; this session delegate passes each one on to the `UploadTaskDelegate`
 /// of its task, which works exactly as with a session of its own.
 ///
-/// Thread safety: the table is guarded by a `Mutex`; callbacks arrive on the session's
-/// delegate queue; `session` is set once in `init`, before any callback.
+/// Thread safety: the table and the set of servers that answered are guarded by a `Mutex` each;
+/// callbacks arrive on the session's delegate queue; `session` is set once in `init`, before
+/// any callback.
 final class SegmentSession: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private let delegates = Mutex<[Int: UploadTaskDelegate]>([:])
+    /// The servers (`host:port`) that have answered a request of this session: a failure to
+    /// answer later is not a wrong scheme or port.
+    private let answered = Mutex<Set<String>>([])
     private var session: URLSession!
     private let configuration: UploadConfiguration
 
@@ -39,9 +43,11 @@ final class SegmentSession: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     func send(
         _ request: URLRequest, body: (any RequestBody)?, segmented: Bool = true, onEvent: @escaping @Sendable (UploadEvent) -> Void
     ) async throws -> UploadResponse {
+        let server = request.url.map(SessionURL.authority(of:))
+        let answeredBefore = server.map { server in answered.withLock { $0.contains(server) } } ?? false
         let delegate = UploadTaskDelegate(
             body: body, maxResponseBodyBytes: configuration.maxResponseBodyBytes, answerTimeout: configuration.responseTimeout, segmented: segmented,
-            onEvent: onEvent)
+            answeredBefore: answeredBefore, onEvent: onEvent)
         // A small segment goes as `Data`: waiting for its answer then costs no CPU on a reused
         // connection (DesignNotes, platform fact 9; WindowBody.oneReadData()).
         let window = body as? WindowBody
@@ -98,6 +104,10 @@ final class SegmentSession: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
     ) {
+        if response is HTTPURLResponse, let url = dataTask.originalRequest?.url {
+            let server = SessionURL.authority(of: url)
+            answered.withLock { _ = $0.insert(server) }
+        }
         guard let delegate = delegate(for: dataTask) else { return completionHandler(.cancel) }
         delegate.urlSession(session, dataTask: dataTask, didReceive: response, completionHandler: completionHandler)
     }

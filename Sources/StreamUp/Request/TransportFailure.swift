@@ -47,6 +47,9 @@ enum TransportFailure {
         let proxy: String?
         /// The request was one segment of an acknowledged stream (retried, already short).
         var segmented = false
+        /// The server at `target` answered an earlier request of this upload: the port speaks
+        /// HTTP, so a wrong scheme is not the cause.
+        var answeredBefore = false
 
         /// `detail` after `prefix`, or the whole detail: "self-signed certificate".
         func detail(after prefix: String) -> String {
@@ -116,7 +119,10 @@ enum TransportFailure {
             "the connection to \(facts.target) was reset before an answer came: the server or a proxy in front of it dropped the request (crashed, restarted or refused it); check its logs"
         },
         Rule(codes: [URLError.Code.badServerResponse.rawValue], prefixes: ["Empty reply"]) { facts in
-            "\(facts.target) closed the connection without answering: the server or a proxy in front of it dropped the request; check its logs, and that the port speaks plain HTTP (https:// if it expects TLS)"
+            // A server that answered before speaks HTTP on that port: the scheme is not the cause.
+            facts.answeredBefore
+                ? "\(facts.target) closed the connection without answering, though it answered earlier requests: the server or a proxy in front of it dropped this one (a limit on request bodies or memory, a restart); check its logs"
+                : "\(facts.target) closed the connection without answering: the server or a proxy in front of it dropped the request; check its logs, and that the port speaks plain HTTP (https:// if it expects TLS)"
         },
         Rule(codes: [], prefixes: ["Received HTTP/0.9", "Weird server reply", "Unsupported HTTP version"]) { facts in
             "\(facts.target) answered something that is not HTTP: check the port, and use https:// if it expects TLS"
@@ -172,7 +178,7 @@ enum TransportFailure {
     ]
 
     /// The error for a task that completed with `error` while sending to `url`.
-    static func error(for error: Error, url: URL?, segmented: Bool = false) -> StreamUpError {
+    static func error(for error: Error, url: URL?, segmented: Bool = false, answeredBefore: Bool = false) -> StreamUpError {
         let target = url.map(SessionURL.authority(of:)) ?? "the server"
         guard let urlError = error as? URLError else {
             return StreamUpError(.transport, "the connection to \(target) failed: \(error.localizedDescription)")
@@ -181,16 +187,20 @@ enum TransportFailure {
             return StreamUpError(.cancelled, "the upload was cancelled", urlError: urlError)
         }
         return StreamUpError(
-            .transport, line(code: urlError.code.rawValue, text: urlError.localizedDescription, url: url, segmented: segmented), urlError: urlError)
+            .transport,
+            line(code: urlError.code.rawValue, text: urlError.localizedDescription, url: url, segmented: segmented, answeredBefore: answeredBefore),
+            urlError: urlError)
     }
 
     /// The line for a failure with `code` and libcurl's `text`, sending to `url` (one segment
-    /// of an acknowledged stream when `segmented`).
-    static func line(code: Int, text: String, url: URL?, segmented: Bool = false) -> String {
+    /// of an acknowledged stream when `segmented`; `answeredBefore`: the server answered an
+    /// earlier request of this upload).
+    static func line(code: Int, text: String, url: URL?, segmented: Bool = false, answeredBefore: Bool = false) -> String {
         let target = url.map(SessionURL.authority(of:)) ?? "the server"
         // Foundation's stand-in when there is no text: "The operation could not be completed. (…)"
         let detail = text.isEmpty || text.hasPrefix("The operation could not be completed") ? nil : text
-        let facts = Facts(target: target, detail: detail, code: code, proxy: proxy(in: text, target: url), segmented: segmented)
+        let facts = Facts(
+            target: target, detail: detail, code: code, proxy: proxy(in: text, target: url), segmented: segmented, answeredBefore: answeredBefore)
         let rule = rules.first { $0.matches(code: code, text: text) } ?? rules[rules.count - 1]
         return rule.sentence(facts)
     }

@@ -34,15 +34,18 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
     private let onEvent: @Sendable (UploadEvent) -> Void
     /// The request is one segment of an acknowledged stream (for the failure's words).
     private let segmented: Bool
+    /// The server answered an earlier request of this upload (for the failure's words).
+    private let answeredBefore: Bool
     private let state = Mutex(State())
 
     init(
-        body: (any RequestBody)?, maxResponseBodyBytes: Int, answerTimeout: Duration, segmented: Bool = false,
+        body: (any RequestBody)?, maxResponseBodyBytes: Int, answerTimeout: Duration, segmented: Bool = false, answeredBefore: Bool = false,
         onEvent: @escaping @Sendable (UploadEvent) -> Void
     ) {
         self.body = body
         self.answerTimeout = answerTimeout
         self.segmented = segmented
+        self.answeredBefore = answeredBefore
         self.maxResponseBodyBytes = maxResponseBodyBytes
         self.onEvent = onEvent
     }
@@ -164,7 +167,8 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
                         statusCode: response.statusCode, headers: Self.headers(of: response), body: state.body,
                         bytesSent: bytesSent, isBodyCut: true))
             } else if let error {
-                result = .failure(failure ?? TransportFailure.error(for: error, url: task.originalRequest?.url, segmented: segmented))
+                result = .failure(
+                    failure ?? TransportFailure.error(for: error, url: task.originalRequest?.url, segmented: segmented, answeredBefore: answeredBefore))
             } else if let response = state.response ?? (task.response as? HTTPURLResponse) {
                 result = .success(
                     UploadResponse(

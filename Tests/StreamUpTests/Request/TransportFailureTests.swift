@@ -19,7 +19,9 @@ import FoundationNetworking
         let line: String
         /// Whether the request was a segment (already short: no advice to send shorter ones).
         var segmented = false
-        var testDescription: String { "\(code) \(text)\(segmented ? " (segmented)" : "")" }
+        /// Whether the server answered an earlier request (its port speaks HTTP).
+        var answeredBefore = false
+        var testDescription: String { "\(code) \(text)\(segmented ? " (segmented)" : "")\(answeredBefore ? " (answered before)" : "")" }
     }
 
     /// The sentences several measured texts share.
@@ -75,6 +77,12 @@ import FoundationNetworking
             line:
                 "127.0.0.1:8080 closed the connection without answering: the server or a proxy in front of it dropped the request; check its logs, and that the port speaks plain HTTP (https:// if it expects TLS)"
         ),
+        // A server that answered earlier requests speaks HTTP there: no advice on the scheme.
+        Case(
+            code: -1011, text: "Empty reply from server", url: "http://127.0.0.1:8080/",
+            line:
+                "127.0.0.1:8080 closed the connection without answering, though it answered earlier requests: the server or a proxy in front of it dropped this one (a limit on request bodies or memory, a restart); check its logs",
+            answeredBefore: true),
         Case(
             code: -1002, text: "Received HTTP/0.9 when not allowed", url: "http://127.0.0.1:22/",
             line: "127.0.0.1:22 answered something that is not HTTP: check the port, and use https:// if it expects TLS"),
@@ -125,7 +133,9 @@ import FoundationNetworking
     /// Every measured failure gets its line.
     @Test(arguments: cases) func failureBecomesItsLine(_ failure: Case) {
         #expect(
-            TransportFailure.line(code: failure.code, text: failure.text, url: URL(string: failure.url), segmented: failure.segmented) == failure.line)
+            TransportFailure.line(
+                code: failure.code, text: failure.text, url: URL(string: failure.url), segmented: failure.segmented, answeredBefore: failure.answeredBefore)
+                == failure.line)
     }
 
     /// The `URLError` path: the code and text come from the error; cancellation is its own code.
