@@ -189,9 +189,10 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     }
 
     let configuration: Configuration
-    /// The segment size now: smaller after failures, back up after successes, never above `cap`.
+    /// The segment size now: the configured one, lowered for good with `cap`.
     private(set) var limits: SegmentLimits
-    /// The most a segment may be, lowered for good by a 413.
+    /// The most a segment may be, lowered for good by a 413, a request over a rate limit's
+    /// burst, or a request whose connection broke three times in a row.
     private(set) var cap: Int
     /// Trouble with the segment being retried (its 429s, its broken connections); cleared by
     /// a success.
@@ -336,7 +337,6 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         budget.refill()
         trouble.clear()
         if let recovered = spell.succeeded(now: now) { effects.append(.notice(recovered)) }
-        limits.maxBytes = min(cap, limits.maxBytes * 2)
         return effects
     }
 
@@ -399,8 +399,8 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         let (first, stillFailing) = spell.failed(problem.reason, now: now, elsewhere: elsewhere)
         if let stillFailing { effects.append(.notice(stillFailing)) }
         if budget.isSpent(by: configuration.retry, now: now) { return effects + final(problem, exchange: exchange, carried: carried) }
-        if case .failure(let failure) = problem, failure.kind == .transport, !carried.isEmpty, let (from, _) = Self.segment(of: exchange) {
-            noteBreak(from: from, carried: carried)
+        if case .failure(let failure) = problem, failure.kind == .transport, !carried.isEmpty, let (from, sent) = Self.segment(of: exchange) {
+            noteBreak(from: from, sent: sent, carried: carried, into: &effects)
         }
         retries += 1
         sendAgain(exchange)
@@ -431,14 +431,17 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     /// lost answer looks the same from here, socket buffers hold megabytes), and only a resend
     /// identical to it is one the receiver can drop (ClickHouse's de-duplication of an
     /// identical insert). Only when the same segment's connection broke a third time in a row
-    /// is the link taken to cut every request (a proxy's body limit that closes instead of
-    /// answering 413): then segments go to half of what it carried, so it still delivers;
-    /// successes double them again. Segments out together that break together halve the size
-    /// once, not once each.
-    private mutating func noteBreak(from: Int, carried: Range<Int>) {
+    /// is the link taken to cut requests of that size (a body or memory limit that closes
+    /// instead of answering 413, as Fluent Bit's http input does past its `Mem_Buf_Limit`):
+    /// then segments go to half of what it carried, for good, as after a 413. Growing back
+    /// would meet the same limit again, and such a receiver keeps part of each request it
+    /// drops (measured: a third of the lines twice when successes doubled the size back).
+    /// Segments out together that break together lower the size once, not once each.
+    private mutating func noteBreak(from: Int, sent: SegmentLimits, carried: Range<Int>, into effects: inout [Effect]) {
         guard limits.maxBytes > 1 else { return }
         if trouble.broke(from: from, limit: Self.breaksBeforeShrinking) {
-            limits.maxBytes = min(limits.maxBytes, max(1, carried.count / 2))
+            let reason = "the connection broke \(Self.breaksBeforeShrinking) times in a row during a request of \(carried.count) bytes"
+            shrink(below: carried, sent, reason: reason, into: &effects)
         }
     }
 
@@ -456,11 +459,14 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
 
     /// Lowers the segment size (and the cap, for good) below a request that carried
     /// `carried` with `sent` limits: half of it, which the plan still fills with one whole
-    /// record at least.
+    /// record at least. Said once per new cap: requests out together that meet the same
+    /// limit lower it once.
     private mutating func shrink(below carried: Range<Int>, _ sent: SegmentLimits, reason: String, into effects: inout [Effect]) {
         let size = carried.isEmpty ? sent.maxBytes : min(sent.maxBytes, carried.count)
-        cap = max(1, min(cap, size / 2))
-        limits.maxBytes = min(limits.maxBytes, cap)
+        let lowered = max(1, min(cap, size / 2))
+        limits.maxBytes = min(limits.maxBytes, lowered)
+        guard lowered < cap else { return }
+        cap = lowered
         effects.append(.notice(.segmentShrunk(toBytes: cap, reason: reason)))
     }
 

@@ -137,18 +137,28 @@ import Testing
 
     /// A link that cuts every request (a proxy's body limit that closes the connection instead
     /// of answering 413): after the same segment broke three times in a row, sent identically
-    /// each time, it goes smaller, so the stream still gets through.
-    @Test func aSegmentBrokenThreeTimesInARowGoesSmaller() {
+    /// each time, it goes smaller, so the stream still gets through, and stays smaller after
+    /// successes (growing back would meet the same limit, and such a receiver keeps part of
+    /// each request it drops). One line says so.
+    @Test func aSegmentBrokenThreeTimesInARowGoesSmallerForGood() {
         var machine = machine(retries: nil)
         let first = Machine.Exchange.segment(from: 0, limits: limits)
+        var notices: [Machine.Effect] = []
         for attempt in 1...Machine.breaksBeforeShrinking {
-            _ = machine.handle(.failed(cut, carried: 0..<1000), of: first, now: clock.now)
+            notices += machine.handle(.failed(cut, carried: 0..<1000), of: first, now: clock.now).filter {
+                if case .notice(.segmentShrunk) = $0 { true } else { false }
+            }
             clock.advance(by: .seconds(60))
             if attempt < Machine.breaksBeforeShrinking {
                 #expect(machine.next(input(), now: clock.now) == .send(first), "attempt \(attempt)")
             }
         }
         #expect(machine.limits.maxBytes == 500)
+        #expect(notices == [.notice(.segmentShrunk(toBytes: 500, reason: "the connection broke 3 times in a row during a request of 1000 bytes"))])
+        for start in stride(from: 0, to: 2000, by: 500) {
+            _ = machine.handle(.answered(answer(200), carried: start..<start + 500), of: .segment(from: start, limits: machine.limits), now: clock.now)
+        }
+        #expect(machine.limits.maxBytes == 500, "successes do not grow it back to the size that broke")
     }
 
     /// An answer says nothing about size (a 503 is the server's load), and a failure before any
