@@ -28,18 +28,29 @@ import Testing
         try await killThreeTimes(spooled: false, into: "elasticsearch")
     }
 
-    /// Runs `tail --state FILE` (and `--spool` when `spooled`) into the validator of `kind`,
-    /// which loses every third answer; kills it three times while the file grows; then expects
-    /// every line stored exactly once.
-    private func killThreeTimes(spooled: Bool, into kind: String) async throws {
+    /// `tail --parse cri|docker --state` with no spool, killed three times with answers lost,
+    /// lines of one millisecond by the runtime's clock (and some written in pieces): a record's
+    /// time comes from the runtime's and its source offset, and its `_id` from its first line,
+    /// so the records read again are the ones sent before, to the byte, and stored once.
+    @Test(arguments: [("cri", "loki"), ("cri", "elasticsearch"), ("docker", "loki")])
+    func killedContainerLogTailWithoutSpoolStoresEveryRecordOnce(parse: String, into kind: String) async throws {
+        try await killThreeTimes(spooled: false, into: kind, parse: parse)
+    }
+
+    /// Runs `tail --state FILE` (and `--spool` when `spooled`, `--parse` a container runtime's
+    /// lines when `parse` names one) into the validator of `kind`, which loses every third
+    /// answer; kills it three times while the file grows; then expects every line stored exactly
+    /// once.
+    private func killThreeTimes(spooled: Bool, into kind: String, parse: String? = nil) async throws {
         let scratch = try TemporaryDirectory()
         let file = scratch.file("app.log")
         let total = 6_000
         try await ReceiverValidator.with(kind, ["--lose-answers", "3"]) { receiver in
             _ = FileManager.default.createFile(atPath: file, contents: nil)
             let spool = spooled ? ["--spool", scratch.file("spool")] : []
+            let parsing = parse.map { ["--parse", $0] } ?? []
             let arguments =
-                ["tail", "--from-start", "--state", scratch.file("state.json")] + spool + [
+                ["tail", "--from-start", "--state", scratch.file("state.json")] + spool + parsing + [
                     "--segment-bytes", "4k", "--segment-seconds", "50ms", file, "--to", kind, receiver.url.absoluteString,
                 ]
             let written = Locked(0)
@@ -49,7 +60,7 @@ import Testing
                     let next = min(total, written + lines)
                     guard next > written, let writer = FileHandle(forWritingAtPath: file) else { return }
                     writer.seekToEndOfFile()
-                    writer.write(Data(((written + 1)...next).map { String(format: "grow-%06d\n", $0) }.joined().utf8))
+                    writer.write(Data(((written + 1)...next).map { Self.line($0, parse: parse) }.joined().utf8))
                     writer.closeFile()
                     written = next
                 }
@@ -78,5 +89,22 @@ import Testing
             #expect(snapshot.lines.count == total && Set(snapshot.text).count == total, "\(snapshot.lines.count) entries, \(Set(snapshot.text).count) distinct")
             #expect(snapshot.errors.isEmpty && snapshot.rejectedLines.isEmpty, "\(snapshot.errors.prefix(3))")
         }
+    }
+
+    /// Line `number` of the file, whose record is `grow-NNNNNN`: plain, or as the runtime of
+    /// `parse` writes it, 137 µs after the line before by its clock (several lines in one
+    /// millisecond); every 50th line in three pieces (CRI `P`, `P`, `F`; Docker without `\n`).
+    private static func line(_ number: Int, parse: String?) -> String {
+        let message = String(format: "grow-%06d", number)
+        guard let parse else { return message + "\n" }
+        let nanoseconds = number * 137_000
+        let time = String(format: "2026-11-25T10:%02d:%02d.%09dZ", nanoseconds / 60_000_000_000, nanoseconds / 1_000_000_000 % 60, nanoseconds % 1_000_000_000)
+        let pieces = number % 50 == 0 ? [String(message.prefix(3)), String(message.dropFirst(3).prefix(3)), String(message.dropFirst(6))] : [message]
+        return pieces.enumerated().map { index, piece in
+            let last = index == pieces.count - 1
+            return parse == "cri"
+                ? "\(time) stdout \(last ? "F" : "P") \(piece)\n"
+                : #"{"log":"\#(piece)\#(last ? "\\n" : "")","stream":"stdout","time":"\#(time)"}"# + "\n"
+        }.joined()
     }
 }

@@ -19,7 +19,9 @@ import Foundation
 /// (`ContainerLogLine`): its pieces (CRI `P`, Docker's without `\n`) are joined until the last
 /// one, and the message is what becomes the record (or what the joiner sees), formatted by the
 /// formatter of its stream (`streamFormatter`, which adds the stream and the path's fields)
-/// with the runtime's time.
+/// with the runtime's time (to the nanosecond; with ``RecordFormatter/sourceTimes``, the
+/// runtime's time is the clock ``SourceTimes`` times the record's source offset by, so a record
+/// read again after a restart gets the time it had).
 ///
 /// With a ``RecordFilter`` (`--drop`, `--keep`, `--redact`), each whole message (a line, a
 /// joined record, a container message) goes through it before it is cut and formatted: a
@@ -57,8 +59,9 @@ package struct LineRecords {
     /// Makes the formatter of a stream's records; nil: ``formatter`` for all.
     private let streamFormatter: ((String) -> RecordFormatter?)?
     private var streamFormatters: [String: RecordFormatter] = [:]
-    /// The runtime's time of the record being formatted (nil: the time it was read).
-    private var recordMilliseconds: Int64?
+    /// The runtime's time of the record being formatted, Unix nanoseconds (nil: the time it
+    /// was read).
+    private var recordNanoseconds: Int64?
     /// What leaves out or changes messages; nil: all go as they are.
     private let filter: RecordFilter?
 
@@ -173,7 +176,7 @@ package struct LineRecords {
         }
         var text = entry.message
         var first = start
-        var meta = RecordMeta(stream: entry.stream, milliseconds: entry.milliseconds)
+        var meta = RecordMeta(stream: entry.stream, nanoseconds: entry.nanoseconds)
         if let held = partial {
             partial = nil
             if held.meta.stream == entry.stream {
@@ -204,25 +207,36 @@ package struct LineRecords {
 
     /// The records of a joined multiline record: one, or pieces that fit, each marked with the
     /// whole record's source range (so a position after it is saved only once all are
-    /// acknowledged).
+    /// acknowledged). Its pieces are timed as if they lay from the record's first source byte on
+    /// (``RecordFormatter/sourceTimes``: the first line's offset, and the piece's place), so a
+    /// record read again from its first line gets the same times, whenever it is emitted.
     private mutating func emit(_ joined: MultilineJoiner.Joined, into records: inout [Record], time: Date) {
         var pieces: [Record] = []
         let saved = carryStart
+        carryStart = joined.start
         // The formatter that wrote the record is kept as it was left, never a copy from before:
         // it holds the last time it wrote, which the next record's time must pass (equal
         // records with equal times are one entry to Loki).
         var base: RecordFormatter??
         if let stream = joined.meta.stream, let streamFormatter {
             base = formatter
-            formatter = streamFormatters[stream] ?? streamFormatter(stream) ?? formatter
+            // A stream's records are timed from the same source times as the file's others.
+            let times = formatter?.sourceTimes
+            formatter =
+                streamFormatters[stream]
+                ?? streamFormatter(stream).map { made in
+                    var made = made
+                    made.sourceTimes = made.sourceTimes ?? times
+                    return made
+                } ?? formatter
         }
-        recordMilliseconds = joined.meta.milliseconds
+        recordNanoseconds = joined.meta.nanoseconds
         joined.bytes.withUnsafeBytes { emit($0, terminated: true, into: &pieces, time: time) }
         if let stream = joined.meta.stream, let base {
             streamFormatters[stream] = formatter
             formatter = base
         }
-        recordMilliseconds = nil
+        recordNanoseconds = nil
         carryStart = saved
         for var piece in pieces {
             piece.start = joined.start
@@ -310,10 +324,8 @@ package struct LineRecords {
     /// ended.
     private mutating func record(_ line: UnsafeRawBufferPointer, length: Int, time: Date) -> Record {
         var bytes: [UInt8] = []
-        if formatter != nil, let recordMilliseconds {
-            formatter!.append(line, milliseconds: recordMilliseconds, to: &bytes)
-        } else if formatter != nil {
-            formatter!.append(line, readAt: time, offset: carryStart, to: &bytes)
+        if formatter != nil {
+            formatter!.append(line, readAt: time, runtime: recordNanoseconds, offset: carryStart, to: &bytes)
         } else {
             bytes.reserveCapacity(line.count + 1)
             bytes.append(contentsOf: line)

@@ -93,8 +93,9 @@ public struct RecordFormatter: Sendable {
     package var sourceTimes: (times: SourceTimes, source: SourceID)?
     /// Whether the records carry a time at all.
     private let hasTime: Bool
-    /// The time fixed for the record being made (nil: its milliseconds).
-    private var pendingTime: Int64?
+    /// The time given to the nanosecond for the record being made, and whether it steps past the
+    /// record before it (nil: its milliseconds).
+    private var pendingTime: (nanoseconds: Int64, stepped: Bool)?
 
     /// Sets up a formatter.
     /// - Parameters:
@@ -156,22 +157,31 @@ public struct RecordFormatter: Sendable {
         return JSONString.prefixLength(line, within: messageBudget, invalidUTF8: invalidUTF8.json)
     }
 
-    /// Appends the record for `line` (without its `\n`), read at `time`, to `output`; with
-    /// ``sourceTimes`` and the line's source `offset`, its time is the one ``SourceTimes`` fixes
-    /// for that line.
-    package mutating func append(_ line: UnsafeRawBufferPointer, readAt time: Date, offset: Int64? = nil, to output: inout [UInt8]) {
+    /// Appends the record for `line` (without its `\n`), read at `time`, to `output`. Its time
+    /// is the one the line carries when given (`runtime`, a container runtime's, in Unix
+    /// nanoseconds), else the time it was read; with ``sourceTimes`` and the line's source
+    /// `offset`, the one ``SourceTimes`` fixes for that line from that time (the same whenever the
+    /// line is read again). Without them, a runtime's time is kept to the nanosecond, a record
+    /// at or before the one before it 1 ns after it.
+    package mutating func append(_ line: UnsafeRawBufferPointer, readAt time: Date, runtime: Int64? = nil, offset: Int64? = nil, to output: inout [UInt8]) {
         let milliseconds = Int64((time.timeIntervalSince1970 * 1000).rounded(.down))
         guard hasTime, let offset, let sourceTimes else {
-            return append(line, milliseconds: milliseconds, to: &output)
+            guard let runtime else { return append(line, milliseconds: milliseconds, to: &output) }
+            return append(line, nanoseconds: runtime, stepped: true, to: &output)
+        }
+        if let runtime {
+            let fixed = sourceTimes.times.nanoseconds(of: sourceTimes.source, at: offset, writtenAt: runtime)
+            return append(line, nanoseconds: fixed, stepped: false, to: &output)
         }
         let read = milliseconds.multipliedReportingOverflow(by: 1_000_000)
         let fixed = sourceTimes.times.nanoseconds(of: sourceTimes.source, at: offset, readAt: read.overflow ? Int64.max : read.partialValue)
-        append(line, nanoseconds: fixed, to: &output)
+        append(line, nanoseconds: fixed, stepped: false, to: &output)
     }
 
-    /// Appends the record for `line` at `nanoseconds` after 1970-01-01T00:00:00Z.
-    private mutating func append(_ line: UnsafeRawBufferPointer, nanoseconds: Int64, to output: inout [UInt8]) {
-        pendingTime = nanoseconds
+    /// Appends the record for `line` at `nanoseconds` after 1970-01-01T00:00:00Z (`stepped`: or
+    /// 1 ns after the record before it, if that one is not earlier).
+    private mutating func append(_ line: UnsafeRawBufferPointer, nanoseconds: Int64, stepped: Bool, to output: inout [UInt8]) {
+        pendingTime = (nanoseconds, stepped)
         defer { pendingTime = nil }
         append(line, milliseconds: 0, to: &output)
     }
@@ -244,7 +254,7 @@ public struct RecordFormatter: Sendable {
     /// Starts the record's time: the one fixed to the nanosecond, else `milliseconds`.
     private mutating func beginTime(_ milliseconds: Int64) {
         if let pendingTime {
-            time.begin(nanoseconds: pendingTime)
+            time.begin(nanoseconds: pendingTime.nanoseconds, stepped: pendingTime.stepped)
         } else {
             time.begin(milliseconds: milliseconds)
         }

@@ -18,13 +18,18 @@ struct RecordTime {
         nanoseconds = nil
     }
 
-    /// Starts a record whose time is fixed to the nanosecond (``SourceTimes``): its
-    /// millisecond styles are that time rounded toward the past.
-    mutating func begin(nanoseconds: Int64) {
-        let (seconds, remainder) = nanoseconds.quotientAndRemainder(dividingBy: 1_000_000)
+    /// Starts a record whose time is given to the nanosecond: fixed (``SourceTimes``), or a
+    /// container runtime's that is `stepped` 1 ns past the previous record's when it is not
+    /// later. Its millisecond styles are that time rounded toward the past.
+    mutating func begin(nanoseconds: Int64, stepped: Bool = false) {
+        var value = nanoseconds
+        if stepped, lastNanoseconds != Int64.min, value <= lastNanoseconds, lastNanoseconds < Int64.max {
+            value = lastNanoseconds + 1
+        }
+        let (seconds, remainder) = value.quotientAndRemainder(dividingBy: 1_000_000)
         milliseconds = remainder < 0 ? seconds - 1 : seconds
-        self.nanoseconds = nanoseconds
-        lastNanoseconds = nanoseconds
+        self.nanoseconds = value
+        lastNanoseconds = value
     }
 
     /// Appends the record's time in `style`, without quotes.

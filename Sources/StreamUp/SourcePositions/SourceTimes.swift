@@ -18,6 +18,11 @@ import StreamUpSystem
 /// A line that went out before gets its old time; one that never did may get a time in the past
 /// (by as long as the process was down, for at most ``span`` bytes of each file).
 ///
+/// The clock is the time a line was read, or for a container runtime's line (`--parse`) the
+/// time the runtime wrote in it (``nanoseconds(of:at:writtenAt:)``): the bases then start at the
+/// runtime's times, the same in every run that reads the line, so a record read again gets the
+/// same time, and every record's is at most ``freshness`` before its runtime's.
+///
 /// Thread safety: `state` is guarded by a Mutex; formatters call from the producer's thread,
 /// the uploader and its state store from theirs. Nothing is called out under the lock.
 package final class SourceTimes: Sendable {
@@ -60,6 +65,19 @@ package final class SourceTimes: Sendable {
         /// Where the lines an earlier run may have sent begin (its saved position): a line before
         /// it is read again only because the file was truncated, and is not one of them.
         var replayFrom: Int64 = 0
+
+        /// The index of the first base that starts after `offset` (`bases.count` if none does):
+        /// the one before it, if any, is the newest at or before `offset`. The bases are sorted
+        /// by start, so a binary search finds it.
+        func firstBase(after offset: Int64) -> Int {
+            var low = 0
+            var high = bases.count
+            while low < high {
+                let middle = (low + high) / 2
+                if bases[middle].start <= offset { low = middle + 1 } else { high = middle }
+            }
+            return low
+        }
     }
 
     private struct State {
@@ -85,30 +103,48 @@ package final class SourceTimes: Sendable {
     /// The time of the record made from the line at `offset` of `source`, read at
     /// `readNanoseconds` (Unix nanoseconds).
     package func nanoseconds(of source: SourceID, at offset: Int64, readAt readNanoseconds: Int64) -> Int64 {
+        nanoseconds(of: source, at: offset, clock: readNanoseconds, savedWin: true)
+    }
+
+    /// The time of the record made from the line at `offset` of `source`, which a container
+    /// runtime wrote at `runtimeNanoseconds` (Unix nanoseconds, the time in the line). The
+    /// runtime's clock reads the same whenever the line is read, so the saved bases need not
+    /// win over it: a base starts wherever the runtime's time is more than ``freshness`` past the
+    /// one before, after a restart too (the same bases the earlier run made, where it read).
+    package func nanoseconds(of source: SourceID, at offset: Int64, writtenAt runtimeNanoseconds: Int64) -> Int64 {
+        nanoseconds(of: source, at: offset, clock: runtimeNanoseconds, savedWin: false)
+    }
+
+    /// The time of the line at `offset` of `source` by `readNanoseconds`, the saved bases
+    /// timing it whatever that says when `savedWin`.
+    private func nanoseconds(of source: SourceID, at offset: Int64, clock readNanoseconds: Int64, savedWin: Bool) -> Int64 {
         state.withLock { state in
-            var known = state.sources[source] ?? Bases()
+            // Taken out and put back, so that its bases change in place rather than as a copy (a
+            // runtime's clock may make a base for each record of a segment).
+            var known = state.sources.removeValue(forKey: source) ?? Bases()
+            defer { state.sources[source] = known }
             if offset < known.replayFrom {
                 // Truncated: what the earlier run sent from this file is not read again.
                 known.loaded = 0
                 known.replayFrom = 0
-                state.sources[source] = known
             }
             var time = readNanoseconds
-            if let index = known.bases.lastIndex(where: { $0.start <= offset }) {
+            let after = known.firstBase(after: offset)
+            if after > 0 {
+                let index = after - 1
                 let base = known.bases[index]
                 let distance = offset - base.start
                 let candidate = base.nanoseconds &+ distance
-                if distance < Self.span, index < known.loaded || readNanoseconds - candidate <= Self.freshness {
+                if distance < Self.span, (savedWin && index < known.loaded) || readNanoseconds - candidate <= Self.freshness {
                     return candidate
                 }
                 time = max(readNanoseconds, candidate)
             }
             // Bases at or after this line time what the file held before (it was truncated).
-            let kept = known.bases.firstIndex { $0.start >= offset } ?? known.bases.count
+            let kept = after > 0 && known.bases[after - 1].start == offset ? after - 1 : after
             known.bases.removeSubrange(kept...)
             known.loaded = min(known.loaded, kept)
             known.bases.append(Base(start: offset, nanoseconds: time))
-            state.sources[source] = known
             state.unsaved = true
             return time
         }
@@ -118,7 +154,10 @@ package final class SourceTimes: Sendable {
     /// no base times it.
     package func time(of source: SourceID, at offset: Int64) -> Int64? {
         state.withLock { state in
-            guard let base = state.sources[source]?.bases.last(where: { $0.start <= offset }) else { return nil }
+            guard let known = state.sources[source] else { return nil }
+            let after = known.firstBase(after: offset)
+            guard after > 0 else { return nil }
+            let base = known.bases[after - 1]
             return base.nanoseconds &+ (offset - base.start)
         }
     }
@@ -130,9 +169,9 @@ package final class SourceTimes: Sendable {
     /// everything before it): all but the newest base starting at or before it.
     package func prune(_ source: SourceID, below position: Int64) {
         state.withLock { state in
-            guard var known = state.sources[source],
-                let newest = known.bases.lastIndex(where: { $0.start <= position }), newest > 0
-            else { return }
+            guard var known = state.sources[source] else { return }
+            let newest = known.firstBase(after: position) - 1
+            guard newest > 0 else { return }
             known.bases.removeFirst(newest)
             known.loaded = max(0, known.loaded - newest)
             state.sources[source] = known

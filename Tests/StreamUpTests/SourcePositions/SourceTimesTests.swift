@@ -84,6 +84,23 @@ import Testing
         #expect(kept.nanoseconds(of: a, at: 1_500, readAt: later) == t0 + 500)
     }
 
+    /// On a container runtime's clock (`--parse`), the times in the lines are the same in every
+    /// run, so the saved bases do not win over them: after a restart, a line an earlier run timed
+    /// from a saved base gets that time again, and a line the runtime wrote an hour after it gets
+    /// the runtime's time (read times keep the saved base's).
+    @Test func aRuntimesClockOutrunsTheSavedBases() {
+        let t0: Int64 = 1_800_000_000 * second
+        let hour = 3_600 * second
+        let saved = [SourceTimes.Saved(source: a, bases: [SourceTimes.Base(start: 1_000, nanoseconds: t0)])]
+        let positions = [SourcePosition(source: a, path: "/a.log", offset: 1_500)]
+        let runtime = SourceTimes(loaded: saved, positions: positions)
+        #expect(runtime.nanoseconds(of: a, at: 1_500, writtenAt: t0 + 5_000_000) == t0 + 500)
+        #expect(runtime.nanoseconds(of: a, at: 1_600, writtenAt: t0 + hour) == t0 + hour)
+        #expect(runtime.nanoseconds(of: a, at: 1_700, writtenAt: t0 + hour) == t0 + hour + 100)
+        let read = SourceTimes(loaded: saved, positions: positions)
+        #expect(read.nanoseconds(of: a, at: 1_600, readAt: t0 + hour) == t0 + 600)
+    }
+
     /// Records are named after their file, line offset, piece and time; a record outside the
     /// known entries, or of a line no base times, has no name (its stream offset names it).
     @Test func recordsAreNamedAfterTheirLines() {

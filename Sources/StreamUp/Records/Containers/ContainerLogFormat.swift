@@ -22,8 +22,9 @@ struct ContainerLogLine: Equatable {
     var message: [UInt8]
     /// `stdout` or `stderr`.
     var stream: String
-    /// The time the runtime gave it, in milliseconds since 1970 (nil: none readable).
-    var milliseconds: Int64?
+    /// The time the runtime gave it, in nanoseconds since 1970, as precise as the runtime wrote
+    /// it (nil: none readable).
+    var nanoseconds: Int64?
     /// Whether more of the same line follows (CRI `P`; Docker: no `\n` at the end).
     var partial: Bool
 
@@ -49,7 +50,7 @@ struct ContainerLogLine: Equatable {
         guard let flag = tag.first, flag == UInt8(ascii: "P") || flag == UInt8(ascii: "F") else { return nil }
         return ContainerLogLine(
             message: Array(line[start...]), stream: String(decoding: line[fields[1]], as: UTF8.self),
-            milliseconds: RFC3339Parser.milliseconds(UnsafeRawBufferPointer(rebasing: line[fields[0]])), partial: flag == UInt8(ascii: "P"))
+            nanoseconds: RFC3339Parser.nanoseconds(UnsafeRawBufferPointer(rebasing: line[fields[0]])), partial: flag == UInt8(ascii: "P"))
     }
 
     /// `{"log":"message\n","stream":"stdout","time":"2026-11-25T10:00:00.123456789Z"}`.
@@ -60,17 +61,18 @@ struct ContainerLogLine: Equatable {
         var message = Array(log.utf8)
         let partial = message.last != 0x0A
         if !partial { message.removeLast() }
-        let time = (object["time"] as? String).flatMap { text in Array(text.utf8).withUnsafeBytes { RFC3339Parser.milliseconds($0) } }
-        return ContainerLogLine(message: message, stream: object["stream"] as? String ?? "stdout", milliseconds: time, partial: partial)
+        let time = (object["time"] as? String).flatMap { text in Array(text.utf8).withUnsafeBytes { RFC3339Parser.nanoseconds($0) } }
+        return ContainerLogLine(message: message, stream: object["stream"] as? String ?? "stdout", nanoseconds: time, partial: partial)
     }
 }
 
 /// Reads RFC 3339 times as runtimes write them (`2026-11-25T10:00:00.123456789Z`, or with an
-/// offset such as `+01:00`), to milliseconds since 1970.
+/// offset such as `+01:00`), to nanoseconds since 1970: every digit of the fraction up to the
+/// ninth counts, further ones are dropped.
 ///
 /// Thread safety: stateless.
 enum RFC3339Parser {
-    static func milliseconds(_ text: UnsafeRawBufferPointer) -> Int64? {
+    static func nanoseconds(_ text: UnsafeRawBufferPointer) -> Int64? {
         func number(_ range: Range<Int>) -> Int64? {
             guard range.upperBound <= text.count else { return nil }
             var value: Int64 = 0
@@ -86,17 +88,17 @@ enum RFC3339Parser {
             (1...12).contains(month), (1...31).contains(day)
         else { return nil }
         var index = 19
-        var millis: Int64 = 0
+        var fraction: Int64 = 0
         if text[index] == UInt8(ascii: ".") {
             index += 1
             var digits = 0
             while index < text.count, text[index] &- 0x30 < 10 {
-                if digits < 3 { millis = millis * 10 + Int64(text[index] - 0x30) }
+                if digits < 9 { fraction = fraction * 10 + Int64(text[index] - 0x30) }
                 digits += 1
                 index += 1
             }
-            while digits < 3 {
-                millis *= 10
+            while digits < 9 {
+                fraction *= 10
                 digits += 1
             }
         }
@@ -117,7 +119,10 @@ enum RFC3339Parser {
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
         let days = era * 146_097 + dayOfEra - 719_468
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset
-        return seconds * 1000 + millis
+        // Times after 2262 do not fit: they are taken as none.
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let (sum, beyond) = scaled.addingReportingOverflow(fraction)
+        return overflow || beyond ? nil : sum
     }
 }
 

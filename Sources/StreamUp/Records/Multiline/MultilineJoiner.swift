@@ -92,6 +92,6 @@ struct MultilineJoiner {
 struct RecordMeta: Equatable {
     /// `stdout` or `stderr`; nil for a plain line.
     var stream: String?
-    /// The runtime's time of the line, in milliseconds since 1970; nil: the time it was read.
-    var milliseconds: Int64?
+    /// The runtime's time of the line, in nanoseconds since 1970; nil: the time it was read.
+    var nanoseconds: Int64?
 }
