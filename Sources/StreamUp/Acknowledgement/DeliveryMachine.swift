@@ -189,11 +189,11 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     }
 
     let configuration: Configuration
-    /// The segment size now: the configured one, lowered for good with `cap`.
+    /// The segment size now: the configured one, lowered for good by a 413, a request over a
+    /// rate limit's burst, or a request whose connection broke three times in a row.
     private(set) var limits: SegmentLimits
-    /// The most a segment may be, lowered for good by a 413, a request over a rate limit's
-    /// burst, or a request whose connection broke three times in a row.
-    private(set) var cap: Int
+    /// The most a segment may be now (it never grows back).
+    var cap: Int { limits.maxBytes }
     /// Trouble with the segment being retried (its 429s, its broken connections); cleared by
     /// a success.
     private var trouble = SegmentTrouble()
@@ -229,7 +229,6 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         self.configuration = configuration
         self.acknowledged = acknowledged
         self.limits = configuration.limits
-        self.cap = configuration.limits.maxBytes
         self.sent = SentLog(alreadySent: max(alreadySent, acknowledged))
         self.spell = FailingSpell(quietPeriod: configuration.quietPeriod, reportEvery: configuration.reportEvery)
         self.resumable = ResumableState(upload: upload)
@@ -457,17 +456,15 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     /// per-second request limit has let some request through by then.
     static var rateWindow: Duration { .seconds(1) }
 
-    /// Lowers the segment size (and the cap, for good) below a request that carried
-    /// `carried` with `sent` limits: half of it, which the plan still fills with one whole
-    /// record at least. Said once per new cap: requests out together that meet the same
-    /// limit lower it once.
+    /// Lowers the segment size, for good, below a request that carried `carried` with `sent`
+    /// limits: half of it, which the plan still fills with one whole record at least. Said
+    /// once per new size: requests out together that meet the same limit lower it once.
     private mutating func shrink(below carried: Range<Int>, _ sent: SegmentLimits, reason: String, into effects: inout [Effect]) {
         let size = carried.isEmpty ? sent.maxBytes : min(sent.maxBytes, carried.count)
-        let lowered = max(1, min(cap, size / 2))
-        limits.maxBytes = min(limits.maxBytes, lowered)
-        guard lowered < cap else { return }
-        cap = lowered
-        effects.append(.notice(.segmentShrunk(toBytes: cap, reason: reason)))
+        let lowered = max(1, size / 2)
+        guard lowered < limits.maxBytes else { return }
+        limits.maxBytes = lowered
+        effects.append(.notice(.segmentShrunk(toBytes: lowered, reason: reason)))
     }
 
     /// Whether a request that carried `carried` with `sent` limits was one record alone that
