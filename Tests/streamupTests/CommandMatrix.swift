@@ -89,7 +89,7 @@ struct MatrixVariant: Sendable {
         MatrixVariant(["--multiline", "go"], runs: [.tail: ["loki"]]).with(input: .goPanic),
         MatrixVariant(["--multiline", "indented"], runs: [.stdin: ["fluent-bit"]]).with(input: .indented),
         // Container logs (README "Container logs").
-        MatrixVariant(["--parse", "cri"], runs: [.tail: ["loki", "elasticsearch"], .stdin: ["loki"]]).with(input: .cri),
+        MatrixVariant(["--parse", "cri"], runs: [.tail: ["loki", "elasticsearch"], .stdin: ["loki", "elasticsearch"]]).with(input: .cri),
         MatrixVariant(["--parse", "cri", "--format", "ndjson"], runs: [.tail: ["sink"]]).with(input: .cri),
         MatrixVariant(["--parse", "cri", "--multiline", "java"], runs: [.tail: ["loki"]]).with(input: .criJavaTrace),
         MatrixVariant(["--parse", "docker", "--format", "ndjson"], runs: [.tail: ["sink"]]).with(input: .docker),
