@@ -24,6 +24,8 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
         var result: Result<UploadResponse, StreamUpError>?
         /// The 401/407 that carried an authentication challenge we turned down.
         var refusedChallenge: HTTPURLResponse?
+        /// Ends an answer that takes longer than `answerTimeout`; cancelled at completion.
+        var answerTimer: AnswerTimer?
     }
 
     /// The streamed body; nil for a request without one (the resumable protocol's create, HEAD and completion).
@@ -113,13 +115,25 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
             // corelibs reports informational answers (104 Upload Resumption Supported) here too;
             // only a final one is the answer.
             if http.statusCode >= 200 {
-                state.withLock { $0.response = http }
                 // The request timeout is an idle timer (DesignNotes, platform fact 4): a body
                 // that trickles on for ever never trips it. The whole answer gets this long.
-                let task = TaskReference(dataTask)
-                DispatchQueue.global().asyncAfter(deadline: .now() + answerTimeout.seconds) { [weak self] in
-                    self?.endAnswer(task)
+                // The timer is cancelled when the task completes: a pending timer that held
+                // the task would keep it (and its body) alive for the whole timeout.
+                let timer = DispatchSource.makeTimerSource(queue: .global())
+                timer.schedule(deadline: .now() + answerTimeout.seconds)
+                let task = WeakTask(dataTask)
+                timer.setEventHandler { [weak self] in
+                    guard let self, let task = task.value else { return }
+                    self.endAnswer(TaskReference(task))
                 }
+                let armed = AnswerTimer(source: timer)
+                let earlier = state.withLock { state in
+                    state.response = http
+                    defer { state.answerTimer = armed }
+                    return state.answerTimer
+                }
+                earlier?.source.cancel()
+                timer.resume()
             }
             onEvent(.responseReceived(statusCode: http.statusCode, headers: Self.headers(of: http)))
         }
@@ -153,8 +167,8 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
         let bytesSent = body?.bytesSent ?? 0
         let failure = body?.failure
-        let (continuation, result) = state.withLock {
-            state -> (CheckedContinuation<Result<UploadResponse, StreamUpError>, Never>?, Result<UploadResponse, StreamUpError>) in
+        let (continuation, result, timer) = state.withLock {
+            state -> (CheckedContinuation<Result<UploadResponse, StreamUpError>, Never>?, Result<UploadResponse, StreamUpError>, AnswerTimer?) in
             let result: Result<UploadResponse, StreamUpError>
             if let challenged = state.refusedChallenge {
                 result = .success(
@@ -178,9 +192,13 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
                 result = .failure(StreamUpError(.transport, "the server closed the connection without an HTTP answer"))
             }
             state.result = result
-            defer { state.completion = nil }
-            return (state.completion, result)
+            defer {
+                state.completion = nil
+                state.answerTimer = nil
+            }
+            return (state.completion, result, state.answerTimer)
         }
+        timer?.source.cancel()
         // The body will not be read any more: make a waiting producer's writes fail.
         body?.close()
         continuation?.resume(returning: result)
@@ -195,4 +213,21 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
         }
         return headers
     }
+}
+
+/// A task the answer timer may end, held weakly: the timer must not keep a finished task
+/// (and its body) alive until it fires.
+///
+/// Thread safety: as ``TaskReference``; the weak reference is read once, when the timer fires.
+private final class WeakTask: @unchecked Sendable {
+    weak var value: URLSessionDataTask?
+    init(_ value: URLSessionDataTask) { self.value = value }
+}
+
+/// Carries the answer's timer into the delegate's locked state.
+///
+/// Thread safety: a dispatch source may be cancelled from any thread; this box only vouches for
+/// that to the compiler.
+private struct AnswerTimer: @unchecked Sendable {
+    let source: any DispatchSourceTimer
 }
