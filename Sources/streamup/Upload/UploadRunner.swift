@@ -67,7 +67,9 @@ enum UploadRunner {
         case .failure(let failure): return (failure.status, nil)
         }
         let metricsServer: SinkServer?
-        switch serveMetrics(metrics, options, uploader: uploader, files: producer as? FileTailer, dropped: options.records.filter?.dropped) {
+        // A record whose filters did not finish goes masked: one line says so (then one a minute).
+        options.records.filter?.notices.setHandler { line in PipelineContext.withName(pipeline?.name) { Terminal.error(line) } }
+        switch serveMetrics(metrics, options, uploader: uploader, files: producer as? FileTailer, filter: options.records.filter) {
         case .success(let server): metricsServer = server
         case .failure(let failure): return (failure.status, nil)
         }
@@ -191,7 +193,7 @@ enum UploadRunner {
     /// Serves `--metrics` for `uploader` (and the files `files` follows) with `metrics`; nil
     /// without --metrics; after one line on stderr, the exit status when it cannot listen.
     static func serveMetrics(
-        _ metrics: Metrics?, _ options: UploadOptions, uploader: StreamUploader, files: FileTailer?, dropped: RecordFilter.Counter? = nil
+        _ metrics: Metrics?, _ options: UploadOptions, uploader: StreamUploader, files: FileTailer?, filter: RecordFilter? = nil
     ) -> Result<SinkServer?, NotMade> {
         guard let metrics else { return .success(nil) }
         // Weak: the uploader's events hold `metrics`, so a strong capture would keep both alive
@@ -200,7 +202,8 @@ enum UploadRunner {
             guard let uploader else { return Metrics.Gauges() }
             var gauges = uploader.metricGauges
             gauges.filesFollowed = files?.followedFileCount
-            gauges.recordsDropped = dropped?.value
+            gauges.recordsDropped = filter?.dropped.value
+            gauges.recordsMasked = filter?.masked.value
             return gauges
         }
         do {
