@@ -64,8 +64,17 @@ extension SinkConnection {
             throw .badRequest("a stream request needs exactly one Streamup-Stream-Id and one Streamup-Offset")
         }
         let id = ids[0].trimmingWhitespace()
-        guard StreamStore.fileName(forStreamID: id) != nil else {
+        guard !id.isEmpty else {
             throw .badRequest("empty Streamup-Stream-Id")
+        }
+        // Bytes that are not UTF-8 were read as U+FFFD: two such ids would share one stream.
+        guard !id.unicodeScalars.contains("\u{FFFD}") else {
+            throw .badRequest("Streamup-Stream-Id is not UTF-8 text")
+        }
+        guard StreamStore.fileName(forStreamID: id) != nil else {
+            throw .badRequest(
+                "Streamup-Stream-Id is too long: at most \(StreamStore.maxWrittenIDLength) characters once written as a file name (A-Z a-z 0-9 - _ count one, other bytes three)"
+            )
         }
         let text = offsets[0].trimmingWhitespace()
         guard !text.isEmpty, text.allSatisfy({ $0.isASCII && $0.isNumber }), let offset = Int(text) else {

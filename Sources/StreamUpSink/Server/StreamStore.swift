@@ -27,8 +27,8 @@ import Darwin
 ///
 /// Resumable uploads bound to a stream write live (see ``StreamAppender``) and must start at or
 /// before the end; a failed write truncates the stream file back to its previous length. `SAFEID`
-/// is the id with anything outside `A–Z a–z 0–9 - _` replaced by `_` (at most 128 characters); ids
-/// that map to the same name share one stream. A stream file left by an earlier run is continued
+/// is the id with each byte outside `A–Z a–z 0–9 - _` written `%XX` (``fileName(forStreamID:)``):
+/// each id its own file, an id too long for a file name refused. A stream file left by an earlier run is continued
 /// from its length. Stream files are opened with `O_NOFOLLOW`: a symbolic link planted under a
 /// stream file's name is refused (`ELOOP`, answered 500), never followed.
 ///
@@ -125,15 +125,29 @@ final class StreamStore: Sendable {
         restored = Mutex(StreamStore.heldPieces(in: directory))
     }
 
-    /// `stream-SAFEID.body`, or `nil` for an empty id.
+    /// The longest id as written in a file name (``fileName(forStreamID:)``): its pieces' names
+    /// add at most 90 characters, within the 255 a file name may have.
+    static let maxWrittenIDLength = 128
+
+    /// `stream-ID.body`, the id written so that every id has a name of its own: each UTF-8 byte
+    /// outside `A–Z a–z 0–9 - _` becomes `%XX` (upper-case hex), `%` itself included, so `p/q`,
+    /// `p q` and `p%2Fq` are `p%2Fq`, `p%20q` and `p%252Fq`, and the name gives the id back.
+    /// `nil` for an empty id, and one longer than ``maxWrittenIDLength`` once written: refused,
+    /// never cut into another id's name.
     static func fileName(forStreamID id: String) -> String? {
         guard !id.isEmpty else { return nil }
-        let safe = String(
-            id.prefix(128).map { character -> Character in
-                character.isASCII && (character.isLetter || character.isNumber || character == "-" || character == "_")
-                    ? character : "_"
-            })
-        return "stream-\(safe).body"
+        var written = ""
+        for byte in id.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "_"):
+                written.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                written += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
+            }
+            if written.utf8.count > maxWrittenIDLength { return nil }
+        }
+        return "stream-\(written).body"
     }
 
     /// The path of the stream file for `id` (which must have a ``fileName(forStreamID:)``).
