@@ -49,7 +49,9 @@ final class SinkServerContext: Sendable {
         self.origin = origin
         self.onEvent = onEvent
         faultState = FaultState(faults: configuration.faults)
-        let limits = StreamState.Limits(bytes: configuration.maxStreamBytesAside, pieces: configuration.maxStreamPiecesAside)
+        let limits = StreamState.Limits(
+            bytes: configuration.maxStreamBytesAside, pieces: configuration.maxStreamPiecesAside, sinkBytes: configuration.maxBytesAside,
+            sinkPieces: configuration.maxPiecesAside)
         let streams = storage.map { StreamStore(directory: $0.directory, limits: limits) }
         self.streams = streams
         uploads = ResumableUploads(
