@@ -194,7 +194,8 @@ package struct RecordFilter: Sendable, Equatable {
             ? "\(pattern) took over \(Self.describe(limit(forBytes: bytes))) of CPU on a record of \(bytes) bytes"
             : "ICU abandoned matching \(pattern) on a record of \(bytes) bytes (its backtracking stack is full)"
         notices.post(
-            "\(what): its message was sent as \(Self.mask), nothing of it unfiltered; make the pattern cheaper (no nested repeats such as (a+)+)")
+            "\(what): its message was sent as \(Self.mask), nothing of it unfiltered; make the pattern cheaper (bounded repeats such as \\w{1,64}, no nested ones such as (a+)+)"
+        )
         return .replaced(Array(Self.mask.utf8))
     }
 
