@@ -20,17 +20,26 @@ extension RecordFilter {
                 stop.pointee = true
             }
         }
-        if found { return true }
-        if !finished && !local.gaveUp { local.abandon() }
+        if !found && !finished && !local.gaveUp { local.abandon() }
         budget = local
+        if found { return true }
         return local.gaveUp ? nil : false
     }
 
-    /// `text` with every non-empty match of `expression` replaced by `template`'s text: nil
-    /// when matching gave up (the text is then not known to be clean), `.some(nil)` when
-    /// nothing matched. Empty matches are left alone: they hold nothing to hide, and replacing
-    /// them would put the mask between characters.
-    static func redact(_ expression: NSRegularExpression, with template: RedactionTemplate, in text: String, budget: inout MatchBudget) -> String?? {
+    /// What a redaction made of a text.
+    ///
+    /// Thread safety: a value type.
+    enum Redaction {
+        case unchanged
+        case replaced(String)
+        /// Matching gave up: the text is not known to be clean.
+        case gaveUp
+    }
+
+    /// `text` with every non-empty match of `expression` replaced by `template`'s text. Empty
+    /// matches are left alone: they hold nothing to hide, and replacing them would put the mask
+    /// between characters.
+    static func redact(_ expression: NSRegularExpression, with template: RedactionTemplate, in text: String, budget: inout MatchBudget) -> Redaction {
         var matches: [NSTextCheckingResult] = []
         var finished = false
         var local = budget
@@ -46,8 +55,8 @@ extension RecordFilter {
         }
         if !finished && !local.gaveUp { local.abandon() }
         budget = local
-        guard !local.gaveUp else { return nil }
-        guard !matches.isEmpty else { return .some(nil) }
+        guard !local.gaveUp else { return .gaveUp }
+        guard !matches.isEmpty else { return .unchanged }
         let string = text as NSString
         var redacted = ""
         var position = 0
@@ -57,7 +66,7 @@ extension RecordFilter {
             position = match.range.location + match.range.length
         }
         redacted += string.substring(from: position)
-        return .some(redacted)
+        return .replaced(redacted)
     }
 
     /// For a `--redact` value that does not compile: the advice to give the template apart, when

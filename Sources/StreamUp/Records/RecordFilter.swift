@@ -162,12 +162,12 @@ package struct RecordFilter: Sendable, Equatable {
                 case nil: return gaveUp(step, budget: budget, bytes: message.count)
                 }
             case .redact:
-                guard let redacted = Self.redact(step.expression, with: step.template ?? .mask, in: text, budget: &budget) else {
-                    return gaveUp(step, budget: budget, bytes: message.count)
-                }
-                if let redacted {
+                switch Self.redact(step.expression, with: step.template ?? .mask, in: text, budget: &budget) {
+                case .unchanged: break
+                case .replaced(let redacted):
                     text = redacted
                     changed = true
+                case .gaveUp: return gaveUp(step, budget: budget, bytes: message.count)
                 }
             }
         }
