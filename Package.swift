@@ -33,12 +33,15 @@ let package = Package(
         // The file tailer (`FileTailer`: globs, rotation, copytruncate, many files). Linux only:
         // it finds and watches files with inotify. Uses the core's records through `package` access.
         .target(name: "StreamUpTail", dependencies: ["StreamUp", "StreamUpSystem"]),
+        // The systemd journal as a producer (`JournalProducer`: journalctl's export output,
+        // entries as records, positions per sequence-number id). Package-internal, not a product.
+        .target(name: "StreamUpJournal", dependencies: ["StreamUp", "StreamUpSystem"]),
         // The local HTTP/1.1 sink: POSIX sockets, no URLSession.
         .target(name: "StreamUpSink", dependencies: ["StreamUpSystem", "StreamUpHTTP"]),
         // The command-line tool: argv -> options -> calls into the libraries.
         .executableTarget(
             name: "streamup",
-            dependencies: ["StreamUp", "StreamUpTail", "StreamUpSink", "StreamUpSystem", "StreamUpHTTP", "CStreamUpSystem"]
+            dependencies: ["StreamUp", "StreamUpTail", "StreamUpJournal", "StreamUpSink", "StreamUpSystem", "StreamUpHTTP", "CStreamUpSystem"]
         ),
         // Examples/, built by CI and shown in README.md.
         .executableTarget(name: "example-log-shipper", dependencies: ["StreamUp", "StreamUpTail", "StreamUpSink"], path: "Examples/LogShipper"),
@@ -53,6 +56,7 @@ let package = Package(
         .testTarget(name: "StreamUpSystemTests", dependencies: ["StreamUpSystem"]),
         .testTarget(name: "StreamUpTests", dependencies: ["StreamUp", "StreamUpSink", "StreamUpSystem", "StreamUpTestSupport"]),
         .testTarget(name: "StreamUpTailTests", dependencies: ["StreamUpTail", "StreamUp", "StreamUpSystem", "StreamUpTestSupport"]),
+        .testTarget(name: "StreamUpJournalTests", dependencies: ["StreamUpJournal", "StreamUp", "StreamUpTestSupport"]),
         .testTarget(name: "StreamUpSinkTests", dependencies: ["StreamUpSink", "StreamUpSystem", "StreamUpHTTP", "StreamUpTestSupport"]),
         .testTarget(name: "streamupTests", dependencies: ["StreamUp", "StreamUpTail", "StreamUpSink", "StreamUpSystem", "StreamUpTestSupport", "streamup"]),
     ],
