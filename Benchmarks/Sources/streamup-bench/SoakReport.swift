@@ -5,11 +5,13 @@ enum SoakReport {
     static func requests(_ results: [RequestSoakResult], planned: Int) -> String {
         var text = "## Many requests: \(planned) requests of \(RequestSoak.segmentBytes) bytes, one at a time\n\n"
         let tenths = (1...10).map { planned * $0 / 10 }
-        var rows = [["requests answered"] + results.flatMap { ["\($0.client) RSS (MiB)", "fds", "threads"] }]
+        var rows = [["requests answered (the first sample past)"] + results.flatMap { ["\($0.client) RSS (MiB)", "fds", "threads"] }]
         for mark in tenths {
             var row = [String(mark)]
             for result in results {
-                if let sample = result.samples.first(where: { $0.progress >= mark }) {
+                // The last tenth: the last sample (taken a moment before the last answers).
+                let last = mark == tenths.last ? result.samples.last : nil
+                if let sample = result.samples.first(where: { $0.progress >= mark }) ?? last {
                     row += [mib(sample.rssKiB), String(sample.openFiles), String(sample.threads)]
                 } else {
                     row += ["–", "–", "–"]
