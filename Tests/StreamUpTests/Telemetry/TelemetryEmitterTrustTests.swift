@@ -31,6 +31,7 @@ extension InProcessUploads {
             options.retry = RetryPolicy(maxRetries: nil)
             options.retry.baseDelay = .seconds(3600)
             options.retry.maxDelay = .seconds(3600)
+            options.retry.maxReconnectDelay = .seconds(3600)
             return options
         }
 
@@ -74,8 +75,8 @@ extension InProcessUploads {
             try await SinkServer.withRunning(SinkConfiguration(outputDirectory: directory.path)) { sink in
                 var options = StreamUploader.Options()
                 options.segmentDuration = .milliseconds(50)
-                let first = try TelemetryEmitter(url: sink.url, delivery: .segments(options))
-                let second = try TelemetryEmitter(url: sink.url, delivery: .segments(options))
+                let first = try TelemetryEmitter(url: sink.url, options: .with(delivery: options))
+                let second = try TelemetryEmitter(url: sink.url, options: .with(delivery: options))
                 for index in 0..<50 {
                     try await first.emit(Reading(task: 1, index: index, note: "heartbeat"))
                     try await second.emit(Reading(task: 2, index: index, note: "event"))
@@ -110,13 +111,14 @@ extension InProcessUploads {
         /// when its deadline passes on the emitter's clock, and the upload is cancelled.
         @Test func finishWithinThrowsAtItsDeadline() async throws {
             let clock = ManualClock()
-            let emitter = try TelemetryEmitter(
-                UploadConfiguration(url: Self.receiverDown), delivery: .segments(Self.patientOptions), clock: clock)
+            let emitter = try TelemetryEmitter(UploadConfiguration(url: Self.receiverDown), options: .with(delivery: Self.patientOptions), clock: clock)
             try await emitter.emit(Reading(task: 0, index: 0, note: "never delivered"))
             let finishing = Task { try await emitter.finish(within: .seconds(5)) }
-            try await waitUntil { clock.sleeperCount == 1 }  // the deadline is set
+            // The deadline is set at 5 s on the clock (the uploader sleeps on it too).
+            let deadline = ManualClock.Instant(offset: .seconds(5))
+            try await waitUntil { clock.deadlines.contains(deadline) }
             clock.advance(by: .seconds(4))
-            #expect(clock.sleeperCount == 1, "finish gave up before its deadline")
+            #expect(clock.deadlines.contains(deadline), "finish gave up before its deadline")
             clock.advance(by: .seconds(1))
             let outcome = await finishing.result
             #expect((outcome.error as? StreamUpError)?.code == .timedOut, "finish ended with \(outcome)")
@@ -128,11 +130,10 @@ extension InProcessUploads {
         /// emitter is still usable afterwards.
         @Test func flushWithinThrowsAtItsDeadline() async throws {
             let clock = ManualClock()
-            let emitter = try TelemetryEmitter(
-                UploadConfiguration(url: Self.receiverDown), delivery: .segments(Self.patientOptions), clock: clock)
+            let emitter = try TelemetryEmitter(UploadConfiguration(url: Self.receiverDown), options: .with(delivery: Self.patientOptions), clock: clock)
             try await emitter.emit(Reading(task: 0, index: 0, note: "pending"))
             let flushing = Task { try await emitter.flush(within: .seconds(2)) }
-            try await waitUntil { clock.sleeperCount == 1 }
+            try await waitUntil { clock.deadlines.contains(ManualClock.Instant(offset: .seconds(2))) }
             clock.advance(by: .seconds(2))
             let outcome = await flushing.result
             #expect((outcome.error as? StreamUpError)?.code == .timedOut, "flush ended with \(outcome)")
@@ -169,7 +170,7 @@ extension InProcessUploads {
                 #expect(try await flushed.finish() == nil)
                 #expect(sink.requests.isEmpty, "an empty request was sent: \(sink.requests)")
             }
-            let down = try TelemetryEmitter(UploadConfiguration(url: Self.receiverDown), delivery: .segments(Self.patientOptions))
+            let down = try TelemetryEmitter(UploadConfiguration(url: Self.receiverDown), options: .with(delivery: Self.patientOptions))
             #expect(try await down.finish(within: .seconds(60)) == nil)
         }
 
@@ -179,11 +180,9 @@ extension InProcessUploads {
         @Test func dropsAreCountedAndReportedOncePerInterval() async throws {
             let clock = ManualClock()
             let recorder = EventRecorder<UploadEvent>()
-            var configuration = UploadConfiguration(url: Self.receiverDown)
-            configuration.bufferSize = 4096
             let emitter = try TelemetryEmitter(
-                configuration, delivery: .segments(Self.patientOptions), whenFull: .dropNewest, clock: clock,
-                dropReportInterval: .seconds(10), onEvent: recorder.handler)
+                UploadConfiguration(url: Self.receiverDown), options: .with(bufferSize: 4096, whenFull: .dropNewest, delivery: Self.patientOptions),
+                clock: clock, dropReportInterval: .seconds(10), onEvent: recorder.handler)
             let record = Reading(task: 0, index: 0, note: String(repeating: "z", count: 100))
             let accepted = (0..<100).filter { _ in emitter.tryEmit(record) }.count
             #expect(accepted > 0 && accepted < 100)
@@ -206,7 +205,7 @@ extension InProcessUploads {
         /// around it arrive.
         @Test func aRecordLongerThanTheBufferIsRefusedWhole() async throws {
             try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
-                let emitter = try TelemetryEmitter(url: sink.url, bufferSize: 1024)
+                let emitter = try TelemetryEmitter(url: sink.url, options: .with(bufferSize: 1024))
                 let long = Reading(task: 0, index: 1, note: String(repeating: "l", count: 2000))
                 try await emitter.emit(Reading(task: 0, index: 0, note: "before"))
                 await #expect(throws: StreamUpError.self) { try await emitter.emit(long) }
@@ -280,8 +279,9 @@ extension InProcessUploads {
             try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
                 let clock = ManualClock()
                 var options = StreamUploader.Options()
-                options.segmentDuration = .milliseconds(50)
-                let emitter = try TelemetryEmitter(UploadConfiguration(url: sink.url), delivery: .segments(options), clock: clock)
+                // Each record goes out alone at once: no segment waits for its time on the clock.
+                options.segmentBytes = 1
+                let emitter = try TelemetryEmitter(UploadConfiguration(url: sink.url), options: .with(delivery: options), clock: clock)
                 func lines() -> [[String: Any]] {
                     let body = sink.requests.filter(\.isComplete).sorted { $0.sequence < $1.sequence }.flatMap { $0.body ?? [] }
                     return body.split(separator: UInt8(ascii: "\n")).compactMap {
@@ -292,7 +292,8 @@ extension InProcessUploads {
                 #expect(await eventually { lines().count == 1 })
                 try await emitter.emit(["event": "work"])
                 #expect(await eventually { lines().count == 2 })
-                try await waitUntil { clock.sleeperCount == 1 }  // the heartbeat waits for its next tick
+                // The heartbeat waits for its next tick, the only sleeper on the clock.
+                try await waitUntil { clock.deadlines == [ManualClock.Instant(offset: .seconds(10))] }
                 clock.advance(by: .seconds(10))
                 #expect(await eventually { lines().count == 3 })
                 #expect(try await emitter.finish()?.isSuccess == true)
