@@ -256,6 +256,38 @@ extension InProcessUploads {
             }
         }
 
+        /// Credentials that rotate: `headerProvider` is asked for the header fields of every
+        /// request, retries included, so a token the app renews goes out on the next request.
+        /// Here the receiver refuses the first request 401 (the token expired), which the app
+        /// retries (`retryableStatuses`; by default a 401 stops the emitter for good); the retry
+        /// carries the renewed token. No token appears in an event.
+        @Test func aRenewedTokenGoesOutOnTheNextRequest() async throws {
+            var sinkConfiguration = SinkConfiguration(keepBodiesInMemory: true)
+            sinkConfiguration.faults = SinkFaults(failNextRequests: 1, failStatus: 401)
+            try await SinkServer.withRunning(sinkConfiguration) { sink in
+                let clock = ManualClock()
+                let token = Locked("expired-t0ken")
+                var configuration = UploadConfiguration(url: sink.url)
+                configuration.headerProvider = { [UploadConfiguration.Header(name: "Authorization", value: "Bearer \(token.withLock { $0 })")] }
+                var delivery = StreamUploader.Options()
+                delivery.segmentBytes = 1  // each record goes out at once, not at a segment time on the clock
+                delivery.retry.retryableStatuses.insert(401)
+                let recorder = EventRecorder<UploadEvent>()
+                let emitter = try TelemetryEmitter(configuration, options: .with(delivery: delivery), clock: clock, onEvent: recorder.handler)
+                try await emitter.emit(Reading(task: 0, index: 0, note: "after a renewal"))
+                // The first request is refused and its retry waits on the clock; the app renews
+                // the token meanwhile.
+                try await waitUntil { recorder.all.contains { $0.kind == .retrying } && clock.sleeperCount == 1 }
+                token.withLock { $0 = "renewed-t0ken" }
+                clock.advance(by: .seconds(1))
+                #expect(try await emitter.finish()?.isSuccess == true)
+                let sent = sink.requests.sorted { $0.sequence < $1.sequence }.map { $0.headers.first(named: "Authorization") }
+                #expect(sent == ["Bearer expired-t0ken", "Bearer renewed-t0ken"])
+                #expect(try Self.received(sink).map(\.note) == ["after a renewal"])
+                #expect(!"\(recorder.all)".contains("t0ken"))
+            }
+        }
+
         /// A gzip level zlib refuses is an error when the emitter (or an uploader) is made, not an
         /// uncompressed body labelled `Content-Encoding: gzip`.
         @Test func badGzipLevelIsRefusedAtConstruction() throws {
