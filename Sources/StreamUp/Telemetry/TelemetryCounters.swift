@@ -10,7 +10,7 @@ enum DropCause: Hashable, Comparable {
     case fullTooLong
     /// It fit, but another write held the buffer's turn (it waits for space).
     case busy
-    /// The record could not be encoded, or is longer than a segment may be.
+    /// The record could not be encoded, or is longer than a record may be.
     case unwritable
     /// The emitter had finished (or was cancelled).
     case finished

@@ -70,7 +70,8 @@ extension TelemetryEmitter {
         guard bytes.count <= maxRecordBytes else {
             throw StreamUpError(
                 .invalidConfiguration,
-                "a record of \(bytes.count) bytes is longer than a segment may be (\(maxRecordBytes) bytes: the emitter's buffer size); it was not sent")
+                "a record of \(bytes.count) bytes is longer than a record may be (\(maxRecordBytes) bytes: the delivery's maxRecordBytes, at most the buffer's size); it was not sent"
+            )
         }
         return bytes
     }

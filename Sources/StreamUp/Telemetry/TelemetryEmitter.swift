@@ -76,7 +76,7 @@ public final class TelemetryEmitter: Sendable {
     /// segment times and backoffs, are measured on this one clock.
     let clock: UploadClock
     let onEvent: @Sendable (UploadEvent) -> Void
-    /// The longest record `emit` takes (segments in memory: the buffer's size).
+    /// The longest record `emit` takes: `delivery.maxRecordBytes` (1 MiB), at most the buffer's size.
     let maxRecordBytes: Int
 
     /// Creates an emitter for `url` that sends NDJSON (`application/x-ndjson`); nothing is sent
@@ -140,7 +140,7 @@ public final class TelemetryEmitter: Sendable {
     /// (``WhenFull/dropNewest``) or waits at most the bound the app chose (``WhenFull/wait(atMost:)``),
     /// then drops it. A dropped record is counted and reported; it does not throw.
     /// - Throws: ``StreamUpError`` when the emitter has finished or stopped for good, or when the
-    ///   record is longer than a segment may be; `CancellationError` when cancelled while
+    ///   record is longer than a record may be; `CancellationError` when cancelled while
     ///   waiting (the record is then not written).
     public func emit(_ value: some Encodable) async throws {
         try await send(try line(for: value))

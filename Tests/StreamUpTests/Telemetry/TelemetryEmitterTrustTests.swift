@@ -200,7 +200,7 @@ extension InProcessUploads {
             emitter.cancel()
         }
 
-        /// With segments, a record longer than the buffer (the most a segment may hold) is refused
+        /// A record longer than the buffer (then the most a record may be) is refused
         /// whole by `emit` and dropped by `tryEmit`, never split into broken JSON; the records
         /// around it arrive.
         @Test func aRecordLongerThanTheBufferIsRefusedWhole() async throws {
