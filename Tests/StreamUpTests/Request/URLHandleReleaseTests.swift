@@ -14,7 +14,10 @@ extension InProcessUploads {
         /// The hook in CStreamUpCurl sees each handle made and released whole.
         @Test func everyRequestsURLHandleIsReleasedWhole() async throws {
             try await SinkServer.withRunning(SinkConfiguration()) { sink in
+                // Earlier tests may have left handles behind that no hook can release (corelibs
+                // never releases one whose URL libcurl refused to parse): count from here.
                 let before = streamup_curl_url_handles_made()
+                let heldBefore = streamup_curl_url_handles_held()
                 var options = StreamUploader.Options()
                 options.segmentBytes = 64
                 let uploader = try StreamUploader(UploadConfiguration(url: sink.url.appendingPathComponent("handles")), options: options)
@@ -25,7 +28,7 @@ extension InProcessUploads {
                 try #require(sink.requests.count >= 50, "\(sink.requests.count) requests")
                 // Then: each request's URL went through the hook, and none is held any more.
                 #expect(streamup_curl_url_handles_made() - before >= 50)
-                #expect(streamup_curl_url_handles_held() == 0)
+                #expect(streamup_curl_url_handles_held() <= heldBefore)
             }
         }
     }
