@@ -47,12 +47,15 @@ let package = Package(
         // The file tailer (`FileTailer`: globs, rotation, copytruncate, many files). Linux only:
         // it finds and watches files with inotify. Uses the core's records through `package` access.
         .target(name: "StreamUpTail", dependencies: ["StreamUp", "StreamUpSystem"]),
+        // The systemd journal as a producer (`JournalProducer`: journalctl's export output,
+        // entries as records, positions per sequence-number id). Package-internal, not a product.
+        .target(name: "StreamUpJournal", dependencies: ["StreamUp", "StreamUpSystem"]),
         // The local HTTP/1.1 sink: POSIX sockets, no URLSession.
         .target(name: "StreamUpSink", dependencies: ["StreamUpSystem", "StreamUpHTTP"]),
         // The command-line tool: argv -> options -> calls into the libraries.
         .executableTarget(
             name: "streamup",
-            dependencies: ["StreamUp", "StreamUpTail", "StreamUpSink", "StreamUpSystem", "StreamUpHTTP", "CStreamUpSystem"],
+            dependencies: ["StreamUp", "StreamUpTail", "StreamUpJournal", "StreamUpSink", "StreamUpSystem", "StreamUpHTTP", "CStreamUpSystem"],
             linkerSettings: exportsCurlHooks
         ),
         // Examples/, built by CI and shown in README.md.
@@ -70,6 +73,7 @@ let package = Package(
             name: "StreamUpTests", dependencies: ["StreamUp", "StreamUpSink", "StreamUpSystem", "StreamUpTestSupport", "CStreamUpCurl"],
             linkerSettings: exportsCurlHooks),
         .testTarget(name: "StreamUpTailTests", dependencies: ["StreamUpTail", "StreamUp", "StreamUpSystem", "StreamUpTestSupport"]),
+        .testTarget(name: "StreamUpJournalTests", dependencies: ["StreamUpJournal", "StreamUp", "StreamUpTestSupport"]),
         .testTarget(name: "StreamUpSinkTests", dependencies: ["StreamUpSink", "StreamUpSystem", "StreamUpHTTP", "StreamUpTestSupport"]),
         .testTarget(name: "streamupTests", dependencies: ["StreamUp", "StreamUpTail", "StreamUpSink", "StreamUpSystem", "StreamUpTestSupport", "streamup"]),
     ],

@@ -310,6 +310,7 @@ extension UploadOptions.DeliveryOptions {
         options.delivery = resumable ? .resumableUpload : .requests
         if let retryStatuses { options.retry.retryableStatuses = retryStatuses }
         options.deadLetterDirectory = deadLetterDirectory.map { URL(fileURLWithPath: $0) }
+        options.streamID = streamID
         return options
     }
 }
