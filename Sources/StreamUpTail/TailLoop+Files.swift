@@ -310,6 +310,12 @@ extension TailLoop {
     private mutating func sayUnwatched(_ path: String, errno: Int32) {
         guard !notices.unwatched else { return }
         notices.unwatched = true
-        tailer.say(.unwatched(path: path, reason: SourceEvent.words(errno: errno)))
+        // Only a full watch table is the limit's doing; a directory this user may not read is not.
+        let reason =
+            errno == ENOSPC
+            ? "the inotify watch limit is reached (raise fs.inotify.max_user_watches)"
+            : errno == EMFILE
+                ? "the inotify instance limit is reached (raise fs.inotify.max_user_instances)" : SourceEvent.words(errno: errno)
+        tailer.say(.unwatched(path: path, reason: reason))
     }
 }

@@ -1,9 +1,13 @@
 import Foundation
 import StreamUp
+import StreamUpSystem
 
 /// Entry point: parse argv, check what only the running process can tell, run the command,
 /// exit with its status. Started as the exec shim, it becomes the command it was given instead.
 ExecShim.execIfAsked()
+_ = ProcessMetrics.startTime
+// Many files and pipelines need more descriptors than the soft 1,024 most systems start with.
+DescriptorLimit.raiseToHard()
 StandardDescriptors.reserve()
 SignalHandling.ignoreStraySignals()
 let status: Int32

@@ -203,7 +203,7 @@ import Testing
     /// `_total`, label values escaped, requests by endpoint and status class (none: no answer).
     @Test(.needsParser) func theExpositionParses() async throws {
         let metrics = Metrics(unhealthyAfter: .seconds(60))
-        metrics.attach { Metrics.Gauges(linesRead: 3, bytesRead: 30, bytesDelivered: 20, heldBytes: 10, capacityBytes: 100) }
+        metrics.attach { Metrics.Gauges(linesRead: 3, bytesRead: 30, bytesDelivered: 20, heldBytes: 10, capacityBytes: 100, recordsDropped: 2) }
         let url = try #require(URL(string: "http://logs.example/ingest"))
         metrics.record(.requestStarted(method: "POST", url: url, headers: []))
         metrics.record(.responseReceived(statusCode: 104, headers: [:]))
@@ -216,9 +216,14 @@ import Testing
         #expect(scrape["streamup_requests_total{endpoint=\"logs.example:80\",status=\"2xx\"}"] == 1)
         #expect(scrape["streamup_requests_total{endpoint=\"logs.example:80\",status=\"none\"}"] == 1)
         #expect(scrape["streamup_requests_total{endpoint=\"[::1]:443\",status=\"5xx\"}"] == 1)
-        #expect(scrape["streamup_lines_read_total"] == 3 && scrape["streamup_bytes_delivered_total"] == 20)
+        // Lines left out by --drop and --keep count as read, as the help says.
+        #expect(scrape["streamup_lines_read_total"] == 5 && scrape["streamup_bytes_delivered_total"] == 20)
+        #expect(scrape["streamup_records_dropped_total"] == 2)
         #expect(scrape["streamup_files_followed"] == nil, "only tail follows files")
-        #expect(Metrics.escaped("a\"b\\c\nd") == #"a\"b\\c\nd"#)
+        // Two requests answered: the histogram has them both, the unanswered one not.
+        #expect(scrape["streamup_request_duration_seconds_count"] == 2 && scrape["streamup_request_duration_seconds_bucket{le=\"+Inf\"}"] == 2)
+        #expect(scrape.types["streamup_request_duration_seconds"] == "histogram")
+        #expect(MetricFamily.escaped("a\"b\\c\nd") == #"a\"b\\c\nd"#)
     }
 
     /// `/health` on the manual passage of time: healthy while idle, still while failing less

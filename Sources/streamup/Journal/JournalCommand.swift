@@ -80,27 +80,28 @@ struct JournalOptions: Sendable, Equatable {
         """
 }
 
-/// Runs the journal command.
+/// Runs the journal command, alone or as a pipeline of `streamup run` (`supervision`).
 ///
-/// Thread safety: runs on the main task.
+/// Thread safety: runs on the caller's task.
 enum JournalRunner {
-    static func run(_ options: JournalOptions) async -> Int32 {
+    static func run(_ options: JournalOptions, supervision: UploadSession.Supervision = .alone) async -> Int32 {
+        let session = UploadSession(options.upload, supervision: supervision)
         if let problem = TailRunner.stateFileProblem(options.stateFile) {
-            Terminal.error("journal: \(problem)")
+            session.say("journal: \(problem)")
             return ExitStatus.usage
         }
         let records = JournalRecords(options.upload)
         do {
             try records.check()
         } catch {
-            Terminal.error("journal: \(error)")
+            session.say("journal: \(error)")
             return ExitStatus.usage
         }
         let journal = JournalProducer(selection: options.selection, fromStart: options.fromStart, records: records) { line in
-            Terminal.error("journal: \(line)")
+            session.say("journal: \(line)")
         }
-        return await UploadRunner.withTarget(options.upload) { url in
-            await UploadRunner.upload(options.upload, to: url, producer: journal, stateFile: options.stateFile).status
+        return await session.withTarget { url in
+            await session.run(to: url, producer: journal, stateFile: options.stateFile).status
         }
     }
 }
