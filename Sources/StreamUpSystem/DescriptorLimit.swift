@@ -14,6 +14,10 @@ import Darwin
 /// Thread safety: the limits are the kernel's; ``startedSoftLimit`` is written once, at start,
 /// before any other thread runs.
 package enum DescriptorLimit {
+    /// The fewest descriptors streamup starts with: its standard descriptors, signal and timer
+    /// sources, URLSession's and a pipe or two (a single upload was measured to need 13).
+    package static let least: UInt64 = 32
+
     /// The soft limit the process was started with (before ``raiseToHard()``).
     nonisolated(unsafe) package private(set) static var startedSoftLimit: UInt64?
 

@@ -23,7 +23,7 @@ extension TailLoop {
         // between the two): walk once more, now that its watch reports every change.
         if watched.added && watcher.usesInotify { rescanNeeded = true }
         // One word per pattern that matches nothing: its directory is missing, or no file matches.
-        for (index, given) in tailer.selection.given.enumerated() where scan.matches[index, default: 0] == 0 {
+        for (index, given) in tailer.selection.given.enumerated() where scan.matches[index, default: 0] == 0 && !scan.blocked.contains(index) {
             guard notices.waiting.insert(index).inserted else { continue }
             if let directory = scan.missingDirectories[index] {
                 tailer.say(.directoryMissing(directory: directory, pattern: given))

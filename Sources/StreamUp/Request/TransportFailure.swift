@@ -201,16 +201,20 @@ enum TransportFailure {
     /// The line for a failure with `code` and libcurl's `text`, sending to `url` (one segment
     /// of an acknowledged stream when `segmented`; `answeredBefore`: the server answered an
     /// earlier request of this upload).
-    static func line(code: Int, text: String, url: URL?, segmented: Bool = false, answeredBefore: Bool = false) -> String {
+    /// `outOfDescriptors` tells whether the process has no descriptor left (asked only for a
+    /// failure that may come of one; the tests give the answer).
+    static func line(
+        code: Int, text: String, url: URL?, segmented: Bool = false, answeredBefore: Bool = false,
+        outOfDescriptors: @autoclosure () -> Bool = DescriptorLimit.isExhausted()
+    ) -> String {
         let target = url.map(SessionURL.authority(of:)) ?? "the server"
         // Foundation's stand-in when there is no text: "The operation could not be completed. (…)"
         let detail = text.isEmpty || text.hasPrefix("The operation could not be completed") ? nil : text
         // A connection that could not even be tried for want of a descriptor is this process's
         // open-files limit, not the network: say so, never "check the firewall".
-        if outOfDescriptorsCodes.contains(code) || connectPrefixes.contains(where: text.hasPrefix), DescriptorLimit.isExhausted() {
-            let (soft, open) = (DescriptorLimit.current.soft, DescriptorLimit.openCount ?? 0)
+        if outOfDescriptorsCodes.contains(code) || connectPrefixes.contains(where: text.hasPrefix), outOfDescriptors() {
             return
-                "cannot connect to \(target): this process has run out of open files (\(open) open, RLIMIT_NOFILE \(soft)): raise the limit (LimitNOFILE= in a systemd unit, ulimit -n) or follow fewer files and pipelines"
+                "cannot connect to \(target): this process has run out of open files (RLIMIT_NOFILE \(DescriptorLimit.current.soft)): raise the limit (LimitNOFILE= in a systemd unit, ulimit -n) or follow fewer files and pipelines"
         }
         let facts = Facts(
             target: target, detail: detail, code: code, proxy: proxy(in: text, target: url), segmented: segmented, answeredBefore: answeredBefore)

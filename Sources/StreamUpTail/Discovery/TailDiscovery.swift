@@ -30,6 +30,7 @@ enum TailDiscovery {
                 scan.directories[directory] = merged
             }
             if walk.missingStaticDirectory { scan.missingDirectories[index] = Self.staticDirectory(of: pattern) }
+            if walk.blockedStaticPath { scan.blocked.insert(index) }
         }
         scan.files.sort { $0.path < $1.path }
         return scan
@@ -59,6 +60,8 @@ enum TailDiscovery {
         var visited: Set<FileIdentity> = []
         /// Whether a directory of the literal start of the pattern is missing.
         var missingStaticDirectory = false
+        /// Whether a path of the literal start of the pattern cannot be looked at (permissions).
+        var blockedStaticPath = false
 
         init(pattern: GlobPattern, index: Int, selection: PathSelection) {
             self.pattern = pattern
@@ -90,6 +93,7 @@ enum TailDiscovery {
                         // There but not to be looked into (a parent without search permission):
                         // said as such, never as "does not exist".
                         skipped.append((child, Self.reason(error)))
+                        if Self.isStatic(components, upTo: component) { blockedStaticPath = true }
                     case .success(.some):
                         break
                     }
@@ -161,6 +165,7 @@ enum TailDiscovery {
                 }
             } catch {
                 skipped.append((path, Self.reason(error)))
+                if Self.isStatic(pattern.components, upTo: pattern.components.count - 1) { blockedStaticPath = true }
             }
         }
 
