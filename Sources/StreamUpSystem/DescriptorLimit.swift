@@ -66,8 +66,9 @@ package enum DescriptorLimit {
         defer { closedir(directory) }
         var count = 0
         while let entry = readdir(directory) {
-            let dot = withUnsafeBytes(of: entry.pointee.d_name) { $0.first == UInt8(ascii: ".") }
-            if !dot { count += 1 }
+            // Only the name's first byte: an entry is as long as its name, not the whole
+            // `dirent` (copying `pointee` reads past the last one, into an unmapped page).
+            if DirectoryListing.name(of: entry).first != UInt8(ascii: ".") { count += 1 }
         }
         return count - 1
         #else

@@ -175,4 +175,15 @@ import Testing
         #expect(finished(ended) == 0)
         #expect(said(ended) == ["b: pipeline ended: its input ended and everything read was delivered"])
     }
+
+    /// Signals before the file is loaded: a SIGHUP first makes the load a reload (nothing twice),
+    /// a SIGTERM first ends `run` before anything starts.
+    @Test func aSignalBeforeTheLoadIsTakenInOrder() throws {
+        var reloaded = Machine()
+        #expect(started(reloaded.reload(try file(a + b), now: clock.now)) == ["a": 1, "b": 2])
+        #expect(reloaded.load(try file(a + b), now: clock.now) == [.say("reloaded: nothing changed (2 pipelines unchanged)")])
+        var stopped = Machine()
+        #expect(finished(stopped.stopSignal("SIGTERM", now: clock.now)) == 0)
+        #expect(started(stopped.load(try file(a + b), now: clock.now)).isEmpty)
+    }
 }

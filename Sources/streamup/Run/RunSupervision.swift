@@ -20,6 +20,14 @@ import StreamUpHTTP
 /// a service manager then restarts the whole). It never ends while a pipeline of the file waits
 /// to start.
 ///
+/// Alternatives considered: restarting a failed pipeline by itself after a backoff (runit,
+/// Kubernetes) would hide a failure that needs a person (a missing directory, a 404 that no
+/// retry fixes) behind a loop of lines, and a pipeline's own delivery already retries every
+/// outage; so an ended pipeline stays ended and visible, and a reload or the service manager
+/// (which restarts `run` once every pipeline has ended in failure) starts it again. Aborting the
+/// old copy at once when a pipeline is put back would start the new one sooner, but loses what
+/// the old one holds unless it has a spool: it is given its shutdown timeout as any stop is.
+///
 /// Thread safety: a value type, kept under the supervisor's lock.
 struct RunSupervision<Instant: InstantProtocol> where Instant.Duration == Duration {
     typealias Pipeline = PipelineFile.Pipeline
@@ -118,9 +126,10 @@ struct RunSupervision<Instant: InstantProtocol> where Instant.Duration == Durati
 
     // MARK: The file
 
-    /// The file at start: every pipeline starts.
+    /// The file at start: every pipeline starts. (A signal can come first: after a SIGHUP it is
+    /// a reload, after SIGINT/SIGTERM nothing starts.)
     mutating func load(_ file: PipelineFile, now: Instant) -> [Action] {
-        precondition(slots.isEmpty && mode == .supervising, "load is the first event")
+        guard slots.isEmpty && mode == .supervising else { return reload(file, now: now) }
         slots = file.pipelines.map { Slot(pipeline: $0, phase: .waiting) }
         let started = startWaiting()
         return [.say("started \(Self.listed(started.names))")] + started.actions
