@@ -76,6 +76,10 @@ struct UploadSession: Sendable {
         case .alone: metrics = options.metrics.host == nil ? nil : Metrics(unhealthyAfter: options.metrics.unhealthyAfter)
         case .pipeline: metrics = Metrics(unhealthyAfter: options.metrics.unhealthyAfter)
         }
+        if case .alone = supervision, let header = options.headers.first(where: { $0.value.contains("${") }) {
+            // A shell keeps ${NAME} as text in single quotes: the receiver would get the text.
+            say("the header \(header.name) holds the text ${…} as it is: a shell expands ${NAME} only outside single quotes (-H \"\(header.name): …${NAME}…\")")
+        }
         let uploader: StreamUploader
         switch makeUploader(
             to: urlText, stateFile: stateFile, forgetSourcesAfter: forgetSourcesAfter,
@@ -116,7 +120,8 @@ struct UploadSession: Sendable {
         }
     }
 
-    /// The status and lines of an upload that ended with `response`.
+    /// The status and lines of an upload that ended with `response`. A pipeline writes the
+    /// answer only to its `-o FILE`, never to stdout.
     private func finished(_ response: UploadResponse, uploader: StreamUploader, url urlText: String) -> (status: Int32, response: UploadResponse?) {
         guard response.isSuccess else {
             // A last request the receiver answered with a partial failure (Splunk and Loki
@@ -140,7 +145,7 @@ struct UploadSession: Sendable {
         let printed: Int32
         switch supervision {
         case .alone: printed = options.url == nil ? ExitStatus.success : AnswerReport.printSuccess(response, to: options.outputFile)
-        case .pipeline: printed = ExitStatus.success
+        case .pipeline: printed = options.outputFile.map { AnswerReport.printSuccess(response, to: $0) } ?? ExitStatus.success
         }
         if let refused = uploader.refusedLine {
             say(refused)
