@@ -75,7 +75,7 @@ import Testing
         clock.advance(by: .seconds(1))
         let back = machine.reload(try file(a + b), now: clock.now)
         #expect(started(back).isEmpty, "the old copy still holds a's state file")
-        #expect(said(back) == ["reloaded: started a (a once the earlier copy has stopped); 1 unchanged"])
+        #expect(said(back) == ["reloaded: started a (once the earlier copy has let go of its state and spool); 1 unchanged"])
         clock.advance(by: .seconds(1))
         #expect(machine.tick(now: clock.now) == [.abort(1)])
         let ended = machine.ended(1, status: ExitStatus.noAnswer, now: clock.now)
@@ -94,12 +94,12 @@ import Testing
         _ = machine.load(try file(a), now: clock.now)
         let renamed = machine.reload(try file(a.replacingOccurrences(of: "--name a", with: "--name renamed")), now: clock.now)
         #expect(renamed.contains(.stop(1)) && started(renamed).isEmpty)
-        #expect(said(renamed) == ["reloaded: started renamed (renamed once the earlier copy has stopped); stopped a"])
+        #expect(said(renamed) == ["reloaded: started renamed (once the earlier copy has let go of its state and spool); stopped a"])
         #expect(started(machine.ended(1, status: 0, now: clock.now)) == ["renamed": 2])
         let changed = machine.reload(
             try file(a.replacingOccurrences(of: "--name a", with: "--name renamed").replacingOccurrences(of: "http://h/", with: "http://g/")), now: clock.now)
         #expect(changed.contains(.stop(2)) && started(changed).isEmpty)
-        #expect(said(changed) == ["reloaded: changed renamed (renamed once the earlier copy has stopped)"])
+        #expect(said(changed) == ["reloaded: changed renamed (once the earlier copy has let go of its state and spool)"])
     }
 
     /// A reload of the same pipelines (a comment added, lines moved) changes nothing: no copy

@@ -109,6 +109,9 @@ struct RunSupervision<Instant: InstantProtocol> where Instant.Duration == Durati
         var aborted = false
     }
 
+    /// Whether run supervises, stops (after the first stop signal), or has finished.
+    ///
+    /// Thread safety: a value type.
     private enum Mode: Equatable {
         case supervising
         case stopping(signal: String)
@@ -360,33 +363,5 @@ extension RunSupervision.Action {
         case .stop(let copy), .abort(let copy), .start(_, let copy): copy
         case .wake, .say, .stopAtOnce, .finish: nil
         }
-    }
-}
-
-/// The one line a reload says.
-///
-/// Thread safety: a value type.
-private struct ReloadReport {
-    var added: [String] = []
-    var changed: [String] = []
-    var removed: [String] = []
-    var restarted: [String] = []
-    var waiting: [String] = []
-    var unchanged = 0
-
-    var line: String {
-        var parts: [String] = []
-        func part(_ verb: String, _ names: [String]) {
-            guard !names.isEmpty else { return }
-            let held = names.filter(waiting.contains)
-            let note = held.isEmpty ? "" : " (\(RunSupervision<ContinuousClock.Instant>.listed(held)) once the earlier copy has stopped)"
-            parts.append("\(verb) \(RunSupervision<ContinuousClock.Instant>.listed(names))\(note)")
-        }
-        part("started", added)
-        part("changed", changed)
-        part("restarted", restarted)
-        part("stopped", removed)
-        if parts.isEmpty { return "reloaded: nothing changed (\(counted(unchanged, "pipeline")) unchanged)" }
-        return "reloaded: " + parts.joined(separator: "; ") + (unchanged > 0 ? "; \(unchanged) unchanged" : "")
     }
 }

@@ -15,6 +15,9 @@ import Foundation
 ///
 /// Thread safety: stateless.
 enum ShellWords {
+    /// Why a line cannot be split (without its line number; the file adds it).
+    ///
+    /// Thread safety: a value type.
     struct Problem: Error, Equatable {
         var message: String
     }
