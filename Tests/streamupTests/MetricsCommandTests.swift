@@ -1,4 +1,5 @@
 import Foundation
+import StreamUp
 import StreamUpTestSupport
 import Testing
 
@@ -224,6 +225,28 @@ import Testing
         #expect(scrape["streamup_request_duration_seconds_count"] == 2 && scrape["streamup_request_duration_seconds_bucket{le=\"+Inf\"}"] == 2)
         #expect(scrape.types["streamup_request_duration_seconds"] == "histogram")
         #expect(MetricFamily.escaped("a\"b\\c\nd") == #"a\"b\\c\nd"#)
+    }
+
+    /// `streamup run`'s scrape, through the independent parser: two pipelines' families merged
+    /// by name with the `pipeline` label first (each family's HELP and TYPE once), the build
+    /// and the standard process metrics typed as Prometheus clients type them.
+    @Test(.needsParser) func pipelinesFamiliesMergeByNameWithTheirLabel() async throws {
+        let (a, b) = (Metrics(unhealthyAfter: .seconds(60)), Metrics(unhealthyAfter: .seconds(60)))
+        a.attach { Metrics.Gauges(linesRead: 3, bytesRead: 30, bytesDelivered: 30) }
+        b.attach { Metrics.Gauges(linesRead: 5, bytesRead: 50, bytesDelivered: 20) }
+        let merged = MetricFamily.merged([
+            a.families().map { $0.labelled(MetricFamily.Label(name: "pipeline", value: "a")) },
+            b.families().map { $0.labelled(MetricFamily.Label(name: "pipeline", value: "tail /var/log/\"b\".log")) },
+        ])
+        let text = MetricFamily.render(ProcessMetrics.families() + merged)
+        let scrape = try await Self.parse(text: text)
+        #expect(scrape["streamup_lines_read_total{pipeline=\"a\"}"] == 3)
+        #expect(scrape["streamup_lines_read_total{pipeline=\"tail /var/log/\"b\".log\"}"] == 5, "\(scrape.samples.keys.sorted())")
+        #expect(scrape["streamup_records_delivered_total{pipeline=\"a\"}"] == 3)
+        #expect(text.components(separatedBy: "# TYPE streamup_lines_read_total counter").count == 2)
+        #expect(scrape.types["process_cpu_seconds"] == "counter" && scrape.types["process_resident_memory_bytes"] == "gauge")
+        #expect((scrape["process_open_fds"] ?? 0) > 0 && (scrape["process_max_fds"] ?? 0) >= (scrape["process_open_fds"] ?? 0))
+        #expect(scrape["streamup_build_info{version=\"\(StreamUpVersion.current)\"}"] == 1)
     }
 
     /// `/health` on the manual passage of time: healthy while idle, still while failing less
