@@ -200,7 +200,8 @@ import Testing
     }
 
     /// Under a small open-files limit: with a hard limit of 64, ten pipelines are refused in one
-    /// line naming the limit (never a crash, never a "cannot connect" per pipeline); with a
+    /// line naming the limit (never a crash, never a "cannot connect" per pipeline); with 16,
+    /// too few for anything, every command refuses to start (libdispatch trapped at 10); with a
     /// soft limit of 64 and a hard one of 4,096, streamup raises its own and all ten deliver.
     @Test func pipelinesThatNeedMoreFilesThanTheLimitAreRefusedInOneLine() async throws {
         let prlimit = URL(fileURLWithPath: "/usr/bin/prlimit")
@@ -219,6 +220,10 @@ import Testing
             #expect(await refused.waitForExit() == 64, "stderr: \(refused.stderr)")
             #expect(refused.stderr.contains("more than this process may open (RLIMIT_NOFILE 64)"), "stderr: \(refused.stderr)")
             #expect(refused.stderr.split(separator: "\n").count == 1, "stderr: \(refused.stderr)")
+            // Below a few dozen not even one pipeline's machinery starts: refused for any command.
+            let tiny = try StreamupProcess(executable: prlimit, ["--nofile=16:16", StreamupProcess.executable.path, "run", file])
+            #expect(await tiny.waitForExit() == 64, "stderr: \(tiny.stderr)")
+            #expect(tiny.stderr.hasPrefix("streamup: this process may open only 16 files (RLIMIT_NOFILE)"), "stderr: \(tiny.stderr)")
             let raised = try StreamupProcess(executable: prlimit, ["--nofile=64:4096", StreamupProcess.executable.path, "run", file])
             #expect(await eventually { Self.streams(stored).count == 10 }, "stderr: \(raised.stderr)")
             raised.signal(SIGTERM)
