@@ -123,7 +123,7 @@ import Testing
         let first = try startedSink(port: 0, storingIn: received)
         let url = first.url.absoluteString
         let pipeline =
-            "tail --name a --from-start --segment-seconds 100ms --shutdown-timeout 1s --state \(scratch.file("a.state")) \(log) \(url)\n"
+            "tail --name a --from-start --segment-seconds 100ms --shutdown-timeout 3s --state \(scratch.file("a.state")) \(log) \(url)\n"
         let bystander = "tail --name b \(other) \(url)\n"
         try (pipeline + bystander).write(toFile: file, atomically: true, encoding: .utf8)
         let child = try StreamupProcess(["run", file])
@@ -138,7 +138,12 @@ import Testing
         #expect(await eventually { child.stderr.contains("reloaded: stopped a") }, "stderr: \(child.stderr)")
         try (pipeline + bystander).write(toFile: file, atomically: true, encoding: .utf8)
         child.signal(SIGHUP)
-        #expect(await eventually { child.stderr.contains("a: started: its earlier copy has let go") }, "stderr: \(child.stderr)")
+        // (Under a heavy load the old copy may be gone before the second reload: then the reload
+        // starts a itself.)
+        #expect(
+            await eventually {
+                child.stderr.contains("a: started: its earlier copy has let go") || child.stderr.contains("reloaded: started a; 1 unchanged")
+            }, "stderr: \(child.stderr)")
         let second = try startedSink(port: first.port, storingIn: received)
         defer { second.stop() }
         let expected = (1...1000).map { "line \($0)" }

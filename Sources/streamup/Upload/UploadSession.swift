@@ -216,7 +216,7 @@ struct UploadSession: Sendable {
             var library = options.libraryOptions
             if options.delivery.singleRequest {
                 library.delivery = .singleRequest
-                library.storage = .memory(capacity: options.bufferSize ?? configuration.bufferSize)
+                library.storage = .memory(capacity: options.bufferSize ?? UploadRunner.liveBufferSize)
             } else if let bufferSize = options.bufferSize, case .memory = library.storage {
                 library.storage = .memory(capacity: bufferSize)
             }
