@@ -7,7 +7,7 @@ import PackageDescription
 // must export them from the executable for the dynamic linker to find them first. Root-package
 // targets only: a package that depends on StreamUp cannot carry unsafe flags (Library.md says
 // what an app does instead).
-let curlHooks = ["curl_url", "curl_url_cleanup", "curl_free"]
+let curlHooks = ["curl_url", "curl_url_cleanup", "curl_free", "curl_multi_add_handle", "curl_easy_cleanup"]
 let exportsCurlHooks: [LinkerSetting] = [
     .unsafeFlags(curlHooks.flatMap { ["-Xlinker", "--export-dynamic-symbol=\($0)"] }, .when(platforms: [.linux]))
 ]

@@ -227,6 +227,8 @@ public final class StreamUploader: Sendable {
     let backoff = Backoff()
     /// What segment deadlines, retry backoffs and state checkpoints are measured on.
     let clock: UploadClock
+    /// The TLS files given to the endpoints' transfers (``UploadConfiguration/tls``), until the run ends.
+    let tlsRegistration: TLSEndpoints.Registration?
 
     /// - Throws: ``StreamUpError`` when the options cannot work, or the spool or the state file
     ///   cannot be opened.
@@ -244,6 +246,7 @@ public final class StreamUploader: Sendable {
         onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in }
     ) throws where C.Duration == Duration {
         try configuration.validate()
+        tlsRegistration = try configuration.tls.map { try TLSEndpoints.register($0, for: options.endpoints.isEmpty ? [configuration.url] : options.endpoints) }
         guard options.segmentBytes > 0, options.segmentDuration > .zero, options.maxRecordBytes > 0 else {
             throw StreamUpError(.invalidConfiguration, "segments need a positive size and duration, and records a positive size")
         }
@@ -499,6 +502,7 @@ public final class StreamUploader: Sendable {
             writer.fail(StreamUpError(.bodyStreamClosed, "the upload has ended"))
             producerTask?.cancel()
             session.invalidate()
+            tlsRegistration?.release()
             saveSourcesAtEnd()
             // The spool is free for the next run at once, not when this uploader goes (whose
             // last reference may outlive the run: a removed `streamup run` pipeline added back).
