@@ -419,4 +419,30 @@ import Testing
             #expect(text.contains(words), "\(words)")
         }
     }
+
+    /// curl's TLS options, on every command: the files as given (made absolute), nothing when
+    /// none is given; `-k`, a key without its certificate and an option given twice are usage
+    /// errors.
+    @Test func tlsOptionsAreParsed() throws {
+        let options = try upload(["--cacert", "ca.pem", "--capath", "/etc/cas", "--cert", "/c.pem", "--key", "/k.pem", "https://h/x"])
+        let tls = try #require(options.tls.configuration)
+        #expect(tls.caCertificates?.path == URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("ca.pem").path)
+        #expect(tls.caDirectory?.path == "/etc/cas" && tls.clientCertificate?.path == "/c.pem" && tls.clientKey?.path == "/k.pem")
+        #expect(try upload(["https://h/x"]).tls.configuration == nil)
+        guard case .tail(let tail) = try CommandLineParser.parse(["tail", "--cert", "/c.pem", "/a.log", "https://h/"]),
+            case .heartbeat(let beat) = try CommandLineParser.parse(["heartbeat", "--cacert", "/ca.pem", "https://h/"])
+        else {
+            Issue.record("not a tail and a heartbeat")
+            return
+        }
+        #expect(tail.upload.tls.configuration?.clientCertificate?.path == "/c.pem")
+        #expect(beat.upload.tls.configuration?.caCertificates?.path == "/ca.pem")
+        #expect(throws: UsageError("-k: streamup always verifies the server's certificate; give the CA that issued it with --cacert FILE (PEM)")) {
+            try CommandLineParser.parse(["-k", "https://h/"])
+        }
+        #expect(throws: UsageError("--key names the key of a client certificate: add --cert FILE (the certificate the key belongs to)")) {
+            try CommandLineParser.parse(["--key", "/k.pem", "https://h/"])
+        }
+        #expect(throws: UsageError("--cacert: given twice")) { try CommandLineParser.parse(["--cacert", "a", "--cacert", "b", "https://h/"]) }
+    }
 }

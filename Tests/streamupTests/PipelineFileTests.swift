@@ -152,4 +152,18 @@ import Testing
                 "line 3: the directory of the spool \(scratch.file("missing/deeper/spool")) does not exist",
             ], "\(said)")
     }
+
+    /// A pipeline takes curl's TLS options as any command does.
+    @Test func aPipelineTakesTLSFiles() throws {
+        let file = try parse("tail --cacert /etc/ca.pem --cert /etc/c.pem --key /etc/k.pem /a.log https://h/")
+        guard case .tail(let tail) = file.pipelines[0].command else {
+            Issue.record("not a tail")
+            return
+        }
+        #expect(
+            tail.upload.tls.configuration
+                == UploadConfiguration.TLS(
+                    caCertificates: URL(fileURLWithPath: "/etc/ca.pem"), clientCertificate: URL(fileURLWithPath: "/etc/c.pem"),
+                    clientKey: URL(fileURLWithPath: "/etc/k.pem")))
+    }
 }
