@@ -21,10 +21,12 @@ enum TLSEndpoints {
     /// Thread safety: `released` is guarded by its `Mutex`; the rest is immutable.
     final class Registration: Sendable {
         private let origins: [String]
+        private let tls: UploadConfiguration.TLS
         private let released = Mutex(false)
 
-        fileprivate init(origins: [String]) {
+        fileprivate init(origins: [String], tls: UploadConfiguration.TLS) {
             self.origins = origins
+            self.tls = tls
         }
 
         /// Takes the files back from the endpoints (once; later calls do nothing).
@@ -35,6 +37,10 @@ enum TLSEndpoints {
             }
             guard first else { return }
             for origin in origins { TLSEndpoints.unregister(origin) }
+            #if canImport(Security)
+            // The keychain items made for the client certificate (TLSChallenge).
+            TLSChallenge.forget(tls)
+            #endif
         }
 
         deinit { release() }
@@ -88,7 +94,7 @@ enum TLSEndpoints {
             #endif
             origins.append(origin)
         }
-        return Registration(origins: origins)
+        return Registration(origins: origins, tls: tls)
     }
 
     private static func unregister(_ origin: String) {
