@@ -33,7 +33,9 @@ let package = Package(
         // command-line tool; package-internal, not a product.
         .target(name: "CStreamUpSystem"),
         // Hooks into the system libcurl under FoundationNetworking (Linux only, empty elsewhere):
-        // mends a URL handle corelibs releases with curl_free on every request. Package-internal.
+        // mends a URL handle corelibs releases with curl_free on every request, and gives the
+        // transfers to an upload's endpoints its TLS files (curl_multi_add_handle). No libcurl
+        // or OpenSSL headers: their few declarations are written out. Package-internal.
         .target(name: "CStreamUpCurl"),
         // The HTTP/1.1 wire pieces, one home each (package-internal, not a product): request
         // parser and chunked decoding, RFC 9651 items, resumable-upload field names, JSON

@@ -6,16 +6,15 @@ import StreamUpSystem
 import FoundationNetworking
 #endif
 
-/// Finds out why an `https` server dropped a connection before it ever answered, when libcurl
-/// could not say: a TLS 1.3 server that refuses the client's certificate (or wants one) sends
+/// Finds out why an `https` server dropped a connection, when libcurl could not say: a TLS 1.3 server that refuses the client's certificate (or wants one) sends
 /// its alert while the request is being written, and the connection's reset often loses it
 /// ("Send failure: Connection reset by peer", "Recv failure: …"). A second connection that
 /// sends nothing reads the alert every time (`TLSProbe.c`): its words then replace libcurl's,
 /// so the line names the certificate problem and the option that fixes it.
 ///
 /// At most one probe per endpoint and client certificate every ``interval``: a server that
-/// drops every request is not asked again at each quick retry. A probe takes at most ``wait``, on the caller's thread (the
-/// session's delegate queue, after the request has failed).
+/// drops every request is not asked again at each quick retry. A probe takes at most ``wait``,
+/// on the caller's thread (the session's delegate queue, after the request has failed).
 ///
 /// Thread safety: `recent` is guarded by its `Mutex`; the probe itself has its own handle.
 enum TLSProbe {

@@ -15,7 +15,7 @@ extension UploadConfiguration {
     ///
     /// On Linux URLSession has no API for any of this; StreamUp gives the files to the libcurl
     /// under it, for every transfer of the process to an upload's endpoint (scheme, host and
-    /// port), the app's own requests to it too (Library.md, "TLS settings on Linux", says what an
+    /// port), the app's own requests to it too (Library.md, "TLS files on Linux", says what an
     /// app must know). On Apple platforms the session's delegate answers the server-trust and
     /// client-certificate challenges with them.
     ///
