@@ -63,21 +63,30 @@ static void look_up_probe(void) {
     probe_getinfo = (su_getinfo_function)dlsym(RTLD_NEXT, "curl_easy_getinfo");
 }
 
-// What libcurl said that names a TLS alert: its error buffer keeps only a transfer's first
-// error (on a connection the server closes, an earlier "getpeername() failed"), its debug
-// function gets every one.
+// What libcurl said about the TLS handshake: an alert, or the handshake failing. Its error
+// buffer keeps only a transfer's first error (on a connection the server closes, an earlier
+// "getpeername() failed"); its debug function gets every one.
 struct said {
     char alert[probe_CURL_ERROR_SIZE + 1];
+    char handshake[probe_CURL_ERROR_SIZE + 1];
 };
+
+static void keep(char *into, size_t size, const char *text, size_t length) {
+    while (length > 0 && (text[length - 1] == '\n' || text[length - 1] == '\r' || text[length - 1] == ' ')) length -= 1;
+    if (length >= size) length = size - 1;
+    memcpy(into, text, length);
+    into[length] = 0;
+}
 
 static int listen_to_libcurl(void *handle, int type, char *text, size_t length, void *context) {
     (void)handle;
     struct said *said = context;
-    if (type != probe_CURLINFO_TEXT || memmem(text, length, "alert", 5) == NULL) return 0;
-    while (length > 0 && (text[length - 1] == '\n' || text[length - 1] == '\r')) length -= 1;
-    if (length >= sizeof said->alert) length = sizeof said->alert - 1;
-    memcpy(said->alert, text, length);
-    said->alert[length] = 0;
+    if (type != probe_CURLINFO_TEXT) return 0;
+    if (memmem(text, length, "alert", 5) != NULL) {
+        keep(said->alert, sizeof said->alert, text, length);
+    } else if (length > 19 && memcmp(text, "OpenSSL SSL_connect", 19) == 0) {
+        keep(said->handshake, sizeof said->handshake, text, length);
+    }
     return 0;
 }
 
@@ -101,7 +110,8 @@ int streamup_tls_probe(const char *url, int wait_milliseconds, char *detail, siz
     probe_setopt(handle, probe_CURLOPT_NOSIGNAL, 1L);
     probe_setopt(handle, probe_CURLOPT_CONNECT_ONLY, 1L);
     probe_setopt(handle, probe_CURLOPT_TIMEOUT_MS, (long)wait_milliseconds);
-    struct said said = {{0}};
+    struct said said;
+    memset(&said, 0, sizeof said);
     probe_setopt(handle, probe_CURLOPT_VERBOSE, 1L);
     probe_setopt(handle, probe_CURLOPT_DEBUGFUNCTION, listen_to_libcurl);
     probe_setopt(handle, probe_CURLOPT_DEBUGDATA, &said);
@@ -110,9 +120,14 @@ int streamup_tls_probe(const char *url, int wait_milliseconds, char *detail, siz
     clock_gettime(CLOCK_MONOTONIC, &start);
     int outcome = 0;
     if (easy_perform(handle) != 0) {
-        // The handshake itself failed: libcurl's words for it.
-        snprintf(detail, size, "%s", said.alert[0] != 0 ? said.alert : error);
-        outcome = 1;
+        // The handshake itself failed: the server's alert, or libcurl's words for the failure.
+        if (said.alert[0] != 0) {
+            snprintf(detail, size, "%s", said.alert);
+            outcome = 1;
+        } else if (said.handshake[0] != 0) {
+            snprintf(detail, size, "%s", said.handshake);
+            outcome = 2;
+        }
     } else {
         int socket = -1;
         if (probe_getinfo(handle, probe_CURLINFO_ACTIVESOCKET, &socket) == 0 && socket >= 0) {

@@ -30,6 +30,8 @@ public final class TestCertificates: Sendable {
         case secondClient
         /// A client's (CN `stranger`), signed by the other CA.
         case clientOfOtherCA
+        /// A client's (CN `late`), signed by the test CA, expired a day ago.
+        case expiredClient
     }
 
     private let temporary: TemporaryDirectory
@@ -58,6 +60,7 @@ public final class TestCertificates: Sendable {
             (.client, "client", "extendedKeyUsage=clientAuth", 1, "ca"),
             (.secondClient, "client2", "extendedKeyUsage=clientAuth", 1, "ca"),
             (.clientOfOtherCA, "stranger", "extendedKeyUsage=clientAuth", 1, "other-ca"),
+            (.expiredClient, "late", "extendedKeyUsage=clientAuth", -1, "ca"),
         ]
         for (kind, name, extensions, days, ca) in signed where kinds.contains(kind) {
             script += """
@@ -140,11 +143,33 @@ public final class TLSServer: Sendable {
         server.serve_forever()
         """#
 
+    /// A server that accepts connections and closes each at once, in the middle of the client's
+    /// TLS handshake.
+    private static let closing = #"""
+        import os, socket
+        server = socket.socket()
+        server.bind(("127.0.0.1", 0))
+        server.listen(16)
+        print("listening on https://127.0.0.1:%d %d" % (server.getsockname()[1], os.getpid()), flush=True)
+        while True:
+            connection, _ = server.accept()
+            connection.recv(16)
+            connection.close()
+        """#
+
     /// Starts a server presenting `certificate` (with `key`); with `clientCA`, one that requires
     /// a client certificate that CA issued.
-    public init(certificate: String, key: String, clientCA: String? = nil) async throws {
-        child = try StreamupProcess(
-            executable: URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", Self.program, certificate, key] + (clientCA.map { [$0] } ?? []))
+    public convenience init(certificate: String, key: String, clientCA: String? = nil) async throws {
+        try await self.init(["python3", "-c", Self.program, certificate, key] + (clientCA.map { [$0] } ?? []))
+    }
+
+    /// Starts a server that closes every connection during the TLS handshake.
+    public static func closingHandshakes() async throws -> TLSServer {
+        try await TLSServer(["python3", "-c", closing])
+    }
+
+    private init(_ arguments: [String]) async throws {
+        child = try StreamupProcess(executable: URL(fileURLWithPath: "/usr/bin/env"), arguments)
         let words = await child.firstLine(timeout: 20)?.split(separator: " ") ?? []
         guard words.count == 4, let port = Int(words[2].split(separator: ":").last ?? ""), let pid = Int32(words[3]) else {
             child.signal(SIGKILL)

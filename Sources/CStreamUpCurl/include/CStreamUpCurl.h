@@ -47,9 +47,9 @@ uint64_t streamup_tls_transfers_configured(void);
 // Connects to `url` as a transfer would (with its endpoint's registered files), sends nothing,
 // and waits at most `wait_milliseconds` for the server to speak: a TLS 1.3 server refuses a
 // client certificate with an alert after the handshake, which a transfer that is sending its
-// request often loses to the connection's reset (TLSProbe.c). libcurl's words for a failed
-// handshake or an alert go into `detail`. 1: there was one; 0: the server said nothing; -1: it
-// could not be asked.
+// request often loses to the connection's reset (TLSProbe.c). 1: the server sent an alert
+// (libcurl's words for it in `detail`); 2: the handshake failed without one (libcurl's
+// "OpenSSL SSL_connect: …"); 0: neither; -1: it could not be asked.
 int streamup_tls_probe(const char *url, int wait_milliseconds, char *detail, size_t size);
 
 // MARK: PEM checks with the process's libcrypto (TLSFileCheck.c)

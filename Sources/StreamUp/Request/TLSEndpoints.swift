@@ -14,7 +14,7 @@ import StreamUpSystem
 enum TLSEndpoints {
     /// The files each registered endpoint ("scheme://host:port", as the hook spells it) has, and
     /// how many uploads registered them.
-    private static let table = Mutex<[String: (tls: UploadConfiguration.TLS, uploads: Int)]>([:])
+    fileprivate static let table = Mutex<[String: (tls: UploadConfiguration.TLS, uploads: Int)]>([:])
 
     /// The uploads' registration of their endpoints; ``release()`` (or its end) takes it back.
     ///
@@ -38,8 +38,10 @@ enum TLSEndpoints {
             guard first else { return }
             for origin in origins { TLSEndpoints.unregister(origin) }
             #if canImport(Security)
-            // The keychain items made for the client certificate (TLSChallenge).
-            TLSChallenge.forget(tls)
+            // The keychain items made for the client certificate (TLSChallenge), once no
+            // upload uses it any more.
+            let inUse = TLSEndpoints.table.withLock { $0.values.contains { $0.tls.clientCertificate == tls.clientCertificate } }
+            if !inUse { TLSChallenge.forget(tls) }
             #endif
         }
 

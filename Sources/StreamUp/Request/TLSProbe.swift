@@ -10,7 +10,8 @@ import FoundationNetworking
 /// its alert while the request is being written, and the connection's reset often loses it
 /// ("Send failure: Connection reset by peer", "Recv failure: …"). A second connection that
 /// sends nothing reads the alert every time (`TLSProbe.c`): its words then replace libcurl's,
-/// so the line names the certificate problem and the option that fixes it.
+/// so the line names the certificate problem and the option that fixes it. A server that ends
+/// the handshake itself (a reset, a close) is said as that ("OpenSSL SSL_connect: …").
 ///
 /// At most one probe per endpoint and client certificate every ``interval``: a server that
 /// drops every request is not asked again at each quick retry. A probe takes at most ``wait``,
@@ -49,7 +50,8 @@ enum TLSProbe {
         let outcome = streamup_tls_probe(
             spelled, Int32(wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000), &detail, detail.count)
         let words = String(decoding: detail.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let alert = outcome == 1 && words.contains("alert") ? words : nil
+        // An alert, or a handshake the server ended without one (a reset, a close).
+        let alert = (outcome == 1 && words.contains("alert")) || outcome == 2 ? words : nil
         recent.withLock { $0[key] = (now, alert) }
         return alert
     }

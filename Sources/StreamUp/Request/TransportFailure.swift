@@ -210,6 +210,11 @@ enum TransportFailure {
         Rule(codes: [], prefixes: [], fragments: [missingClientCertificate] + refusedClientCertificate, clientCertificate: true) { facts in
             "\(facts.target) refused the client certificate in --cert \(facts.tls?.clientCertificate?.path ?? "?") (\(facts.alert)): check that a CA the server trusts issued it and that it is in date and not revoked; a renewed file is used from the next connection\(facts.rotationNote)"
         },
+        // A TLS 1.2 server that wants a client certificate ends the handshake with a plain
+        // "handshake failure", as one that shares no version or cipher does.
+        Rule(codes: [], prefixes: [], fragments: ["alert handshake failure"], clientCertificate: false) { facts in
+            "the TLS handshake with \(facts.target) failed (\(facts.alert)): the server may want a client certificate (--cert FILE and --key FILE), or share no TLS version or cipher with this system's OpenSSL"
+        },
         Rule(codes: [], prefixes: unusableFiles) { facts in
             "the TLS files for \(facts.target) could not be used (\(facts.detail ?? "no details"))\(facts.rotationNote.isEmpty ? ": check that --cacert, --cert and --key hold PEM certificates and the certificate's own key" : facts.rotationNote)"
         },
@@ -273,7 +278,8 @@ enum TransportFailure {
         let tls = TLSEndpoints.files(for: url)
         let rotationProblem = tls == nil ? nil : TLSEndpoints.rotationProblem(for: url)
         if let alert = TLSProbe.alert(for: url, code: urlError.code.rawValue, text: urlError.localizedDescription, answeredBefore: answeredBefore) {
-            let found = URLError(.secureConnectionFailed, userInfo: [NSLocalizedDescriptionKey: alert])
+            // As libcurl reports TLS failures on Linux: code -1 with its words.
+            let found = URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: alert])
             return StreamUpError(
                 .transport, line(code: found.code.rawValue, text: alert, url: url, segmented: segmented, tls: tls, rotationProblem: rotationProblem),
                 urlError: found)

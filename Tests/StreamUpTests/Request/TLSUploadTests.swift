@@ -174,6 +174,62 @@ extension InProcessUploads {
             }
         }
 
+        /// Bad days a retry outlives, nothing lost: a client certificate renewed into an expired
+        /// one is refused by the server, said in a line naming it, and retried until a current
+        /// one is in place; a server that closes every TLS handshake is one line saying so.
+        @Test func refusedCertificateIsRetriedUntilRenewedAndAClosedHandshakeIsSaid() async throws {
+            let certificates = try await TestCertificates([.signedByTestCA, .client, .expiredClient])
+            let scratch = try TemporaryDirectory()
+            let certificate = scratch.url.appendingPathComponent("tls.crt")
+            let key = scratch.url.appendingPathComponent("tls.key")
+            func install(_ kind: TestCertificates.Kind) throws {
+                let (from, fromKey) = certificates.files(kind)
+                for (source, target) in [(fromKey, key), (from, certificate)] {
+                    let staged = scratch.url.appendingPathComponent("staged")
+                    try? FileManager.default.removeItem(at: staged)
+                    try FileManager.default.copyItem(atPath: source, toPath: staged.path)
+                    _ = rename(staged.path, target.path)
+                }
+            }
+            try install(.client)
+            try await Self.withServer(certificates, requireClient: true) { server in
+                var configuration = UploadConfiguration(url: URL(string: server.url)!)
+                configuration.tls = .init(caCertificates: URL(fileURLWithPath: certificates.caCertificate), clientCertificate: certificate, clientKey: key)
+                var options = StreamUploader.Options()
+                options.segmentDuration = .milliseconds(10)
+                options.retry = RetryPolicy(maxRetries: nil)
+                options.retry.baseDelay = .milliseconds(20)
+                options.retry.maxDelay = .milliseconds(100)
+                let events = EventRecorder<UploadEvent>()
+                let uploader = try StreamUploader(configuration, options: options, onEvent: events.handler)
+                let run = Task { try await uploader.runWithoutProducer() }
+                try await uploader.bufferWriter.write(Array("first\n".utf8))
+                #expect(await eventually { server.requests.count == 1 })
+                // When: an expired certificate is renewed into place, and a line is written.
+                try install(.expiredClient)
+                try await uploader.bufferWriter.write(Array("second\n".utf8))
+                let refused = events.waitFor { event in
+                    guard case .retrying(let reason, _, _, _) = event.detail else { return false }
+                    return reason.contains("refused the client certificate in --cert \(certificate.path) (sslv3 alert certificate expired)")
+                }
+                #expect(refused != nil, "\(events.all.map(\.description))")
+                // Then: a current certificate ends the failures, and the line arrives.
+                try install(.client)
+                #expect(await eventually { server.requests.count == 2 })
+                uploader.finish()
+                #expect(try await run.value.isSuccess)
+                #expect(server.requests.map(\.body) == ["first\n", "second\n"] && server.requests.allSatisfy { $0.client == "client" })
+            }
+            let closing = try await TLSServer.closingHandshakes()
+            let dropped = try Self.uploader(closing, tls: nil, retries: 1)
+            let line = await Self.failure(of: dropped, lines: ["x\n"])
+            await closing.stop()
+            #expect(
+                line?.hasPrefix("the TLS handshake with 127.0.0.1:\(closing.port) failed (OpenSSL SSL_connect: Connection reset by peer") == true,
+                "\(line ?? "delivered")")
+            #expect(dropped.progress.retries == 1)
+        }
+
         /// The hook acts on every URLSession transfer of the process, by endpoint: the app's own
         /// request to a registered endpoint gets its files, one to another endpoint does not, a
         /// redirect away from it takes the client certificate off the handle, and once the

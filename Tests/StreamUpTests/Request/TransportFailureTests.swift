@@ -132,6 +132,12 @@ import FoundationNetworking
             code: -1, text: "OpenSSL SSL_read: OpenSSL/3.0.19: error:0A00045C:SSL routines::tlsv13 alert certificate required, errno 0",
             url: "https://127.0.0.1:8443/",
             line: "127.0.0.1:8443 wants a client certificate (tlsv13 alert certificate required): give it with --cert FILE and its key with --key FILE (PEM)"),
+        // A TLS 1.2 server (Python's ssl, maximum_version TLSv1_2) that wants one.
+        Case(
+            code: -1, text: "OpenSSL/3.0.19: error:0A000410:SSL routines::sslv3 alert handshake failure", url: "https://127.0.0.1:8443/",
+            line:
+                "the TLS handshake with 127.0.0.1:8443 failed (sslv3 alert handshake failure): the server may want a client certificate (--cert FILE and --key FILE), or share no TLS version or cipher with this system's OpenSSL"
+        ),
         Case(
             code: -1, text: "OpenSSL SSL_read: OpenSSL/3.0.19: error:0A000418:SSL routines::tlsv1 alert unknown ca, errno 0", url: "https://127.0.0.1:8443/",
             line:
