@@ -387,9 +387,13 @@ import Testing
         let headings = ["\ninput:\n", "\nrecords and bodies:\n", "\ndelivery:\n", "\nreceivers and requests:\n", "\noutput:\n"]
         let positions = headings.compactMap { text.range(of: $0)?.lowerBound }
         #expect(positions.count == headings.count && positions == positions.sorted(), "headings missing or out of order")
-        for spec in UploadOptions.table {
+        for spec in UploadOptions.table where !spec.help.isEmpty {
             let label = "  " + spec.names.joined(separator: ", ") + (spec.valueName.map { " \($0)" } ?? "")
             #expect(text.components(separatedBy: "\n" + label).count == 2, "\(label) is not listed once")
+        }
+        // An entry without help is named by a listed one (--capath beside --cacert).
+        for spec in UploadOptions.table where spec.help.isEmpty {
+            #expect(UploadOptions.table.contains { !$0.help.isEmpty && $0.names.contains(spec.names[0]) }, "\(spec.names) is not listed")
         }
         for topic in HelpTopic.allCases {
             #expect(text.contains(topic.rawValue), "the help does not name topic \(topic.rawValue)")

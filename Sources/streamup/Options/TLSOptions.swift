@@ -14,22 +14,23 @@ struct TLSOptions: Sendable, Equatable {
     var certificate: String?
     var key: String?
 
+    /// Three entries in `--help`: `--capath` and `--key` come first, unlisted (an empty help),
+    /// so that the parser, which takes the first entry naming an option, gives them their own
+    /// meaning, while the entries of `--cacert` and `--cert` list them beside.
     static let table: [OptionSpec<TLSOptions>] = [
-        .value("--cacert", valueName: "FILE", group: .receivers, help: "verify the server with the CA certificates in FILE (PEM)") {
+        .value("--capath", valueName: "DIR", group: .receivers, help: "") { options, value throws(UsageError) in
+            options.caDirectory = try path(value, option: "--capath", given: options.caDirectory)
+        },
+        .value("--key", valueName: "FILE", group: .receivers, help: "") { options, value throws(UsageError) in
+            options.key = try path(value, option: "--key", given: options.key)
+        },
+        .value("--cacert", "--capath", valueName: "FILE", group: .receivers, help: "trust the CA certificates in FILE (PEM), or in DIR (openssl rehash)") {
             options, value throws(UsageError) in
             options.caCertificates = try path(value, option: "--cacert", given: options.caCertificates)
         },
-        .value("--capath", valueName: "DIR", group: .receivers, help: "verify the server with the CA certificates in DIR (openssl rehash DIR)") {
-            options, value throws(UsageError) in
-            options.caDirectory = try path(value, option: "--capath", given: options.caDirectory)
-        },
-        .value("--cert", valueName: "FILE", group: .receivers, help: "present the client certificate in FILE (PEM; its key too, unless --key)") {
+        .value("--cert", "--key", valueName: "FILE", group: .receivers, help: "present a client certificate and its key (PEM); read again if changed") {
             options, value throws(UsageError) in
             options.certificate = try path(value, option: "--cert", given: options.certificate)
-        },
-        .value("--key", valueName: "FILE", group: .receivers, help: "the private key of --cert (PEM, unencrypted); files rotate without a restart") {
-            options, value throws(UsageError) in
-            options.key = try path(value, option: "--key", given: options.key)
         },
         OptionSpec(names: ["-k", "--insecure"], valueName: nil, group: .receivers, help: "refused: certificates are always verified (use --cacert)") {
             _, _ throws(UsageError) in
