@@ -43,7 +43,10 @@ extension UploadConfiguration {
             self.clientKey = clientKey
         }
 
-        /// Whether no file is given.
-        var isEmpty: Bool { caCertificates == nil && caDirectory == nil && clientCertificate == nil && clientKey == nil }
+        /// Checks the files as an uploader does when it is made (`run --check` asks without one).
+        /// - Throws: ``StreamUpError`` (`.invalidConfiguration`) naming the first problem.
+        package func check() throws(StreamUpError) {
+            try TLSFiles.check(self)
+        }
     }
 }
