@@ -205,6 +205,9 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     private var course = Course.running
     /// The plain segments out or waiting, in stream order (DeliveryMachine+Window).
     var window: [Segment] = []
+    /// Where an earlier run cut the segments it sent and that are not acknowledged (from its
+    /// spool): the first segments of this run are cut the same.
+    var recoveredCuts: [Range<Int>]
     /// How many plain segments may be out at once now.
     var concurrency: ConcurrencyWindow
     /// Everything below this offset is acknowledged (the machine's own count, which the
@@ -224,9 +227,10 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     var resentBytes: Int { sent.resent }
 
     /// A machine for a stream whose first `alreadySent` bytes may have been sent by an earlier
-    /// run (a spool's), continuing `upload` if that run left one.
-    init(_ configuration: Configuration, acknowledged: Int = 0, alreadySent: Int = 0, upload: Upload? = nil) {
+    /// run (a spool's) in segments cut at `cuts`, continuing `upload` if that run left one.
+    init(_ configuration: Configuration, acknowledged: Int = 0, alreadySent: Int = 0, cuts: [Range<Int>] = [], upload: Upload? = nil) {
         self.configuration = configuration
+        self.recoveredCuts = cuts.filter { $0.upperBound > acknowledged }
         self.acknowledged = acknowledged
         self.limits = configuration.limits
         self.sent = SentLog(alreadySent: max(alreadySent, acknowledged))

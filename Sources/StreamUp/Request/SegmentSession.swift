@@ -10,6 +10,9 @@ import FoundationNetworking
 /// way against 1.5 ms more with a session of its own, which is what lets 8 MiB segments keep
 /// up with a single request (Benchmarks/RESULTS.md).
 ///
+/// It is the production ``ExchangeTransport``: each exchange's request starts here and its
+/// call is awaited (a resumable PATCH on a session of its own, ended with it).
+///
 /// swift-corelibs-foundation hands most of a task's callbacks to the session's delegate, not to
 /// a per-task delegate; this session delegate passes each one on to the `UploadTaskDelegate`
 /// of its task, which works exactly as with a session of its own.
@@ -17,7 +20,7 @@ import FoundationNetworking
 /// Thread safety: the table and the set of servers that answered are guarded by a `Mutex` each;
 /// callbacks arrive on the session's delegate queue; `session` is set once in `init`, before
 /// any callback.
-final class SegmentSession: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+final class SegmentSession: NSObject, URLSessionDataDelegate, ExchangeTransport, @unchecked Sendable {
     private let delegates = Mutex<[Int: UploadTaskDelegate]>([:])
     /// The servers (`host:port`) that have answered a request of this session: a failure to
     /// answer later is not a wrong scheme or port.
@@ -43,6 +46,21 @@ final class SegmentSession: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     func send(
         _ request: URLRequest, body: (any RequestBody)?, segmented: Bool = true, onEvent: @escaping @Sendable (UploadEvent) -> Void
     ) async throws -> UploadResponse {
+        try await call(request, body: body, segmented: segmented, onEvent: onEvent).outcome().get()
+    }
+
+    /// Starts `request` (as ``send(_:body:segmented:onEvent:)`` says) on this session's
+    /// connections, or on a session of its own that ends with it (`ownConnection`).
+    private func call(
+        _ request: URLRequest, body: (any RequestBody)?, segmented: Bool, ownConnection: Bool = false,
+        onEvent: @escaping @Sendable (UploadEvent) -> Void
+    ) -> Call {
+        if ownConnection {
+            let own = SegmentSession(configuration)
+            var call = own.call(request, body: body, segmented: segmented, onEvent: onEvent)
+            call.session = own
+            return call
+        }
         let server = request.url.map(SessionURL.authority(of:))
         let answeredBefore = server.map { server in answered.withLock { $0.contains(server) } } ?? false
         let delegate = UploadTaskDelegate(
@@ -58,14 +76,40 @@ final class SegmentSession: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             }
         delegates.withLock { $0[task.taskIdentifier] = delegate }
         task.resume()
-        let reference = TaskReference(task)
-        defer { if data != nil { window?.noteSent(Int(reference.value.countOfBytesSent)) } }
-        return try await withTaskCancellationHandler {
-            try await delegate.outcome().get()
-        } onCancel: {
-            body?.abort(StreamUpError(.cancelled, "the upload was cancelled"))
-            reference.cancelSoon()
+        return Call(delegate: delegate, task: TaskReference(task), body: body, sentAsData: data == nil ? nil : window)
+    }
+
+    /// One request of this session under way.
+    ///
+    /// Thread safety: a value type over thread-safe parts (the delegate's lock, the task's
+    /// reference, the body's lock).
+    private struct Call: ExchangeCall {
+        let delegate: UploadTaskDelegate
+        let task: TaskReference<URLSessionTask>
+        let body: (any RequestBody)?
+        /// The body handed over as `Data`, whose bytes sent only the task knows.
+        let sentAsData: WindowBody?
+        /// A session of the request's own, ended with it.
+        var session: SegmentSession?
+
+        func outcome() async -> Result<UploadResponse, StreamUpError> {
+            defer {
+                sentAsData?.noteSent(Int(task.value.countOfBytesSent))
+                session?.invalidate()
+            }
+            return await withTaskCancellationHandler {
+                await delegate.outcome()
+            } onCancel: {
+                body?.abort(StreamUpError(.cancelled, "the upload was cancelled"))
+                task.cancelSoon()
+            }
         }
+    }
+
+    func start(
+        _ request: URLRequest, body: WindowBody?, ownConnection: Bool, onEvent: @escaping @Sendable (UploadEvent) -> Void
+    ) -> any ExchangeCall {
+        call(request, body: body, segmented: true, ownConnection: ownConnection, onEvent: onEvent)
     }
 
     /// Lets running tasks finish, then releases the session (and its hold on this object).
