@@ -25,6 +25,8 @@ final class SegmentSession: NSObject, URLSessionDataDelegate, ExchangeTransport,
     /// The servers (`host:port`) that have answered a request of this session: a failure to
     /// answer later is not a wrong scheme or port.
     private let answered = Mutex<Set<String>>([])
+    /// The server (`host:port`) of each URL this session sent to, worked out once per URL.
+    private let servers = Mutex<[URL: String]>([:])
     private var session: URLSession!
     private let configuration: UploadConfiguration
 
@@ -61,11 +63,11 @@ final class SegmentSession: NSObject, URLSessionDataDelegate, ExchangeTransport,
             call.session = own
             return call
         }
-        let server = request.url.map(SessionURL.authority(of:))
+        let server = request.url.map(server(of:))
         let answeredBefore = server.map { server in answered.withLock { $0.contains(server) } } ?? false
         let delegate = UploadTaskDelegate(
             body: body, maxResponseBodyBytes: configuration.maxResponseBodyBytes, answerTimeout: configuration.responseTimeout, segmented: segmented,
-            answeredBefore: answeredBefore, onEvent: onEvent)
+            answeredBefore: answeredBefore, server: server, onEvent: onEvent)
         // A small segment goes as `Data`: waiting for its answer then costs no CPU on a reused
         // connection (DesignNotes, platform fact 9; WindowBody.oneReadData()).
         let window = body as? WindowBody
@@ -117,6 +119,15 @@ final class SegmentSession: NSObject, URLSessionDataDelegate, ExchangeTransport,
         session.finishTasksAndInvalidate()
     }
 
+    /// The server of `url` (``SessionURL/authority(of:)``), parsed once per URL: every segment
+    /// of a stream goes to the same few.
+    private func server(of url: URL) -> String {
+        if let known = servers.withLock({ $0[url] }) { return known }
+        let server = SessionURL.authority(of: url)
+        servers.withLock { $0[url] = server }
+        return server
+    }
+
     private func delegate(for task: URLSessionTask) -> UploadTaskDelegate? {
         delegates.withLock { $0[task.taskIdentifier] }
     }
@@ -148,11 +159,10 @@ final class SegmentSession: NSObject, URLSessionDataDelegate, ExchangeTransport,
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
     ) {
-        if response is HTTPURLResponse, let url = dataTask.originalRequest?.url {
-            let server = SessionURL.authority(of: url)
+        guard let delegate = delegate(for: dataTask) else { return completionHandler(.cancel) }
+        if response is HTTPURLResponse, let server = delegate.server {
             answered.withLock { _ = $0.insert(server) }
         }
-        guard let delegate = delegate(for: dataTask) else { return completionHandler(.cancel) }
         delegate.urlSession(session, dataTask: dataTask, didReceive: response, completionHandler: completionHandler)
     }
 

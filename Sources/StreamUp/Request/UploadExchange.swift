@@ -35,7 +35,10 @@ struct UploadExchange: Sendable {
         let answerReader: AnswerReader?
         let transport: any ExchangeTransport
         let clock: UploadClock
+        /// Hears what happens, redacting it first (``UploadEvent/redacted``).
         let onEvent: @Sendable (UploadEvent) -> Void
+        /// Hears events redacted already (a template's: the same fields each time, redacted once).
+        let onRedactedEvent: @Sendable (UploadEvent) -> Void
         /// The bodies out now, for the bytes sent so far.
         let sending: SendingBodies
         /// Before a plain segment goes out: what must be saved first (the time bases of its lines).
@@ -68,6 +71,8 @@ struct UploadExchange: Sendable {
     /// The endpoint a plain segment goes to (nil: the configuration's URL).
     let endpoint: Int?
     let target: Target?
+    /// What every plain segment to the target shares, built once (nil: built for each request).
+    let template: UploadRequest.SegmentTemplate?
     /// Bytes set aside as dead letters before this exchange: offsets the receiver sees leave them out.
     let skipped: Int
     let context: Context
@@ -124,11 +129,13 @@ struct UploadExchange: Sendable {
     /// (what it holds is the segment a dead letter sets aside).
     func start(_ segment: Range<Int>?) -> Sending {
         let began = context.clock.now
-        var configuration: UploadConfiguration
         let body: WindowBody?
+        var configuration = context.configuration
         do {
-            configuration = try context.configuration.resolvingHeaders()
-            if let target { configuration.url = target.url }
+            if template == nil {
+                configuration = try configuration.resolvingHeaders()
+                if let target { configuration.url = target.url }
+            }
             body = try segment.map {
                 try WindowBody(
                     $0, of: context.buffer, encoding: configuration.body, allowsResend: planned.isPlainSegment, streamID: context.streamID,
@@ -138,8 +145,16 @@ struct UploadExchange: Sendable {
             let failure = error as? StreamUpError ?? StreamUpError(.io, "\(error)")
             return Sending(exchange: self, stage: .ended(Outcome(result: .failed(Machine.Failure(failure), carried: segment ?? 0..<0), error: failure)))
         }
-        let (request, fields) = UploadRequest.make(purpose, configuration, bodyLength: body?.length)
-        context.onEvent(.requestStarted(method: request.httpMethod ?? "POST", url: request.url ?? configuration.url, headers: fields))
+        let request: URLRequest
+        if let template, let target, let body {
+            let started: UploadEvent
+            (request, started) = template.make(stream: target.streamName, offset: target.offset, bodyLength: body.length)
+            context.onRedactedEvent(started)
+        } else {
+            let fields: [UploadConfiguration.Header]
+            (request, fields) = UploadRequest.make(purpose, configuration, bodyLength: body?.length)
+            context.onEvent(.requestStarted(method: request.httpMethod ?? "POST", url: request.url ?? configuration.url, headers: fields))
+        }
         if let body { context.sending.began(body) }
         // A resumable PATCH gets a connection of its own: when a reused connection breaks before
         // the answer, libcurl re-sends the request by itself, headers first (with an

@@ -50,6 +50,12 @@ extension StreamUploader {
             options.endpoints.isEmpty ? [configuration.url] : options.endpoints, choice: options.endpointChoice, retry: options.retry)
         var log = DeliveryLog()
         let context = exchangeContext(transport)
+        // What every plain segment to an endpoint shares is built once.
+        let templates = (0..<endpoints.count).map { index in
+            var configuration = configuration
+            configuration.url = endpoints.url(index)
+            return UploadRequest.SegmentTemplate(configuration)
+        }
         return try await withThrowingTaskGroup(of: DeliveryEvent.self) { group in
             defer { group.cancelAll() }
             while true {
@@ -59,7 +65,7 @@ extension StreamUploader {
                 let action = machine.withLock { $0.next(input, now: now) }
                 switch action {
                 case .send(let planned):
-                    let exchange = plan(planned, endpoints: &endpoints, context: context)
+                    let exchange = plan(planned, endpoints: &endpoints, templates: templates, context: context)
                     let alone = log.isIdle
                     log.exchanges += 1
                     if alone {
@@ -117,21 +123,23 @@ extension StreamUploader {
     private func exchangeContext(_ transport: any ExchangeTransport) -> UploadExchange.Context {
         UploadExchange.Context(
             buffer: buffer, configuration: configuration, streamID: streamID, answerReader: options.answerReader, transport: transport,
-            clock: clock, onEvent: onEvent, sending: sending, beforeSegment: { [weak self] in self?.saveNewTimes() },
+            clock: clock, onEvent: onEvent, onRedactedEvent: onRedactedEvent, sending: sending, beforeSegment: { [weak self] in self?.saveNewTimes() },
             recordNames: { [weak self] in self?.recordNames(for: $0) })
     }
 
     /// The exchange the machine asked for: a plain segment's endpoint is chosen now.
-    private func plan(_ planned: Machine.Exchange, endpoints: inout Endpoints, context: UploadExchange.Context) -> UploadExchange {
+    private func plan(
+        _ planned: Machine.Exchange, endpoints: inout Endpoints, templates: [UploadRequest.SegmentTemplate?], context: UploadExchange.Context
+    ) -> UploadExchange {
         let skipped = skippedBytes
         guard case .segment(let from, _) = planned else {
-            return UploadExchange(planned: planned, endpoint: nil, target: nil, skipped: skipped, context: context)
+            return UploadExchange(planned: planned, endpoint: nil, target: nil, template: nil, skipped: skipped, context: context)
         }
         let index = endpoints.choose(now: clock.now)
         let place = endpoints.place(index, offset: from - skipped)
         let target = UploadExchange.Target(
             url: endpoints.url(index), streamName: place.start == 0 ? streamID : "\(streamID)-from-\(place.start)", offset: place.offset)
-        return UploadExchange(planned: planned, endpoint: index, target: target, skipped: skipped, context: context)
+        return UploadExchange(planned: planned, endpoint: index, target: target, template: templates[index], skipped: skipped, context: context)
     }
 
     /// The cut the machine keeps for a plain segment sent again (nil: cut anew).

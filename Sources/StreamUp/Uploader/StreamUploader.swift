@@ -70,7 +70,10 @@ public final class StreamUploader: Sendable {
     /// The stream's name in `Streamup-Stream-Id`: the options' one (or one drawn for this
     /// uploader when they set none), or the spool's when it still held bytes of an earlier run.
     public let streamID: String
+    /// Hears what happens, redacted first (``UploadEvent/redacted``).
     let onEvent: @Sendable (UploadEvent) -> Void
+    /// The caller's handler itself, for events that are redacted already.
+    let onRedactedEvent: @Sendable (UploadEvent) -> Void
     let buffer: ReplayBuffer
     let writer: StreamWriter
     let spool: SpoolStorage?
@@ -129,6 +132,7 @@ public final class StreamUploader: Sendable {
         }
         self.configuration = configuration
         self.onEvent = { onEvent($0.redacted) }
+        self.onRedactedEvent = onEvent
         let uploadClock = UploadClock(clock)
         self.clock = uploadClock
         let opened = try UploadStorage.open(options, url: configuration.url, clock: uploadClock, onEvent: onEvent)
