@@ -170,21 +170,6 @@ import Testing
         #expect(stored == input.split(separator: "\n"), "the stored stream is the input, in order")
     }
 
-    /// The answer to a middle segment of the window is lost (the receiver stored it and closed
-    /// the connection): that segment alone goes out again, identical, and no segment after it
-    /// that was answered is sent again; every line is stored once.
-    @Test func aLostAnswerInTheMiddleOfTheWindowResendsThatSegmentAlone() async throws {
-        let receiver = try await Receiver(delay: 0.2, dropAnswer: 8)
-        let input = Self.lines(12_000)
-        let (status, stderr, state, stored) = try await receiver.run(["--max-in-flight", "8", "--segment-bytes", "8k"], input: input)
-        #expect(status == 0, "stderr: \(stderr)")
-        let dropped = try #require(state["dropped"] as? [String: Any], "\(state)")
-        #expect(dropped["later_out"] as? Bool == true, "the lost answer was for a middle segment: \(state)")
-        #expect(state["duplicates"] as? [Int] == [dropped["offset"] as? Int ?? -1], "only the segment whose answer was lost came twice")
-        #expect((state["errors"] as? [String] ?? ["?"]).isEmpty, "a resend is identical: \(state)")
-        #expect(Self.storedOnce(stored, input))
-    }
-
     /// `streamup tail --state --spool` killed with SIGKILL while several segments are out,
     /// then started again: every line reaches the receiver exactly once.
     @Test func aKillWhileSeveralSegmentsAreOutLosesAndDoublesNothing() async throws {

@@ -45,13 +45,43 @@ import Testing
         return held.sorted { $0.key < $1.key }.map(\.value).joined()
     }
 
+    /// An upload under way, whose answer a test waits for with a deadline: an upload that does
+    /// not end (a retry that waits for ever on the manual clock) is cancelled then, and the
+    /// test fails instead of hanging.
+    private struct Running {
+        let uploader: StreamUploader
+        let task: Task<UploadResponse, Error>
+        let ended: Locked<Bool>
+
+        init(_ uploader: StreamUploader, _ producer: ChunksProducer) {
+            let ended = Locked(false)
+            self.uploader = uploader
+            self.ended = ended
+            task = Task {
+                defer { ended.withLock { $0 = true } }
+                return try await uploader.run(producer)
+            }
+        }
+
+        /// The upload's answer, once it ends (within 20 s).
+        func answer() async throws -> UploadResponse {
+            if await !eventually({ ended.withLock { $0 } }) { uploader.cancel() }
+            return try await task.value
+        }
+    }
+
+    /// Runs `lines` through `uploader` and returns its answer (within 20 s).
+    private static func upload(_ lines: [String], with uploader: StreamUploader) async throws -> UploadResponse {
+        try await Running(uploader, input(lines)).answer()
+    }
+
     // MARK: Final refusals and retries
 
     /// 400, 401 and 403 are final: one request, no retry, and that answer is the upload's.
     @Test(arguments: [400, 401, 403]) func clientErrorsAreNotRetried(status: Int) async throws {
         let transport = ScriptedTransport { _, _ in .answer(status, body: "refused") }
         let uploader = try uploader(transport)
-        let answer = try await uploader.run(Self.input(["one", "two"]))
+        let answer = try await Self.upload(["one", "two"], with: uploader)
         #expect(answer.statusCode == status)
         #expect(transport.requests.count == 1)
         #expect(uploader.progress.retries == 0 && uploader.progress.acknowledged == 0)
@@ -62,13 +92,13 @@ import Testing
     @Test func retryAfterIsHonoured() async throws {
         let transport = ScriptedTransport(replies: [.answer(503, headers: ["Retry-After": "1"])])
         let uploader = try uploader(transport)
-        let running = Task { try await uploader.run(Self.input(["again"])) }
+        let running = Running(uploader, Self.input(["again"]))
         defer { uploader.cancel() }
         try await waitUntil { transport.requests.count == 1 && clock.sleeperCount == 1 }
         clock.advance(by: .milliseconds(999))
-        #expect(transport.requests.count == 1, "the retry did not wait the server's Retry-After")
+        #expect(clock.sleeperCount == 1 && transport.requests.count == 1, "the retry did not wait the server's Retry-After")
         clock.advance(by: .milliseconds(1))
-        #expect(try await running.value.isSuccess)
+        #expect(try await running.answer().isSuccess)
         #expect(transport.bodies == ["again\n", "again\n"])
         #expect(uploader.progress.retries == 1)
     }
@@ -81,11 +111,13 @@ import Testing
         options.retry.maxDelay = .seconds(86400 * 30)
         options.retry.maxRetryTime = .seconds(3)
         let uploader = try uploader(transport, options)
-        let running = Task { try await uploader.run(Self.input(["held"])) }
+        let running = Running(uploader, Self.input(["held"]))
         defer { uploader.cancel() }
         try await waitUntil { transport.requests.count == 1 && clock.sleeperCount == 1 }
-        clock.advance(by: .seconds(3))
-        let answer = try await running.value
+        clock.advance(by: .milliseconds(2999))
+        #expect(clock.sleeperCount == 1 && transport.requests.count == 1, "the retry went before the server's Retry-After")
+        clock.advance(by: .milliseconds(1))
+        let answer = try await running.answer()
         #expect(answer.statusCode == 503)
         #expect(transport.requests.count == 2, "one retry when the limit's 3 s were up, then the stop")
     }
@@ -102,7 +134,7 @@ import Testing
         // No backoff: the resend follows at once.
         options.retry.baseDelay = .zero
         let uploader = try uploader(transport, options)
-        let answer = try await uploader.run(Self.input(lines))
+        let answer = try await Self.upload(lines, with: uploader)
         #expect(answer.isSuccess)
         let requests = transport.requests
         try #require(requests.count >= 4)
@@ -127,7 +159,7 @@ import Testing
             options.deadLetterDirectory = URL(fileURLWithPath: directory)
             let events = EventRecorder<UploadEvent>()
             let uploader = try uploader(transport, options, events: events)
-            #expect(try await uploader.run(Self.input(lines)).isSuccess)
+            #expect(try await Self.upload(lines, with: uploader).isSuccess)
             let stored = transport.requests.filter { $0.body.count <= 64 }.map(\.text).joined()
             #expect(stored == short.map { "\($0)\n" }.joined(), "every short record once, in order")
             // After the size settled, requests hold several records each (60 records of 10 bytes).
@@ -157,7 +189,7 @@ import Testing
         options.adaptiveInFlight = false
         options.retry.baseDelay = .zero
         let uploader = try uploader(transport, options)
-        let running = Task { try await uploader.run(Self.input(lines)) }
+        let running = Running(uploader, Self.input(lines))
         defer { uploader.cancel() }
         try await waitUntil { transport.requests.count == 4 }
         #expect(uploader.requestWindow.inFlight == 4, "four requests out at once")
@@ -165,7 +197,7 @@ import Testing
         transport.release(1, with: .noAnswer)
         transport.release(2, with: .ok)
         transport.release(0, with: .ok)
-        #expect(try await running.value.isSuccess)
+        #expect(try await running.answer().isSuccess)
         let requests = transport.requests
         let offsets = requests.compactMap { $0.header("Streamup-Offset") }
         let lost = try #require(requests[1].header("Streamup-Offset"))
