@@ -206,4 +206,45 @@ import Testing
         #expect(requests.filter { $0.header("Streamup-Offset") == lost }.map(\.body).allSatisfy { $0 == requests[1].body }, "identical")
         #expect(Self.stored(requests) == lines.map { "\($0)\n" }.joined())
     }
+
+    // MARK: Endpoints and partial refusals
+
+    /// Failover over a dead endpoint and a live one: the first segment goes to the dead one,
+    /// which is set aside (one notice says so), and the segment goes to the live one at once,
+    /// without a backoff; every line arrives there once.
+    @Test func failoverSendsASegmentElsewhereAtOnce() async throws {
+        let dead = URL(string: "http://dead.test/ingest")!
+        let transport = ScriptedTransport { request, _ in request.url.host == "dead.test" ? .noAnswer : .ok }
+        var options = Self.options(segmentBytes: 30)
+        options.endpoints = [dead, url]
+        let events = EventRecorder<UploadEvent>()
+        let uploader = try uploader(transport, options, events: events)
+        let lines = (0..<10).map { "line \($0)" }
+        // No clock moves: a backoff before the live endpoint would never end.
+        #expect(try await Self.upload(lines, with: uploader).isSuccess)
+        let requests = transport.requests
+        #expect(requests.first?.url.host == "dead.test" && requests.dropFirst().allSatisfy { $0.url.host == "receiver.test" })
+        #expect(Self.stored(Array(requests.dropFirst())) == lines.map { "\($0)\n" }.joined())
+        let notices = events.all.compactMap { event -> String? in if case .notice(let text) = event.detail { text } else { nil } }
+        #expect(notices.contains { $0.contains("http://dead.test/ingest is set aside") }, "\(notices)")
+    }
+
+    /// Elasticsearch stores a request's records but refuses one item: that record is reported
+    /// refused and never sent again, and the stream is acknowledged past it.
+    @Test func aRecordRefusedInAPartialAnswerIsReportedAndNotSentAgain() async throws {
+        let item = #"{"create":{"_index":"logs","status":201}}"#
+        let refused = #"{"create":{"_index":"logs","status":400,"error":{"type":"document_parsing_exception","reason":"failed to parse field [n]"}}}"#
+        let answer = #"{"took":3,"errors":true,"items":[\#(item),\#(refused),\#(item)]}"#
+        let transport = ScriptedTransport(replies: [.answer(200, body: answer)])
+        var options = Self.options()
+        options.answerReader = .elasticsearchBulk
+        let events = EventRecorder<UploadEvent>()
+        let uploader = try uploader(transport, options, events: events)
+        let lines = [#"{"n":1}"#, #"{"n":"x"}"#, #"{"n":3}"#]
+        #expect(try await Self.upload(lines, with: uploader).isSuccess)
+        #expect(transport.requests.count == 1, "nothing is sent again")
+        #expect(uploader.progress.rejectedRecords == 1 && uploader.progress.acknowledged == 26)
+        let rejected = events.all.compactMap { event -> Int? in if case .recordsRejected(let count, _, _) = event.detail { count } else { nil } }
+        #expect(rejected == [1])
+    }
 }
