@@ -42,7 +42,7 @@ import Testing
                 try line.write(toFile: scratch.path + "/pipelines.conf", atomically: true, encoding: .utf8)
             }
             if row.command == .journal {
-                // The first entries are there at the start (journalctl cannot follow an empty journal).
+                // The first entries are there at the start, the rest come while it follows (``drive``).
                 var journal = try JournalFiles(directory: scratch.path + "/journal")
                 let lines = row.variant.input.lines
                 try journal.append(lines[..<(lines.count / 2)].map { JournalFiles.Entry(bytes: $0) })

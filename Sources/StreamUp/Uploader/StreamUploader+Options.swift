@@ -39,7 +39,10 @@ extension StreamUploader {
         public var forgetSourcesAfter: Duration?
         /// Names the stream in `Streamup-Stream-Id` (a spool with pending bytes keeps its own).
         /// nil (the default): each uploader draws a new one, so two uploaders made from the same
-        /// options never share a stream at the receiver.
+        /// options never share a stream at the receiver. With a `stateFile` and the bytes in
+        /// memory, a stream id equal to the one the state file saved continues that stream at
+        /// the offset its saved positions stand for: give it only for a producer that makes the
+        /// same bytes again from those positions.
         public var streamID: String?
         /// Send to these URLs instead of the configuration's alone (each with the configuration's
         /// method, headers and body), spread by `endpointChoice`; an endpoint that fails in a way

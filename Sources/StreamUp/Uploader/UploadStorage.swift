@@ -44,9 +44,12 @@ struct UploadStorage {
                 sourceState: sourceState)
         case .memory(let capacity):
             try checkRecordFits(options.maxRecordBytes, in: capacity, "a buffer of \(capacity) bytes (--buffer-size)", remedy: "--buffer-size")
+            // The saved stream goes on where its saved positions stand when the options name it:
+            // a producer that makes the same bytes again from there (a journal) keeps its offsets.
+            let start = options.streamID != nil && sourceState.streamID == options.streamID ? max(0, sourceState.streamOffset ?? 0) : 0
             let buffer = ReplayBuffer(
                 storage: MemoryReplayStorage(capacity: capacity), records: options.records, maxRecord: options.maxRecordBytes,
-                tracksSources: tracksSources, keepsSourceEntries: true, clock: clock)
+                acknowledged: start, written: start, tracksSources: tracksSources, keepsSourceEntries: true, clock: clock)
             return UploadStorage(buffer: buffer, spool: nil, streamID: drawnID, recoveredUpload: nil, skipped: 0, cuts: [], sourceState: sourceState)
         }
     }

@@ -59,6 +59,8 @@ struct UploadOptions: Sendable, Equatable {
         var deadLetterDirectory: String?
         /// The segment options given (they cannot go with --single-request).
         var segmentOptions: [String] = []
+        /// The stream to continue from the state file's positions (`journal --state`; no option).
+        var streamID: String?
     }
 
     static let table: [OptionSpec<UploadOptions>] =
