@@ -159,9 +159,10 @@ extension StreamUploader {
         switch event {
         case .cut(let exchange, .success(let segment)):
             if case .segment(let from, _) = exchange.planned, let segment {
+                let keeps = spool != nil
                 let cuts = machine.withLock { machine in
                     machine.cut(from: from, segment)
-                    return machine.cuts
+                    return keeps ? machine.cuts : []
                 }
                 // Kept before it is sent: a resend after a restart carries the same records.
                 do {
