@@ -88,13 +88,14 @@ struct JournalOptions: Sendable, Equatable {
         """
 }
 
-/// Runs the journal command.
+/// Runs the journal command, alone or as a pipeline of `streamup run` (`supervision`).
 ///
-/// Thread safety: runs on the main task.
+/// Thread safety: runs on the caller's task.
 enum JournalRunner {
-    static func run(_ options: JournalOptions) async -> Int32 {
+    static func run(_ options: JournalOptions, supervision: UploadSession.Supervision = .alone) async -> Int32 {
+        let session = UploadSession(options.upload, supervision: supervision)
         if let problem = TailRunner.stateFileProblem(options.stateFile) {
-            Terminal.error(problem)
+            session.say(problem)
             return ExitStatus.usage
         }
         let upload = options.upload
@@ -107,14 +108,15 @@ enum JournalRunner {
                 delivery.delivery.streamID = JournalStream.id(continuing: try? SourceState.load(from: stateFile), digest: try records.digest())
             }
         } catch {
-            Terminal.error("\(error)")
+            session.say("\(error)")
             return ExitStatus.usage
         }
         let journal = JournalProducer(
             selection: options.selection, fromStart: options.fromStart, records: records,
-            spawn: { process, arguments in try ExecShim.run(process, executable: "/usr/bin/env", arguments: arguments) }, onNotice: { Terminal.error($0) })
-        return await UploadRunner.withTarget(delivery) { url in
-            await UploadRunner.upload(delivery, to: url, producer: journal, stateFile: options.stateFile).status
+            spawn: { process, arguments in try ExecShim.run(process, executable: "/usr/bin/env", arguments: arguments) }, onNotice: { session.say($0) })
+        let delivering = UploadSession(delivery, supervision: supervision)
+        return await delivering.withTarget { url in
+            await delivering.run(to: url, producer: journal, stateFile: options.stateFile).status
         }
     }
 }
