@@ -202,45 +202,6 @@ import Testing
         #expect(Self.storedOnce(stored, input), "first: \(first.stderr) second: \(second.stderr)")
     }
 
-    /// With dead letters, a segment refused for good is set aside and the stream goes on with
-    /// gapless offsets (`Streamup-Offset` leaves out what was set aside): segments already out
-    /// when the refusal came would carry offsets that count the bytes set aside, so an uploader
-    /// asked for a window keeps one request out when it keeps dead letters (the CLI refuses the
-    /// pair). What was stored and what was set aside is the input, each line once.
-    @Test func aSegmentSetAsideLeavesNoGapInTheOffsets() async throws {
-        let scratch = try TemporaryDirectory()
-        let receiver = try await Receiver(delay: 0.05, refuse: 12)
-        let input = Self.lines(12_000)
-        var options = StreamUploader.Options()
-        options.maxInFlight = 8
-        options.segmentBytes = 8 << 10
-        options.deadLetterDirectory = URL(fileURLWithPath: scratch.file("dead"))
-        let uploader = try StreamUploader(UploadConfiguration(url: receiver.url), options: options)
-        let (chunks, continuation) = AsyncStream<[UInt8]>.makeStream()
-        continuation.yield(Array(input.utf8))
-        continuation.finish()
-        _ = try? await uploader.run(AsyncSequenceProducer(chunks))
-        let state = await receiver.state()
-        let stored = await receiver.storedLines()
-        await receiver.stop()
-        #expect(uploader.progress.deadLetters == 1, "a segment was set aside")
-        #expect(state["refused"] as? [String: Any] != nil, "the receiver refused a segment: \(state)")
-        let streams = state["streams"] as? [String: [[Int]]] ?? [:]
-        #expect(streams.count == 1, "\(state)")
-        for (name, pieces) in streams {
-            var end = 0
-            for piece in pieces {
-                #expect(piece.first == end, "stream \(name): a piece at \(piece) after the end \(end): \(pieces)")
-                end = (piece.first ?? 0) + (piece.last ?? 0)
-            }
-        }
-        let dead = try FileManager.default.contentsOfDirectory(atPath: scratch.file("dead")).filter { $0.hasSuffix(".body") }
-        #expect(dead.count == 1, "one dead letter: \(dead)")
-        let setAside = try dead.map { try String(contentsOfFile: scratch.file("dead") + "/" + $0, encoding: .utf8) }.joined()
-        let once = Self.storedOnce(stored + setAside.split(separator: "\n"), input)
-        #expect(once, "stored and set aside, each line once")
-    }
-
     /// `--to victorialogs` without `--max-in-flight`: the preset's window (adapting up to 8)
     /// puts several segments out at once against a receiver that answers 100 ms late (the
     /// in-flight gauge says so while it happens, and the receiver saw several at once); every

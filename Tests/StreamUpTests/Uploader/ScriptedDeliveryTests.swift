@@ -207,6 +207,46 @@ import Testing
         #expect(Self.stored(requests) == lines.map { "\($0)\n" }.joined())
     }
 
+    /// With dead letters, a segment refused for good is set aside and the stream goes on with
+    /// gapless offsets (`Streamup-Offset` leaves out what was set aside): an uploader asked for
+    /// a window of eight keeps one request out when it keeps dead letters (segments already out
+    /// would carry offsets that count the bytes set aside). What was stored and what was set
+    /// aside is the input, each line once.
+    @Test func aSegmentSetAsideLeavesNoGapInTheOffsets() async throws {
+        try await withTemporaryDirectory { directory in
+            let lines = (0..<30).map { String(format: "line %03d", $0) }
+            // Each request waits for the test, which answers the second with a refusal for good.
+            let transport = ScriptedTransport { _, _ in .hold }
+            var options = Self.options(segmentBytes: 27)
+            options.maxInFlight = 8
+            options.deadLetterDirectory = URL(fileURLWithPath: directory)
+            let uploader = try uploader(transport, options)
+            let running = Running(uploader, Self.input(lines))
+            defer { uploader.cancel() }
+            var answered = 0
+            // Answers each request once it is out, checking that it is the only one out.
+            while await eventually({ transport.requests.count > answered || running.ended.withLock { $0 } }), transport.requests.count > answered {
+                #expect(transport.requests.count == answered + 1 && uploader.requestWindow.inFlight == 1, "one request out at a time")
+                transport.release(answered, with: answered == 1 ? .answer(400, body: "bad record") : .ok)
+                answered += 1
+            }
+            #expect(try await running.answer().isSuccess)
+            #expect(uploader.progress.deadLetters == 1)
+            let requests = transport.requests
+            var end = 0
+            for (index, request) in requests.enumerated() where index != 1 {
+                #expect(request.header("Streamup-Offset") == String(end), "request \(index) after the end \(end)")
+                end += request.body.count
+            }
+            let bodies = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".body") }
+            try #require(bodies.count == 1, "\(bodies)")
+            let setAside = try String(contentsOfFile: directory + "/" + bodies[0], encoding: .utf8)
+            #expect(setAside == requests[1].text, "the refused segment is kept whole")
+            let stored = requests.enumerated().filter { $0.offset != 1 }.map(\.element.text).joined()
+            #expect((stored + setAside).split(separator: "\n").sorted() == lines.map { Substring($0) }, "each line once")
+        }
+    }
+
     // MARK: Endpoints and partial refusals
 
     /// Failover over a dead endpoint and a live one: the first segment goes to the dead one,
