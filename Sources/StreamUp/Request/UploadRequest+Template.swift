@@ -12,9 +12,7 @@ extension UploadRequest {
     /// fields, credentials among them, are made anew for each request).
     ///
     /// Thread safety: a value type.
-    struct SegmentTemplate: @unchecked Sendable {
-        // `URLRequest` is a value type that corelibs does not mark `Sendable`; the template
-        // only copies it.
+    struct SegmentTemplate: Sendable {
         private let request: URLRequest
         private let shownURL: URL
         private let shownFields: [UploadConfiguration.Header]
