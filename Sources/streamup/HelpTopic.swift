@@ -140,12 +140,16 @@ enum HelpTopic: String, CaseIterable, Sendable {
             from the path (with --format or --to).
 
             --drop REGEX leaves out records whose message REGEX matches (ICU regular expression,
-            anywhere in the message); --keep REGEX keeps only those it matches; --redact
-            REGEX[=TEMPLATE] replaces each match with TEMPLATE (default ***, $1 the first group; the
-            text after the last '=' is the template, so a REGEX with '=' needs one:
-            --redact '(password=)\\S+=$1***'). All repeatable, applied in the order given, after
-            --multiline and --parse, before the buffer; a left-out line still counts as read for
-            --state, and --metrics counts it (streamup_records_dropped_total).
+            anywhere in the message); --keep REGEX keeps only those it matches; --redact REGEX
+            replaces each match with *** (the whole value is the pattern: --redact 'password=[^ ]*'
+            masks password=hunter2 whole); --redact-with TEMPLATE after it replaces with TEMPLATE
+            instead ($1 the first group, \\$ a dollar: --redact '(password=)\\S+' --redact-with
+            '$1***'). All repeatable, applied in the order given, after --multiline and --parse,
+            before the buffer; a left-out line still counts as read for --state, and --metrics
+            counts it (streamup_records_dropped_total). A record's rules may take 1s of CPU, 1s
+            more per MiB of it; a record they do not finish (a pattern that backtracks, such as
+            (a+)+) is sent with its message as ***, counted (streamup_records_masked_total) and
+            said on stderr.
 
             --compress gzip: one gzip member per request; a single request is flushed whenever it
             would wait for input (at least every 250 ms). --multipart FIELD[=FILENAME] sends each

@@ -37,6 +37,8 @@ final class Metrics: Sendable {
         var filesFollowed: Int?
         /// Records left out by --drop and --keep; nil without them.
         var recordsDropped: Int?
+        /// Records sent with their message masked whole: their filters did not finish.
+        var recordsMasked: Int?
         /// Segment requests out now, and how many may be (the window, up to --max-in-flight).
         var requestsInFlight = 0
         var requestWindow = 1
@@ -229,6 +231,10 @@ final class Metrics: Sendable {
         ]
         if let dropped = gauges.recordsDropped {
             families.append(.counter("streamup_records_dropped_total", "Records left out by --drop and --keep (not sent; their lines count as read).", dropped))
+        }
+        if let masked = gauges.recordsMasked {
+            families.append(
+                .counter("streamup_records_masked_total", "Records sent with their message as *** because their filters did not finish in time.", masked))
         }
         if let files = gauges.filesFollowed {
             families.append(.gauge("streamup_files_followed", "Files followed now (tail).", "\(files)"))

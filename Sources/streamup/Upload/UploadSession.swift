@@ -92,7 +92,10 @@ struct UploadSession: Sendable {
         case .failure(let failure): return (failure.status, nil)
         }
         let metricsServer: SinkServer?
-        switch serveMetrics(metrics, uploader: uploader, files: files, dropped: options.records.filter?.dropped) {
+        // A record whose filters did not finish goes masked: one line says so (then one a minute).
+        let name = pipelineName
+        options.records.filter?.notices.setHandler { line in Terminal.error(line, pipeline: name) }
+        switch serveMetrics(metrics, uploader: uploader, files: files, filter: options.records.filter) {
         case .success(let server): metricsServer = server
         case .failure(let failure): return (failure.status, nil)
         }
@@ -235,9 +238,9 @@ struct UploadSession: Sendable {
     }
 
     /// Gives `metrics` the counts of `uploader` (and of the files `files` follows and the
-    /// records `dropped` left out) and serves them when `--metrics` asks (a command alone);
-    /// after one line on stderr, the exit status when it cannot listen.
-    func serveMetrics(_ metrics: Metrics?, uploader: StreamUploader, files: FileTailer?, dropped: RecordFilter.Counter? = nil) -> Result<SinkServer?, NotMade> {
+    /// records `filter` left out or masked) and serves them when `--metrics` asks (a command
+    /// alone); after one line on stderr, the exit status when it cannot listen.
+    func serveMetrics(_ metrics: Metrics?, uploader: StreamUploader, files: FileTailer?, filter: RecordFilter? = nil) -> Result<SinkServer?, NotMade> {
         guard let metrics else { return .success(nil) }
         // Weak: the uploader's events hold `metrics`, so a strong capture would keep both alive
         // for good (in `streamup run`, a removed pipeline's spool locked until the process ends).
@@ -245,7 +248,8 @@ struct UploadSession: Sendable {
             guard let uploader else { return Metrics.Gauges() }
             var gauges = uploader.metricGauges
             gauges.filesFollowed = files?.followedFileCount
-            gauges.recordsDropped = dropped?.value
+            gauges.recordsDropped = filter?.dropped.value
+            gauges.recordsMasked = filter?.masked.value
             return gauges
         }
         guard case .alone = supervision else { return .success(nil) }
