@@ -302,7 +302,9 @@ extension StreamUploader {
 
     /// One live chunked request (``SegmentDelivery/singleRequest``): the body is the buffer
     /// read as a stream (``LiveBody``), and the answer ends the upload.
-    func deliverLive(_ session: SegmentSession) async throws -> UploadResponse {
+    func deliverLive(_ transport: any ExchangeTransport) async throws -> UploadResponse {
+        // One live request runs on URLSession alone: its body is a stream, not a complete body.
+        guard let session = transport as? SegmentSession else { preconditionFailure("one live request is given a transport of its own") }
         let resolved = try configuration.resolvingHeaders()
         let (request, fields) = UploadRequest.make(.live, resolved)
         // The fields as sent, the header provider's (credentials) included.

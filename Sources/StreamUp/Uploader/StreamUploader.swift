@@ -269,10 +269,11 @@ public final class StreamUploader: Sendable {
         if let stateStore { positioned?.resume(from: stateStore.positions) }
         if let positioned, let report = sourceReporter() { positioned.reportSources(to: report) }
         if let positioned, let times = stateStore?.times { positioned.timeRecords(with: times) }
-        let session = SegmentSession(configuration, requestsAtOnce: options.maxInFlight)
+        // The requests go through the transport given (a test's), or a URLSession of this run.
+        let transport: any ExchangeTransport = self.transport ?? SegmentSession(configuration, requestsAtOnce: options.maxInFlight)
         let checkpoints = startCheckpoints()
         let producerTask = producer.map { writer.start($0) }
-        let delivery = Task { options.delivery == .singleRequest ? try await deliverLive(session) : try await deliver(transport ?? session) }
+        let delivery = Task { options.delivery == .singleRequest ? try await deliverLive(transport) : try await deliver(transport) }
         let cancelledMeanwhile = state.withLock { state in
             state.producer = producerTask
             state.delivery = delivery
@@ -285,7 +286,7 @@ public final class StreamUploader: Sendable {
             // Whatever ended the run, nothing more is read: wake the producer.
             writer.fail(StreamUpError(.bodyStreamClosed, "the upload has ended"))
             producerTask?.cancel()
-            session.invalidate()
+            transport.invalidate()
             saveSourcesAtEnd()
             // The spool is free for the next run at once, not when this uploader goes (whose
             // last reference may outlive the run: a removed `streamup run` pipeline added back).
