@@ -19,8 +19,9 @@ let sink = CommandLine.arguments.count > 1 ? nil : try SinkServer(configuration:
 sink?.start()
 let url = try UploadConfiguration.url(from: CommandLine.arguments.dropFirst().first ?? sink!.urlString)
 
-let emitter = try TelemetryEmitter(
-    url: url, headers: [.init(name: "X-Service", value: "checkout")], whenFull: .wait(atMost: .milliseconds(100)))
+var options = TelemetryEmitter.Options()
+options.whenFull = .wait(atMost: .milliseconds(100))
+let emitter = try TelemetryEmitter(url: url, headers: [.init(name: "X-Service", value: "checkout")], options: options)
 
 // Ten workers emit concurrently; every record goes out as one whole NDJSON line.
 try await withThrowingTaskGroup(of: Void.self) { group in

@@ -26,8 +26,10 @@
 /// - ``uploadExpiry``: a resumable upload no request has touched for this long is forgotten
 ///   (`404` from then on); its file is removed when it held no byte, else kept as `.partial`.
 /// - ``maxStreamBytesAside``/``maxStreamPiecesAside``: per de-duplicated stream, the bytes and
-///   bodies held aside because they start past the stream file's end (see ``SinkServer``) → a
-///   body that would pass either is answered `503` with `Retry-After: 1`, the connection kept.
+///   bodies held aside because they start past the stream file's end (see ``SinkServer``);
+///   ``maxBytesAside``/``maxPiecesAside``: the same over all streams (disk and bookkeeping) → a
+///   body that would pass any of them is answered `503` with `Retry-After: 1` saying which, the
+///   connection kept; a body the stream file can take now always passes.
 ///
 /// Thread safety: a value type that is never shared mutably; safe to send anywhere.
 public struct SinkConfiguration: Sendable, Hashable {
@@ -83,6 +85,13 @@ public struct SinkConfiguration: Sendable, Hashable {
     /// directory; 64 by default, one for every segment a sender may have in flight past the
     /// oldest.
     public var maxStreamPiecesAside: Int
+    /// Cap on the bytes all de-duplicated streams together hold aside (disk in the output
+    /// directory): 1 GiB by default, 16 streams at their own cap; then a body past a stream's end
+    /// is told to retry (`503`).
+    public var maxBytesAside: Int
+    /// Cap on the bodies all de-duplicated streams together hold aside (a file each, and its
+    /// bookkeeping in memory): 1,024 by default.
+    public var maxPiecesAside: Int
 
     public init(
         host: String = "127.0.0.1",
@@ -105,7 +114,9 @@ public struct SinkConfiguration: Sendable, Hashable {
         maxUploads: Int = 1_000,
         uploadExpiry: Duration = .seconds(3_600),
         maxStreamBytesAside: Int = 64 << 20,
-        maxStreamPiecesAside: Int = 64
+        maxStreamPiecesAside: Int = 64,
+        maxBytesAside: Int = 1 << 30,
+        maxPiecesAside: Int = 1_024
     ) {
         self.host = host
         self.port = port
@@ -128,6 +139,8 @@ public struct SinkConfiguration: Sendable, Hashable {
         self.uploadExpiry = uploadExpiry
         self.maxStreamBytesAside = maxStreamBytesAside
         self.maxStreamPiecesAside = maxStreamPiecesAside
+        self.maxBytesAside = maxBytesAside
+        self.maxPiecesAside = maxPiecesAside
     }
 
     /// Throws ``SinkError/Code/invalidConfiguration`` naming the first value out of range.
@@ -152,6 +165,8 @@ public struct SinkConfiguration: Sendable, Hashable {
         try check(recentEventLimit >= 0, "recentEventLimit must be >= 0")
         try check(maxStreamBytesAside >= 0, "maxStreamBytesAside must be >= 0")
         try check(maxStreamPiecesAside >= 0, "maxStreamPiecesAside must be >= 0")
+        try check(maxBytesAside >= 0, "maxBytesAside must be >= 0")
+        try check(maxPiecesAside >= 0, "maxPiecesAside must be >= 0")
         try faults.validate()
     }
 }

@@ -42,14 +42,26 @@ package enum DirectoryListing {
         defer { closedir(stream) }
         var entries: [Entry] = []
         while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
-                String(validating: bytes.prefix { $0 != 0 }, as: UTF8.self)
-            }
+            let name = String(validating: Self.name(of: entry), as: UTF8.self)
             guard let name, name != ".", name != ".." else { continue }
-            entries.append(Entry(name: name, inode: UInt64(entry.pointee.d_ino), kind: kind(of: entry.pointee.d_type)))
+            let inode = UnsafeRawPointer(entry).load(fromByteOffset: inodeOffset, as: ino_t.self)
+            let type = UnsafeRawPointer(entry).load(fromByteOffset: typeOffset, as: UInt8.self)
+            entries.append(Entry(name: name, inode: UInt64(inode), kind: kind(of: type)))
         }
         return entries
     }
+
+    /// The bytes of an entry's name, read where the entry is: `readdir(3)` packs entries as long
+    /// as their names, so a copy of the whole `dirent` (`entry.pointee`) can read past the
+    /// last one into an unmapped page (it did, in `/proc/self/fd` with 5,000 entries).
+    package static func name(of entry: UnsafeMutablePointer<dirent>) -> UnsafeBufferPointer<UInt8> {
+        let start = UnsafeRawPointer(entry).advanced(by: nameOffset).assumingMemoryBound(to: UInt8.self)
+        return UnsafeBufferPointer(start: start, count: strlen(UnsafeRawPointer(start).assumingMemoryBound(to: CChar.self)))
+    }
+
+    private static let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name) ?? 0
+    private static let inodeOffset = MemoryLayout<dirent>.offset(of: \dirent.d_ino) ?? 0
+    private static let typeOffset = MemoryLayout<dirent>.offset(of: \dirent.d_type) ?? 0
 
     /// `directory` joined with `name` (no doubled slash after `/`).
     package static func path(_ directory: String, _ name: String) -> String {

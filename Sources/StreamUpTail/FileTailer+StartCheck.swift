@@ -23,3 +23,29 @@ extension FileTailer {
         return reasons.isEmpty ? nil : "nothing can be followed: " + reasons.joined(separator: "; ")
     }
 }
+
+extension FileTailer {
+    /// What this user cannot read of what `patterns` (less `excludes`) select now: files and
+    /// directories that are there but refuse it (permissions), each with why. A path not there
+    /// yet is no problem (it is waited for); nor is a match that is not a regular file.
+    package static func readProblems(patterns: [String], excludes: [String] = []) -> [String] {
+        let selection: PathSelection
+        do {
+            selection = try PathSelection(includes: patterns, excludes: excludes) { path in
+                ((try? FileStatus.of(path: path, throwing: StreamUpError.self)) ?? nil)?.isDirectory ?? false
+            }
+        } catch {
+            return ["\(error)"]
+        }
+        let scan = TailDiscovery.scan(selection)
+        var problems = scan.skipped.filter { $0.reason != "not a regular file" }.map { "cannot read \($0.path): \($0.reason)" }
+        for found in scan.files {
+            do {
+                _ = try ReadOnlyFile.open(found.path)
+            } catch {
+                problems.append("cannot read \(found.path): \(error.errno.map(SourceEvent.words(errno:)) ?? "\(error)")")
+            }
+        }
+        return problems
+    }
+}

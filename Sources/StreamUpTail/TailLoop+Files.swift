@@ -23,7 +23,7 @@ extension TailLoop {
         // between the two): walk once more, now that its watch reports every change.
         if watched.added && watcher.usesInotify { rescanNeeded = true }
         // One word per pattern that matches nothing: its directory is missing, or no file matches.
-        for (index, given) in tailer.selection.given.enumerated() where scan.matches[index, default: 0] == 0 {
+        for (index, given) in tailer.selection.given.enumerated() where scan.matches[index, default: 0] == 0 && !scan.blocked.contains(index) {
             guard notices.waiting.insert(index).inserted else { continue }
             if let directory = scan.missingDirectories[index] {
                 tailer.say(.directoryMissing(directory: directory, pattern: given))
@@ -310,6 +310,12 @@ extension TailLoop {
     private mutating func sayUnwatched(_ path: String, errno: Int32) {
         guard !notices.unwatched else { return }
         notices.unwatched = true
-        tailer.say(.unwatched(path: path, reason: SourceEvent.words(errno: errno)))
+        // Only a full watch table is the limit's doing; a directory this user may not read is not.
+        let reason =
+            errno == ENOSPC
+            ? "the inotify watch limit is reached (raise fs.inotify.max_user_watches)"
+            : errno == EMFILE
+                ? "the inotify instance limit is reached (raise fs.inotify.max_user_instances)" : SourceEvent.words(errno: errno)
+        tailer.say(.unwatched(path: path, reason: reason))
     }
 }

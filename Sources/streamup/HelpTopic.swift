@@ -140,12 +140,16 @@ enum HelpTopic: String, CaseIterable, Sendable {
             from the path (with --format or --to).
 
             --drop REGEX leaves out records whose message REGEX matches (ICU regular expression,
-            anywhere in the message); --keep REGEX keeps only those it matches; --redact
-            REGEX[=TEMPLATE] replaces each match with TEMPLATE (default ***, $1 the first group; the
-            text after the last '=' is the template, so a REGEX with '=' needs one:
-            --redact '(password=)\\S+=$1***'). All repeatable, applied in the order given, after
-            --multiline and --parse, before the buffer; a left-out line still counts as read for
-            --state, and --metrics counts it (streamup_records_dropped_total).
+            anywhere in the message); --keep REGEX keeps only those it matches; --redact REGEX
+            replaces each match with *** (the whole value is the pattern: --redact 'password=[^ ]*'
+            masks password=hunter2 whole); --redact-with TEMPLATE after it replaces with TEMPLATE
+            instead ($1 the first group, \\$ a dollar: --redact '(password=)\\S+' --redact-with
+            '$1***'). All repeatable, applied in the order given, after --multiline and --parse,
+            before the buffer; a left-out line still counts as read for --state, and --metrics
+            counts it (streamup_records_dropped_total). A record's rules may take 1s of CPU, 1s
+            more per MiB of it; a record they do not finish (a pattern that backtracks, such as
+            (a+)+) is sent with its message as ***, counted (streamup_records_masked_total) and
+            said on stderr.
 
             --compress gzip: one gzip member per request; a single request is flushed whenever it
             would wait for input (at least every 250 ms). --multipart FIELD[=FILENAME] sends each
@@ -193,12 +197,19 @@ enum HelpTopic: String, CaseIterable, Sendable {
             """
             --metrics [ADDR:]PORT serves GET /metrics (Prometheus text format 0.0.4) and GET /health
             on 127.0.0.1 (0.0.0.0:PORT: every address; [::1]:PORT for IPv6; port 0 picks a free one,
-            said on stderr). /metrics: lines and bytes read, delivered and sent again, requests by
-            endpoint and status class, retries, dead letters, records refused, buffer fill and
-            capacity, the age of the oldest unacknowledged byte, the last success, how long
-            delivery has been failing, files followed (tail). /health answers 200 while delivering
-            or idle, 503 once delivery has failed --unhealthy-after (default 60s) without a success,
-            with the last failure as its body. A taken port is a usage error (exit 64).
+            said on stderr). /metrics: lines (those --drop and --keep left out included), bytes
+            and records read, delivered and sent again, requests by endpoint and status class,
+            request durations (a histogram), retries, dead letters, records refused, buffer fill
+            and capacity, the age of the oldest unacknowledged byte, the last success, how long
+            delivery has been failing, files followed (tail), streamup_build_info and the
+            standard process_* metrics (CPU, memory, open and most files, start time). /health
+            answers 200 while delivering or idle, 503 once delivery has failed --unhealthy-after
+            (default 60s) without a success, with the last failure as its body. A taken port is
+            a usage error (exit 64).
+            streamup run --metrics: every pipeline's series with a pipeline="NAME" label, and
+            streamup_pipeline_up and streamup_pipeline_state (waiting, starting, running,
+            stopping, ended, failed) for each pipeline of the file, ended ones too; /health
+            answers 503 naming each pipeline that ended in failure or fails to deliver.
             """
         case .exit:
             """
@@ -221,7 +232,8 @@ enum HelpTopic: String, CaseIterable, Sendable {
               130 a second SIGINT/SIGTERM (one line says what was lost, or where it is kept)
             SIGHUP (a closed terminal) stops as SIGTERM does: what is held is delivered; a second
             SIGHUP changes nothing. SIGUSR1, SIGUSR2 and SIGALRM are ignored: a stray one never
-            stops a shipper. (streamup run: SIGHUP reads its file again.)
+            stops a shipper. (streamup run: SIGHUP reads its file again; run's statuses are in
+            streamup run --help.)
             heartbeat -- COMMAND exits with the command's status (128 + N when signal N ended it,
             127 when it cannot be run). The sink: 0 when stopped, 74 when it cannot start, 64 for
             a usage error. Diagnostics are one line each on stderr; a closed stderr never changes

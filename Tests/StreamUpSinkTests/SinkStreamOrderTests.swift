@@ -132,6 +132,51 @@ import Testing
         }
     }
 
+    /// A body past the end that alone is more than a stream may hold aside is told to come
+    /// again once the bytes before it are in, in words that say so (not that the stream holds
+    /// too much: it holds nothing); it then passes.
+    @Test func aBodyTooLargeToHoldAsideIsRefusedForWhatItIs() throws {
+        let directory = try TemporaryDirectory()
+        let text = Self.alphabet
+        let recorder = EventRecorder<SinkRequestEvent>()
+        try withSink(SinkConfiguration(outputDirectory: directory.path, maxStreamBytesAside: 10), recorder: recorder) { server in
+            let client = try TestClient(port: server.port)
+            let refused = try Self.send(client, text, offset: 10, count: 11)
+            #expect(refused.status == 503 && refused.headers["retry-after"] == "1")
+            let said =
+                "a body of 11 bytes past the stream's end (0) is more than may be held aside (10 bytes): it is taken once the bytes before it have arrived"
+            #expect(try refused.json()["error"] as? String == said)
+            #expect(try recorder.wait(for: 1).last?.failure == said + ": retry")
+            #expect(try Self.send(client, text, offset: 0, count: 10).status == 200)
+            #expect(try Self.send(client, text, offset: 10, count: 11).json()["stream_offset"] as? Int == 21)
+        }
+        #expect(Self.contents("\(directory.path)/stream-w.body") == String(text.prefix(21)))
+    }
+
+    /// Pieces aside are bounded for the whole sink, not only per stream: many streams each
+    /// within their own bound cannot fill the disk. Past the sink's bound a stream with room of
+    /// its own gets 503 saying so; the body its file can take still passes, and a stream that
+    /// joins frees room for the others.
+    @Test func piecesAsideAreBoundedForTheWholeSink() throws {
+        let directory = try TemporaryDirectory()
+        let text = Self.alphabet
+        let recorder = EventRecorder<SinkRequestEvent>()
+        try withSink(SinkConfiguration(outputDirectory: directory.path, maxPiecesAside: 2), recorder: recorder) { server in
+            let client = try TestClient(port: server.port)
+            #expect(try Self.send(client, text, offset: 5, count: 5, id: "a").status == 200)
+            #expect(try Self.send(client, text, offset: 5, count: 5, id: "b").status == 200)
+            let refused = try Self.send(client, text, offset: 5, count: 5, id: "c")
+            #expect(refused.status == 503 && refused.headers["retry-after"] == "1")
+            let said = "the sink holds as much aside for all its streams as it may, 1 GiB or 2 bodies"
+            #expect(try refused.json()["error"] as? String == said)
+            #expect(try recorder.wait(for: 3).last?.failure == said + ": retry")
+            #expect(try Self.send(client, text, offset: 0, count: 5, id: "c").status == 200)
+            #expect(try Self.send(client, text, offset: 0, count: 5, id: "a").json()["stream_offset"] as? Int == 10)
+            #expect(try Self.send(client, text, offset: 5, count: 5, id: "c").json()["stream_offset"] as? Int == 10)
+        }
+        #expect(try directory.fileNames() == ["stream-a.body", "stream-b.5-10.00000002-POST.aside", "stream-c.body"])
+    }
+
     /// A resumable upload bound to the stream that fills the gap lets the pieces held past it
     /// join, as a plain request would.
     @Test func anUploadThatFillsTheGapJoinsTheHeldPieces() throws {

@@ -91,8 +91,38 @@ import Testing
             try odd.send(Self.streamHead(id: "../a b", offset: 0, length: 1) + "x")
             #expect(try odd.readResponse().status == 200)
         }
-        #expect(try directory.fileNames().contains("stream-___a_b.body"))
+        #expect(try directory.fileNames().contains("stream-%2E%2E%2Fa%20b.body"))
         #expect(StreamStore.fileName(forStreamID: "") == nil)
+    }
+
+    /// Ids that differ only in characters a file name cannot hold as they are (`/`, a space, a
+    /// tab, `%`, `é`) each get a file of their own: none is taken for another's resend and
+    /// dropped behind a 200. An id too long for a file name is refused (400), not cut short
+    /// into another's name.
+    @Test func idsThatDifferKeepFilesOfTheirOwn() throws {
+        let directory = try TemporaryDirectory()
+        let ids = ["p/q", "p q", "p\tq", "p_q", "p%2Fq", "p%q", "pé", "p\u{00C3}\u{00A9}", String(repeating: "a", count: 128)]
+        try withSink(SinkConfiguration(outputDirectory: directory.path)) { server in
+            let client = try TestClient(port: server.port)
+            for (index, id) in ids.enumerated() {
+                try client.send(Array(Self.streamHead(id: id, offset: 0, length: 2).utf8) + Array("\(index)\n".utf8))
+                let response = try client.readResponse()
+                #expect(response.status == 200, "\(id)")
+                #expect(try response.json()["stream_offset"] as? Int == 2, "\(id)")
+            }
+            let long = try TestClient(port: server.port)
+            try long.send(Self.streamHead(id: String(repeating: "a", count: 129), offset: 0, length: 2) + "x\n")
+            let refused = try long.readResponse()
+            #expect(refused.status == 400)
+            #expect(refused.bodyText.contains("Streamup-Stream-Id"))
+        }
+        let names = try directory.fileNames()
+        #expect(names.count == ids.count)
+        for (index, id) in ids.enumerated() {
+            let name = try #require(StreamStore.fileName(forStreamID: id))
+            #expect(names.contains(name), "\(id)")
+            #expect(try Self.contents("\(directory.path)/\(name)") == "\(index)\n", "\(id)")
+        }
     }
 
     /// An offset so large that the body's end would not fit in an integer answers 400 and the

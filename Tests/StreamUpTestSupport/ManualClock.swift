@@ -44,6 +44,10 @@ public final class ManualClock: Clock, Sendable {
     /// How many tasks are asleep on this clock now.
     public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 
+    /// When the tasks asleep on this clock now wake, earliest first: a test that shares the
+    /// clock among several sleepers waits for the one it means by its deadline.
+    public var deadlines: [Instant] { state.withLock { $0.sleepers.map(\.deadline).sorted() } }
+
     /// Moves the clock forward and wakes the sleepers whose deadline has come (outside the lock).
     public func advance(by duration: Duration) {
         let due = state.withLock { state in

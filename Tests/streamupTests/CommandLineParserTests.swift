@@ -26,15 +26,32 @@ import Testing
         #expect(options.url == "http://h/x")
     }
 
-    /// `--drop`, `--keep` and `--redact` keep their order; a redaction's template follows the
-    /// last `=`; a pattern that does not compile is a usage error naming it.
+    /// `--drop`, `--keep` and `--redact` keep their order; `--redact-with` gives the template of
+    /// the `--redact` before it; a pattern that does not compile is a usage error naming it.
     @Test func filtersAreParsedInOrder() throws {
-        let options = try upload(["--keep", "a", "--redact", "(k=)\\w+=$1-", "--drop", "b", "--redact", "secret", "http://h/x"])
-        #expect(options.records.filter?.rules == [.keep("a"), .redact("(k=)\\w+", replacement: "$1-"), .drop("b"), .redact("secret", replacement: "***")])
+        let options = try upload(["--keep", "a", "--redact", "(k=)\\w+", "--redact-with", "$1-", "--drop", "b", "--redact", "secret", "http://h/x"])
+        #expect(options.records.filter?.rules == [.keep("a"), .redact("(k=)\\w+", template: "$1-"), .drop("b"), .redact("secret", template: nil)])
         #expect(throws: UsageError("--drop '(' is not a regular expression (ICU syntax)")) { try CommandLineParser.parse(["--drop", "(", "http://h"]) }
         #expect(throws: UsageError("--drop, --keep and --redact act on records of lines: they cannot go with --records none")) {
             try CommandLineParser.parse(["--drop", "x", "--records", "none", "http://h"])
         }
+    }
+
+    /// `--redact` as people write it: the whole value is the pattern, so what it matches goes
+    /// as `***`, the `=` and the secret after it included (the text after an `=` used to be
+    /// taken for a template: `[^ ]*=hunter2` left the machine). An empty pattern, and a
+    /// `--redact-with` with no `--redact` of its own before it, are usage errors.
+    @Test func redactTakesTheWholeValueAsItsPattern() throws {
+        let filter = try #require(try upload(["--redact", "password=[^ ]*", "http://h/x"]).records.filter)
+        let masked = Array("login user=ann password=hunter2 ok".utf8).withUnsafeBytes { filter.apply($0) }
+        #expect(masked == .replaced(Array("login user=ann *** ok".utf8)))
+        #expect(throws: UsageError("--redact: the pattern is empty (it would match every record); give the text to match")) {
+            try CommandLineParser.parse(["--redact", "", "http://h"])
+        }
+        let misplaced = "--redact-with '$1***' must follow the --redact whose matches it replaces: --redact 'PATTERN' --redact-with 'TEMPLATE'"
+        #expect(throws: UsageError(misplaced)) { try CommandLineParser.parse(["--redact-with", "$1***", "--redact", "(p=)\\S+", "http://h"]) }
+        #expect(throws: UsageError(misplaced)) { try CommandLineParser.parse(["--redact", "(p=)\\S+", "--drop", "x", "--redact-with", "$1***", "http://h"]) }
+        #expect(throws: UsageError.self) { try CommandLineParser.parse(["--redact", "(p=)\\S+", "--redact-with", "$1", "--redact-with", "$1***", "http://h"]) }
     }
 
     /// No URL means the embedded sink.

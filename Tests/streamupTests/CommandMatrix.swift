@@ -121,6 +121,8 @@ struct MatrixVariant: Sendable {
         MatrixVariant(["--multiline", "java", "--drop", "IllegalStateException"], runs: [.stdin: ["sink"], .tail: ["elasticsearch"]])
             .with(input: .javaTraceDropped),
         MatrixVariant(["--parse", "cri", "--drop", "^plain line", "--redact", "日本語"], runs: [.tail: ["loki"]]).with(input: .criFiltered),
+        // `--redact` as people write it: the whole value is the pattern, masked with ***.
+        MatrixVariant(["--redact", "password=[^ ]*"], runs: [.stdin: ["sink"]]).with(input: .redactedAsTyped),
         // Lost answers (README "Receivers": exactly once where the receiver drops a resend):
         // every second request is stored and its answer never comes; a record a segment,
         // so that the run has several.
@@ -146,7 +148,7 @@ struct MatrixVariant: Sendable {
 
     /// The filters of the ``MatrixInput/filtered`` rows: debug lines out, a password and a card
     /// number replaced.
-    static let filterOptions = ["--drop", "^DEBUG ", "--redact", "(password=)\\S+=$1***", "--redact", "\\d{4}(-\\d{4}){3}"]
+    static let filterOptions = ["--drop", "^DEBUG ", "--redact", "(password=)\\S+", "--redact-with", "$1***", "--redact", "\\d{4}(-\\d{4}){3}"]
 
     /// Every variant.
     static let all = delivery + added
@@ -252,6 +254,11 @@ struct MatrixInput: Sendable {
             "ERROR card 4111-1111-1111-1111 refused", "INFO done",
         ],
         records: ["INFO started", "INFO login user=ann password=*** é", "ERROR card *** refused", "INFO done"])
+
+    /// Lines with a password, for `--redact 'password=[^ ]*'`.
+    static let redactedAsTyped = MatrixInput(
+        text: ["INFO login user=ann password=hunter2 é", "INFO password= empty", "INFO done"],
+        records: ["INFO login user=ann *** é", "INFO *** empty", "INFO done"])
 
     /// Lines of which `--keep '^(ERROR|WARN) '` keeps two.
     static let kept = MatrixInput(

@@ -1,4 +1,5 @@
 import Foundation
+import StreamUp
 import StreamUpTestSupport
 import Testing
 
@@ -203,7 +204,7 @@ import Testing
     /// `_total`, label values escaped, requests by endpoint and status class (none: no answer).
     @Test(.needsParser) func theExpositionParses() async throws {
         let metrics = Metrics(unhealthyAfter: .seconds(60))
-        metrics.attach { Metrics.Gauges(linesRead: 3, bytesRead: 30, bytesDelivered: 20, heldBytes: 10, capacityBytes: 100) }
+        metrics.attach { Metrics.Gauges(linesRead: 3, bytesRead: 30, bytesDelivered: 20, heldBytes: 10, capacityBytes: 100, recordsDropped: 2) }
         let url = try #require(URL(string: "http://logs.example/ingest"))
         metrics.record(.requestStarted(method: "POST", url: url, headers: []))
         metrics.record(.responseReceived(statusCode: 104, headers: [:]))
@@ -216,9 +217,36 @@ import Testing
         #expect(scrape["streamup_requests_total{endpoint=\"logs.example:80\",status=\"2xx\"}"] == 1)
         #expect(scrape["streamup_requests_total{endpoint=\"logs.example:80\",status=\"none\"}"] == 1)
         #expect(scrape["streamup_requests_total{endpoint=\"[::1]:443\",status=\"5xx\"}"] == 1)
-        #expect(scrape["streamup_lines_read_total"] == 3 && scrape["streamup_bytes_delivered_total"] == 20)
+        // Lines left out by --drop and --keep count as read, as the help says.
+        #expect(scrape["streamup_lines_read_total"] == 5 && scrape["streamup_bytes_delivered_total"] == 20)
+        #expect(scrape["streamup_records_dropped_total"] == 2)
         #expect(scrape["streamup_files_followed"] == nil, "only tail follows files")
-        #expect(Metrics.escaped("a\"b\\c\nd") == #"a\"b\\c\nd"#)
+        // Two requests answered: the histogram has them both, the unanswered one not.
+        #expect(scrape["streamup_request_duration_seconds_count"] == 2 && scrape["streamup_request_duration_seconds_bucket{le=\"+Inf\"}"] == 2)
+        #expect(scrape.types["streamup_request_duration_seconds"] == "histogram")
+        #expect(MetricFamily.escaped("a\"b\\c\nd") == #"a\"b\\c\nd"#)
+    }
+
+    /// `streamup run`'s scrape, through the independent parser: two pipelines' families merged
+    /// by name with the `pipeline` label first (each family's HELP and TYPE once), the build
+    /// and the standard process metrics typed as Prometheus clients type them.
+    @Test(.needsParser) func pipelinesFamiliesMergeByNameWithTheirLabel() async throws {
+        let (a, b) = (Metrics(unhealthyAfter: .seconds(60)), Metrics(unhealthyAfter: .seconds(60)))
+        a.attach { Metrics.Gauges(linesRead: 3, bytesRead: 30, bytesDelivered: 30) }
+        b.attach { Metrics.Gauges(linesRead: 5, bytesRead: 50, bytesDelivered: 20) }
+        let merged = MetricFamily.merged([
+            a.families().map { $0.labelled(MetricFamily.Label(name: "pipeline", value: "a")) },
+            b.families().map { $0.labelled(MetricFamily.Label(name: "pipeline", value: "tail /var/log/\"b\".log")) },
+        ])
+        let text = MetricFamily.render(ProcessMetrics.families() + merged)
+        let scrape = try await Self.parse(text: text)
+        #expect(scrape["streamup_lines_read_total{pipeline=\"a\"}"] == 3)
+        #expect(scrape["streamup_lines_read_total{pipeline=\"tail /var/log/\"b\".log\"}"] == 5, "\(scrape.samples.keys.sorted())")
+        #expect(scrape["streamup_records_delivered_total{pipeline=\"a\"}"] == 3)
+        #expect(text.components(separatedBy: "# TYPE streamup_lines_read_total counter").count == 2)
+        #expect(scrape.types["process_cpu_seconds"] == "counter" && scrape.types["process_resident_memory_bytes"] == "gauge")
+        #expect((scrape["process_open_fds"] ?? 0) > 0 && (scrape["process_max_fds"] ?? 0) >= (scrape["process_open_fds"] ?? 0))
+        #expect(scrape["streamup_build_info{version=\"\(StreamUpVersion.current)\"}"] == 1)
     }
 
     /// `/health` on the manual passage of time: healthy while idle, still while failing less

@@ -5,69 +5,12 @@ import Testing
 
 @testable import streamup
 
-/// `streamup run FILE`: the pipelines file as the parser reads it, and the built binary
-/// running several pipelines into the sink through reloads and a failing pipeline.
+/// `streamup run FILE` as only the built binary shows it: several pipelines into the sink
+/// through reloads (a pipeline removed and put back while its receiver is down), a pipeline
+/// that fails beside healthy ones, a file that cannot be read, `--check`, and the open-files
+/// limit. The supervision itself is tested on the manual clock (``RunSupervisionTests``), the
+/// file's words without a process (``PipelineFileTests``).
 @Suite(.timeLimit(.minutes(2))) struct RunCommandTests {
-    /// Continued lines, quotes, `${NAME}` and `--name` make the pipelines; comments and blank
-    /// lines make none; a pipeline that is not tail, heartbeat or journal, an unset name or a
-    /// shared state file is refused naming its line.
-    @Test func theFileParsesLineByLine() throws {
-        let text = """
-            # comment
-
-            tail --name app '/var/log/app/*.log' \\
-              -H "Authorization: Bearer ${TOKEN}" http://h/x
-            heartbeat --every 5s http://h/beat
-            """
-        let file = try PipelineFile.parse(text, environment: ["TOKEN": "s e"])
-        #expect(file.pipelines.map(\.name) == ["app", "5"])
-        #expect(file.pipelines.map(\.line) == [3, 5])
-        #expect(file.pipelines[0].words == ["tail", "/var/log/app/*.log", "-H", "Authorization: Bearer s e", "http://h/x"])
-        // A service's pipeline retries through an outage of any length unless its line says.
-        guard case .tail(let tail) = file.pipelines[0].command,
-            case .heartbeat(let beat) = try PipelineFile.parse("heartbeat --retries 3 http://h", environment: [:]).pipelines[0].command
-        else {
-            Issue.record("not a tail and a heartbeat")
-            return
-        }
-        #expect(tail.upload.delivery.retries == .some(nil))
-        #expect(beat.upload.delivery.retries == .some(3))
-        #expect(throws: PipelineFile.Problem(line: 2, message: "${TOKEN} is not set in the environment")) {
-            try PipelineFile.parse("\ntail a -H 'X: 1' -H \"Y: ${TOKEN}\" http://h", environment: [:])
-        }
-        #expect(throws: PipelineFile.Problem(line: 1, message: "'cat' is not tail, heartbeat or journal (stdin has no place in a pipelines file)")) {
-            try PipelineFile.parse("cat x", environment: [:])
-        }
-        #expect(throws: PipelineFile.Problem(line: 1, message: "--metrics has no place on a pipeline (--metrics goes on the run command line)")) {
-            try PipelineFile.parse("tail a --metrics 0 http://h", environment: [:])
-        }
-        #expect(throws: PipelineFile.Problem(line: 2, message: "the name 'x' is taken by line 1 (--name)")) {
-            try PipelineFile.parse("tail --name x a\ntail --name x b", environment: [:])
-        }
-        #expect(throws: PipelineFile.Problem(line: 2, message: "/s is line 1's too: each pipeline needs its own state and spool")) {
-            try PipelineFile.parse("tail --state /s a\ntail --state /s b", environment: [:])
-        }
-    }
-
-    /// The example pipelines file of Examples/Deploy (what the unit and the DaemonSet run)
-    /// parses as it is, its secret from the environment.
-    @Test func theExamplePipelinesFileParses() throws {
-        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Examples/Deploy/pipelines.conf").path
-        let file = try PipelineFile.parse(try String(contentsOfFile: path, encoding: .utf8), environment: ["LOKI_TOKEN": "t"])
-        #expect(file.pipelines.map(\.name) == ["app", "journal", "beat"])
-    }
-
-    /// The DaemonSet's pipelines file (its ConfigMap's `pipelines.conf` block) parses too.
-    @Test func theDaemonSetPipelinesFileParses() throws {
-        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Examples/Deploy/daemonset.yaml").path
-        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
-        let start = try #require(lines.firstIndex { $0.hasSuffix("pipelines.conf: |") })
-        let block = lines[(start + 1)...].prefix { $0.hasPrefix("    ") }.map { String($0.dropFirst(4)) }.joined(separator: "\n")
-        let file = try PipelineFile.parse(block, environment: ["LOKI_TOKEN": "t"])
-        #expect(file.pipelines.map(\.words.first) == ["tail"])
-        #expect(file.pipelines.first?.words.contains("--parse") == true)
-    }
-
     /// Every record the sink merged, by the stream (one per pipeline run) it came in.
     private static func streams(_ directory: URL) -> [String] {
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { $0.hasPrefix("stream-") }
@@ -159,6 +102,137 @@ import Testing
                 _ = await child.waitForExit()
                 throw error
             }
+        }
+    }
+
+    /// The lines of every stream the sink merged, each line once per time it arrived.
+    private static func lines(_ directory: URL) -> [String] {
+        streams(directory).flatMap { $0.split(separator: "\n").map(String.init) }
+    }
+
+    /// A pipeline removed by SIGHUP while its receiver is down is still stopping when a second
+    /// SIGHUP puts it back: the new copy starts once the old one (aborted at its shutdown
+    /// timeout) has let go of its state file, `run` stays up, and once the receiver is back all
+    /// 1,000 lines are there once. The old copy says its bytes are read again, not lost.
+    @Test func aPipelinePutBackWhileItsOldCopyStopsStartsOnceTheOldCopyHasLetGo() async throws {
+        let scratch = try TemporaryDirectory()
+        let (log, other, file) = (scratch.file("a.log"), scratch.file("b.log"), scratch.file("pipelines.conf"))
+        let received = scratch.url.appendingPathComponent("received")
+        try FileManager.default.createDirectory(at: received, withIntermediateDirectories: true)
+        try (1...500).map { "line \($0)\n" }.joined().write(toFile: log, atomically: false, encoding: .utf8)
+        let first = try startedSink(port: 0, storingIn: received)
+        let url = first.url.absoluteString
+        let pipeline =
+            "tail --name a --from-start --segment-seconds 100ms --shutdown-timeout 3s --state \(scratch.file("a.state")) \(log) \(url)\n"
+        let bystander = "tail --name b \(other) \(url)\n"
+        try (pipeline + bystander).write(toFile: file, atomically: true, encoding: .utf8)
+        let child = try StreamupProcess(["run", file])
+        #expect(await eventually { Self.lines(received).count == 500 }, "stderr: \(child.stderr)")
+        // Given the receiver down and 500 more lines read...
+        first.stop()
+        try append((501...1000).map { "line \($0)\n" }.joined(), to: log)
+        #expect(await eventually { child.stderr.contains("a: delivery is failing") }, "stderr: \(child.stderr)")
+        // ...a is removed, and put back while its old copy still waits for the receiver.
+        try bystander.write(toFile: file, atomically: true, encoding: .utf8)
+        child.signal(SIGHUP)
+        #expect(await eventually { child.stderr.contains("reloaded: stopped a") }, "stderr: \(child.stderr)")
+        try (pipeline + bystander).write(toFile: file, atomically: true, encoding: .utf8)
+        child.signal(SIGHUP)
+        // (Under a heavy load the old copy may be gone before the second reload: then the reload
+        // starts a itself.)
+        #expect(
+            await eventually {
+                child.stderr.contains("a: started: its earlier copy has let go") || child.stderr.contains("reloaded: started a; 1 unchanged")
+            }, "stderr: \(child.stderr)")
+        let second = try startedSink(port: first.port, storingIn: received)
+        defer { second.stop() }
+        let expected = (1...1000).map { "line \($0)" }
+        #expect(await eventually { Self.lines(received).sorted() == expected.sorted() }, "stderr: \(child.stderr)")
+        #expect(!child.hasExited, "stderr: \(child.stderr)")
+        #expect(child.stderr.contains("reads them again from their source"), "stderr: \(child.stderr)")
+        #expect(!child.stderr.contains("CancellationError") && !child.stderr.contains("lost"), "stderr: \(child.stderr)")
+        child.signal(SIGTERM)
+        #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+        #expect(Self.lines(received).sorted() == expected.sorted())
+    }
+
+    /// A pipeline that cannot start (its state directory is missing), on the file's first line,
+    /// beside a healthy one: the healthy one delivers, `run` stays up, `/health` answers 503
+    /// naming the failed one and the scrape shows it down; stdout stays empty (no answer JSON).
+    @Test func aPipelineThatFailsAtStartIsShownAndNeverTakesTheOthersDown() async throws {
+        let scratch = try TemporaryDirectory()
+        let (a, b, file) = (scratch.file("a.log"), scratch.file("b.log"), scratch.file("pipelines.conf"))
+        try "b1\n".write(toFile: b, atomically: false, encoding: .utf8)
+        try await withSink { sink, stored in
+            let url = sink.url.absoluteString
+            let broken = "tail --name broken --state \(scratch.file("missing/state")) \(a) \(url)\n"
+            let healthy = "tail --name ok --from-start --segment-seconds 100ms \(b) \(url)\n"
+            try (broken + healthy).write(toFile: file, atomically: true, encoding: .utf8)
+            let child = try StreamupProcess(["run", "--metrics", "0", file])
+            let metrics = try #require(await MetricsCommandTests.metricsURL(of: child), "stderr: \(child.stderr)")
+            let port = UInt16(metrics.port ?? 0)
+            #expect(await eventually { Self.streams(stored) == ["b1\n"] }, "stderr: \(child.stderr)")
+            let health = await onOwnThread { LoopbackGet.fetch(port: port, "/health") }
+            #expect(health?.status == 503, "stderr: \(child.stderr)")
+            let body = String(decoding: health?.body ?? [], as: UTF8.self)
+            #expect(body.contains("broken: could not start"), "\(body)")
+            let scrape = await onOwnThread { LoopbackGet.fetch(port: port, "/metrics").map { String(decoding: $0.body, as: UTF8.self) } } ?? ""
+            #expect(scrape.contains("streamup_pipeline_up{pipeline=\"broken\"} 0"), "\(scrape)")
+            #expect(scrape.contains("streamup_pipeline_up{pipeline=\"ok\"} 1"), "\(scrape)")
+            #expect(!child.hasExited, "stderr: \(child.stderr)")
+            child.signal(SIGTERM)
+            #expect(await child.waitForExit() == 1, "stderr: \(child.stderr)")
+            #expect(child.stdout.isEmpty, "stdout: \(child.stdout)")
+        }
+    }
+
+    /// A pipelines file that is not there is one line and status 64, as `--help` says; `--check`
+    /// passes a good file (0) and names the line of a pipeline without a URL (64).
+    @Test func aMissingFileIsOneLineAndCheckNamesTheBadLine() async throws {
+        let scratch = try TemporaryDirectory()
+        let missing = scratch.file("nope.conf")
+        let run = try StreamupProcess(["run", missing])
+        #expect(await run.waitForExit() == 64)
+        #expect(run.stderr == "streamup: run: cannot read \(missing): No such file or directory\n")
+        let file = scratch.file("pipelines.conf")
+        try "tail --state \(scratch.file("s")) \(scratch.file("a.log")) http://127.0.0.1:9/\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let good = try StreamupProcess(["run", "--check", file])
+        #expect(await good.waitForExit() == 0, "stderr: \(good.stderr)")
+        try "# a comment\nheartbeat --every 1s\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let bad = try StreamupProcess(["run", "--check", file])
+        #expect(await bad.waitForExit() == 64)
+        #expect(bad.stderr.hasPrefix("streamup: run --check: \(file): line 2: no URL"), "stderr: \(bad.stderr)")
+    }
+
+    /// Under a small open-files limit: with a hard limit of 64, ten pipelines are refused in one
+    /// line naming the limit (never a crash, never a "cannot connect" per pipeline); with 16,
+    /// too few for anything, every command refuses to start (libdispatch trapped at 10); with a
+    /// soft limit of 64 and a hard one of 4,096, streamup raises its own and all ten deliver.
+    @Test func pipelinesThatNeedMoreFilesThanTheLimitAreRefusedInOneLine() async throws {
+        let prlimit = URL(fileURLWithPath: "/usr/bin/prlimit")
+        try #require(FileManager.default.isExecutableFile(atPath: prlimit.path), "util-linux's prlimit is missing")
+        let scratch = try TemporaryDirectory()
+        try await withSink { sink, stored in
+            let file = scratch.file("pipelines.conf")
+            var text = ""
+            for index in 1...10 {
+                let log = scratch.file("\(index).log")
+                try "line \(index)\n".write(toFile: log, atomically: false, encoding: .utf8)
+                text += "tail --name p\(index) --from-start --segment-seconds 100ms \(log) \(sink.url.absoluteString)\n"
+            }
+            try text.write(toFile: file, atomically: true, encoding: .utf8)
+            let refused = try StreamupProcess(executable: prlimit, ["--nofile=64:64", StreamupProcess.executable.path, "run", file])
+            #expect(await refused.waitForExit() == 64, "stderr: \(refused.stderr)")
+            #expect(refused.stderr.contains("more than this process may open (RLIMIT_NOFILE 64)"), "stderr: \(refused.stderr)")
+            #expect(refused.stderr.split(separator: "\n").count == 1, "stderr: \(refused.stderr)")
+            // Below a few dozen not even one pipeline's machinery starts: refused for any command.
+            let tiny = try StreamupProcess(executable: prlimit, ["--nofile=16:16", StreamupProcess.executable.path, "run", file])
+            #expect(await tiny.waitForExit() == 64, "stderr: \(tiny.stderr)")
+            #expect(tiny.stderr.hasPrefix("streamup: this process may open only 16 files (RLIMIT_NOFILE)"), "stderr: \(tiny.stderr)")
+            let raised = try StreamupProcess(executable: prlimit, ["--nofile=64:4096", StreamupProcess.executable.path, "run", file])
+            #expect(await eventually { Self.streams(stored).count == 10 }, "stderr: \(raised.stderr)")
+            raised.signal(SIGTERM)
+            #expect(await raised.waitForExit() == 0, "stderr: \(raised.stderr)")
         }
     }
 }

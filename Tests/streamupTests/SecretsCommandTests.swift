@@ -93,4 +93,16 @@ import Testing
         #expect(await child.waitForExit() == 64)
         #expect(child.stderr == "streamup: 'http://<redacted>@127.0.0.1:99999/': port 99999 is out of range (1-65535)\n")
     }
+
+    /// A header that holds `${NAME}` as text (single quotes keep it from the shell) gets one
+    /// line saying so, naming the field, never its value: the receiver would get the text.
+    @Test func aHeaderHoldingAnUnexpandedNameIsSaid() async throws {
+        try await withSink { sink, _ in
+            let child = try StreamupProcess(["-H", "Authorization: Bearer ${TOKEN}", sink.url.absoluteString])
+            child.write("a line\n")
+            child.closeStdin()
+            #expect(await child.waitForExit() == 0, "stderr: \(child.stderr)")
+            #expect(child.stderr.contains("streamup: the header Authorization holds the text ${…} as it is"), "stderr: \(child.stderr)")
+        }
+    }
 }

@@ -168,4 +168,26 @@ extension TailCommandTests {
             #expect(await second.waitForExit() == 0, "stderr: \(second.stderr)")
         }
     }
+
+    /// A file behind a directory this user may not look into is said as what it is, a
+    /// permission problem: never "does not exist (yet)", and no inotify limit to raise. (Run as
+    /// `nobody` through util-linux's `setpriv`: root reads everything.)
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+    func aDirectoryThatCannotBeReadIsNotAMissingOne() async throws {
+        let scratch = try TemporaryDirectory()
+        let secret = scratch.url.appendingPathComponent("secret")
+        try FileManager.default.createDirectory(at: secret.appendingPathComponent("sub"), withIntermediateDirectories: true)
+        try "x\n".write(toFile: secret.appendingPathComponent("sub/app.log").path, atomically: false, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: secret.path)
+        let child = try StreamupProcess(
+            executable: URL(fileURLWithPath: "/usr/bin/setpriv"),
+            [
+                "--reuid=nobody", "--regid=nogroup", "--clear-groups", StreamupProcess.executable.path, "tail", secret.path + "/sub/app.log",
+                "http://127.0.0.1:9/",
+            ])
+        #expect(await eventually { child.stderr.contains("cannot read \(secret.path)/sub: Permission denied") }, "stderr: \(child.stderr)")
+        #expect(!child.stderr.contains("does not exist") && !child.stderr.contains("max_user_watches"), "stderr: \(child.stderr)")
+        child.signal(SIGTERM)
+        _ = await child.waitForExit()
+    }
 }

@@ -58,12 +58,12 @@ enum Descriptors {
         Array(text.utf8).withUnsafeBytes { sendAll(fd, $0) }
     }
 
-    /// A TCP socket listening on 127.0.0.1 at a free port.
-    static func listenOnLoopback() throws(BenchError) -> (fd: CInt, port: UInt16) {
+    /// A TCP socket listening on 127.0.0.1 at `port` (0: a free one).
+    static func listenOnLoopback(port: UInt16 = 0) throws(BenchError) -> (fd: CInt, port: UInt16) {
         let fd = try tcpSocket()
         var one: CInt = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<CInt>.size))
-        var address = loopback(port: 0)
+        var address = loopback(port: port)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))

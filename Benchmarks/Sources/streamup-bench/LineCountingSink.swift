@@ -19,9 +19,18 @@ final class LineCountingSink: Sendable {
     private let current = LockedValue<LineTally?>(nil)
     private let server: ProbeServer
 
-    init() throws(BenchError) {
+    /// Listens on `port` (0: a free one); counts into nothing until ``begin(expected:)``.
+    init(port: UInt16 = 0) throws(BenchError) {
         let current = self.current
-        server = try ProbeServer(name: "count") { fd in Self.serve(fd, current: current) }
+        server = try ProbeServer(name: "count", port: port) { fd in Self.serve(fd, current: current) }
+    }
+
+    /// A sink on `port` (0: a free one) that counts into `tally` from the start (also a
+    /// receiver back on its port after an outage).
+    init(port: UInt16, countingInto tally: LineTally) throws(BenchError) {
+        let current = self.current
+        current.set(tally)
+        server = try ProbeServer(name: "count", port: port) { fd in Self.serve(fd, current: current) }
     }
 
     var url: String { server.url }

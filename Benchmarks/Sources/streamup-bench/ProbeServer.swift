@@ -18,10 +18,10 @@ final class ProbeServer: Sendable {
     private let connections = LockedValue<Set<CInt>>([])
     private let threads = DispatchGroup()
 
-    /// Listens and starts accepting; `serve` runs once per connection, on its own thread, and
-    /// the connection is closed when it returns.
-    init(name: String, serve: @escaping @Sendable (CInt) -> Void) throws(BenchError) {
-        let (listener, port) = try Descriptors.listenOnLoopback()
+    /// Listens (on `port`, or a free one) and starts accepting; `serve` runs once per
+    /// connection, on its own thread, and the connection is closed when it returns.
+    init(name: String, port: UInt16 = 0, serve: @escaping @Sendable (CInt) -> Void) throws(BenchError) {
+        let (listener, port) = try Descriptors.listenOnLoopback(port: port)
         self.port = port
         do {
             wake = try Descriptors.pipe()

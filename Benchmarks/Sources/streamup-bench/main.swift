@@ -9,7 +9,8 @@ import Glibc
 /// status 3 when any run did not count (the report lists them), so CI's smoke run can fail.
 /// `streamup-bench --bare-upload URL BYTES`, `--bare-pipe-upload URL`, `--bare-segments-upload URL
 /// BYTES SEGMENT` and `--bare-post URL COUNT`
-/// are the bench's own children (``BareUploader``, ``BarePoster``).
+/// are the bench's own children (``BareUploader``, ``BarePoster``); `--soak …` runs the soak
+/// workloads (``SoakCommand``).
 signal(SIGPIPE, SIG_IGN)
 let arguments = Array(CommandLine.arguments.dropFirst())
 if let mode = arguments.first, BareUploader.flags.contains(mode) {
@@ -17,6 +18,9 @@ if let mode = arguments.first, BareUploader.flags.contains(mode) {
 }
 if arguments.first == BarePoster.flag {
     exit(BarePoster.run(Array(arguments.dropFirst())))
+}
+if arguments.first == SoakCommand.flag {
+    exit(SoakCommand.run(Array(arguments.dropFirst())))
 }
 do {
     guard let options = try BenchOptions.parse(arguments) else {

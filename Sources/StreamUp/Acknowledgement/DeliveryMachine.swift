@@ -406,8 +406,11 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
         if Self.isOverload(problem) { concurrency.overloaded() }
         var retryAfter: String?
         if case .answer(let answer) = problem { retryAfter = answer.retryAfter }
+        // No answer and nothing of the request out: the receiver was not reached (the policy's
+        // `maxReconnectDelay` bounds the wait).
+        let reached = if case .failure(let failure) = problem, failure.kind == .transport, carried.isEmpty { false } else { true }
         // Another endpoint is there: no reason to wait (that endpoint is set aside instead).
-        let delay = elsewhere ? .zero : backoff(attempt: budget.failures, retryAfter: retryAfter, now: now)
+        let delay = elsewhere ? .zero : backoff(attempt: budget.failures, retryAfter: retryAfter, reached: reached, now: now)
         backOff(until: elsewhere ? nil : now.advanced(by: delay))
         effects.append(.notice(.retrying(reason: problem.reason, attempt: budget.failures, delay: delay, first: first)))
         return effects
@@ -445,10 +448,11 @@ struct DeliveryMachine<Instant: InstantProtocol> where Instant.Duration == Durat
     }
 
     /// The wait before the retry after failure number `attempt`: the policy's (a server's
-    /// `Retry-After` no longer than its `maxDelay`), and never past `maxRetryTime`, so the
-    /// user's limits hold whatever the server asks for.
-    private func backoff(attempt: Int, retryAfter: String?, now: Instant) -> Duration {
-        let delay = configuration.retry.delay(attempt: attempt, retryAfter: retryAfter, random: configuration.random)
+    /// `Retry-After` no longer than its `maxDelay`; its `maxReconnectDelay` when the attempt
+    /// never `reached` the receiver), and never past `maxRetryTime`, so the user's limits hold
+    /// whatever the server asks for.
+    private func backoff(attempt: Int, retryAfter: String?, reached: Bool, now: Instant) -> Duration {
+        let delay = configuration.retry.delay(attempt: attempt, retryAfter: retryAfter, reached: reached, random: configuration.random)
         return budget.limit(delay, by: configuration.retry, now: now)
     }
 

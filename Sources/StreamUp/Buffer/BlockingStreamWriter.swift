@@ -18,7 +18,7 @@ package struct BlockingStreamWriter: Sendable {
         defer { buffer.leaveTurn(id) }
         while true {
             if let count = try buffer.withWritableSpace(maxLength: maxLength, mark: mark, fill) { return count }
-            try buffer.waitForSpaceBlocking(id, needs: buffer.spaceWatermark)
+            try buffer.waitForSpaceBlocking(id)
         }
     }
 
@@ -41,12 +41,6 @@ package struct BlockingStreamWriter: Sendable {
         try buffer.takeTurnBlocking(id, needs: 1, refill: buffer.spaceWatermark, quick: true)
         defer { buffer.leaveTurn(id) }
         var offset = 0
-        while offset < bytes.count {
-            if let copied = try buffer.copyPiece(of: bytes, from: offset, mark: mark) {
-                offset += copied
-            } else {
-                try buffer.waitForSpaceBlocking(id, needs: buffer.spaceWatermark)
-            }
-        }
+        _ = try buffer.write(bytes, from: &offset, mark: mark, writer: id, waiting: .parks)
     }
 }

@@ -1,4 +1,4 @@
-import Synchronization
+import StreamUpSystem
 
 #if canImport(Glibc)
 import Glibc

@@ -45,25 +45,17 @@ public final class StreamWriter: Sendable {
         guard bytes.count <= buffer.capacity else {
             throw StreamUpError(.invalidConfiguration, "a write of \(bytes.count) bytes cannot be whole in a buffer of \(buffer.capacity) bytes")
         }
-        let id = buffer.newWriterID()
-        try await buffer.takeTurn(id, needs: bytes.count, quick: true)
-        defer { buffer.leaveTurn(id) }
-        var offset = 0
-        while offset < bytes.count {
-            if let copied = try bytes.withUnsafeBytes({ try buffer.copyPiece(of: $0, from: offset, mark: nil) }) {
-                offset += copied
-            } else {
-                // The storage had no room for them (a full disk): they wait for it, whole.
-                try await buffer.waitForSpace(id, needs: bytes.count - offset)
-            }
+        // The turn comes with room for all of them; only a full disk makes the write wait then.
+        try await write(count: bytes.count, whole: true) { id, offset in
+            try bytes.withUnsafeBytes { try buffer.write($0, from: &offset, mark: nil, writer: id, waiting: .suspends) }
         }
     }
 
     /// Writes `bytes`, which stand for `mark`'s source bytes (see the pointer form).
     func write(_ bytes: [UInt8], mark: SourceMark?) async throws {
         // The array's bytes are reached afresh for each piece: no pointer to them outlives a wait.
-        try await write(count: bytes.count) { offset in
-            try bytes.withUnsafeBytes { try buffer.copyPiece(of: $0, from: offset, mark: mark) }
+        try await write(count: bytes.count, whole: false) { id, offset in
+            try bytes.withUnsafeBytes { try buffer.write($0, from: &offset, mark: mark, writer: id, waiting: .suspends) }
         }
     }
 
@@ -71,25 +63,23 @@ public final class StreamWriter: Sendable {
     /// records made from source bytes `start..<end`); the mark lets an acknowledgement be
     /// turned back into a source position.
     func write(_ bytes: UnsafeRawBufferPointer, mark: SourceMark?) async throws {
-        try await write(count: bytes.count) { try buffer.copyPiece(of: bytes, from: $0, mark: mark) }
+        try await write(count: bytes.count, whole: false) { id, offset in
+            try buffer.write(bytes, from: &offset, mark: mark, writer: id, waiting: .suspends)
+        }
     }
 
-    /// Writes `count` bytes, `copyPiece` copying the next piece of them from an offset
-    /// (``ReplayBuffer/copyPiece(of:from:mark:)``), holding the turn from the first byte to the last.
-    private func write(count: Int, _ copyPiece: (_ offset: Int) throws -> Int?) async throws {
+    /// Writes `count` bytes in one turn, from the first byte to the last: `copy` runs the
+    /// buffer's one write loop (``ReplayBuffer/write(_:from:mark:writer:waiting:)``) for writer
+    /// `id` from an offset, and the task suspends whenever it stops for space. A `whole` write
+    /// waits in line until all of it fits; else the turn comes with a good part of the room the
+    /// write needs (the buffer's watermark), and until it waits for space the holder only copies.
+    private func write(count: Int, whole: Bool, _ copy: (_ id: Int, _ offset: inout Int) throws -> Bool) async throws {
         guard count > 0 else { return }
-        let id = buffer.newWriterID()
-        // The first piece waits for the turn and a good part of the write's room at once. Until
-        // it waits for space, the holder only copies (no suspension point before it does).
-        try await buffer.takeTurn(id, needs: 1, refill: buffer.spaceWatermark, quick: true)
+        let id = try await buffer.takeTurn(needs: whole ? count : 1, refill: whole ? nil : buffer.spaceWatermark, quick: true)
         defer { buffer.leaveTurn(id) }
         var offset = 0
-        while offset < count {
-            if let copied = try copyPiece(offset) {
-                offset += copied
-            } else {
-                try await buffer.waitForSpace(id, needs: buffer.spaceWatermark)
-            }
+        while try !copy(id, &offset) {
+            try await buffer.waitForSpace(id)
         }
     }
 
@@ -129,56 +119,33 @@ public final class StreamWriter: Sendable {
         case .closed, .queued: throw failure
         }
         defer { buffer.leaveTurn(id) }
-        return try copy(bytes, writer: id) ? .written : .full
-    }
-
-    /// Copies all of `bytes` into the buffer, which has room for them (the caller holds the turn
-    /// and found them free: only the turn's holder adds bytes, and free space only grows). The
-    /// space offered is contiguous, so it may take two pieces at the buffer's wrap. When the
-    /// storage has no room for them (a full disk) nothing is written and false is returned, as
-    /// for a full buffer; only when a first piece went in already does the calling thread park
-    /// until the storage has room for the rest, as on a lock (a write is whole).
-    private func copy(_ bytes: UnsafeRawBufferPointer, writer id: Int) throws -> Bool {
+        // The turn came with room for all of them: only a full disk stops the write, and then
+        // it writes nothing and finds the storage full, as a full buffer.
         var offset = 0
-        while offset < bytes.count {
-            if let copied = try buffer.copyPiece(of: bytes, from: offset, mark: nil) {
-                offset += copied
-            } else if offset == 0 {
-                buffer.giveBackHeld()
-                return false
-            } else {
-                try buffer.waitForSpaceBlocking(id, needs: bytes.count - offset)
-            }
-        }
-        return true
+        return try buffer.write(bytes, from: &offset, mark: nil, writer: id, waiting: .givesUp) ? .written : .full
     }
 
     /// Lets `fill` write into free buffer space in place (for example `read(2)` straight into
     /// the buffer), in its turn; suspends first while the buffer is full. Returns what `fill`
     /// returned. The turn is held while `fill` runs: other writers wait for it.
     public func fill(maxLength: Int, _ fill: (UnsafeMutableRawBufferPointer) throws -> Int) async throws -> Int {
-        let id = buffer.newWriterID()
-        try await buffer.takeTurn(id, needs: 1, refill: buffer.spaceWatermark, quick: false)
+        let id = try await buffer.takeTurn(needs: 1, refill: buffer.spaceWatermark, quick: false)
         defer { buffer.leaveTurn(id) }
         while true {
             if let count = try buffer.withWritableSpace(maxLength: maxLength, mark: nil, fill) { return count }
-            try await buffer.waitForSpace(id, needs: buffer.spaceWatermark)
+            try await buffer.waitForSpace(id)
         }
     }
 
     /// Suspends until the buffer has free space (returns at once if it has some now), in line
     /// behind the writers that came first.
     public func waitForSpace() async throws {
-        let id = buffer.newWriterID()
-        try await buffer.takeTurn(id, needs: 1, quick: true)
-        buffer.leaveTurn(id)
+        buffer.leaveTurn(try await buffer.takeTurn(needs: 1, quick: true))
     }
 
     /// Suspends until every write that came before this call is done (or the upload ended).
     package func waitForEarlierWrites() async throws {
-        let id = buffer.newWriterID()
-        try await buffer.takeTurn(id, needs: 0, quick: true)
-        buffer.leaveTurn(id)
+        buffer.leaveTurn(try await buffer.takeTurn(needs: 0, quick: true))
     }
 
     /// Bytes that fit in the buffer now.

@@ -155,3 +155,8 @@ struct WriterLine<Waiter> {
         entries.reduce(0) { $0 + $1.needs }
     }
 }
+
+extension WriterLine: Sendable where Waiter: Sendable {}
+extension WriterLine.Entry: Sendable where Waiter: Sendable {}
+extension WriterLine.Patience: Sendable where Waiter: Sendable {}
+extension WriterLine.Outcome: Sendable where Waiter: Sendable {}

@@ -1,8 +1,8 @@
 import Foundation
 
 /// Makes the NDJSON records of one heartbeat: `ts`, `seq`, `host`, `pid`, `uptime_s`,
-/// `skipped`, the heartbeat's fields, then a final record's extra fields. Shared by
-/// ``HeartbeatProducer`` and ``TelemetryEmitter/startHeartbeat(every:fields:)``.
+/// `skipped`, the heartbeat's fields, then a final record's extra fields, for
+/// ``HeartbeatProducer`` (which ``TelemetryEmitter/startHeartbeat(every:fields:)`` runs too).
 ///
 /// Thread safety: a value type, used by the one task that runs the heartbeat.
 struct HeartbeatRecord: Sendable {

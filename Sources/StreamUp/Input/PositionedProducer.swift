@@ -23,6 +23,10 @@ package protocol PositionedProducer: Producer {
     func resume(from positions: [SourcePosition])
     /// The path `source` was read at, for the saved state.
     func path(of source: SourceID) -> String?
+    /// The path to save with `source`'s position `position` (what the state file keeps to find
+    /// that position again); by default ``path(of:)``. Asked with the positions being saved, which
+    /// only move forward.
+    func path(of source: SourceID, at position: Int64) -> String?
     /// Called once, before `produce` (after ``resume(from:)``), with where to report changes in
     /// the set of followed sources; `report` may be called from any thread and never blocks
     /// for long (the state file is written later, on the uploader's queue).
@@ -34,6 +38,8 @@ package protocol PositionedProducer: Producer {
 }
 
 extension PositionedProducer {
+    /// The path `source` was read at.
+    package func path(of source: SourceID, at position: Int64) -> String? { path(of: source) }
     /// Reports nothing.
     package func reportSources(to report: @escaping @Sendable (SourceChange) -> Void) {}
     /// Times records by the clock alone.

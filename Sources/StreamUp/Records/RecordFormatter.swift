@@ -178,6 +178,13 @@ public struct RecordFormatter: Sendable {
         append(line, nanoseconds: fixed, stepped: false, to: &output)
     }
 
+    /// Appends the record for `line` (without its `\n`) at exactly `nanoseconds` after
+    /// 1970-01-01T00:00:00Z, whatever the record before it had: a time its source fixes (a journal
+    /// entry's, from its cursor), the same whenever the record is made again.
+    package mutating func append(_ line: UnsafeRawBufferPointer, fixedNanoseconds nanoseconds: Int64, to output: inout [UInt8]) {
+        append(line, nanoseconds: nanoseconds, stepped: false, to: &output)
+    }
+
     /// Appends the record for `line` at `nanoseconds` after 1970-01-01T00:00:00Z (`stepped`: or
     /// 1 ns after the record before it, if that one is not earlier).
     private mutating func append(_ line: UnsafeRawBufferPointer, nanoseconds: Int64, stepped: Bool, to output: inout [UInt8]) {

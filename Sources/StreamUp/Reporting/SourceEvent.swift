@@ -27,8 +27,9 @@ package enum SourceEvent: Sendable, Equatable, CustomStringConvertible {
     /// The system refused another open file (`reason`: EMFILE, ENFILE): `path` waits until a
     /// file is closed.
     case outOfDescriptors(path: String, reason: String)
-    /// inotify refused a watch on `path` (`reason`, usually the `fs.inotify.max_user_watches`
-    /// limit): it is checked every 250 ms instead.
+    /// inotify refused a watch on `path` (`reason`: the `fs.inotify.max_user_watches` limit,
+    /// which it then names, or the system's words such as "Permission denied"): it is checked
+    /// every 250 ms instead.
     case unwatched(path: String, reason: String)
     /// `path` was finished (rotated away or deleted, then read to its end) with `bytes` after
     /// its last newline: they were sent as a line of their own, with a newline added.
@@ -71,7 +72,7 @@ package enum SourceEvent: Sendable, Equatable, CustomStringConvertible {
         case .outOfDescriptors(let path, let reason):
             "cannot open \(path): \(reason); it waits until another file is closed (raise `ulimit -n` or lower --max-open-files)"
         case .unwatched(let path, let reason):
-            "cannot watch \(path) with inotify: \(reason); checking it every 250 ms instead (raise fs.inotify.max_user_watches)"
+            "cannot watch \(path) with inotify: \(reason); checking it every 250 ms instead"
         case .unterminatedLine(let path, let bytes):
             "\(path) ended without a newline: its last \(counted(bytes, "byte")) \(bytes == 1 ? "was" : "were") sent as a line of their own"
         case .following(let path, let offset):

@@ -1,4 +1,5 @@
 import Foundation
+import StreamUpSystem
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -62,6 +63,11 @@ enum TransportFailure {
     private static let lost = URLError.Code.networkConnectionLost.rawValue
     private static let unknown = URLError.Code.unknown.rawValue
     private static let timedOut = URLError.Code.timedOut.rawValue
+
+    /// Failures that come of a socket that could not be made, among others: told apart by the
+    /// process's descriptors (``DescriptorLimit/isExhausted(margin:)``).
+    private static let outOfDescriptorsCodes: Set<Int> = [refused, URLError.Code.cannotFindHost.rawValue, URLError.Code.dnsLookupFailed.rawValue]
+    private static let connectPrefixes = ["Failed to connect", "Couldn't connect", "Could not resolve", "Couldn't resolve"]
 
     private static let certificateProblem = "SSL certificate problem:"
     /// OpenSSL's words (after libcurl's "SSL certificate problem:") for a chain that does not end
@@ -195,10 +201,21 @@ enum TransportFailure {
     /// The line for a failure with `code` and libcurl's `text`, sending to `url` (one segment
     /// of an acknowledged stream when `segmented`; `answeredBefore`: the server answered an
     /// earlier request of this upload).
-    static func line(code: Int, text: String, url: URL?, segmented: Bool = false, answeredBefore: Bool = false) -> String {
+    /// `outOfDescriptors` tells whether the process has no descriptor left (asked only for a
+    /// failure that may come of one; the tests give the answer).
+    static func line(
+        code: Int, text: String, url: URL?, segmented: Bool = false, answeredBefore: Bool = false,
+        outOfDescriptors: @autoclosure () -> Bool = DescriptorLimit.isExhausted()
+    ) -> String {
         let target = url.map(SessionURL.authority(of:)) ?? "the server"
         // Foundation's stand-in when there is no text: "The operation could not be completed. (…)"
         let detail = text.isEmpty || text.hasPrefix("The operation could not be completed") ? nil : text
+        // A connection that could not even be tried for want of a descriptor is this process's
+        // open-files limit, not the network: say so, never "check the firewall".
+        if outOfDescriptorsCodes.contains(code) || connectPrefixes.contains(where: text.hasPrefix), outOfDescriptors() {
+            return
+                "cannot connect to \(target): this process has run out of open files (RLIMIT_NOFILE \(DescriptorLimit.current.soft)): raise the limit (LimitNOFILE= in a systemd unit, ulimit -n) or follow fewer files and pipelines"
+        }
         let facts = Facts(
             target: target, detail: detail, code: code, proxy: proxy(in: text, target: url), segmented: segmented, answeredBefore: answeredBefore)
         let rule = rules.first { $0.matches(code: code, text: text) } ?? rules[rules.count - 1]

@@ -27,11 +27,6 @@ public struct UploadConfiguration: Sendable {
     public var headerProvider: (@Sendable () throws -> [Header])?
     /// How each request's body is wrapped and compressed.
     public var body = BodyEncoding()
-    /// Capacity of the buffer between producer and upload, in bytes, for a ``TelemetryEmitter``
-    /// (a ``StreamUploader`` holds what its ``StreamUploader/Options/storage`` says).
-    /// 1 MiB by default: against 64 KiB it cuts the wake-ups per byte, for about 1.4× the
-    /// throughput (Benchmarks/RESULTS.md); latency is the same, since nothing waits for it to fill.
-    public var bufferSize: Int = 1 << 20
     /// The most bytes of the server's answer kept in ``UploadResponse/body``; the answer ends
     /// there (the rest is not read: a body that never ends costs no memory).
     public var maxResponseBodyBytes: Int = 64 * 1024
@@ -97,9 +92,6 @@ public struct UploadConfiguration: Sendable {
         // URLSession on Linux refuses a body with GET and drops it with HEAD; these three carry one.
         guard ["POST", "PUT", "PATCH"].contains(method) else {
             throw StreamUpError(.invalidConfiguration, "method '\(method)' cannot carry a streamed body (use POST, PUT or PATCH)")
-        }
-        guard bufferSize > 0 && bufferSize <= 1 << 30 else {
-            throw StreamUpError(.invalidConfiguration, "buffer size \(bufferSize) is out of range (1 byte to 1 GiB)")
         }
         // zlib takes 0-9; a level it refuses must not turn into an uncompressed body
         // labelled `Content-Encoding: gzip` (BodyEncoding.stages).

@@ -74,10 +74,10 @@ final class SourceStateStore: Sendable {
     /// change makes the next save write the file (a spool's checkpoint repeats every source
     /// every 100 ms; an idle stream then writes nothing), and only changed sources become the
     /// most recent.
-    func update(_ offsets: [SourceID: Int64], at streamOffset: Int, paths: (SourceID) -> String?) {
+    func update(_ offsets: [SourceID: Int64], at streamOffset: Int, paths: (SourceID, Int64) -> String?) {
         guard !offsets.isEmpty || streamOffset != state.withLock({ $0.streamOffset }) else { return }
         // Paths are asked for outside the lock: it is the producer's call.
-        let named = offsets.map { (source: $0.key, offset: $0.value, path: paths($0.key)) }
+        let named = offsets.map { (source: $0.key, offset: $0.value, path: paths($0.key, $0.value)) }
         state.withLock { state in
             var changed = streamOffset > state.streamOffset
             for entry in named where !state.forgotten.contains(entry.source) {
@@ -134,11 +134,13 @@ final class SourceStateStore: Sendable {
         }
     }
 
-    /// Saves the time bases made since the last save, if any, before a segment whose records
-    /// they timed is sent.
+    /// Before a segment is sent: saves the time bases made, and the sources reported, since the
+    /// last save, if any. The records' times, and the stream with where each source began, are
+    /// then in the file before any byte they stand for can reach the receiver: a run killed
+    /// before its first acknowledgement goes on in the same stream from the same place.
     /// - Throws: ``StreamUpError`` when the file cannot be written.
-    func saveNewTimes() throws {
-        guard times?.needsSave == true else { return }
+    func saveBeforeSegment() throws {
+        guard times?.needsSave == true || state.withLock({ $0.dirty }) else { return }
         try save()
     }
 

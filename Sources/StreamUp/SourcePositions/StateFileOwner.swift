@@ -14,15 +14,26 @@ import Darwin
 /// it), so a run that could never keep its place is refused at start rather than after it
 /// has sent lines it cannot remember.
 ///
-/// Thread safety: immutable after `claim`; the descriptor is closed once, in `deinit`.
+/// A state file this process holds already (another pipeline of `streamup run` names it by
+/// another spelling, `s1` and `./s1`, or an earlier copy has not let go of it) is told apart from
+/// one another process holds: the lock files held here are known by their identity.
+///
+/// Thread safety: immutable after `claim`; the descriptor is closed once, in `deinit`; the
+/// identities held by this process are guarded by `heldHere`'s lock.
 package final class StateFileOwner: Sendable {
     private let lock: CInt
+    private let identity: FileIdentity?
 
-    private init(lock: CInt) {
+    /// The lock files this process holds, by identity.
+    private static let heldHere = Mutex<Set<FileIdentity>>([])
+
+    private init(lock: CInt, identity: FileIdentity?) {
         self.lock = lock
+        self.identity = identity
     }
 
     deinit {
+        if let identity { _ = Self.heldHere.withLock { $0.remove(identity) } }
         SystemCall.close(lock)
     }
 
@@ -41,10 +52,19 @@ package final class StateFileOwner: Sendable {
         SystemCall.close(written)
         unlink(probe)
         guard let lock = try LockFile.take(beside + ".lock", "cannot open \(beside).lock, the state file's lock") else {
+            let existing = (try? FileStatus.of(path: beside + ".lock", throwing: StreamUpError.self))??.identity
+            if let existing, heldHere.withLock({ $0.contains(existing) }) {
+                throw StreamUpError(
+                    .io,
+                    "the state file \(path) is in use by this streamup process already (under another spelling of its path, or by a copy that is stopping); give each pipeline a --state of its own"
+                )
+            }
             throw StreamUpError(.io, "the state file \(path) is in use by another streamup process; give each a --state of its own")
         }
+        let identity = try? FileStatus.of(descriptor: lock, throwing: StreamUpError.self).identity
+        if let identity { _ = heldHere.withLock { $0.insert(identity) } }
         // What a kill in the middle of a save left (the state is saved many times a second).
         AtomicFile.removeLeftovers(of: path)
-        return StateFileOwner(lock: lock)
+        return StateFileOwner(lock: lock, identity: identity)
     }
 }

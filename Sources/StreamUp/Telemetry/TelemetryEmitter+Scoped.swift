@@ -10,11 +10,10 @@ extension TelemetryEmitter {
     /// ```
     @discardableResult
     public static func withEmitter(
-        _ configuration: UploadConfiguration, delivery: Delivery = .segments(), whenFull: WhenFull = .dropNewest,
-        onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in },
+        _ configuration: UploadConfiguration, options: Options = Options(), onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in },
         _ body: (TelemetryEmitter) async throws -> Void
     ) async throws -> UploadResponse? {
-        let emitter = try TelemetryEmitter(configuration, delivery: delivery, whenFull: whenFull, onEvent: onEvent)
+        let emitter = try TelemetryEmitter(configuration, options: options, onEvent: onEvent)
         do {
             try await body(emitter)
         } catch {

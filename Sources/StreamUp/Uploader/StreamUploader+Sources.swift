@@ -12,7 +12,7 @@ extension StreamUploader {
         }
         let positions = buffer.acknowledge(upTo: offset)
         guard let stateStore, !positions.isEmpty else { return }
-        stateStore.update(positions, at: offset, paths: path(of:))
+        stateStore.update(positions, at: offset, paths: path(of:at:))
         saveState(stateStore)
     }
 
@@ -45,12 +45,13 @@ extension StreamUploader {
         }
     }
 
-    /// Before a segment goes out: saves the time bases made since the last save (bytes in
-    /// memory), so that the lines of its records, read again after a restart, get the times
-    /// they are sent with now. A failed save is said (by the store, once while saves fail) and
-    /// the segment goes anyway: a line resent after a restart may then be stored twice, never lost.
+    /// Before a segment goes out: saves the time bases made and the sources reported since the
+    /// last save, so that the lines of its records, read again after a restart, get the times
+    /// they are sent with now, in the same stream. A failed save is said (by the store, once
+    /// while saves fail) and the segment goes anyway: a line resent after a restart may then be
+    /// stored twice, never lost.
     func saveNewTimes() {
-        try? stateStore?.saveNewTimes()
+        try? stateStore?.saveBeforeSegment()
     }
 
     /// The names of the records in `segment` after their source lines, for an envelope that
@@ -64,7 +65,7 @@ extension StreamUploader {
     private func saveSpooledPositions() {
         guard let stateStore else { return }
         let (written, positions) = buffer.latestSourcePositions
-        stateStore.update(positions, at: written, paths: path(of:))
+        stateStore.update(positions, at: written, paths: path(of:at:))
         saveState(stateStore)
         buffer.releaseStorage(below: min(buffer.acknowledgedOffset, stateStore.savedOffset))
     }
@@ -80,9 +81,9 @@ extension StreamUploader {
         _ = try? store.save()
     }
 
-    /// The path of `source`, as the producer knows it.
-    func path(of source: SourceID) -> String? {
-        state.withLock { $0.producerReference }?.path(of: source)
+    /// The path to save with `source`'s `position`, as the producer knows it.
+    func path(of source: SourceID, at position: Int64) -> String? {
+        state.withLock { $0.producerReference }?.path(of: source, at: position)
     }
 
     /// Sets the stream bytes `range` aside in the dead-letter directory, with why and the start

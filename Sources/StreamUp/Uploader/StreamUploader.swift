@@ -80,7 +80,10 @@ public final class StreamUploader: Sendable {
         public var forgetSourcesAfter: Duration?
         /// Names the stream in `Streamup-Stream-Id` (a spool with pending bytes keeps its own).
         /// nil (the default): each uploader draws a new one, so two uploaders made from the same
-        /// options never share a stream at the receiver.
+        /// options never share a stream at the receiver. With a `stateFile` and the bytes in
+        /// memory, a stream id equal to the one the state file saved continues that stream at
+        /// the offset its saved positions stand for: give it only for a producer that makes the
+        /// same bytes again from those positions.
         public var streamID: String?
         /// Send to these URLs instead of the configuration's alone (each with the configuration's
         /// method, headers and body), spread by `endpointChoice`; an endpoint that fails in a way
@@ -312,9 +315,13 @@ public final class StreamUploader: Sendable {
             spool = nil
         case .memory(let memoryCapacity):
             try Self.checkRecordFits(options.maxRecordBytes, in: memoryCapacity, "a buffer of \(memoryCapacity) bytes (--buffer-size)", remedy: "--buffer-size")
+            // The saved stream goes on where its saved positions stand when the options name it:
+            // a producer that makes the same bytes again from there (a journal) keeps its offsets.
+            let start = options.streamID != nil && sourceState.streamID == options.streamID ? max(0, sourceState.streamOffset ?? 0) : 0
             buffer = ReplayBuffer(
                 storage: MemoryReplayStorage(capacity: memoryCapacity), records: options.records,
-                maxRecord: options.maxRecordBytes, tracksSources: tracksSources, keepsSourceEntries: true, clock: uploadClock)
+                maxRecord: options.maxRecordBytes, acknowledged: start, written: start, tracksSources: tracksSources, keepsSourceEntries: true,
+                clock: uploadClock)
             streamID = drawnID
             recoveredUpload = nil
             spool = nil

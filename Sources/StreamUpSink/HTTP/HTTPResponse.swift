@@ -80,10 +80,10 @@ enum HTTPResponse {
         "{\"status\":\(status),\"error\":\(JSONString.quoted(reason))}\n"
     }
 
-    /// `{"status":503,"error":"…","expected_offset":N}`: a stream body past the end that the
-    /// stream cannot hold aside now.
-    static func streamFull(expectedOffset: Int) -> String {
-        "{\"status\":503,\"error\":\"stream holds too much aside\",\"expected_offset\":\(expectedOffset)}\n"
+    /// `{"status":503,"error":"REASON","expected_offset":N}`: a stream body past the end that
+    /// the sink cannot hold aside now, and why.
+    static func error(status: Int, reason: String, expectedOffset: Int) -> String {
+        "{\"status\":\(status),\"error\":\(JSONString.quoted(reason)),\"expected_offset\":\(expectedOffset)}\n"
     }
 
     /// `{"status":409,"error":"…","expected_offset":N}`: a resumable upload bound to a stream

@@ -1,8 +1,6 @@
 import StreamUpHTTP
 import StreamUpSystem
 
-import struct Synchronization.Atomic
-
 /// The server's resumable uploads by token, in memory only: a restarted sink (or the
 /// ``SinkFaults/forgetUploadsAfterBytes`` fault) knows none of them, and every request for one
 /// is answered `404`. Tokens are 128 random bits in hex, so an upload URL cannot be guessed.
@@ -18,8 +16,9 @@ import struct Synchronization.Atomic
 /// before a creation is refused.
 ///
 /// Thread safety: the table is guarded by the `table` mutex, never held while an upload's own
-/// lock is taken; the count against the limit and the time of the last sweep are atomics (so a
-/// creation takes the lock once, as a completion does); callable from any thread.
+/// lock is taken; the count against the limit and the time of the last sweep are behind the
+/// `counts` mutex, a second one (so a creation takes the table's lock once, as a completion
+/// does); callable from any thread.
 final class ResumableUploads: Sendable {
     enum Creation {
         case created(ResumableUpload)
@@ -41,14 +40,19 @@ final class ResumableUploads: Sendable {
     /// Least time between two sweeps of the whole table: an eighth of the expiry, at most a minute.
     let sweepInterval: Duration
     private let table = Mutex<[String: ResumableUpload]>([:])
-    /// Uploads in the table plus creations under way, counted against ``limit`` without the
-    /// table's lock (a creation takes the lock once, to insert).
-    private let occupied = Atomic<Int>(0)
-    /// The time origin of `lastSweep`.
-    private let epoch = ContinuousClock.now
-    /// When the last sweep started, in nanoseconds after `epoch`: checked (and claimed) without
-    /// taking the table's lock, so a creation that finds no sweep due costs no extra lock.
-    private let lastSweep = Atomic<Int64>(0)
+    /// What is counted beside the table, without its lock.
+    ///
+    /// Thread safety: a value type, kept behind `counts`.
+    private struct Counts {
+        /// Uploads in the table plus creations under way, counted against ``limit`` (a creation
+        /// takes the table's lock once, to insert).
+        var occupied = 0
+        /// When the last sweep started: checked (and claimed) without the table's lock, so a
+        /// creation that finds no sweep due walks no table.
+        var lastSweep: ContinuousClock.Instant
+    }
+
+    private let counts = Mutex(Counts(lastSweep: .now))
 
     init(directory: String?, streams: StreamStore?, hashBodies: Bool, limit: Int, expiry: Duration) {
         self.directory = directory
@@ -77,7 +81,7 @@ final class ResumableUploads: Sendable {
                 switch try StreamAppender.open(streams, streamID: stream.id, base: stream.offset) {
                 case .success(let appender): destination = .stream(appender)
                 case .failure(let gap):
-                    occupied.subtract(1, ordering: .relaxed)
+                    release(1)
                     return .gap(expectedOffset: gap.expectedOffset)
                 }
             } else if let directory {
@@ -86,7 +90,7 @@ final class ResumableUploads: Sendable {
                 destination = .none
             }
         } catch {
-            occupied.subtract(1, ordering: .relaxed)
+            release(1)
             throw error
         }
         let upload = ResumableUpload(token: token, destination: destination, hash: hashBodies)
@@ -98,14 +102,17 @@ final class ResumableUploads: Sendable {
 
     /// Takes a slot for a creation; false when ``limit`` uploads are open or being created.
     private func reserveSlot() -> Bool {
-        var current = occupied.load(ordering: .relaxed)
-        while current < limit {
-            let (exchanged, original) = occupied.compareExchange(
-                expected: current, desired: current + 1, ordering: .relaxed)
-            if exchanged { return true }
-            current = original
+        let limit = limit
+        return counts.withLock { counts in
+            guard counts.occupied < limit else { return false }
+            counts.occupied += 1
+            return true
         }
-        return false
+    }
+
+    /// Gives back `count` slots (uploads forgotten, or creations that did not happen).
+    private func release(_ count: Int) {
+        counts.withLock { $0.occupied -= count }
     }
 
     /// The upload called `token`, if the sink knows it and it has not expired.
@@ -123,11 +130,13 @@ final class ResumableUploads: Sendable {
     @discardableResult
     func sweepExpired(every interval: Duration? = nil) -> Bool {
         let now = ContinuousClock.now
-        let started = (now - epoch).nanoseconds
-        let last = lastSweep.load(ordering: .acquiring)
-        guard started - last >= (interval ?? sweepInterval).nanoseconds,
-            lastSweep.compareExchange(expected: last, desired: started, ordering: .acquiringAndReleasing).exchanged
-        else { return false }
+        let interval = interval ?? sweepInterval
+        let due = counts.withLock { counts in
+            guard now - counts.lastSweep >= interval else { return false }
+            counts.lastSweep = now
+            return true
+        }
+        guard due else { return false }
         let candidates = table.withLock { Array($0.values) }
         for upload in candidates where upload.expireIfIdle(at: now, after: expiry) {
             remove(upload)
@@ -138,7 +147,7 @@ final class ResumableUploads: Sendable {
     /// Forgets a completed upload.
     func remove(_ token: String) {
         if table.withLock({ $0.removeValue(forKey: token) }) != nil {
-            occupied.subtract(1, ordering: .relaxed)
+            release(1)
         }
     }
 
@@ -150,7 +159,7 @@ final class ResumableUploads: Sendable {
             return true
         }
         if removed {
-            occupied.subtract(1, ordering: .relaxed)
+            release(1)
         }
     }
 
@@ -158,7 +167,7 @@ final class ResumableUploads: Sendable {
     /// file (bytes already merged into a stream stay there). False when unknown.
     func cancel(_ token: String) -> Bool {
         guard let upload = table.withLock({ $0.removeValue(forKey: token) }) else { return false }
-        occupied.subtract(1, ordering: .relaxed)
+        release(1)
         return upload.end(removingFile: true)
     }
 
@@ -171,7 +180,7 @@ final class ResumableUploads: Sendable {
             table.removeAll()
             return all
         }
-        occupied.subtract(all.count, ordering: .relaxed)
+        release(all.count)
         for upload in all {
             upload.end(removingFile: false, sparing: sparing)
         }

@@ -25,7 +25,7 @@ import Darwin
 /// descriptor. `shutdown` does not block, which is why it is the one action taken under the lock.
 ///
 /// Thread safety: the set is guarded by the `connections` mutex (taken on accept and close, not
-/// per request: the slots are atomic); callable from any thread.
+/// per request: each slot has a mutex of its own); callable from any thread.
 final class ConnectionRegistry: Sendable {
     enum Admission {
         /// Admitted; `shed` is the connection whose place it took, if it took one.

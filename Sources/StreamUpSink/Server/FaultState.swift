@@ -1,61 +1,65 @@
 import StreamUpSystem
-import Synchronization
 
 /// The server-wide part of ``SinkFaults``: which one-shot faults are still armed, how many
-/// injected failures remain and how many resumable-upload bytes have arrived. Each claim succeeds for exactly one caller, so concurrent
-/// connections never both take a one-shot fault.
+/// injected failures remain and how many resumable-upload bytes have arrived. Each claim succeeds
+/// for exactly one caller, so concurrent connections never both take a one-shot fault.
 ///
-/// Thread safety: atomics, and a mutex over the requests counted per stream; callable from any
+/// Thread safety: guarded by the `state` mutex (the package's one lock type); callable from any
 /// thread.
 final class FaultState: Sendable {
+    /// What the faults have used up so far.
+    ///
+    /// Thread safety: a value type, kept behind `state`.
+    private struct State {
+        var dropArmed: Bool
+        var stallArmed: Bool
+        var failuresLeft: Int
+        var answersToLose: Int
+        var forgetArmed: Bool
+        var uploadBytes = 0
+        /// Body bytes received by all requests, and drops done so far (``SinkFaults/dropRepeatedly``).
+        var bodyBytes = 0
+        var dropsDone = 0
+        /// Requests seen per stream id (``SinkFaults/loseAnswersOfStreamRequests``).
+        var streamRequests: [String: Int] = [:]
+    }
+
     let faults: SinkFaults
-    private let dropArmed: Atomic<Bool>
-    private let stallArmed: Atomic<Bool>
-    private let failuresLeft: Atomic<Int>
-    private let answersToLose: Atomic<Int>
-    private let forgetArmed: Atomic<Bool>
-    private let uploadBytes = Atomic<Int>(0)
-    /// Body bytes received by all requests, and drops done so far (``SinkFaults/dropRepeatedly``).
-    private let bodyBytes = Atomic<Int>(0)
-    private let dropsDone = Atomic<Int>(0)
-    /// Requests seen per stream id (``SinkFaults/loseAnswersOfStreamRequests``).
-    private let streamRequests = StreamUpSystem.Mutex<[String: Int]>([:])
+    private let state: Mutex<State>
 
     init(faults: SinkFaults) {
         self.faults = faults
-        dropArmed = Atomic(faults.dropAfterBytes != nil)
-        stallArmed = Atomic(faults.stallAfterBytes != nil)
-        failuresLeft = Atomic(faults.failNextRequests)
-        answersToLose = Atomic(faults.loseAnswers)
-        forgetArmed = Atomic(faults.forgetUploadsAfterBytes != nil)
+        state = Mutex(
+            State(
+                dropArmed: faults.dropAfterBytes != nil, stallArmed: faults.stallAfterBytes != nil, failuresLeft: faults.failNextRequests,
+                answersToLose: faults.loseAnswers, forgetArmed: faults.forgetUploadsAfterBytes != nil))
     }
 
     /// Counts `count` more resumable-upload body bytes. Returns how many of them arrive up to
     /// and including byte ``SinkFaults/forgetUploadsAfterBytes`` when that byte is among them
     /// (for exactly one caller), otherwise `nil`.
     func claimForget(adding count: Int) -> Int? {
-        guard let limit = faults.forgetUploadsAfterBytes, count > 0, forgetArmed.load(ordering: .acquiring) else {
-            return nil
+        guard let limit = faults.forgetUploadsAfterBytes, count > 0 else { return nil }
+        return state.withLock { state in
+            guard state.forgetArmed else { return nil }
+            let before = state.uploadBytes
+            state.uploadBytes += count
+            guard before < limit, state.uploadBytes >= limit else { return nil }
+            state.forgetArmed = false
+            return limit - before
         }
-        let after = uploadBytes.add(count, ordering: .acquiringAndReleasing).newValue
-        let before = after - count
-        guard before < limit, after >= limit, forgetArmed.exchange(false, ordering: .acquiringAndReleasing) else {
-            return nil
-        }
-        return limit - before
     }
 
     /// Counts body bytes received (for ``SinkFaults/dropRepeatedly``).
     func countBody(_ count: Int) {
-        if faults.dropRepeatedly { bodyBytes.add(count, ordering: .relaxed) }
+        if faults.dropRepeatedly { state.withLock { $0.bodyBytes += count } }
     }
 
     /// With ``SinkFaults/dropRepeatedly``: how many more body bytes, across all requests,
     /// until the next drop is due (0: now); `nil` otherwise.
     var bytesUntilNextDrop: Int? {
         guard faults.dropRepeatedly, let every = faults.dropAfterBytes else { return nil }
-        let due = (dropsDone.load(ordering: .acquiring) + 1) * every
-        return max(0, due - bodyBytes.load(ordering: .acquiring))
+        return state.withLock { max(0, ($0.dropsDone + 1) * every - $0.bodyBytes) }
     }
 
     /// True when the request in flight, which has `received` body bytes, is to be dropped now.
@@ -64,60 +68,63 @@ final class FaultState: Sendable {
     /// across requests, one caller per drop.
     func claimDrop(received: Int) -> Bool {
         guard let limit = faults.dropAfterBytes else { return false }
-        guard faults.dropRepeatedly else {
-            return received >= limit && dropArmed.exchange(false, ordering: .acquiringAndReleasing)
+        let repeatedly = faults.dropRepeatedly
+        return state.withLock { state in
+            guard repeatedly else {
+                guard received >= limit, state.dropArmed else { return false }
+                state.dropArmed = false
+                return true
+            }
+            guard state.bodyBytes >= (state.dropsDone + 1) * limit else { return false }
+            state.dropsDone += 1
+            return true
         }
-        let done = dropsDone.load(ordering: .acquiring)
-        guard bodyBytes.load(ordering: .acquiring) >= (done + 1) * limit else { return false }
-        return dropsDone.compareExchange(expected: done, desired: done + 1, ordering: .acquiringAndReleasing).exchanged
     }
 
     /// True for the first caller once ``SinkFaults/stallAfterBytes`` is set.
     func claimStall() -> Bool {
         guard faults.stallAfterBytes != nil else { return false }
-        return stallArmed.exchange(false, ordering: .acquiringAndReleasing)
+        return state.withLock { state in
+            defer { state.stallArmed = false }
+            return state.stallArmed
+        }
     }
 
     /// Whether the stall is still armed (a request may yet take it).
     var isStallArmed: Bool {
-        stallArmed.load(ordering: .acquiring)
+        state.withLock { $0.stallArmed }
     }
 
     /// Whether the one-time drop (without ``SinkFaults/dropRepeatedly``) is still armed.
     var isDropArmed: Bool {
-        dropArmed.load(ordering: .acquiring)
+        state.withLock { $0.dropArmed }
     }
 
     /// True when the request just begun is to be answered ``SinkFaults/failStatus``.
     func claimFailure() -> Bool {
-        Self.claim(from: failuresLeft)
+        state.withLock { Self.claim(from: &$0.failuresLeft) }
     }
 
     /// True when the `200` about to be sent is to be lost (``SinkFaults/loseAnswers``).
     func claimLostAnswer() -> Bool {
-        Self.claim(from: answersToLose)
+        state.withLock { Self.claim(from: &$0.answersToLose) }
     }
 
     /// Counts a request of stream `id` whose head arrived; true when its answer is to be lost
     /// (``SinkFaults/loseAnswersOfStreamRequests``).
     func countStreamRequest(_ id: String) -> Bool {
         guard !faults.loseAnswersOfStreamRequests.isEmpty else { return false }
-        let number = streamRequests.withLock { counts in
-            counts[id, default: 0] += 1
-            return counts[id]!
+        let number = state.withLock { state in
+            state.streamRequests[id, default: 0] += 1
+            return state.streamRequests[id]!
         }
         return faults.loseAnswersOfStreamRequests.contains(number)
     }
 
     /// Takes one from `counter` if it is above zero.
-    private static func claim(from counter: borrowing Atomic<Int>) -> Bool {
-        var current = counter.load(ordering: .relaxed)
-        while current > 0 {
-            let (exchanged, original) = counter.compareExchange(
-                expected: current, desired: current - 1, ordering: .acquiringAndReleasing)
-            if exchanged { return true }
-            current = original
-        }
-        return false
+    private static func claim(from counter: inout Int) -> Bool {
+        guard counter > 0 else { return false }
+        counter -= 1
+        return true
     }
 }

@@ -38,17 +38,38 @@ extension SinkConnection {
         case .appended(let length), .heldAside(let length):
             summary.storedFile = streams.path(forStreamID: stream.id)
             return .stored(length: length)
-        case .full(let length):
+        case .refused(let refusal, let length):
             summary.storedFile = nil
-            let reason =
-                "the stream holds \(counted(streams.limits.bytes, "byte")) or \(counted(streams.limits.pieces, "body", "bodies")) "
-                + "aside past its end (\(length)): retry"
-            report(finished, summary, trailers: trailers, status: 503, failure: reason)
+            let reason = Self.refusalReason(refusal, bodyBytes: summary.byteCount, length: length, limits: streams.limits)
+            report(finished, summary, trailers: trailers, status: 503, failure: reason + ": retry")
             let response = HTTPResponse.json(
-                status: 503, body: HTTPResponse.streamFull(expectedOffset: length), close: !keepAlive,
+                status: 503, body: HTTPResponse.error(status: 503, reason: reason, expectedOffset: length), close: !keepAlive,
                 extraHeaders: [SinkHeaderField(name: "Retry-After", value: "1")])
             return .answered((try? socket.send(response)) == nil ? .close : (keepAlive ? .keepReading : .close))
         }
+    }
+
+    /// Why a body past the stream's end (which is `length` long) was not held, in words.
+    static func refusalReason(_ refusal: StreamState.Refusal, bodyBytes: Int, length: Int, limits: StreamState.Limits) -> String {
+        switch refusal {
+        case .streamFull:
+            "the stream holds as much aside past its end (\(length)) as it may, "
+                + "\(size(limits.bytes)) or \(counted(limits.pieces, "body", "bodies"))"
+        case .tooLarge:
+            "a body of \(counted(bodyBytes, "byte")) past the stream's end (\(length)) is more than may be held aside "
+                + "(\(size(min(limits.bytes, limits.sinkBytes)))): it is taken once the bytes before it have arrived"
+        case .sinkFull:
+            "the sink holds as much aside for all its streams as it may, "
+                + "\(size(limits.sinkBytes)) or \(counted(limits.sinkPieces, "body", "bodies"))"
+        }
+    }
+
+    /// `64 MiB`, `1 GiB`, or `10 bytes` when not a whole number of KiB.
+    private static func size(_ bytes: Int) -> String {
+        for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] where bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+            return "\(bytes >> shift) \(unit)"
+        }
+        return counted(bytes, "byte")
     }
 
     /// The largest `Streamup-Offset` taken (2^62): far past any real stream, and far enough from
@@ -64,8 +85,17 @@ extension SinkConnection {
             throw .badRequest("a stream request needs exactly one Streamup-Stream-Id and one Streamup-Offset")
         }
         let id = ids[0].trimmingWhitespace()
-        guard StreamStore.fileName(forStreamID: id) != nil else {
+        guard !id.isEmpty else {
             throw .badRequest("empty Streamup-Stream-Id")
+        }
+        // Bytes that are not UTF-8 were read as U+FFFD: two such ids would share one stream.
+        guard !id.unicodeScalars.contains("\u{FFFD}") else {
+            throw .badRequest("Streamup-Stream-Id is not UTF-8 text")
+        }
+        guard StreamStore.fileName(forStreamID: id) != nil else {
+            throw .badRequest(
+                "Streamup-Stream-Id is too long: at most \(StreamStore.maxWrittenIDLength) characters once written as a file name (A-Z a-z 0-9 - _ count one, other bytes three)"
+            )
         }
         let text = offsets[0].trimmingWhitespace()
         guard !text.isEmpty, text.allSatisfy({ $0.isASCII && $0.isNumber }), let offset = Int(text) else {

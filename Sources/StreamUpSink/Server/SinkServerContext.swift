@@ -3,14 +3,12 @@ import Foundation
 import StreamUpHTTP
 import StreamUpSystem
 
-import struct Synchronization.Atomic
-
 /// What every thread of one server shares: configuration, storage, the sequence counter, the
 /// connection registry, the event sink, the group of running threads, the injected faults, the
 /// de-duplicated streams and the resumable uploads.
 ///
-/// Thread safety: immutable except for `sequence` and `stopping` (atomics) and `recentEvents`
-/// (a mutex); callable from any thread. ``report(_:)`` calls the user's handler outside any lock.
+/// Thread safety: immutable except for `sequence`, `stopping` and `recentEvents` (each behind its
+/// own mutex); callable from any thread. ``report(_:)`` calls the user's handler outside any lock.
 final class SinkServerContext: Sendable {
     let configuration: SinkConfiguration
     let storage: BodyStorage?
@@ -32,8 +30,8 @@ final class SinkServerContext: Sendable {
     let responder: SinkResponder?
 
     private let onEvent: @Sendable (SinkRequestEvent) -> Void
-    private let sequence: Atomic<Int>
-    private let stopping = Atomic(false)
+    private let sequence: Mutex<Int>
+    private let stopping = Mutex(false)
     private let recentEvents: Mutex<RecentEvents>
 
     /// Stack reserved for each connection thread. Only touched pages become resident.
@@ -49,14 +47,16 @@ final class SinkServerContext: Sendable {
         self.origin = origin
         self.onEvent = onEvent
         faultState = FaultState(faults: configuration.faults)
-        let limits = StreamState.Limits(bytes: configuration.maxStreamBytesAside, pieces: configuration.maxStreamPiecesAside)
+        let limits = StreamState.Limits(
+            bytes: configuration.maxStreamBytesAside, pieces: configuration.maxStreamPiecesAside, sinkBytes: configuration.maxBytesAside,
+            sinkPieces: configuration.maxPiecesAside)
         let streams = storage.map { StreamStore(directory: $0.directory, limits: limits) }
         self.streams = streams
         uploads = ResumableUploads(
             directory: storage?.directory, streams: streams, hashBodies: configuration.hashBodies,
             limit: configuration.maxUploads, expiry: configuration.uploadExpiry)
         registry = ConnectionRegistry(limit: configuration.maxConnections)
-        sequence = Atomic(storage?.highestExistingSequence ?? 0)
+        sequence = Mutex(storage?.highestExistingSequence ?? 0)
         recentEvents = Mutex(RecentEvents(limit: configuration.recentEventLimit))
         parserLimits = HTTPRequestParser.Limits(
             maxHeaderBytes: configuration.maxHeaderBytes,
@@ -65,15 +65,18 @@ final class SinkServerContext: Sendable {
 
     /// The next request's sequence number (1, 2, … after any existing files).
     func nextSequence() -> Int {
-        sequence.add(1, ordering: .relaxed).newValue
+        sequence.withLock { sequence in
+            sequence += 1
+            return sequence
+        }
     }
 
     var isStopping: Bool {
-        stopping.load(ordering: .acquiring)
+        stopping.withLock { $0 }
     }
 
     func markStopping() {
-        stopping.store(true, ordering: .releasing)
+        stopping.withLock { $0 = true }
     }
 
     /// Records `event` in the recent list, then hands it to the user's handler.

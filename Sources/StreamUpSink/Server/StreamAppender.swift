@@ -16,7 +16,8 @@ import Darwin
 ///
 /// Owns a write descriptor on the stream file while the upload's request appends: opened in
 /// ``open(_:streamID:base:)`` (for the creating request) and ``reopen()``, closed in ``close()``
-/// (or `deinit`), so an idle upload holds no descriptor.
+/// (or `deinit`), so an idle upload holds no descriptor. Uses the stream's entry in the store
+/// from ``open(_:streamID:base:)`` until `deinit` (then released).
 ///
 /// Thread safety: not Sendable; owned by one ``ResumableUpload`` and used under its lock.
 final class StreamAppender {
@@ -25,6 +26,7 @@ final class StreamAppender {
     /// The stream offset of the upload's first byte.
     let base: Int
     let path: String
+    private let store: StreamStore
     private let entry: StreamStore.Entry
     private var descriptor: CInt
 
@@ -36,8 +38,14 @@ final class StreamAppender {
         _ streams: StreamStore, streamID: String, base: Int
     ) throws(SinkError) -> Result<StreamAppender, StreamGap> {
         let entry = streams.entry(forStreamID: streamID)
-        let descriptor = try StreamAppender.openFile(entry.path)
-        let appender = StreamAppender(streamID: streamID, base: base, entry: entry, descriptor: descriptor)
+        let descriptor: CInt
+        do {
+            descriptor = try StreamAppender.openFile(entry.path)
+        } catch {
+            streams.release(entry)
+            throw error
+        }
+        let appender = StreamAppender(streamID: streamID, base: base, store: streams, entry: entry, descriptor: descriptor)
         let length: Int
         do {
             length = try appender.length()
@@ -52,9 +60,10 @@ final class StreamAppender {
         return .success(appender)
     }
 
-    private init(streamID: String, base: Int, entry: StreamStore.Entry, descriptor: CInt) {
+    private init(streamID: String, base: Int, store: StreamStore, entry: StreamStore.Entry, descriptor: CInt) {
         self.streamID = streamID
         self.base = base
+        self.store = store
         self.entry = entry
         self.descriptor = descriptor
         path = entry.path
@@ -62,6 +71,7 @@ final class StreamAppender {
 
     deinit {
         close()
+        store.release(entry)
     }
 
     /// The stream file's current length.
@@ -99,7 +109,7 @@ final class StreamAppender {
             }
         }
         guard join else { return try length() }
-        return try StreamStore.join(entry)
+        return try store.join(entry)
     }
 
     /// `open(2)` of the stream file for writing, creating it, never through a symbolic link.

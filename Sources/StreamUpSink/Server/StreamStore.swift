@@ -27,8 +27,8 @@ import Darwin
 ///
 /// Resumable uploads bound to a stream write live (see ``StreamAppender``) and must start at or
 /// before the end; a failed write truncates the stream file back to its previous length. `SAFEID`
-/// is the id with anything outside `A–Z a–z 0–9 - _` replaced by `_` (at most 128 characters); ids
-/// that map to the same name share one stream. A stream file left by an earlier run is continued
+/// is the id with each byte outside `A–Z a–z 0–9 - _` written `%XX` (``fileName(forStreamID:)``):
+/// each id its own file, an id too long for a file name refused. A stream file left by an earlier run is continued
 /// from its length. Stream files are opened with `O_NOFOLLOW`: a symbolic link planted under a
 /// stream file's name is refused (`ELOOP`, answered 500), never followed.
 ///
@@ -47,9 +47,9 @@ final class StreamStore: Sendable {
         /// The body starts past the stream file's end and is held aside until the gap fills;
         /// `length` is the stream file's length.
         case heldAside(length: Int)
-        /// The body starts past the end and the stream holds as much aside as it may: nothing
-        /// was kept.
-        case full(length: Int)
+        /// The body starts past the end and was not kept (``StreamState/Refusal`` says why);
+        /// `length` is the stream file's length.
+        case refused(StreamState.Refusal, length: Int)
     }
 
     /// One stream's files and state.
@@ -97,6 +97,12 @@ final class StreamStore: Sendable {
             }
         }
 
+        /// Whether the entry holds nothing it could not make again from the file: no piece
+        /// aside, nobody joining (state loaded or not).
+        var isIdle: Bool {
+            restored.isEmpty ? state.withLock { $0?.isIdle ?? true } : state.withLock { $0?.isIdle ?? false }
+        }
+
         /// The size of the file at `path` (`lstat(2)`); 0 when it does not exist.
         /// - Throws: `ELOOP` for a symbolic link, as opening it would: never followed.
         private static func size(of path: String) throws(SinkError) -> Int {
@@ -115,25 +121,72 @@ final class StreamStore: Sendable {
 
     let directory: String
     let limits: StreamState.Limits
-    private let entries = Mutex<[String: Entry]>([:])
+    /// An entry and how many merges and uploads use it now (``entry(forStreamID:)`` to
+    /// ``release(_:)``).
+    ///
+    /// Thread safety: a value type, kept in the `entries` table.
+    private struct Slot {
+        let entry: Entry
+        var users: Int
+    }
+
+    /// By stream file path, the entries in use or holding pieces: an idle one is let go when its
+    /// last user leaves, so the table does not grow with every stream the sink has seen.
+    private let entries = Mutex<[String: Slot]>([:])
     /// Pieces found on disk at start, by stream file path; moved into each entry on first use.
     private let restored: Mutex<[String: [StreamState.Piece]]>
+    /// What the whole sink holds aside (pieces found at start included); taken inside a stream's
+    /// state mutex, never the other way round.
+    private let totals: Mutex<StreamState.Totals>
 
     init(directory: String, limits: StreamState.Limits) {
         self.directory = directory
         self.limits = limits
-        restored = Mutex(StreamStore.heldPieces(in: directory))
+        let found = StreamStore.heldPieces(in: directory)
+        var totals = StreamState.Totals()
+        for piece in found.values.joined() { totals.add(piece) }
+        restored = Mutex(found)
+        self.totals = Mutex(totals)
     }
 
-    /// `stream-SAFEID.body`, or `nil` for an empty id.
+    /// What the whole sink holds aside now.
+    var heldAside: StreamState.Totals {
+        totals.withLock { $0 }
+    }
+
+    /// How many streams' entries are kept now (in use, or holding pieces).
+    var entryCount: Int {
+        entries.withLock { $0.count }
+    }
+
+    /// Runs `body` on `entry`'s loaded state and the sink's totals, under both mutexes.
+    func withState<Result>(of entry: Entry, _ body: (inout StreamState, inout StreamState.Totals) -> Result) throws(SinkError) -> Result {
+        try entry.withState { state in totals.withLock { body(&state, &$0) } }
+    }
+
+    /// The longest id as written in a file name (``fileName(forStreamID:)``): its pieces' names
+    /// add at most 90 characters, within the 255 a file name may have.
+    static let maxWrittenIDLength = 128
+
+    /// `stream-ID.body`, the id written so that every id has a name of its own: each UTF-8 byte
+    /// outside `A–Z a–z 0–9 - _` becomes `%XX` (upper-case hex), `%` itself included, so `p/q`,
+    /// `p q` and `p%2Fq` are `p%2Fq`, `p%20q` and `p%252Fq`, and the name gives the id back.
+    /// `nil` for an empty id, and one longer than ``maxWrittenIDLength`` once written: refused,
+    /// never cut into another id's name.
     static func fileName(forStreamID id: String) -> String? {
         guard !id.isEmpty else { return nil }
-        let safe = String(
-            id.prefix(128).map { character -> Character in
-                character.isASCII && (character.isLetter || character.isNumber || character == "-" || character == "_")
-                    ? character : "_"
-            })
-        return "stream-\(safe).body"
+        var written = ""
+        for byte in id.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "_"):
+                written.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                written += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
+            }
+            if written.utf8.count > maxWrittenIDLength { return nil }
+        }
+        return "stream-\(written).body"
     }
 
     /// The path of the stream file for `id` (which must have a ``fileName(forStreamID:)``).
@@ -149,6 +202,7 @@ final class StreamStore: Sendable {
     ///   into the stream file; pieces held stay held for the next request of the stream.
     func merge(streamID id: String, offset: Int, bodyPath: String, bodyLength: Int) throws(SinkError) -> Outcome {
         let entry = entry(forStreamID: id)
+        defer { release(entry) }
         let token = String((bodyPath.split(separator: "/").last ?? "body").prefix { $0 != "." })
         let piece = StreamState.Piece(
             offset: offset, end: offset + bodyLength, path: entry.asidePath(offset: offset, end: offset + bodyLength, token: token))
@@ -163,7 +217,7 @@ final class StreamStore: Sendable {
         }
         let registration: StreamState.Registration
         do {
-            registration = try entry.withState { $0.register(piece, limits: limits) }
+            registration = try withState(of: entry) { $0.register(piece, limits: limits, sink: &$1) }
         } catch {
             _ = unlink(piece.path)
             throw error
@@ -173,21 +227,21 @@ final class StreamStore: Sendable {
         case .duplicate(let claimed):
             _ = unlink(piece.path)
             join = claimed
-        case .full:
+        case .refused(let refusal):
             _ = unlink(piece.path)
-            return .full(length: try entry.withState { $0.length })
+            return .refused(refusal, length: try entry.withState { $0.length })
         case .held(let claimed):
             join = claimed
         }
-        let length = join ? try StreamStore.join(entry) : try entry.withState { $0.length }
+        let length = join ? try self.join(entry) : try entry.withState { $0.length }
         return length >= piece.end ? .appended(length: length) : .heldAside(length: length)
     }
 
     /// Joins held pieces into the stream file while one can join; the caller holds the joiner's
-    /// turn (``StreamState/register(_:limits:)`` or ``StreamState/claimJoinIfUseful()`` said so)
-    /// and gives it up here, also when it throws.
+    /// turn (``StreamState/register(_:limits:sink:)`` or ``StreamState/claimJoinIfUseful()`` said
+    /// so) and gives it up here, also when it throws.
     /// - Returns: the stream file's length afterwards.
-    static func join(_ entry: Entry) throws(SinkError) -> Int {
+    func join(_ entry: Entry) throws(SinkError) -> Int {
         let output: CInt
         do {
             output = try SystemCall.runBlocking("open") { open(entry.path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644) }
@@ -199,7 +253,7 @@ final class StreamStore: Sendable {
         while true {
             // One copy per turn of the file mutex, so a resumable upload's piece can go between.
             let step = try entry.file.withLock { (_: inout Void) throws(SinkError) -> StreamState.JoinStep in
-                let step = try entry.withState { $0.nextJoin() }
+                let step = try withState(of: entry) { $0.nextJoin(sink: &$1) }
                 guard case .copy(let piece, let from, _) = step else { return step }
                 do throws(SinkError) {
                     let copied = try StreamStore.copy(from: piece.path, skipping: from - piece.offset, to: output, at: from, path: entry.path)
@@ -215,7 +269,7 @@ final class StreamStore: Sendable {
                     _ = try? entry.withState { $0.joinFailed() }
                     throw error
                 }
-                try entry.withState { $0.joined(piece) }
+                try withState(of: entry) { $0.joined(piece, sink: &$1) }
                 _ = unlink(piece.path)
                 return step
             }
@@ -229,15 +283,34 @@ final class StreamStore: Sendable {
         }
     }
 
-    /// The entry of stream `id`, created on first use.
+    /// The entry of stream `id`, created on first use, for one more user: give it back with
+    /// ``release(_:)``.
     func entry(forStreamID id: String) -> Entry {
         let path = path(forStreamID: id)
         return entries.withLock { table in
-            if let existing = table[path] { return existing }
+            if table[path] != nil {
+                table[path]!.users += 1
+                return table[path]!.entry
+            }
             let pieces = restored.withLock { $0.removeValue(forKey: path) } ?? []
             let created = Entry(path: path, stem: String(path.dropLast(".body".count)), restored: pieces)
-            table[path] = created
+            table[path] = Slot(entry: created, users: 1)
             return created
+        }
+    }
+
+    /// One user of `entry` is done with it; the last one lets an idle entry go (the next use
+    /// makes it again from the file). Under the table mutex, so no second entry of the stream is
+    /// made meanwhile.
+    func release(_ entry: Entry) {
+        entries.withLock { table in
+            guard var slot = table[entry.path], slot.entry === entry else { preconditionFailure("released an entry not in use: \(entry.path)") }
+            slot.users -= 1
+            if slot.users == 0 && entry.isIdle {
+                table.removeValue(forKey: entry.path)
+            } else {
+                table[entry.path] = slot
+            }
         }
     }
 

@@ -1,7 +1,6 @@
 import StreamUp
 import StreamUpSystem
 
-/// Walks the file system for a ``PathSelection``: lists only the directories a pattern can
 /// Walks the file system for a `PathSelection`: lists only the directories a pattern can
 /// reach (a literal component is looked up, not listed), follows `**` into subdirectories
 /// that are not hidden (each directory once, so symbolic-link loops end), and records every
@@ -31,6 +30,7 @@ enum TailDiscovery {
                 scan.directories[directory] = merged
             }
             if walk.missingStaticDirectory { scan.missingDirectories[index] = Self.staticDirectory(of: pattern) }
+            if walk.blockedStaticPath { scan.blocked.insert(index) }
         }
         scan.files.sort { $0.path < $1.path }
         return scan
@@ -60,6 +60,8 @@ enum TailDiscovery {
         var visited: Set<FileIdentity> = []
         /// Whether a directory of the literal start of the pattern is missing.
         var missingStaticDirectory = false
+        /// Whether a path of the literal start of the pattern cannot be looked at (permissions).
+        var blockedStaticPath = false
 
         init(pattern: GlobPattern, index: Int, selection: PathSelection) {
             self.pattern = pattern
@@ -83,11 +85,16 @@ enum TailDiscovery {
                     consider(child)
                 } else {
                     switch Self.status(child) {
-                    case .some(.some(let status)) where status.isDirectory:
+                    case .success(.some(let status)) where status.isDirectory:
                         walk(directory: child, component: component + 1)
-                    case .some(.none):
+                    case .success(.none):
                         if Self.isStatic(components, upTo: component) { missingStaticDirectory = true }
-                    case .some(.some), .none:
+                    case .failure(let error):
+                        // There but not to be looked into (a parent without search permission):
+                        // said as such, never as "does not exist".
+                        skipped.append((child, Self.reason(error)))
+                        if Self.isStatic(components, upTo: component) { blockedStaticPath = true }
+                    case .success(.some):
                         break
                     }
                 }
@@ -158,12 +165,13 @@ enum TailDiscovery {
                 }
             } catch {
                 skipped.append((path, Self.reason(error)))
+                if Self.isStatic(pattern.components, upTo: pattern.components.count - 1) { blockedStaticPath = true }
             }
         }
 
-        /// `stat(2)` of `path`: nil when it failed for another reason than not being there.
-        private static func status(_ path: String) -> FileStatus?? {
-            try? FileStatus.of(path: path, throwing: StreamUpError.self)
+        /// `stat(2)` of `path` (nil: not there), or why it failed otherwise (EACCES, ELOOP, …).
+        private static func status(_ path: String) -> Result<FileStatus?, StreamUpError> {
+            Result { () throws(StreamUpError) in try FileStatus.of(path: path, throwing: StreamUpError.self) }
         }
 
         private static func isDirectory(_ path: String, _ entry: DirectoryListing.Entry) -> Bool {

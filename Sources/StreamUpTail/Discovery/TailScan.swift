@@ -40,6 +40,9 @@ struct TailScan {
     var directories: [String: Interest] = [:]
     /// For each include (by index), the directory it needs that does not exist.
     var missingDirectories: [Int: String] = [:]
+    /// The includes (by index) whose literal start cannot be looked into (a directory on the
+    /// way without search permission): ``skipped`` says why, so nothing is said of a match.
+    var blocked: Set<Int> = []
     /// For each include (by index), how many files it selected.
     var matches: [Int: Int] = [:]
 }

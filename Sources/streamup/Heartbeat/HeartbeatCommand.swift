@@ -37,7 +37,7 @@ struct HeartbeatOptions: Sendable, Equatable {
         ]
         + UploadOptions.table.filter {
             !$0.names.contains("--content-type") && !$0.names.contains("--field")
-                && !$0.names.contains { $0.hasPrefix("--multiline") || ["--parse", "--drop", "--keep", "--redact"].contains($0) }
+                && !$0.names.contains { $0.hasPrefix("--multiline") || ["--parse", "--drop", "--keep", "--redact", "--redact-with"].contains($0) }
         }.map { $0.lifted(\HeartbeatOptions.upload) }
 
     static let help = """

@@ -8,21 +8,23 @@ import StreamUpSystem
 import Glibc
 #endif
 
-/// Runs the heartbeat command: beats alone, or around a job (`-- COMMAND`, ``runJob``).
+/// Runs the heartbeat command: beats alone or as a pipeline of `streamup run` (`supervision`),
+/// or around a job (`-- COMMAND`, ``runJob``, never in `run`).
 ///
-/// Thread safety: runs on the main task; the child process is watched on Foundation's queue,
-/// the job's deadline fires on a global queue.
+/// Thread safety: runs on the caller's task; the child process is watched on Foundation's
+/// queue, the job's deadline fires on a global queue.
 enum HeartbeatRunner {
     /// How long the last records may take once the job has ended, unless --shutdown-timeout says.
     static let defaultJobShutdownTimeout: Duration = .seconds(5)
 
-    static func run(_ options: HeartbeatOptions) async -> Int32 {
+    static func run(_ options: HeartbeatOptions, supervision: UploadSession.Supervision = .alone) async -> Int32 {
         let stop = HeartbeatStop()
+        let session = UploadSession(options.upload, supervision: supervision)
         let formatter: RecordFormatter?
         do {
             formatter = try options.upload.recordFormatter()
         } catch {
-            Terminal.error("heartbeat: \(error)")
+            session.say("heartbeat: \(error)")
             return ExitStatus.usage
         }
         // With --format, the heartbeat formats its own lines (in its task, before writing them).
@@ -30,24 +32,20 @@ enum HeartbeatRunner {
             every: options.every, count: options.count, fields: options.fields.map { ($0.name, $0.value) }, stop: stop,
             formatting: formatter.map { LineFormatting($0) })
         guard !options.command.isEmpty else {
-            return await UploadRunner.withTarget(options.upload) { url in
-                await beat(producer, options, to: url, stop: stop)
+            return await session.withTarget { url in
+                // SIGINT/SIGTERM (or the supervisor's stop) send a final `{"event":"stop"}`.
+                await session.run(to: url, producer: producer) {
+                    stop.stop(final: [("event", .string("stop"))])
+                }.status
             }
         }
         var jobStatus: Int32?
-        let uploadStatus = await UploadRunner.withTarget(options.upload) { url in
-            let ran = await runJob(options, producer: producer, stop: stop, to: url)
+        let uploadStatus = await session.withTarget { url in
+            let ran = await runJob(options, session: session, producer: producer, stop: stop, to: url)
             jobStatus = ran.job
             return ran.upload
         }
         return jobStatus ?? uploadStatus
-    }
-
-    /// Beats alone: an upload like stdin's; SIGINT/SIGTERM send a final `{"event":"stop"}`.
-    private static func beat(_ producer: some Producer, _ options: HeartbeatOptions, to url: String, stop: HeartbeatStop) async -> Int32 {
-        await UploadRunner.upload(options.upload, to: url, producer: producer) {
-            stop.stop(final: [("event", .string("stop"))])
-        }.status
     }
 
     /// `-- COMMAND`: a job wrapper, as cron runs it. The command's stdin, stdout and stderr are
@@ -58,26 +56,26 @@ enum HeartbeatRunner {
     /// - Returns: the upload's status and the command's (nil when it could not be set up, the
     ///   upload's status then says why).
     private static func runJob(
-        _ options: HeartbeatOptions, producer: some Producer, stop: HeartbeatStop, to url: String
+        _ options: HeartbeatOptions, session: UploadSession, producer: some Producer, stop: HeartbeatStop, to url: String
     ) async -> (upload: Int32, job: Int32?) {
         let verbose = options.upload.verbose
         let trouble = DeliveryTrouble()
         let metrics = options.upload.metrics.host == nil ? nil : Metrics(unhealthyAfter: options.upload.metrics.unhealthyAfter)
         let uploader: StreamUploader
-        switch UploadRunner.makeUploader(
-            options.upload, to: url,
+        switch session.makeUploader(
+            to: url,
             onEvent: { event in
                 metrics?.record(event)
                 // A failing spell is told once, at the end (or when the upload gives up).
                 if !verbose, trouble.absorb(event) { return }
-                UploadRunner.logEvent(event, verbose: verbose)
+                session.log(event)
             })
         {
         case .success(let made): uploader = made
         case .failure(let failure): return (failure.status, nil)
         }
         let metricsServer: SinkServer?
-        switch UploadRunner.serveMetrics(metrics, options.upload, uploader: uploader, files: nil) {
+        switch session.serveMetrics(metrics, uploader: uploader, files: nil) {
         case .success(let server): metricsServer = server
         case .failure(let failure): return (failure.status, nil)
         }
@@ -102,7 +100,7 @@ enum HeartbeatRunner {
         // arrives while the job starts is passed on once it runs, never lost. Stopping at once
         // kills the job first: it must not run on with nobody to report its end.
         let forward = SignalForward()
-        SignalHandling.install(
+        SignalHandling.installStop(
             onFirst: { signal, number in
                 Terminal.error("stopping (\(signal)): passed on to the command, whose end ends the beats \(SignalHandling.secondStops)")
                 forward.send(number)

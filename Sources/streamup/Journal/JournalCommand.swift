@@ -1,5 +1,6 @@
 import Foundation
 import StreamUp
+import StreamUpJournal
 
 /// `streamup journal [options] [URL...]`: follow the systemd journal and stream its entries.
 ///
@@ -37,19 +38,15 @@ struct JournalOptions: Sendable, Equatable {
             },
             .value(
                 "--state", valueName: "FILE",
-                group: .input, help: "save the acknowledged entry's cursor; go on after it at restart"
+                group: .input, help: "save where each journal sequence stands once acknowledged; go on there at restart"
             ) { options, value in
                 options.stateFile = value
             },
         ] + UploadOptions.table.filter { !$0.names.contains { $0.hasPrefix("--multiline") || $0 == "--parse" } }.map { $0.lifted(\JournalOptions.upload) }
 
-    /// `journalctl` and the options that select the entries.
-    var selection: [String] {
-        var arguments = ["journalctl"]
-        if let directory { arguments += ["--directory", directory] }
-        for unit in units { arguments += ["--unit", unit] }
-        if let priority { arguments += ["--priority", priority] }
-        return arguments
+    /// Which journal and which of its entries.
+    var selection: JournalSelection {
+        JournalSelection(directory: directory, units: units, priority: priority)
     }
 
     static let help = """
@@ -58,20 +55,31 @@ struct JournalOptions: Sendable, Equatable {
         Follows the systemd journal and streams each entry as one record to URL (without URL:
         to a local sink). The record is the entry's MESSAGE with its own time (when it was
         written, not when it was read); with --format or --to it carries the entry's host
-        (_HOSTNAME) and the fields unit, priority, identifier and pid, where the entry has them.
+        (_HOSTNAME: each machine's entries are named after it, also in journal files gathered
+        from others) and the fields unit, priority, identifier and pid, where the entry has them.
 
             streamup journal --unit nginx.service --state /var/lib/streamup/journal.state \\
               --to loki https://loki.example/loki/api/v1/push
 
-          - reads through `journalctl --follow --output=json` (a child process: no library to
-            link, and the journal format of the host's own systemd);
+          - reads through `journalctl --follow --merge --output=export` (a child process: no
+            library to link, and the journal format of the host's own systemd); --merge keeps
+            every boot's entries (plain --follow reads the last boot only) and, for the system
+            journal, adds the journals of other machines kept under /var/log/journal;
           - starts with new entries (--from-start: everything the journal holds);
-          - --drop, --keep and --redact act on the message.
+          - --drop, --keep and --redact act on the message; a message longer than a record
+            (--max-record, or the receiver's limit) goes in pieces, each a record.
 
-        With --state FILE, the cursor of the last entry the receiver acknowledged is saved
-        atomically (with --spool: of what is safely in the spool), and the next start
-        continues after it: entries written while streamup was down arrive, none twice, even
-        after kill -9.
+        With --state FILE, the position of every journal sequence (each boot of a journal kept
+        in memory, each host, each systemd-journal-remote output has its own) is saved as the
+        receiver acknowledges entries (with --spool: as they are safely in the spool), and the
+        next start continues after them: entries written while streamup was down arrive, none
+        twice, even after kill -9. A first run saves where it starts (the journal's end) at once.
+        Records keep their times and names across restarts (Loki times and Elasticsearch ids
+        from each entry's cursor), and without --spool the stream keeps its id and offsets (the
+        sink stores entries read again once; another record format, filter or preset starts a
+        new stream). A saved position that is not a journalctl cursor is not used (one line
+        says what was done); one no longer in the journal (removed, another machine's) goes on
+        from that entry's time. journalctl killed or failing ends streamup (exit 2).
 
         \(helpLines(for: table))
         \(HelpText.units)
@@ -80,27 +88,35 @@ struct JournalOptions: Sendable, Equatable {
         """
 }
 
-/// Runs the journal command.
+/// Runs the journal command, alone or as a pipeline of `streamup run` (`supervision`).
 ///
-/// Thread safety: runs on the main task.
+/// Thread safety: runs on the caller's task.
 enum JournalRunner {
-    static func run(_ options: JournalOptions) async -> Int32 {
+    static func run(_ options: JournalOptions, supervision: UploadSession.Supervision = .alone) async -> Int32 {
+        let session = UploadSession(options.upload, supervision: supervision)
         if let problem = TailRunner.stateFileProblem(options.stateFile) {
-            Terminal.error("journal: \(problem)")
+            session.say(problem)
             return ExitStatus.usage
         }
-        let records = JournalRecords(options.upload)
+        let upload = options.upload
+        let records = JournalRecords(filter: upload.records.filter) { host, fields in try upload.multilineFormatter(extra: fields, host: host) }
+        var delivery = options.upload
         do {
             try records.check()
+            // Entries read again after a restart go at the offsets they were sent at.
+            if let stateFile = options.stateFile, delivery.delivery.spoolDirectory == nil {
+                delivery.delivery.streamID = JournalStream.id(continuing: try? SourceState.load(from: stateFile), digest: try records.digest())
+            }
         } catch {
-            Terminal.error("journal: \(error)")
+            session.say("\(error)")
             return ExitStatus.usage
         }
-        let journal = JournalProducer(selection: options.selection, fromStart: options.fromStart, records: records) { line in
-            Terminal.error("journal: \(line)")
-        }
-        return await UploadRunner.withTarget(options.upload) { url in
-            await UploadRunner.upload(options.upload, to: url, producer: journal, stateFile: options.stateFile).status
+        let journal = JournalProducer(
+            selection: options.selection, fromStart: options.fromStart, records: records,
+            spawn: { process, arguments in try ExecShim.run(process, executable: "/usr/bin/env", arguments: arguments) }, onNotice: { session.say($0) })
+        let delivering = UploadSession(delivery, supervision: supervision)
+        return await delivering.withTarget { url in
+            await delivering.run(to: url, producer: journal, stateFile: options.stateFile).status
         }
     }
 }

@@ -37,6 +37,8 @@ final class Metrics: Sendable {
         var filesFollowed: Int?
         /// Records left out by --drop and --keep; nil without them.
         var recordsDropped: Int?
+        /// Records sent with their message masked whole: their filters did not finish.
+        var recordsMasked: Int?
         /// Segment requests out now, and how many may be (the window, up to --max-in-flight).
         var requestsInFlight = 0
         var requestWindow = 1
@@ -60,6 +62,8 @@ final class Metrics: Sendable {
         var failingSince: ContinuousClock.Instant?
         var failure = ""
         var gauges: (@Sendable () -> Gauges)?
+        var durations = RequestDurations()
+        var delivered = DeliveredRecords()
     }
 
     /// `/health` answers 503 once delivery has failed for this long without a success.
@@ -81,6 +85,12 @@ final class Metrics: Sendable {
 
     /// Counts what `event` says about requests, answers and failures.
     func record(_ event: UploadEvent, now: ContinuousClock.Instant = .now, date: Date = Date()) {
+        // Where the input stood when a request started (read outside the lock: it asks the uploader).
+        var read: (bytes: Int, lines: Int)?
+        if case .requestStarted = event.detail, let gauges = state.withLock({ $0.gauges }) {
+            let counts = gauges()
+            read = (counts.bytesRead, counts.linesRead)
+        }
         state.withLock { state in
             switch event.detail {
             case .requestStarted(_, let url, _):
@@ -88,18 +98,22 @@ final class Metrics: Sendable {
                 let endpoint = Self.endpoint(of: url)
                 state.pending = endpoint
                 state.lastEndpoint = endpoint
+                state.durations.requestStarted(at: now)
+                if let read { state.delivered.note(bytesRead: read.bytes, linesRead: read.lines) }
             case .responseReceived(let status, _):
                 // Interim answers (100, 104) are not the request's answer.
                 guard status >= 200 else { return }
                 let endpoint = state.pending ?? state.lastEndpoint ?? "unknown"
                 state.pending = nil
                 state.requests[RequestKey(endpoint: endpoint, status: "\(status / 100)xx"), default: 0] += 1
+                state.durations.answered(at: now)
                 if (200..<300).contains(status) {
                     state.lastSuccess = date.timeIntervalSince1970
                     state.failingSince = nil
                 }
             case .retrying(let reason, _, _, _):
                 Self.endUnanswered(&state)
+                state.durations.unanswered()
                 if state.failingSince == nil { state.failingSince = now }
                 state.failure = reason
             case .recovered:
@@ -151,7 +165,7 @@ final class Metrics: Sendable {
         let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? target
         switch path {
         case "/metrics":
-            return SinkAnswer(status: 200, contentType: Self.contentType, body: exposition())
+            return SinkAnswer(status: 200, contentType: Self.contentType, body: MetricFamily.render(families() + ProcessMetrics.families()))
         case "/health":
             let (healthy, text) = health()
             return SinkAnswer(status: healthy ? 200 : 503, body: text)
@@ -162,59 +176,73 @@ final class Metrics: Sendable {
 
     /// Every metric, in the Prometheus text exposition format 0.0.4.
     func exposition(now: ContinuousClock.Instant = .now) -> String {
-        let (requests, lastSuccess, source) = state.withLock { ($0.requests, $0.lastSuccess, $0.gauges) }
+        MetricFamily.render(families(now: now))
+    }
+
+    /// Every metric of the upload, as families with their labels.
+    func families(now: ContinuousClock.Instant = .now) -> [MetricFamily] {
+        let source = state.withLock { $0.gauges }
         let gauges = source?() ?? Gauges()
-        let failing = failingFor(now: now)
-        var text = ""
-        func family(_ name: String, _ type: String, _ help: String, _ samples: [(labels: String, value: String)]) {
-            text += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
-            for sample in samples { text += "\(name)\(sample.labels) \(sample.value)\n" }
+        let (requests, lastSuccess, durations, recordsDelivered) = state.withLock { state in
+            let delivered = state.delivered.count(bytesDelivered: gauges.bytesDelivered, bytesRead: gauges.bytesRead, linesRead: gauges.linesRead)
+            return (state.requests, state.lastSuccess, state.durations, delivered)
         }
-        func counter(_ name: String, _ help: String, _ value: Int) { family(name, "counter", help, [("", "\(value)")]) }
-        func gauge(_ name: String, _ help: String, _ value: String, labels: String = "") { family(name, "gauge", help, [(labels, value)]) }
-        counter("streamup_lines_read_total", "Lines (records ending in a newline) read from the input in this run.", gauges.linesRead)
-        counter("streamup_bytes_read_total", "Bytes of records read in this run, as sent (after formatting, before gzip).", gauges.bytesRead)
-        counter("streamup_bytes_delivered_total", "Bytes of this run the receiver acknowledged (with --single-request: sent).", gauges.bytesDelivered)
-        counter("streamup_bytes_resent_total", "Bytes sent more than once (after a failed or unanswered request).", gauges.bytesResent)
-        family(
-            "streamup_requests_total", "counter", "Requests by endpoint (host:port) and status class (2xx..5xx; none: no answer).",
-            requests.sorted { $0.key < $1.key }.map { key, count in
-                ("{endpoint=\"\(Self.escaped(key.endpoint))\",status=\"\(key.status)\"}", "\(count)")
-            })
-        counter("streamup_retries_total", "Failed requests that were retried.", gauges.retries)
-        counter("streamup_dead_letters_total", "Segments set aside in the dead-letter directory.", gauges.deadLetters)
-        counter("streamup_dead_letter_bytes_total", "Bytes of the segments set aside in the dead-letter directory.", gauges.deadLetterBytes)
-        counter("streamup_records_refused_total", "Records a receiver refused while it stored the others (--to).", gauges.recordsRefused)
-        let storage = "{storage=\"\(gauges.storage)\"}"
-        gauge("streamup_buffer_held_bytes", "Bytes held until the receiver acknowledges them (memory buffer or spool).", "\(gauges.heldBytes)", labels: storage)
-        gauge(
-            "streamup_buffer_capacity_bytes", "The most bytes the buffer or spool holds; the input waits when it is full.", "\(gauges.capacityBytes)",
-            labels: storage)
-        gauge(
-            "streamup_oldest_unacknowledged_seconds", "Age of the oldest byte read and not yet acknowledged (0: none held).",
-            Self.seconds(gauges.oldestUnacknowledged))
-        gauge(
-            "streamup_last_success_timestamp_seconds", "Unix time of the last 2xx answer (0: none yet).", lastSuccess.map { String(format: "%.3f", $0) } ?? "0")
-        gauge("streamup_requests_in_flight", "Segment requests sent (or being cut) and not yet answered.", "\(gauges.requestsInFlight)")
-        gauge("streamup_request_window", "The most segment requests out at once now (adapts up to --max-in-flight).", "\(gauges.requestWindow)")
-        gauge("streamup_delivery_failing_seconds", "How long delivery has been failing without a success (0: it is not).", Self.seconds(failing))
-        gauge("streamup_unhealthy_after_seconds", "How long a failure lasts before /health answers 503 (--unhealthy-after).", Self.seconds(unhealthyAfter))
+        let failing = failingFor(now: now)
+        typealias Family = MetricFamily
+        let storage = [MetricFamily.Label(name: "storage", value: gauges.storage)]
+        var families: [MetricFamily] = [
+            .counter(
+                "streamup_lines_read_total", "Lines (records ending in a newline) read from the input in this run, those --drop and --keep left out included.",
+                gauges.linesRead + (gauges.recordsDropped ?? 0)),
+            .counter("streamup_bytes_read_total", "Bytes of records read in this run, as sent (after formatting, before gzip).", gauges.bytesRead),
+            .counter("streamup_bytes_delivered_total", "Bytes of this run the receiver acknowledged (with --single-request: sent).", gauges.bytesDelivered),
+            .counter(
+                "streamup_records_delivered_total", "Records (lines) of this run the receiver acknowledged, counted as of each request's start.",
+                recordsDelivered),
+            .counter("streamup_bytes_resent_total", "Bytes sent more than once (after a failed or unanswered request).", gauges.bytesResent),
+            Family(
+                name: "streamup_requests_total", kind: .counter, help: "Requests by endpoint (host:port) and status class (2xx..5xx; none: no answer).",
+                samples: requests.sorted { $0.key < $1.key }.map { key, count in
+                    Family.Sample(
+                        labels: [Family.Label(name: "endpoint", value: key.endpoint), Family.Label(name: "status", value: key.status)], value: "\(count)")
+                }),
+            durations.family,
+            .counter("streamup_retries_total", "Failed requests that were retried.", gauges.retries),
+            .counter("streamup_dead_letters_total", "Segments set aside in the dead-letter directory.", gauges.deadLetters),
+            .counter("streamup_dead_letter_bytes_total", "Bytes of the segments set aside in the dead-letter directory.", gauges.deadLetterBytes),
+            .counter("streamup_records_refused_total", "Records a receiver refused while it stored the others (--to).", gauges.recordsRefused),
+            .gauge(
+                "streamup_buffer_held_bytes", "Bytes held until the receiver acknowledges them (memory buffer or spool).", "\(gauges.heldBytes)",
+                labels: storage),
+            .gauge(
+                "streamup_buffer_capacity_bytes", "The most bytes the buffer or spool holds; the input waits when it is full.", "\(gauges.capacityBytes)",
+                labels: storage),
+            .gauge(
+                "streamup_oldest_unacknowledged_seconds", "Age of the oldest byte read and not yet acknowledged (0: none held).",
+                Self.seconds(gauges.oldestUnacknowledged)),
+            .gauge(
+                "streamup_last_success_timestamp_seconds", "Unix time of the last 2xx answer (0: none yet).",
+                lastSuccess.map { String(format: "%.3f", $0) } ?? "0"),
+            .gauge("streamup_requests_in_flight", "Segment requests sent (or being cut) and not yet answered.", "\(gauges.requestsInFlight)"),
+            .gauge("streamup_request_window", "The most segment requests out at once now (adapts up to --max-in-flight).", "\(gauges.requestWindow)"),
+            .gauge("streamup_delivery_failing_seconds", "How long delivery has been failing without a success (0: it is not).", Self.seconds(failing)),
+            .gauge(
+                "streamup_unhealthy_after_seconds", "How long a failure lasts before /health answers 503 (--unhealthy-after).", Self.seconds(unhealthyAfter)),
+        ]
         if let dropped = gauges.recordsDropped {
-            counter("streamup_records_dropped_total", "Records left out by --drop and --keep (not sent; their lines count as read).", dropped)
+            families.append(.counter("streamup_records_dropped_total", "Records left out by --drop and --keep (not sent; their lines count as read).", dropped))
+        }
+        if let masked = gauges.recordsMasked {
+            families.append(
+                .counter("streamup_records_masked_total", "Records sent with their message as *** because their filters did not finish in time.", masked))
         }
         if let files = gauges.filesFollowed {
-            gauge("streamup_files_followed", "Files followed now (tail).", "\(files)")
+            families.append(.gauge("streamup_files_followed", "Files followed now (tail).", "\(files)"))
         }
-        return text
+        return families
     }
 
     private static func seconds(_ duration: Duration) -> String {
         String(format: "%.3f", duration.seconds)
-    }
-
-    /// A label value: backslash, double quote and newline escaped.
-    static func escaped(_ value: String) -> String {
-        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-            .replacingOccurrences(of: "\n", with: "\\n")
     }
 }

@@ -22,7 +22,8 @@ struct RecordOptions: Sendable, Equatable {
     var multilineMaxLines: Int?
     /// `--parse cri|docker`: lines are a container runtime's (nil: lines are the messages).
     var parse: ContainerLogFormat?
-    /// `--drop`, `--keep`, `--redact`, in the order given, compiled (nil: none).
+    /// `--drop`, `--keep`, `--redact` (with `--redact-with`), in the order given, compiled (nil:
+    /// none).
     var filter: RecordFilter?
 
     /// The multiline rule the options give; nil without `--multiline`.
@@ -43,8 +44,22 @@ struct RecordOptions: Sendable, Equatable {
 
     /// Adds `rule` after the ones given before it.
     mutating func addFilterRule(_ rule: RecordFilter.Rule) throws(UsageError) {
+        try makeFilter((filter?.rules ?? []) + [rule])
+    }
+
+    /// `--redact-with TEMPLATE`: the template of the `--redact` given last, which must have none
+    /// yet (a template follows its pattern, so neither is ever read as part of the other).
+    mutating func setRedactionTemplate(_ template: String) throws(UsageError) {
+        guard var rules = filter?.rules, case .redact(let pattern, nil)? = rules.last else {
+            throw UsageError("--redact-with '\(template)' must follow the --redact whose matches it replaces: --redact 'PATTERN' --redact-with 'TEMPLATE'")
+        }
+        rules[rules.count - 1] = .redact(pattern, template: template)
+        try makeFilter(rules)
+    }
+
+    private mutating func makeFilter(_ rules: [RecordFilter.Rule]) throws(UsageError) {
         do {
-            filter = try RecordFilter((filter?.rules ?? []) + [rule])
+            filter = try RecordFilter(rules)
         } catch {
             throw UsageError(error.context)
         }

@@ -15,13 +15,16 @@ import StreamUpSystem
 ///
 /// Thread safety: ``Output`` writes each line whole under its lock; callable from any thread.
 enum Terminal {
-    static func error(_ line: String) {
-        let pipeline = (PipelineContext.lineName ?? PipelineContext.current?.name).map { "\($0): " } ?? ""
-        Output.standardError.write(clearing + "streamup: \(pipeline)\(SecretRedaction.redactingURLs(in: line))\n")
+    /// `streamup: LINE`, or `streamup: PIPELINE: LINE` for a pipeline of `streamup run`.
+    static func error(_ line: String, pipeline: String? = nil) {
+        let prefix = pipeline.map { "\($0): " } ?? ""
+        Output.standardError.write(clearing + "streamup: \(prefix)\(SecretRedaction.redactingURLs(in: line))\n")
     }
 
-    static func info(_ line: String) {
-        Output.standardError.write(clearing + "\(SecretRedaction.redactingURLs(in: line))\n")
+    /// A line of `-v` as it is (`PIPELINE: LINE` for a pipeline of `streamup run`).
+    static func info(_ line: String, pipeline: String? = nil) {
+        let prefix = pipeline.map { "\($0): " } ?? ""
+        Output.standardError.write(clearing + "\(prefix)\(SecretRedaction.redactingURLs(in: line))\n")
     }
 
     /// Whether a progress meter's line is on the terminal (see ``ProgressMeter``).

@@ -15,7 +15,8 @@ import CStreamUpSystem
 /// How (Linux): the child is streamup itself, run with a hidden first argument. Before anything
 /// else, `main` hands it to ``execIfAsked()``, which asks the kernel for SIGTERM when its parent
 /// ends (`prctl(PR_SET_PDEATHSIG)` through CStreamUpSystem, kept across `execve` except into
-/// set-user-ID programs), exits if the parent has already ended, and `execvp`s the command. The pid streamup holds is
+/// set-user-ID programs), exits if the parent has already ended, sets the open-files soft
+/// limit back to what streamup was started with, and `execvp`s the command. The pid streamup holds is
 /// then the command's, with the same arguments, environment, descriptors and signal state:
 /// what the command's status, output and the signals passed on to it do is unchanged.
 ///
@@ -35,7 +36,8 @@ enum ExecShim {
     static func run(_ process: Process, executable: String, arguments: [String]) throws {
         #if os(Linux)
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe")
-        process.arguments = [marker, String(getpid()), executable] + arguments
+        let limit = DescriptorLimit.startedSoftLimit.map { "/\($0)" } ?? ""
+        process.arguments = [marker, "\(getpid())\(limit)", executable] + arguments
         try spawner.run(process)
         #else
         process.executableURL = URL(fileURLWithPath: executable)
@@ -49,13 +51,19 @@ enum ExecShim {
     static func execIfAsked() {
         #if os(Linux)
         let arguments = CommandLine.arguments
-        guard arguments.count >= 4, arguments[1] == marker, let parent = pid_t(arguments[2]) else { return }
+        // The parent's pid, and the open-files soft limit it was started with: `PID/LIMIT`.
+        let parentWords = arguments.count >= 4 ? arguments[2].split(separator: "/") : []
+        guard arguments.count >= 4, arguments[1] == marker, let parent = parentWords.first.flatMap({ pid_t($0) }) else { return }
+        let startedSoftLimit = parentWords.count > 1 ? UInt64(parentWords[1]) : nil
         let command = Array(arguments[3...])
         guard streamup_set_parent_death_signal(SIGTERM) == 0 else {
             fail(command, "cannot ask for a signal when streamup ends: \(String(cString: strerror(errno)))")
         }
         // Started by a streamup that has ended meanwhile: the death signal will never come.
         guard getppid() == parent else { _exit(128 + SIGTERM) }
+        // The command gets the open-files limit streamup was started with, not the one it
+        // raised for itself: a program that uses select(2) breaks past 1,024.
+        if let soft = startedSoftLimit { DescriptorLimit.restore(softLimit: soft) }
         let argv = command.map { strdup($0) } + [nil]
         execvp(command[0], argv)
         fail(command, String(cString: strerror(errno)))

@@ -5,11 +5,10 @@ import StreamUpHTTP
 import Glibc
 #endif
 
-/// Turns SIGINT, SIGTERM and SIGHUP into a graceful stop: the first one calls `onFirst` with
-/// the signal's name, a second SIGINT/SIGTERM prints what `onSecond` says was lost (one line)
-/// and exits at once with status 130. A SIGHUP after the first signal changes nothing: a closed
-/// terminal or ssh session often sends two (the kernel's to the foreground job, then the
-/// shell's to each of its jobs), and the stop they ask for is already under way.
+/// Every signal streamup takes, in one place. SIGINT, SIGTERM and SIGHUP are delivered as a
+/// ``Signal`` to one handler (``install(_:)``), in order, on one serial queue; what they mean is
+/// the handler's: a command alone stops on the first (``installStop(onFirst:onSecond:)``),
+/// `streamup run` reloads on SIGHUP and hands stops to its supervision.
 ///
 /// Signals that mean nothing to streamup and would end it by default (SIGUSR1, SIGUSR2,
 /// SIGALRM: a stray `kill -USR1` meant for another program, a wrapper's alarm) are ignored for
@@ -21,10 +20,33 @@ import Glibc
 /// Thread safety: handlers run on a private serial queue; the sources are kept alive in a
 /// global that is written once, before any signal can arrive.
 enum SignalHandling {
+    /// A signal streamup acts on.
+    ///
+    /// Thread safety: a value type.
+    enum Signal: Sendable, CaseIterable {
+        case interrupt, terminate, hangUp
+
+        var number: Int32 {
+            switch self {
+            case .interrupt: SIGINT
+            case .terminate: SIGTERM
+            case .hangUp: SIGHUP
+            }
+        }
+
+        var name: String {
+            switch self {
+            case .interrupt: "SIGINT"
+            case .terminate: "SIGTERM"
+            case .hangUp: "SIGHUP"
+            }
+        }
+    }
+
     nonisolated(unsafe) private static var sources: [DispatchSourceSignal] = []
     private static let queue = DispatchQueue(label: "streamup.signals")
 
-    /// What the first signal's line ends with.
+    /// What the first stop's line ends with.
     static let secondStops = "(a second SIGINT/SIGTERM stops at once)"
 
     /// The signals a started command must get back at their defaults (`env --default-signal=`):
@@ -44,27 +66,33 @@ enum SignalHandling {
         }
     }
 
-    /// Installs the handlers; call once, from the main thread, before starting work.
-    /// - Parameters:
-    ///   - onFirst: the graceful stop, given the signal ("SIGINT", "SIGTERM", "SIGHUP") and its
-    ///     number.
-    ///   - onSecond: what the abort loses or where it is kept, one line for stderr (nil: nothing
-    ///     to say); called on a second SIGINT/SIGTERM, right before the exit.
-    static func install(onFirst: @escaping @Sendable (_ name: String, _ number: Int32) -> Void, onSecond: @escaping @Sendable () -> String? = { nil }) {
-        let count = SignalCounter()
-        for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM"), (SIGHUP, "SIGHUP")] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler {
-                if count.increment() == 1 {
-                    onFirst(name, number)
-                } else if number != SIGHUP {
-                    if let line = onSecond() { Terminal.error("\(name) again: stopped at once; \(line)") }
-                    exit(ExitStatus.interrupted)
-                }
-            }
+    /// Delivers SIGINT, SIGTERM and SIGHUP to `handler`, one at a time, in the order they came;
+    /// call once, from the main task, before starting work.
+    static func install(_ handler: @escaping @Sendable (Signal) -> Void) {
+        for each in Signal.allCases {
+            signal(each.number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: each.number, queue: queue)
+            source.setEventHandler { handler(each) }
             source.resume()
             sources.append(source)
+        }
+    }
+
+    /// A command alone: the first SIGINT, SIGTERM or SIGHUP calls `onFirst` with the signal's
+    /// name and number; a second SIGINT/SIGTERM prints what `onSecond` says was lost (one line;
+    /// nil: nothing to say) and exits at once with status 130. A SIGHUP after the first signal
+    /// changes nothing: a closed terminal or ssh session often sends two (the kernel's to the
+    /// foreground job, then the shell's to each of its jobs), and the stop they ask for is
+    /// already under way.
+    static func installStop(onFirst: @escaping @Sendable (_ name: String, _ number: Int32) -> Void, onSecond: @escaping @Sendable () -> String? = { nil }) {
+        let count = SignalCounter()
+        install { signal in
+            if count.increment() == 1 {
+                onFirst(signal.name, signal.number)
+            } else if signal != .hangUp {
+                if let line = onSecond() { Terminal.error("\(signal.name) again: stopped at once; \(line)") }
+                exit(ExitStatus.interrupted)
+            }
         }
     }
 }

@@ -1,22 +1,30 @@
 import Foundation
 
-/// `streamup run [--metrics [ADDR:]PORT] FILE`: the pipelines of a file in one process.
+/// `streamup run [--check] [--metrics [ADDR:]PORT] FILE`: the pipelines of a file in one process.
 ///
 /// Thread safety: a value type.
 struct RunOptions: Sendable, Equatable {
     var file = ""
     var metrics = MetricsOptions()
+    /// Check FILE and exit, running nothing.
+    var check = false
 
-    static let table: [OptionSpec<RunOptions>] = MetricsOptions.table.map { $0.lifted(\RunOptions.metrics) }
+    static let table: [OptionSpec<RunOptions>] =
+        [
+            .flag("--check", group: .output, help: "check FILE (every line, URL, state and spool directory, file to follow) and exit") {
+                $0.check = true
+            }
+        ] + MetricsOptions.table.map { $0.lifted(\RunOptions.metrics) }
 
     static let help = """
-        usage: streamup run [--metrics [ADDR:]PORT] FILE
+        usage: streamup run [--check] [--metrics [ADDR:]PORT] FILE
 
         Runs every pipeline of FILE in one process. Each line that is not blank and does not
         start with # is one pipeline, in the words of a streamup command (tail, heartbeat,
-        journal), with \\ at a line's end continuing it and ${NAME} taken from the environment
-        (an unset NAME is refused, naming the line); --name NAME names a pipeline (default:
-        its line number; stderr lines start with it):
+        journal) with its receiver's http:// or https:// URL, with \\ at a line's end
+        continuing it. Words are quoted as in a shell, and ${NAME} is taken from the
+        environment wherever it stands, in single quotes too ($$ writes a $; an unset or empty
+        NAME is refused, naming the line, never showing a value):
 
             # /etc/streamup/pipelines.conf
             tail '/var/log/app/*.log' --state /var/lib/streamup/app.state --to loki \\
@@ -24,21 +32,36 @@ struct RunOptions: Sendable, Equatable {
             journal --name journal --state /var/lib/streamup/journal.state \\
               --to loki https://loki.example/loki/api/v1/push
 
+          - a pipeline is known by --name NAME, or else by its command and what it reads
+            (tail '/var/log/app/*.log' above); stderr lines start with the name; two lines
+            with one name are refused (give one a --name);
           - each pipeline has its own buffer, spool, state file and stream; one that fails
-            (its receiver refuses, its files vanish) never stops the others;
+            (at start, or its receiver refuses) stays ended, says so, and is named by
+            /health, and never stops the others;
           - a pipeline keeps retrying through an outage of any length (unless its line gives
             --retries or --retry-max-time);
-          - SIGHUP reads FILE again: pipelines whose line is unchanged go on untouched, removed
-            ones stop as on SIGTERM (they deliver what they hold within --shutdown-timeout and
-            save their state), new ones start; a FILE that does not parse is refused whole with
-            one line naming the line, and the running pipelines go on;
+          - SIGHUP reads FILE again: unchanged pipelines go on untouched, removed and changed
+            ones stop as on SIGTERM (they deliver what they hold within --shutdown-timeout
+            and save their state), new, changed and ended ones start, each once its earlier
+            copy has let go of its state and spool; one line names what started, changed and
+            stopped; a FILE that does not parse is refused whole, one line per bad line, and
+            the running pipelines go on;
           - SIGINT/SIGTERM stop every pipeline that way; a second one stops at once;
-          - --metrics serves every pipeline's series with a pipeline="NAME" label, and /health
-            answers 503 while any pipeline's delivery has failed for --unhealthy-after.
+          - --check reads FILE and checks it without running it: every line parses, every
+            pipeline has an http(s) URL, state and spool directories exist and are writable,
+            files and directories to follow are readable by this user;
+          - --metrics serves every pipeline's series with a pipeline="NAME" label and its
+            phase (streamup_pipeline_up, streamup_pipeline_state); /health answers 503 naming
+            each pipeline that ended in failure or whose delivery has failed for
+            --unhealthy-after;
+          - the soft limit of open files is raised to the hard one; FILE is refused when its
+            pipelines need more, with a line naming the limit (LimitNOFILE= in a unit).
 
         \(helpLines(for: table))
-        exit status: 0 when every pipeline delivered what it read; 1 when one ended otherwise;
-        2 for a FILE that cannot be read or parsed at the start.
+        exit status: 0 when every pipeline delivered what it read; 1 when one ended otherwise
+        (run ends by itself only when every pipeline has ended); 64 for a FILE that cannot be
+        read, parsed or run within the open-files limit (each problem one line), or that
+        --check finds wrong; 130 for a second SIGINT/SIGTERM.
         """
 }
 

@@ -1,54 +1,43 @@
 import Foundation
 import StreamUp
+import StreamUpHTTP
 import StreamUpSink
 import StreamUpSystem
 
-/// Runs `streamup run FILE`: starts each pipeline of the file as a task of its own (bound to its
-/// ``PipelineContext``), reloads the file on SIGHUP, stops all on SIGINT/SIGTERM and ends once
-/// every pipeline has ended.
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs `streamup run FILE`: reads the file (refused whole, one line per problem, exit 64),
+/// checks it fits the open-files limit, serves `--metrics`, hands the pipelines to a
+/// ``RunSupervisor`` and the signals to it (SIGHUP reads the file again), and exits with the
+/// status the supervision decides. `--check` only checks the file (``PipelineCheck``).
 ///
-/// Thread safety: `state` is a `Mutex`; pipelines are started, stopped and awaited outside it.
-final class RunRunner: Sendable {
-    /// A pipeline running: what it was made from, its context and its task.
-    private struct Running {
-        var pipeline: PipelineFile.Pipeline
-        var context: PipelineContext
-        var task: Task<Void, Never>
-    }
-
-    private struct State {
-        var running: [String: Running] = [:]
-        var stopping = false
-        var failed: [String] = []
-        var done: CheckedContinuation<Void, Never>?
-        var ended = false
-    }
-
-    let file: String
-    private let state = Mutex(State())
-
-    init(file: String) {
-        self.file = file
-    }
-
+/// Thread safety: runs on the main task; signals arrive on ``SignalHandling``'s queue.
+enum RunRunner {
     static func run(_ options: RunOptions) async -> Int32 {
-        let runner = RunRunner(file: options.file)
-        let first: PipelineFile
-        do {
-            first = try runner.load()
-        } catch {
-            Terminal.error("run: \(options.file): \(error)")
+        let name = options.file
+        let text: String
+        switch read(name) {
+        case .success(let read): text = read
+        case .failure(let problem):
+            Terminal.error("run: \(problem.message)")
             return ExitStatus.usage
         }
-        guard !first.pipelines.isEmpty else {
-            Terminal.error("run: \(options.file) has no pipeline (each line that is not blank or a # comment is one)")
+        let environment = ProcessInfo.processInfo.environment
+        if options.check { return check(text, name: name, environment: environment) }
+        let file: PipelineFile
+        switch load(text, name: name, environment: environment) {
+        case .success(let loaded): file = loaded
+        case .failure(let refusal):
+            for problem in refusal.problems { Terminal.error("run: \(said(problem, in: name))") }
             return ExitStatus.usage
         }
-        var server: SinkServer?
+        let supervisor = RunSupervisor()
+        let metrics = RunMetrics(supervisor: supervisor, unhealthyAfter: options.metrics.unhealthyAfter)
+        let server: SinkServer?
         do {
-            server = try options.metrics.server(responder: { method, target in
-                runner.metricsAnswer(method, target, unhealthyAfter: options.metrics.unhealthyAfter)
-            })
+            server = try options.metrics.server(responder: { method, target in metrics.answer(method, target) })
             if let server, options.metrics.port == 0 {
                 Terminal.error("serving metrics on \(server.urlString)metrics and health on \(server.urlString)health")
             }
@@ -57,192 +46,79 @@ final class RunRunner: Sendable {
             return ExitStatus.usage
         }
         defer { server?.stop() }
-        RunSignals.install(reload: { runner.reload() }, stop: { name in runner.stopAll(signal: name) })
-        runner.apply(first)
-        await runner.waitUntilAllEnded()
-        let failed = runner.state.withLock { $0.failed }
-        return failed.isEmpty ? ExitStatus.success : ExitStatus.httpFailure
-    }
-
-    /// The file, parsed.
-    func load() throws -> PipelineFile {
-        let text: String
-        do {
-            text = try String(contentsOfFile: file, encoding: .utf8)
-        } catch {
-            throw PipelineFile.Problem(line: 0, message: "cannot be read: \((error as NSError).localizedDescription)")
+        SignalHandling.install { signal in
+            switch signal {
+            case .hangUp: reload(name, into: supervisor)
+            case .interrupt, .terminate: supervisor.stop(signal: signal.name)
+            }
         }
-        return try PipelineFile.parse(text, environment: ProcessInfo.processInfo.environment)
+        supervisor.load(file)
+        return await supervisor.run()
     }
 
-    /// SIGHUP: the file again; unchanged pipelines go on, removed ones stop, new ones start.
-    func reload() {
+    /// SIGHUP: the file again; refused whole (the running pipelines go on) when it cannot be
+    /// read, parsed or run within the open-files limit.
+    private static func reload(_ name: String, into supervisor: RunSupervisor) {
+        let loaded = read(name).mapError { PipelineFile.Refusal(problems: [$0]) }.flatMap { text in
+            load(text, name: name, environment: ProcessInfo.processInfo.environment)
+        }
+        switch loaded {
+        case .success(let file):
+            supervisor.reload(file)
+        case .failure(let refusal):
+            for problem in refusal.problems { Terminal.error("run: reload refused, the pipelines running go on: \(said(problem, in: name))") }
+        }
+    }
+
+    /// The pipelines of `text`, or every problem: a line that does not parse, a file with no
+    /// pipeline, more pipelines than the open-files limit takes (line 0: the whole file).
+    static func load(_ text: String, name: String, environment: [String: String]) -> Result<PipelineFile, PipelineFile.Refusal> {
         let file: PipelineFile
         do {
-            file = try load()
+            file = try PipelineFile.parse(text, environment: environment)
         } catch {
-            Terminal.error("run: reload refused, the pipelines running go on: \(self.file): \(error)")
-            return
+            return .failure(error)
         }
-        Terminal.error("run: reloading \(self.file)")
-        apply(file)
+        guard !file.pipelines.isEmpty else {
+            return .failure(PipelineFile.Refusal(problems: [whole("\(name) has no pipeline (each line that is not blank or a # comment is one)")]))
+        }
+        if let refusal = OpenFileBudget.refusal(file, limit: DescriptorLimit.current, name: name) {
+            return .failure(PipelineFile.Refusal(problems: [whole(refusal)]))
+        }
+        return .success(file)
     }
 
-    /// Stops the pipelines `file` does not have (or has changed), starts the ones it adds.
-    private func apply(_ file: PipelineFile) {
-        let (removed, added) = state.withLock { state -> ([Running], [PipelineFile.Pipeline]) in
-            guard !state.stopping else { return ([], []) }
-            let removed = state.running.values.filter { running in !file.pipelines.contains { $0.isSame(as: running.pipeline) } }
-            let added = file.pipelines.filter { pipeline in state.running[pipeline.name].map { !$0.pipeline.isSame(as: pipeline) } ?? true }
-            return (removed, added)
+    /// The text of the file `name`, or one line saying why it cannot be read.
+    static func read(_ name: String) -> Result<String, PipelineFile.Problem> {
+        var status = stat()
+        guard stat(name, &status) == 0 else { return .failure(whole("cannot read \(name): \(String(cString: strerror(errno)))")) }
+        guard status.st_mode & S_IFMT != S_IFDIR else { return .failure(whole("cannot read \(name): it is a directory, not a pipelines file")) }
+        guard let data = FileManager.default.contents(atPath: name) else {
+            let reason = access(name, R_OK) == 0 ? "it cannot be read" : String(cString: strerror(errno))
+            return .failure(whole("cannot read \(name): \(reason)"))
         }
-        for running in removed {
-            Terminal.error("run: stopping pipeline \(running.context.name) (line \(running.pipeline.line)): it is no longer in the file as it was")
-            stop(running)
-        }
-        for pipeline in added { start(pipeline, after: removed.first { $0.context.name == pipeline.name }?.task) }
+        guard let text = String(data: data, encoding: .utf8) else { return .failure(whole("cannot read \(name): it is not UTF-8 text")) }
+        return .success(text)
     }
 
-    /// Starts `pipeline` (once `earlier`, a pipeline of the same name being stopped, has ended).
-    private func start(_ pipeline: PipelineFile.Pipeline, after earlier: Task<Void, Never>?) {
-        let context = PipelineContext(name: pipeline.name)
-        let task = Task {
-            await earlier?.value
-            let status = await PipelineContext.$current.withValue(context) { await Self.runCommand(pipeline.command) }
-            self.ended(pipeline.name, context: context, status: status)
-        }
-        state.withLock { $0.running[pipeline.name] = Running(pipeline: pipeline, context: context, task: task) }
+    /// `--check`: every problem of the file, one line each; 0 when there is none.
+    private static func check(_ text: String, name: String, environment: [String: String]) -> Int32 {
+        var problems = PipelineCheck.problems(of: text, environment: environment)
+        if problems.isEmpty, case .failure(let refusal) = load(text, name: name, environment: environment) { problems = refusal.problems }
+        for problem in problems { Terminal.error("run --check: \(said(problem, in: name))") }
+        guard problems.isEmpty else { return ExitStatus.usage }
+        let count = (try? PipelineFile.parse(text, environment: environment))?.pipelines.count ?? 0
+        Terminal.error("run --check: \(name): \(counted(count, "pipeline")), no problem found")
+        return ExitStatus.success
     }
 
-    private static func runCommand(_ command: Command) async -> Int32 {
-        switch command {
-        case .tail(let options): await TailRunner.run(options)
-        case .journal(let options): await JournalRunner.run(options)
-        case .heartbeat(let options): await HeartbeatRunner.run(options)
-        case .help, .version, .upload, .sink, .run: ExitStatus.usage
-        }
+    /// `FILE: line N: message`, or the message of a problem of the whole file.
+    private static func said(_ problem: PipelineFile.Problem, in name: String) -> String {
+        problem.line > 0 ? "\(name): \(problem)" : problem.message
     }
 
-    /// Stops one pipeline as SIGTERM would: it delivers what it holds within its shutdown
-    /// timeout, then is stopped at once.
-    private func stop(_ running: Running) {
-        running.context.stop()
-        let timeout = running.pipeline.shutdownTimeout
-        let context = running.context
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout.seconds) { context.abort() }
-    }
-
-    /// SIGINT/SIGTERM: every pipeline stops.
-    func stopAll(signal name: String) {
-        let running = state.withLock { state in
-            state.stopping = true
-            return Array(state.running.values)
-        }
-        Terminal.error("stopping (\(name)): \(running.count) pipelines deliver what they hold \(SignalHandling.secondStops)")
-        for pipeline in running { stop(pipeline) }
-        finishIfIdle()
-    }
-
-    /// A pipeline's task ended with `status`.
-    private func ended(_ name: String, context: PipelineContext, status: Int32) {
-        state.withLock { state in
-            if state.running[name]?.context === context { state.running[name] = nil }
-            if status != ExitStatus.success { state.failed.append(name) }
-        }
-        if status != ExitStatus.success || !context.wasStopped {
-            PipelineContext.$current.withValue(context) {
-                Terminal.error("pipeline ended (exit status \(status)); the others go on")
-            }
-        }
-        finishIfIdle()
-    }
-
-    /// Ends the wait once no pipeline runs.
-    private func finishIfIdle() {
-        let done = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard state.running.isEmpty else { return nil }
-            state.ended = true
-            defer { state.done = nil }
-            return state.done
-        }
-        done?.resume()
-    }
-
-    private func waitUntilAllEnded() async {
-        await withCheckedContinuation { continuation in
-            let now = state.withLock { state -> Bool in
-                if state.ended || state.running.isEmpty { return true }
-                state.done = continuation
-                return false
-            }
-            if now { continuation.resume() }
-        }
-    }
-
-    // MARK: Metrics
-
-    /// `/metrics`: every pipeline's series labelled `pipeline="NAME"`; `/health`: 503 while any
-    /// pipeline's delivery has failed for `unhealthyAfter`.
-    func metricsAnswer(_ method: String, _ target: String, unhealthyAfter: Duration) -> SinkAnswer {
-        let pipelines = state.withLock { state in state.running.values.map { ($0.context.name, $0.context.metrics) } }.sorted { $0.0 < $1.0 }
-        let path = target.split(separator: "?", maxSplits: 1).first.map(String.init) ?? target
-        switch (method, path) {
-        case ("GET", "/metrics"), ("HEAD", "/metrics"):
-            let texts = pipelines.compactMap { name, metrics in metrics.map { (name, $0.exposition()) } }
-            return SinkAnswer(status: 200, contentType: Metrics.contentType, body: Self.merged(texts))
-        case ("GET", "/health"), ("HEAD", "/health"):
-            let failing = pipelines.compactMap { name, metrics -> String? in
-                guard let metrics, metrics.failingFor() >= unhealthyAfter else { return nil }
-                return name
-            }
-            guard failing.isEmpty else { return SinkAnswer(status: 503, body: "delivery failing: \(failing.joined(separator: ", "))\n") }
-            return SinkAnswer(status: 200, body: "ok\n")
-        default:
-            return SinkAnswer(status: 404, body: "not found: /metrics and /health are served here\n")
-        }
-    }
-
-    /// The expositions of several pipelines as one: each family's HELP and TYPE once, each
-    /// sample with the label `pipeline="NAME"` first.
-    static func merged(_ texts: [(name: String, text: String)]) -> String {
-        var order: [String] = []
-        var headers: [String: [String]] = [:]
-        var samples: [String: [String]] = [:]
-        for (name, text) in texts {
-            var family = ""
-            for line in text.split(separator: "\n").map(String.init) {
-                if line.hasPrefix("# ") {
-                    family = line.split(separator: " ").dropFirst(2).first.map(String.init) ?? family
-                    if headers[family] == nil { order.append(family) }
-                    if headers[family, default: []].count < 2 { headers[family, default: []].append(line) }
-                    continue
-                }
-                let label = "pipeline=\"\(Metrics.escaped(name))\""
-                let sample: String
-                if let brace = line.firstIndex(of: "{") {
-                    sample = line[...brace] + label + "," + line[line.index(after: brace)...]
-                } else if let space = line.firstIndex(of: " ") {
-                    sample = line[..<space] + "{\(label)}" + line[space...]
-                } else {
-                    continue
-                }
-                samples[family, default: []].append(sample)
-            }
-        }
-        return order.map { family in (headers[family, default: []] + samples[family, default: []]).joined(separator: "\n") + "\n" }.joined()
-    }
-}
-
-extension PipelineFile.Pipeline {
-    /// How long a stopped pipeline may take to deliver what it holds.
-    var shutdownTimeout: Duration {
-        let upload: UploadOptions? =
-            switch command {
-            case .tail(let options): options.upload
-            case .journal(let options): options.upload
-            case .heartbeat(let options): options.upload
-            case .help, .version, .upload, .sink, .run: nil
-            }
-        return upload?.shutdownTimeout ?? UploadOptions.defaultShutdownTimeout
+    /// A problem of the whole file (no line of its own).
+    private static func whole(_ message: String) -> PipelineFile.Problem {
+        PipelineFile.Problem(line: 0, message: message)
     }
 }

@@ -162,12 +162,16 @@ struct SinkOptions: Sendable, Equatable {
         Streams: with --output, a request carrying `Streamup-Stream-Id: ID` and
         `Streamup-Offset: N` (offset of its first body byte in the stream) is merged into
         DIR/stream-ID.body, which holds only the stream's gapless start: bytes already there are
-        dropped, new ones appended once the body is complete. Bodies may come in any order (several
-        in flight): one starting past the end is kept as DIR/stream-ID.N-END.NNNNNNNN-METHOD.aside,
-        answered 200, and joins the file when the gap before it fills (resends and overlaps dropped
-        by offset); kept across a restart. At most 64 MiB or 64 bodies aside per stream, past that 503 with
-        Retry-After: 1 (a body the file can take always passes). The response JSON carries
-        "stream_offset": the stream file's length after the request.
+        dropped, new ones appended once the body is complete. In the file name each byte of ID
+        outside A-Z a-z 0-9 - _ is written %XX (p/q: stream-p%2Fq.body), so every id has its own
+        file; an id over 128 characters so written, or not UTF-8, gets 400. Bodies may come in any
+        order (several in flight): one starting past the end is kept as
+        DIR/stream-ID.N-END.NNNNNNNN-METHOD.aside, answered 200, and joins the file when the gap
+        before it fills (resends and overlaps dropped by offset); kept across a restart. At most
+        64 MiB or 64 bodies aside per stream, and 1 GiB or 1,024 bodies for all streams together;
+        past that 503 with Retry-After: 1 and a JSON error saying which (a body the file can take
+        always passes). The response JSON carries "stream_offset": the stream file's length after
+        the request.
 
         Resumable uploads (IETF draft-ietf-httpbis-resumable-upload, interop version 6; 8 is
         accepted too): a POST with `Upload-Draft-Interop-Version: 6` and `Upload-Complete: ?0`

@@ -47,7 +47,7 @@ enum SinkRunner {
             Terminal.log(listening)
         }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            SignalHandling.install { _, _ in continuation.resume() }
+            SignalHandling.installStop { _, _ in continuation.resume() }
         }
         server.stop()
         return ExitStatus.success

@@ -2,18 +2,19 @@ import Foundation
 import StreamUp
 import StreamUpTail
 
-/// Runs the tail command.
+/// Runs the tail command, alone or as a pipeline of `streamup run` (`supervision`).
 ///
-/// Thread safety: runs on the main task.
+/// Thread safety: runs on the caller's task.
 enum TailRunner {
-    static func run(_ options: TailOptions) async -> Int32 {
+    static func run(_ options: TailOptions, supervision: UploadSession.Supervision = .alone) async -> Int32 {
+        let session = UploadSession(options.upload, supervision: supervision)
         if let problem = startProblem(options) {
-            Terminal.error("tail: \(problem)")
+            session.say("tail: \(problem)")
             return ExitStatus.usage
         }
         // A run that can never read a line ends now, with the reason.
         if let nothing = FileTailer.nothingToFollow(patterns: options.patterns) {
-            Terminal.error("tail: \(nothing)")
+            session.say("tail: \(nothing)")
             return ExitStatus.ioFailure
         }
         // One process per state file, and one that can save it: refused now, before a line is sent.
@@ -21,11 +22,10 @@ enum TailRunner {
         do {
             owner = try options.stateFile.map { try StateFileOwner.claim($0) }
         } catch {
-            Terminal.error("tail: \(error)")
+            session.say("tail: \(error)")
             return ExitStatus.ioFailure
         }
         defer { withExtendedLifetime(owner) {} }
-        let verbose = options.upload.verbose
         let tailer: FileTailer
         do {
             // The records stdin and heartbeat get too (a preset's format unless --format says
@@ -43,16 +43,16 @@ enum TailRunner {
             }
             tailer = try FileTailer(
                 patterns: options.patterns, options: options.tailerOptions,
-                onEvent: { event in UploadRunner.logEvent(event, verbose: verbose) }, format: format, formatFields: formatFields)
+                onEvent: { event in session.log(event) }, format: format, formatFields: formatFields)
         } catch {
-            Terminal.error("tail: \(error)")
+            session.say("tail: \(error)")
             return ExitStatus.usage
         }
-        return await UploadRunner.withTarget(options.upload) { url in
+        return await session.withTarget { url in
             guard options.upload.delivery.singleRequest else {
                 // Acknowledged segments: the uploader keeps the state file (exactly once).
-                return await UploadRunner.upload(
-                    options.upload, to: url, producer: tailer, stateFile: options.stateFile, forgetSourcesAfter: options.forgetAfter
+                return await session.run(
+                    to: url, producer: tailer, stateFile: options.stateFile, forgetSourcesAfter: options.forgetAfter, files: tailer
                 ).status
             }
             // One request: the state moves only when its 2xx acknowledges the whole body.
@@ -60,16 +60,16 @@ enum TailRunner {
                 do {
                     tailer.resume(from: try SourceState.load(from: stateFile)?.sources ?? [])
                 } catch {
-                    Terminal.error("tail: \(error)")
+                    session.say("tail: \(error)")
                     return ExitStatus.usage
                 }
             }
-            let (status, response) = await UploadRunner.upload(options.upload, to: url, producer: tailer)
+            let (status, response) = await session.run(to: url, producer: tailer, files: tailer)
             if let stateFile = options.stateFile, response?.isSuccess == true {
                 do {
                     try SourceState(sources: tailer.positions).save(to: stateFile)
                 } catch {
-                    Terminal.error("tail: cannot save the state file: \(error)")
+                    session.say("tail: cannot save the state file: \(error)")
                     return ExitStatus.ioFailure
                 }
             }

@@ -82,6 +82,12 @@ extension StreamUploader {
             return
                 "\(counted(kept, "byte")) the server did not acknowledge \(kept == 1 ? "is" : "are") kept in \(spool); the next start with --spool \(spool) sends them first\(dropped)"
         }
+        if let state = options.stateFile?.path {
+            // The state file keeps the position of the last acknowledged byte: the next start
+            // reads the rest again from its source.
+            return
+                "\(counted(held, "byte")) read \(held == 1 ? "was" : "were") not acknowledged; the next start with --state \(state) reads \(held == 1 ? "it" : "them") again from \(held == 1 ? "its" : "their") source"
+        }
         return
             "\(counted(held, "byte")) read \(held == 1 ? "was" : "were") not delivered and \(held == 1 ? "is" : "are") lost (--spool DIR keeps them for the next start)"
     }

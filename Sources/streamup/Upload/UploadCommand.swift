@@ -59,6 +59,8 @@ struct UploadOptions: Sendable, Equatable {
         var deadLetterDirectory: String?
         /// The segment options given (they cannot go with --single-request).
         var segmentOptions: [String] = []
+        /// The stream to continue from the state file's positions (`journal --state`; no option).
+        var streamID: String?
     }
 
     static let table: [OptionSpec<UploadOptions>] =
@@ -174,7 +176,7 @@ struct UploadOptions: Sendable, Equatable {
             },
             .value(
                 "--drop", valueName: "REGEX",
-                group: .records, help: "leave out records whose message REGEX matches (repeatable; help records)"
+                group: .records, help: "leave out records whose message REGEX matches (streamup help records)"
             ) { options, value throws(UsageError) in
                 try options.records.addFilterRule(.drop(value))
             },
@@ -185,13 +187,16 @@ struct UploadOptions: Sendable, Equatable {
                 try options.records.addFilterRule(.keep(value))
             },
             .value(
-                "--redact", valueName: "REGEX[=TEMPLATE]",
-                group: .records, help: "replace each match in the message with TEMPLATE (default ***)"
+                "--redact", valueName: "REGEX",
+                group: .records, help: "replace each match in the message with *** (repeatable)"
             ) { options, value throws(UsageError) in
-                guard let equals = value.lastIndex(of: "="), equals != value.startIndex else {
-                    return try options.records.addFilterRule(.redact(value, replacement: "***"))
-                }
-                try options.records.addFilterRule(.redact(String(value[..<equals]), replacement: String(value[value.index(after: equals)...])))
+                try options.records.addFilterRule(.redact(value, template: nil))
+            },
+            .value(
+                "--redact-with", valueName: "TEMPLATE",
+                group: .records, help: "the text that replaces the previous --redact's matches ($1: a group)"
+            ) { options, value throws(UsageError) in
+                try options.records.setRedactionTemplate(value)
             },
             .value(
                 "--compress", valueName: "gzip",

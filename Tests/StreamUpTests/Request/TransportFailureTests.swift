@@ -170,4 +170,19 @@ import FoundationNetworking
             #expect(!line.contains("\n") && !line.contains("URLError"), "\(line)")
         }
     }
+
+    /// A connection that could not be made because the process has no descriptor left is said
+    /// as the open-files limit, not as the network ("check … any firewall"): libcurl says
+    /// "Failed to connect … Couldn't connect to server" for both.
+    @Test func runningOutOfDescriptorsIsNotANetworkFailure() {
+        let text = "Failed to connect to 127.0.0.1 port 8080 after 0 ms: Couldn't connect to server"
+        let url = URL(string: "http://127.0.0.1:8080/")
+        let out = TransportFailure.line(code: -1, text: text, url: url, outOfDescriptors: true)
+        #expect(out.hasPrefix("cannot connect to 127.0.0.1:8080: this process has run out of open files (RLIMIT_NOFILE "), "\(out)")
+        #expect(!out.contains("firewall"))
+        #expect(TransportFailure.line(code: -1, text: text, url: url, outOfDescriptors: false).contains("firewall"))
+        // A failure no descriptor could cause never asks.
+        let certificate = TransportFailure.line(code: -1, text: "SSL certificate problem: self-signed certificate", url: url, outOfDescriptors: true)
+        #expect(certificate.hasPrefix("the TLS certificate"), "\(certificate)")
+    }
 }

@@ -51,7 +51,7 @@ import Testing
             #expect(saved.sources.first?.goneSince == 1_000_000)
             #expect(saved.sources.last?.goneSince == nil)
             // An acknowledgement for a gone source does not bring it back.
-            store.update([a: 600], at: 10) { _ in nil }
+            store.update([a: 600], at: 10) { _, _ in nil }
             clock.now = Date(timeIntervalSince1970: 1_000_000 + 3601)
             try store.save()
             saved = try #require(try SourceState.load(from: file))
@@ -80,7 +80,7 @@ import Testing
     @Test func forgottenSourcesStayForgottenAndIdleCheckpointsWriteNothing() throws {
         let clock = WallClock(Date(timeIntervalSince1970: 1_000_000))
         try withStore(forgetAfter: .seconds(60), clock: clock) { store, file in
-            store.update([a: 500, b: 70], at: 100) { _ in "/logs/b.log" }
+            store.update([a: 500, b: 70], at: 100) { _, _ in "/logs/b.log" }
             store.record(.stopped(a))
             try store.save()
             clock.now = Date(timeIntervalSince1970: 1_000_100)
@@ -88,7 +88,7 @@ import Testing
             #expect(try SourceState.load(from: file)?.sources.map(\.source) == [b])
             // The same checkpoint again: a stays forgotten, and the file is not rewritten.
             try FileManager.default.removeItem(atPath: file)
-            store.update([a: 500, b: 70], at: 100) { _ in nil }
+            store.update([a: 500, b: 70], at: 100) { _, _ in nil }
             try store.save()
             #expect(FileManager.default.fileExists(atPath: file) == false)
             // Followed again: known again.

@@ -118,4 +118,14 @@ import Testing
         #expect(names.name(at: 160) == nil)
         #expect(names.name(at: 170) == nil && names.name(at: 99) == nil)
     }
+
+    /// A journal entry is named after its sequence and number alone, with no time base: the
+    /// same name after a restart into a new stream, so Elasticsearch keeps one document.
+    @Test func journalEntriesAreNamedAfterTheirSequenceNumbers() {
+        let journal = SourceID.sequence("25542b9351e7442194bf7bafb90af8e5")
+        let entries = [SourceIndex.Entry(streamStart: 0, streamEnd: 90, source: journal, start: 5000, end: 5001, verbatim: false)]
+        let names = RecordNames(entries: entries, times: SourceTimes())
+        #expect(names.name(at: 0).map { String(decoding: $0, as: UTF8.self) } == "\(journal.device)-\(journal.inode)-5000-0")
+        #expect(names.name(at: 40).map { String(decoding: $0, as: UTF8.self) } == "\(journal.device)-\(journal.inode)-5000-40")
+    }
 }

@@ -11,6 +11,17 @@ struct Reading: Codable, Hashable {
     let note: String
 }
 
+extension TelemetryEmitter.Options {
+    /// The default options with those given changed.
+    static func with(bufferSize: Int? = nil, whenFull: TelemetryEmitter.WhenFull? = nil, delivery: StreamUploader.Options? = nil) -> Self {
+        var options = Self()
+        if let bufferSize { options.bufferSize = bufferSize }
+        if let whenFull { options.whenFull = whenFull }
+        if let delivery { options.delivery = delivery }
+        return options
+    }
+}
+
 extension InProcessUploads {
     @Suite(.timeLimit(.minutes(2))) struct TelemetryEmitterTests {
         /// With delivery options, records go out in acknowledged segments: through a sink that
@@ -25,7 +36,7 @@ extension InProcessUploads {
                 options.segmentBytes = 8_192
                 options.segmentDuration = .milliseconds(200)
                 options.retry.baseDelay = .milliseconds(10)
-                let emitter = try TelemetryEmitter(url: sink.url, delivery: .segments(options))
+                let emitter = try TelemetryEmitter(url: sink.url, options: .with(delivery: options))
                 for index in 0..<1_000 {
                     try await emitter.emit(Reading(task: 1, index: index, note: "n"))
                 }
@@ -48,7 +59,7 @@ extension InProcessUploads {
             try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
                 // A small buffer forces emitters to wait in line, where interleaving would show.
                 let emitter = try TelemetryEmitter(
-                    url: sink.url.appendingPathComponent("telemetry"), bufferSize: 1024, whenFull: .wait(atMost: .seconds(60)))
+                    url: sink.url.appendingPathComponent("telemetry"), options: .with(bufferSize: 1024, whenFull: .wait(atMost: .seconds(60))))
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for task in 0..<20 {
                         group.addTask {

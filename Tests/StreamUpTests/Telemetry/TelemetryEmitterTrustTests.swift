@@ -31,6 +31,7 @@ extension InProcessUploads {
             options.retry = RetryPolicy(maxRetries: nil)
             options.retry.baseDelay = .seconds(3600)
             options.retry.maxDelay = .seconds(3600)
+            options.retry.maxReconnectDelay = .seconds(3600)
             return options
         }
 
@@ -74,8 +75,8 @@ extension InProcessUploads {
             try await SinkServer.withRunning(SinkConfiguration(outputDirectory: directory.path)) { sink in
                 var options = StreamUploader.Options()
                 options.segmentDuration = .milliseconds(50)
-                let first = try TelemetryEmitter(url: sink.url, delivery: .segments(options))
-                let second = try TelemetryEmitter(url: sink.url, delivery: .segments(options))
+                let first = try TelemetryEmitter(url: sink.url, options: .with(delivery: options))
+                let second = try TelemetryEmitter(url: sink.url, options: .with(delivery: options))
                 for index in 0..<50 {
                     try await first.emit(Reading(task: 1, index: index, note: "heartbeat"))
                     try await second.emit(Reading(task: 2, index: index, note: "event"))
@@ -110,13 +111,14 @@ extension InProcessUploads {
         /// when its deadline passes on the emitter's clock, and the upload is cancelled.
         @Test func finishWithinThrowsAtItsDeadline() async throws {
             let clock = ManualClock()
-            let emitter = try TelemetryEmitter(
-                UploadConfiguration(url: Self.receiverDown), delivery: .segments(Self.patientOptions), clock: clock)
+            let emitter = try TelemetryEmitter(UploadConfiguration(url: Self.receiverDown), options: .with(delivery: Self.patientOptions), clock: clock)
             try await emitter.emit(Reading(task: 0, index: 0, note: "never delivered"))
             let finishing = Task { try await emitter.finish(within: .seconds(5)) }
-            try await waitUntil { clock.sleeperCount == 1 }  // the deadline is set
+            // The deadline is set at 5 s on the clock (the uploader sleeps on it too).
+            let deadline = ManualClock.Instant(offset: .seconds(5))
+            try await waitUntil { clock.deadlines.contains(deadline) }
             clock.advance(by: .seconds(4))
-            #expect(clock.sleeperCount == 1, "finish gave up before its deadline")
+            #expect(clock.deadlines.contains(deadline), "finish gave up before its deadline")
             clock.advance(by: .seconds(1))
             let outcome = await finishing.result
             #expect((outcome.error as? StreamUpError)?.code == .timedOut, "finish ended with \(outcome)")
@@ -128,11 +130,10 @@ extension InProcessUploads {
         /// emitter is still usable afterwards.
         @Test func flushWithinThrowsAtItsDeadline() async throws {
             let clock = ManualClock()
-            let emitter = try TelemetryEmitter(
-                UploadConfiguration(url: Self.receiverDown), delivery: .segments(Self.patientOptions), clock: clock)
+            let emitter = try TelemetryEmitter(UploadConfiguration(url: Self.receiverDown), options: .with(delivery: Self.patientOptions), clock: clock)
             try await emitter.emit(Reading(task: 0, index: 0, note: "pending"))
             let flushing = Task { try await emitter.flush(within: .seconds(2)) }
-            try await waitUntil { clock.sleeperCount == 1 }
+            try await waitUntil { clock.deadlines.contains(ManualClock.Instant(offset: .seconds(2))) }
             clock.advance(by: .seconds(2))
             let outcome = await flushing.result
             #expect((outcome.error as? StreamUpError)?.code == .timedOut, "flush ended with \(outcome)")
@@ -169,7 +170,7 @@ extension InProcessUploads {
                 #expect(try await flushed.finish() == nil)
                 #expect(sink.requests.isEmpty, "an empty request was sent: \(sink.requests)")
             }
-            let down = try TelemetryEmitter(UploadConfiguration(url: Self.receiverDown), delivery: .segments(Self.patientOptions))
+            let down = try TelemetryEmitter(UploadConfiguration(url: Self.receiverDown), options: .with(delivery: Self.patientOptions))
             #expect(try await down.finish(within: .seconds(60)) == nil)
         }
 
@@ -179,11 +180,9 @@ extension InProcessUploads {
         @Test func dropsAreCountedAndReportedOncePerInterval() async throws {
             let clock = ManualClock()
             let recorder = EventRecorder<UploadEvent>()
-            var configuration = UploadConfiguration(url: Self.receiverDown)
-            configuration.bufferSize = 4096
             let emitter = try TelemetryEmitter(
-                configuration, delivery: .segments(Self.patientOptions), whenFull: .dropNewest, clock: clock,
-                dropReportInterval: .seconds(10), onEvent: recorder.handler)
+                UploadConfiguration(url: Self.receiverDown), options: .with(bufferSize: 4096, whenFull: .dropNewest, delivery: Self.patientOptions),
+                clock: clock, dropReportInterval: .seconds(10), onEvent: recorder.handler)
             let record = Reading(task: 0, index: 0, note: String(repeating: "z", count: 100))
             let accepted = (0..<100).filter { _ in emitter.tryEmit(record) }.count
             #expect(accepted > 0 && accepted < 100)
@@ -201,12 +200,12 @@ extension InProcessUploads {
             emitter.cancel()
         }
 
-        /// With segments, a record longer than the buffer (the most a segment may hold) is refused
+        /// A record longer than the buffer (then the most a record may be) is refused
         /// whole by `emit` and dropped by `tryEmit`, never split into broken JSON; the records
         /// around it arrive.
         @Test func aRecordLongerThanTheBufferIsRefusedWhole() async throws {
             try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
-                let emitter = try TelemetryEmitter(url: sink.url, bufferSize: 1024)
+                let emitter = try TelemetryEmitter(url: sink.url, options: .with(bufferSize: 1024))
                 let long = Reading(task: 0, index: 1, note: String(repeating: "l", count: 2000))
                 try await emitter.emit(Reading(task: 0, index: 0, note: "before"))
                 await #expect(throws: StreamUpError.self) { try await emitter.emit(long) }
@@ -257,6 +256,38 @@ extension InProcessUploads {
             }
         }
 
+        /// Credentials that rotate: `headerProvider` is asked for the header fields of every
+        /// request, retries included, so a token the app renews goes out on the next request.
+        /// Here the receiver refuses the first request 401 (the token expired), which the app
+        /// retries (`retryableStatuses`; by default a 401 stops the emitter for good); the retry
+        /// carries the renewed token. No token appears in an event.
+        @Test func aRenewedTokenGoesOutOnTheNextRequest() async throws {
+            var sinkConfiguration = SinkConfiguration(keepBodiesInMemory: true)
+            sinkConfiguration.faults = SinkFaults(failNextRequests: 1, failStatus: 401)
+            try await SinkServer.withRunning(sinkConfiguration) { sink in
+                let clock = ManualClock()
+                let token = Locked("expired-t0ken")
+                var configuration = UploadConfiguration(url: sink.url)
+                configuration.headerProvider = { [UploadConfiguration.Header(name: "Authorization", value: "Bearer \(token.withLock { $0 })")] }
+                var delivery = StreamUploader.Options()
+                delivery.segmentBytes = 1  // each record goes out at once, not at a segment time on the clock
+                delivery.retry.retryableStatuses.insert(401)
+                let recorder = EventRecorder<UploadEvent>()
+                let emitter = try TelemetryEmitter(configuration, options: .with(delivery: delivery), clock: clock, onEvent: recorder.handler)
+                try await emitter.emit(Reading(task: 0, index: 0, note: "after a renewal"))
+                // The first request is refused and its retry waits on the clock; the app renews
+                // the token meanwhile.
+                try await waitUntil { recorder.all.contains { $0.kind == .retrying } && clock.sleeperCount == 1 }
+                token.withLock { $0 = "renewed-t0ken" }
+                clock.advance(by: .seconds(1))
+                #expect(try await emitter.finish()?.isSuccess == true)
+                let sent = sink.requests.sorted { $0.sequence < $1.sequence }.map { $0.headers.first(named: "Authorization") }
+                #expect(sent == ["Bearer expired-t0ken", "Bearer renewed-t0ken"])
+                #expect(try Self.received(sink).map(\.note) == ["after a renewal"])
+                #expect(!"\(recorder.all)".contains("t0ken"))
+            }
+        }
+
         /// A gzip level zlib refuses is an error when the emitter (or an uploader) is made, not an
         /// uncompressed body labelled `Content-Encoding: gzip`.
         @Test func badGzipLevelIsRefusedAtConstruction() throws {
@@ -280,8 +311,9 @@ extension InProcessUploads {
             try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
                 let clock = ManualClock()
                 var options = StreamUploader.Options()
-                options.segmentDuration = .milliseconds(50)
-                let emitter = try TelemetryEmitter(UploadConfiguration(url: sink.url), delivery: .segments(options), clock: clock)
+                // Each record goes out alone at once: no segment waits for its time on the clock.
+                options.segmentBytes = 1
+                let emitter = try TelemetryEmitter(UploadConfiguration(url: sink.url), options: .with(delivery: options), clock: clock)
                 func lines() -> [[String: Any]] {
                     let body = sink.requests.filter(\.isComplete).sorted { $0.sequence < $1.sequence }.flatMap { $0.body ?? [] }
                     return body.split(separator: UInt8(ascii: "\n")).compactMap {
@@ -292,7 +324,8 @@ extension InProcessUploads {
                 #expect(await eventually { lines().count == 1 })
                 try await emitter.emit(["event": "work"])
                 #expect(await eventually { lines().count == 2 })
-                try await waitUntil { clock.sleeperCount == 1 }  // the heartbeat waits for its next tick
+                // The heartbeat waits for its next tick, the only sleeper on the clock.
+                try await waitUntil { clock.deadlines == [ManualClock.Instant(offset: .seconds(10))] }
                 clock.advance(by: .seconds(10))
                 #expect(await eventually { lines().count == 3 })
                 #expect(try await emitter.finish()?.isSuccess == true)

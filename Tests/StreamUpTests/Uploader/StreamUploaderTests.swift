@@ -27,6 +27,27 @@ struct ChunksProducer: Producer {
 
 struct TestFailure: Error {}
 
+/// Writes `records`, the entries `first`, `first + 1`, … of a sequence source (as the journal
+/// does).
+struct SequenceProducer: PositionedProducer {
+    let records: [String]
+    let source: SourceID
+    let first: Int64
+
+    func resume(from positions: [SourcePosition]) {}
+    func path(of source: SourceID) -> String? { "p" }
+
+    func produce(into writer: StreamWriter) async throws {
+        let (records, source, first) = (records, source, first)
+        try await writer.runBlocking { blocking in
+            for (index, record) in records.enumerated() {
+                let number = first + Int64(index)
+                try blocking.write(Array(record.utf8), mark: SourceMark(source: source, start: number, end: number + 1))
+            }
+        }
+    }
+}
+
 extension InProcessUploads {
     @Suite(.timeLimit(.minutes(2))) struct StreamUploaderTests {
         private func configuration(_ url: URL) -> UploadConfiguration {
@@ -116,6 +137,32 @@ extension InProcessUploads {
             }
             #expect(error?.code == .transport)
             #expect(error?.description.contains("refused") == true)
+        }
+
+        /// With a state file and the bytes in memory, an uploader given the stream id its state
+        /// file saved goes on with that stream at the offset the saved positions stand for (a
+        /// producer that makes the same bytes again from them, the journal, sends them at the
+        /// offsets they had: the sink keeps one copy); another id starts a stream at 0.
+        @Test(arguments: [("journal-1", 12), ("journal-2", 0)])
+        func aStreamNamedAsSavedGoesOnAtItsSavedOffset(id: String, offset: Int) async throws {
+            try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
+                try await withTemporaryDirectory { directory in
+                    let stateFile = directory + "/state.json"
+                    let source = SourceID.sequence("a")
+                    try SourceState(streamID: "journal-1", streamOffset: 12, sources: [SourcePosition(source: source, path: "x", offset: 3)]).save(
+                        to: stateFile)
+                    var options = StreamUploader.Options()
+                    options.stateFile = URL(fileURLWithPath: stateFile)
+                    options.streamID = id
+                    let uploader = try StreamUploader(configuration(sink.url), options: options)
+                    #expect(try await uploader.run(SequenceProducer(records: ["four\n"], source: source, first: 3)).isSuccess)
+                    let request = try #require(sink.requests.first)
+                    #expect(request.headers.first(named: "Streamup-Stream-Id") == id)
+                    #expect(request.headers.first(named: "Streamup-Offset") == "\(offset)")
+                    let saved = try SourceState.load(from: stateFile)
+                    #expect(saved?.streamID == id && saved?.streamOffset == offset + 5 && saved?.sources.first?.offset == 4)
+                }
+            }
         }
 
         /// Bad URLs and methods are refused before anything is sent.

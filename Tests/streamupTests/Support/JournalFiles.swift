@@ -5,9 +5,9 @@ import Testing
 /// Journal files in a temporary directory, written as a journal would: entries in journal
 /// export format, turned into a journal file by Debian's `systemd-journal-remote` (no running
 /// journald needed); `journalctl --directory` (and `streamup journal --directory`) reads them.
-/// Each ``append(_:)`` adds to the same file, as a running journal does. (journalctl 252
-/// cannot follow a directory without entries: "No such boot ID in journal"; a test writes the
-/// first entries before streamup starts.)
+/// Each ``append(_:)`` adds to the same file, as a running journal does; files of other
+/// `name`s in the same directory are other journals (another boot, another host: each has a
+/// sequence-number id of its own).
 ///
 /// Thread safety: a value type; its counter is its own.
 struct JournalFiles {
@@ -44,11 +44,17 @@ struct JournalFiles {
     static let baseMilliseconds: Int64 = (Int64(Date().timeIntervalSince1970) - 60) * 1000
 
     let directory: String
+    /// The file's name in the directory (`NAME.journal`) and the boot its entries name.
+    let name: String
+    let boot: String
     private(set) var written = 0
 
-    /// Files in `directory` (created if need be) that hold `written` entries already.
-    init(directory: String, written: Int = 0) throws {
+    /// The file `name` in `directory` (created if need be) that holds `written` entries already,
+    /// of boot `boot` (32 hexadecimal digits).
+    init(directory: String, name: String = "app", boot: String = "0123456789abcdef0123456789abcdef", written: Int = 0) throws {
         self.directory = directory
+        self.name = name
+        self.boot = boot
         self.written = written
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }
@@ -63,16 +69,16 @@ struct JournalFiles {
             let microseconds = Self.milliseconds(of: written) * 1000
             written += 1
             export += Array("__REALTIME_TIMESTAMP=\(microseconds)\n__MONOTONIC_TIMESTAMP=\(written)\n".utf8)
-            export += Array("_BOOT_ID=0123456789abcdef0123456789abcdef\n_HOSTNAME=\(Self.host)\nSYSLOG_IDENTIFIER=app\n".utf8)
+            export += Array("_BOOT_ID=\(boot)\n_HOSTNAME=\(Self.host)\nSYSLOG_IDENTIFIER=app\n".utf8)
             export += Array("_SYSTEMD_UNIT=\(entry.unit)\nPRIORITY=\(entry.priority)\n".utf8)
             // The binary form (name, newline, little-endian 64-bit length, bytes) carries any bytes.
             export += Array("MESSAGE\n".utf8)
             withUnsafeBytes(of: UInt64(entry.message.count).littleEndian) { export += $0 }
             export += entry.message + [0x0A, 0x0A]
         }
-        let input = directory + "/entries.export"
+        let input = directory + "/\(name).export"
         try Data(export).write(to: URL(fileURLWithPath: input))
-        let result = try ExternalTool.run([Self.remote, "--output=\(directory)/app.journal", input])
+        let result = try ExternalTool.run([Self.remote, "--output=\(directory)/\(name).journal", input])
         try #require(result.status == 0, "systemd-journal-remote: \(result.errorText)")
     }
 }

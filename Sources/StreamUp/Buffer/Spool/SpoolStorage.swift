@@ -110,7 +110,7 @@ final class SpoolStorage: ReplayStorage, @unchecked Sendable {
     /// record: a copy taken before another change can never be written after it.
     let recordWrites = Mutex(())
     /// Where the producer's bytes wait between `writableSpace` and `commit` (and, while the
-    /// disk is full, until a commit works: the buffer holds them, ``ReplayBuffer/Held``).
+    /// disk is full, until a commit works: the buffer holds them, its log's held write, ``ReplayLog/Write/held(_:)``).
     private let staging: UnsafeMutableRawBufferPointer
     /// Whether the disk has room as the writes find it, and whether `stream.json` waits to be
     /// written because it had none; guarded by its own lock (nothing is called under it).

@@ -1,22 +1,8 @@
 import StreamUpSystem
 
-/// The clock a ``TelemetryEmitter`` measures its deadlines, heartbeat ticks and drop reports
-/// on: the continuous clock, or a test's manual one. Times are durations since the emitter
-/// was made.
-///
-/// Thread safety: immutable; callable from any task.
-struct TelemetryClock: Sendable {
-    /// Time since the emitter was made.
-    let elapsed: @Sendable () -> Duration
-    /// Sleeps until `elapsed` reaches the given value; throws `CancellationError` when cancelled.
-    let sleep: @Sendable (_ untilElapsed: Duration) async throws -> Void
-
-    init<C: Clock>(_ clock: C) where C.Duration == Duration {
-        let origin = clock.now
-        elapsed = { origin.duration(to: clock.now) }
-        sleep = { try await clock.sleep(until: origin.advanced(by: $0), tolerance: nil) }
-    }
-
+/// The deadlines of ``TelemetryEmitter/flush(within:)`` and ``TelemetryEmitter/finish(within:)``,
+/// on the emitter's clock (the continuous clock, or a test's manual one).
+extension UploadClock {
     /// Runs `operation` and returns what it returns, or throws ``StreamUpError`` (`.timedOut`,
     /// `message`) once `timeout` has passed first. The operation then goes on on its own (it
     /// must end when the upload ends); `onTimeout` runs before the error is thrown.
@@ -25,7 +11,7 @@ struct TelemetryClock: Sendable {
         _ operation: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         let outcome = FirstOutcome<T>()
-        let end = elapsed() + timeout
+        let end = now.advanced(by: timeout)
         Task {
             do {
                 outcome.settle(.success(try await operation()))
@@ -33,8 +19,8 @@ struct TelemetryClock: Sendable {
                 outcome.settle(.failure(error))
             }
         }
-        let timer = Task { [sleep] in
-            guard (try? await sleep(end)) != nil else { return }
+        let timer = Task { [self] in
+            guard (try? await sleep(until: end)) != nil else { return }
             onTimeout()
             outcome.settle(.failure(StreamUpError(.timedOut, message)))
         }
