@@ -272,11 +272,11 @@ import Testing
     @Test func recordNumbersBecomeStreamOffsets() {
         let records = [100..<110, 110..<125, 125..<140]
         let splunk = PartialFailure(rejected: [.init(index: 1, reason: "bad")], unprocessedFrom: 2, summary: "s")
-        let partial = StreamUploader.offsets(of: splunk, records: records, carried: 100..<140)
+        let partial = splunk.offsets(records: records, carried: 100..<140)
         #expect(partial.rejection?.records == [.init(range: 110..<125, reason: "bad")])
         #expect(partial.rejection?.whole == false && partial.unprocessedFrom == 125)
-        let outside = StreamUploader.offsets(
-            of: PartialFailure(rejected: [.init(index: 3, reason: "bad")], summary: "s"), records: records, carried: 100..<140)
+        let outside = PartialFailure(rejected: [.init(index: 3, reason: "bad")], summary: "s").offsets(
+            records: records, carried: 100..<140)
         #expect(outside.rejection?.whole == true && outside.rejection?.records.map(\.range) == [100..<140])
     }
 }
