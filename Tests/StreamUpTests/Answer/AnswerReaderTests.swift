@@ -203,6 +203,25 @@ import Testing
                 == [1])
     }
 
+    /// A request's entries go to several streams (one per host and shard), and Loki groups its
+    /// errors by their text, which names the stream: groups that name one length (or one
+    /// second) in different streams together account for the entries of that length.
+    @Test func lokiGroupsOfSeveralStreamsAreFoundTogether() {
+        let lines = ["short", String(repeating: "x", count: 300), "ok", String(repeating: "y", count: 300), String(repeating: "z", count: 300)]
+        let stream = { (shard: Int) in "for stream '{host=\"h\", job=\"x\", streamup_shard=\"\(shard)\"}'" }
+        let body =
+            "2 errors like: max entry size '256' bytes exceeded \(stream(3)) while adding an entry with length '300' bytes; "
+            + "1 errors like: max entry size '256' bytes exceeded \(stream(5)) while adding an entry with length '300' bytes\n"
+        let failure = AnswerReader.loki.partialFailure(in: response(400, body), records: lokiLines(lines))
+        #expect(failure?.rejected.map(\.index) == [1, 3, 4] && failure?.unidentified == 0, "\(String(describing: failure))")
+        let times: [Int64] = [1_700_000_000_100_000_000, 1_700_000_000_200_000_000, 1_700_000_005_000_000_000]
+        let old = { (shard: Int) in
+            "entry \(stream(shard)) has timestamp too old: 2023-11-14T22:13:20Z, oldest acceptable timestamp is: 2023-11-15T00:00:00Z"
+        }
+        let split = "1 errors like: " + old(1) + "; 1 errors like: " + old(6)
+        #expect(AnswerReader.loki.partialFailure(in: response(400, split), records: lokiRecords(times))?.rejected.map(\.index) == [0, 1])
+    }
+
     /// Timestamps too old or too new are named to the second: found when that second holds
     /// as many entries as the group counts, else the whole request is kept; errors that are
     /// not about entries (a label problem alone) say nothing of single records.
