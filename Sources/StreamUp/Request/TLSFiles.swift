@@ -1,4 +1,4 @@
-import CStreamUpCurl
+internal import CStreamUpCurl
 import Foundation
 
 /// The checks of an upload's TLS files (``UploadConfiguration/TLS``) before anything is sent,

@@ -1,4 +1,4 @@
-import CStreamUpCurl
+internal import CStreamUpCurl
 import Foundation
 import StreamUpSystem
 
