@@ -7,7 +7,7 @@ import PackageDescription
 // must export them from the executable for the dynamic linker to find them first. Root-package
 // targets only: a package that depends on StreamUp cannot carry unsafe flags (Library.md says
 // what an app does instead).
-let curlHooks = ["curl_url", "curl_url_cleanup", "curl_free"]
+let curlHooks = ["curl_url", "curl_url_cleanup", "curl_free", "curl_multi_add_handle", "curl_easy_cleanup"]
 let exportsCurlHooks: [LinkerSetting] = [
     .unsafeFlags(curlHooks.flatMap { ["-Xlinker", "--export-dynamic-symbol=\($0)"] }, .when(platforms: [.linux]))
 ]
@@ -33,7 +33,9 @@ let package = Package(
         // command-line tool; package-internal, not a product.
         .target(name: "CStreamUpSystem"),
         // Hooks into the system libcurl under FoundationNetworking (Linux only, empty elsewhere):
-        // mends a URL handle corelibs releases with curl_free on every request. Package-internal.
+        // mends a URL handle corelibs releases with curl_free on every request, and gives the
+        // transfers to an upload's endpoints its TLS files (curl_multi_add_handle). No libcurl
+        // or OpenSSL headers: their few declarations are written out. Package-internal.
         .target(name: "CStreamUpCurl"),
         // The HTTP/1.1 wire pieces, one home each (package-internal, not a product): request
         // parser and chunked decoding, RFC 9651 items, resumable-upload field names, JSON

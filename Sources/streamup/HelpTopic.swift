@@ -52,10 +52,10 @@ enum HelpTopic: String, CaseIterable, Sendable {
             every request still delivers. 413, or 429 twice in a row a second or more apart, makes
             every later segment smaller, never below one record: a record alone refused 413 is
             final. Other 4xx, and refusals a preset knows for permanent (ClickHouse's exception
-            codes for a wrong table, column or row), and TLS certificate errors are final: the
-            stream stops, or with --dead-letter DIR the segment is kept in DIR and the stream goes
-            on (so does a segment that ran out of retries). Failure lines show the status and the
-            answer's first line.
+            codes for a wrong table, column or row), and the server's TLS certificate refused (or a
+            client certificate it wants and was not given) are final: the stream stops, or with
+            --dead-letter DIR the segment is kept in DIR and the stream goes on (so does a segment
+            that ran out of retries). Failure lines show the status and the answer's first line.
 
             Several segments may be out at once (--max-in-flight N, 1 to 256): the next is cut and
             sent while earlier ones wait for their answers, once one at a time cannot keep up (half
@@ -187,11 +187,15 @@ enum HelpTopic: String, CaseIterable, Sendable {
             -v shows Authorization (its scheme word only), cookies, API keys and tokens (by field
             name) as <redacted>, and URLs without their user:password@ and secret query values.
 
-            TLS: URLSession on Linux trusts only the system's CA store and cannot send a client
-            certificate. Trust a private CA with
-                cp ca.crt /usr/local/share/ca-certificates/NAME.crt && update-ca-certificates
-            There is no --cacert, -k or client certificate (they are refused, not ignored); for
-            mTLS, put a local TLS proxy (stunnel, nginx) that holds the certificate in front.
+            TLS, as curl: --cacert FILE and --capath DIR (openssl rehash DIR) verify the server
+            with a private CA; --cert FILE and --key FILE present a client certificate (mTLS). PEM
+            files, unencrypted key; checked at start (unreadable, not PEM, a key that is not the
+            certificate's, a certificate out of date: exit 64). Files changed on disk (cert-manager)
+            are used from the next connection, without a restart; a certificate caught without its
+            new key leaves the last good pair in use. -k is refused: nothing turns verification
+            off. A server that wants a client certificate, or refuses the one given, says so in one
+            line naming the option; an untrusted server certificate is final, a refused client
+            certificate is retried (a renewed file fixes it).
             """
         case .metrics:
             """

@@ -122,11 +122,12 @@ func parseOptions<Options>(
 }
 
 /// The option part of a help page: each group under its heading, one aligned entry per
-/// option, every line within ``HelpLayout/width`` columns.
+/// option, every line within ``HelpLayout/width`` columns. An entry with an empty help is not
+/// listed: another entry names its option.
 func helpLines<Options>(for table: [OptionSpec<Options>]) -> String {
     var text = ""
     for group in OptionGroup.allCases {
-        let specs = table.filter { $0.group == group }
+        let specs = table.filter { $0.group == group && !$0.help.isEmpty }
         guard !specs.isEmpty else { continue }
         text += (text.isEmpty ? "" : "\n") + group.heading + ":\n"
         for spec in specs {

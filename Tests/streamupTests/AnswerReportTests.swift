@@ -24,6 +24,21 @@ import Testing
         #expect(line(502, ["content-type": "text/html"], page) == "server answered 502 Bad Gateway: 502 Bad Gateway nginx/1.22.1")
     }
 
+    /// nginx with `ssl_verify_client on` refuses a request for its client certificate with a
+    /// 400 page after the handshake: the line says what to give, or what to check.
+    @Test func nginxClientCertificatePagesSayWhatToDo() {
+        func page(_ words: String) -> String {
+            "<html>\n<head><title>400 \(words)</title></head>\n<body>\n<center><h1>400 Bad Request</h1></center>\n<center>\(words)</center>\n<hr><center>nginx/1.22.1</center>\n</body>\n</html>\n"
+        }
+        #expect(
+            line(400, ["content-type": "text/html"], page("No required SSL certificate was sent")).hasSuffix(
+                "nginx/1.22.1; the server wants a client certificate: give it with --cert FILE and its key with --key FILE (PEM)"))
+        #expect(
+            line(400, ["content-type": "text/html"], page("The SSL certificate error")).hasSuffix(
+                "nginx/1.22.1; the server refused the client certificate (--cert): check that a CA it trusts issued it and that it is in date and not revoked"))
+        #expect(!line(400, ["content-type": "text/html"], page("Bad Request")).contains("certificate"))
+    }
+
     /// Scripts, styles and comments are not words; entities are decoded; a body that is not
     /// HTML keeps its angle brackets.
     @Test func htmlMarkupIsLeftOutAndEntitiesDecoded() {

@@ -387,9 +387,13 @@ import Testing
         let headings = ["\ninput:\n", "\nrecords and bodies:\n", "\ndelivery:\n", "\nreceivers and requests:\n", "\noutput:\n"]
         let positions = headings.compactMap { text.range(of: $0)?.lowerBound }
         #expect(positions.count == headings.count && positions == positions.sorted(), "headings missing or out of order")
-        for spec in UploadOptions.table {
+        for spec in UploadOptions.table where !spec.help.isEmpty {
             let label = "  " + spec.names.joined(separator: ", ") + (spec.valueName.map { " \($0)" } ?? "")
             #expect(text.components(separatedBy: "\n" + label).count == 2, "\(label) is not listed once")
+        }
+        // An entry without help is named by a listed one (--capath beside --cacert).
+        for spec in UploadOptions.table where spec.help.isEmpty {
+            #expect(UploadOptions.table.contains { !$0.help.isEmpty && $0.names.contains(spec.names[0]) }, "\(spec.names) is not listed")
         }
         for topic in HelpTopic.allCases {
             #expect(text.contains(topic.rawValue), "the help does not name topic \(topic.rawValue)")
@@ -418,5 +422,31 @@ import Testing
         ] {
             #expect(text.contains(words), "\(words)")
         }
+    }
+
+    /// curl's TLS options, on every command: the files as given (made absolute), nothing when
+    /// none is given; `-k`, a key without its certificate and an option given twice are usage
+    /// errors.
+    @Test func tlsOptionsAreParsed() throws {
+        let options = try upload(["--cacert", "ca.pem", "--capath", "/etc/cas", "--cert", "/c.pem", "--key", "/k.pem", "https://h/x"])
+        let tls = try #require(options.tls.configuration)
+        #expect(tls.caCertificates?.path == URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("ca.pem").path)
+        #expect(tls.caDirectory?.path == "/etc/cas" && tls.clientCertificate?.path == "/c.pem" && tls.clientKey?.path == "/k.pem")
+        #expect(try upload(["https://h/x"]).tls.configuration == nil)
+        guard case .tail(let tail) = try CommandLineParser.parse(["tail", "--cert", "/c.pem", "/a.log", "https://h/"]),
+            case .heartbeat(let beat) = try CommandLineParser.parse(["heartbeat", "--cacert", "/ca.pem", "https://h/"])
+        else {
+            Issue.record("not a tail and a heartbeat")
+            return
+        }
+        #expect(tail.upload.tls.configuration?.clientCertificate?.path == "/c.pem")
+        #expect(beat.upload.tls.configuration?.caCertificates?.path == "/ca.pem")
+        #expect(throws: UsageError("-k: streamup always verifies the server's certificate; give the CA that issued it with --cacert FILE (PEM)")) {
+            try CommandLineParser.parse(["-k", "https://h/"])
+        }
+        #expect(throws: UsageError("--key names the key of a client certificate: add --cert FILE (the certificate the key belongs to)")) {
+            try CommandLineParser.parse(["--key", "/k.pem", "https://h/"])
+        }
+        #expect(throws: UsageError("--cacert: given twice")) { try CommandLineParser.parse(["--cacert", "a", "--cacert", "b", "https://h/"]) }
     }
 }

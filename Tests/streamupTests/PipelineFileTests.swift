@@ -143,6 +143,7 @@ import Testing
             tail --name m --state \(scratch.file("missing/a.state")) \(log) http://h/
             heartbeat --every 1s
             tail --name s --spool \(scratch.file("missing/deeper/spool")) \(log) http://h/
+            heartbeat --cacert \(scratch.file("missing.pem")) https://h/
             """
         let said = PipelineCheck.problems(of: bad, environment: [:]).map(\.description)
         #expect(
@@ -150,6 +151,21 @@ import Testing
                 "line 1: the directory of the state file \(scratch.file("missing/a.state")) does not exist",
                 "line 2: no URL: a pipeline needs its receiver's http:// or https:// URL (without one it would stream into a throw-away local sink)",
                 "line 3: the directory of the spool \(scratch.file("missing/deeper/spool")) does not exist",
+                "line 4: --cacert \(scratch.file("missing.pem")) cannot be read (No such file or directory): give a PEM file of CA certificates that streamup may read",
             ], "\(said)")
+    }
+
+    /// A pipeline takes curl's TLS options as any command does.
+    @Test func aPipelineTakesTLSFiles() throws {
+        let file = try parse("tail --cacert /etc/ca.pem --cert /etc/c.pem --key /etc/k.pem /a.log https://h/")
+        guard case .tail(let tail) = file.pipelines[0].command else {
+            Issue.record("not a tail")
+            return
+        }
+        #expect(
+            tail.upload.tls.configuration
+                == UploadConfiguration.TLS(
+                    caCertificates: URL(fileURLWithPath: "/etc/ca.pem"), clientCertificate: URL(fileURLWithPath: "/etc/c.pem"),
+                    clientKey: URL(fileURLWithPath: "/etc/k.pem")))
     }
 }

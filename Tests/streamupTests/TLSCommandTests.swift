@@ -2,20 +2,22 @@ import Foundation
 import StreamUpTestSupport
 import Testing
 
-/// HTTPS as URLSession on Linux allows it (DesignNotes, platform fact 8), against a real TLS server on
-/// 127.0.0.1 (Python's `ssl`) with certificates made by `openssl` for the test.
+/// HTTPS through the built binary, against real TLS servers on 127.0.0.1 (Python's `ssl`, and
+/// nginx requiring client certificates) with certificates made by `openssl` for the test: what
+/// only the process shows (exit statuses, the one line on stderr, the system's trust store, the
+/// options on the command line). The library's behaviour (files checked, rotation, the hook's
+/// scope) is tested in-process (StreamUpTests: TLSUploadTests, TLSFilesTests).
 @Suite(.serialized, .timeLimit(.minutes(2))) struct TLSCommandTests {
-    /// The remedy every untrusted-issuer line ends with.
+    /// The remedy every untrusted-issuer line ends with when no CA file was given.
     static let trustStoreRemedy =
-        "streamup trusts only the system's CA store; add the CA's certificate to it (Debian: copy it to /usr/local/share/ca-certificates/NAME.crt and run update-ca-certificates)"
+        "give that CA's certificate with --cacert FILE (PEM), or add it to the system's store (Debian: copy it to /usr/local/share/ca-certificates/NAME.crt and run update-ca-certificates)"
 
     /// A server whose certificate no CA in the system store issued (a private CA's, or a
     /// self-signed one): one line that says so and how to trust the CA, exit 2, and no request
-    /// reached the server. In the default (segmented) mode it used to be retried for a minute,
-    /// printing a "delivery is failing" line first: the failure came as URLError -1 with
-    /// libcurl's text, which the retry policy did not take for a certificate problem.
-    @Test(.needsOpenSSL, arguments: [[], ["--single-request"]], [TestCertificates.Kind.signedByTestCA, .selfSigned])
-    func untrustedCertificateIsOneLine(mode: [String], kind: TestCertificates.Kind) async throws {
+    /// reached the server, in the default (segmented) mode and with --single-request. Given that
+    /// CA with `--cacert`, the same command delivers every byte.
+    @Test(.needsOpenSSL, arguments: [([], TestCertificates.Kind.selfSigned), (["--single-request"], .signedByTestCA)])
+    func untrustedCertificateIsOneLineAndCacertDelivers(mode: [String], kind: TestCertificates.Kind) async throws {
         let certificates = try await TestCertificates([kind])
         let (certificate, key) = certificates.files(kind)
         let server = try await TLSServer(certificate: certificate, key: key)
@@ -31,7 +33,56 @@ import Testing
                 "streamup: the TLS certificate of 127.0.0.1:\(server.port) is not issued by a CA this system trusts (\(detail)): \(Self.trustStoreRemedy)"),
             "stderr: \(child.stderr)")
         #expect(server.requests.isEmpty)
+
+        let input = (1...300).map { "line \($0): é ✓\n" }.joined()
+        let trusting = try StreamupProcess(mode + ["--cacert", kind == .selfSigned ? certificate : certificates.caCertificate, server.url])
+        trusting.write(input)
+        trusting.closeStdin()
+        #expect(await trusting.waitForExit() == 0, "stderr: \(trusting.stderr)")
+        #expect(server.requests.map(\.body).joined() == input)
         await server.stop()
+    }
+
+    /// `--cert`/`--key` through nginx with `ssl_verify_client on` to the sink (plain HTTP behind
+    /// it): the client certificate is presented and every byte arrives; without one nginx
+    /// answers 400, and the line says what to give. A key that is not the certificate's stops
+    /// streamup before anything is sent (exit 64, one line).
+    @Test(.needsOpenSSL, .enabled(if: Nginx.isAvailable)) func clientCertificateThroughNginx() async throws {
+        let certificates = try await TestCertificates([.signedByTestCA, .client, .secondClient])
+        let (serverCertificate, serverKey) = certificates.files(.signedByTestCA)
+        let (certificate, key) = certificates.files(.client)
+        let tls = Nginx.TLS(certificate: serverCertificate, key: serverKey, clientCA: certificates.caCertificate)
+        try await withSink { sink, directory in
+            try await Nginx.with(proxyingTo: sink.url, tls: tls) { nginx in
+                let url = nginx.url.absoluteString + "ingest"
+                let input = (1...200).map { "mTLS line \($0)\n" }.joined()
+                let presenting = try StreamupProcess(["--cacert", certificates.caCertificate, "--cert", certificate, "--key", key, url])
+                presenting.write(input)
+                presenting.closeStdin()
+                #expect(await presenting.waitForExit() == 0, "stderr: \(presenting.stderr)")
+                #expect(streamText(in: directory) == input)
+
+                let without = try StreamupProcess(["--cacert", certificates.caCertificate, url])
+                without.write("x\n")
+                without.closeStdin()
+                #expect(await without.waitForExit() == 1)
+                #expect(
+                    without.stderr.hasPrefix(
+                        "streamup: server answered 400 Bad Request: 400 Bad Request No required SSL certificate was sent nginx/1.22.1; the server wants a client certificate: give it with --cert FILE and its key with --key FILE (PEM)"
+                    ), "stderr: \(without.stderr)")
+
+                let mismatched = try StreamupProcess([
+                    "--cacert", certificates.caCertificate, "--cert", certificate, "--key", certificates.files(.secondClient).key, url,
+                ])
+                mismatched.closeStdin()
+                #expect(await mismatched.waitForExit() == 64)
+                #expect(
+                    mismatched.stderr
+                        == "streamup: the key in --key \(certificates.files(.secondClient).key) does not belong to the certificate in --cert \(certificate): give the key the certificate was made for\n"
+                )
+                #expect(nginx.accessLog.split(separator: "\n").count == 2, "\(nginx.accessLog)")
+            }
+        }
     }
 
     /// With `--dead-letter`, a stream whose only segment met an untrusted certificate says
@@ -108,29 +159,6 @@ import Testing
         let bundle = try String(contentsOfFile: "/etc/ssl/certs/ca-certificates.crt", encoding: .utf8)
         #expect(!bundle.contains(base64))
         #expect(!FileManager.default.fileExists(atPath: "/usr/local/share/ca-certificates/streamup-test.crt"))
-    }
-
-    /// curl's TLS options cannot work through URLSession on Linux: each is a usage error that
-    /// says what to do instead, never an option that is accepted and ignored.
-    @Test(arguments: [
-        (
-            ["--cacert", "ca.pem"],
-            "streamup: --cacert/--capath: URLSession on Linux trusts only the system's CA store; add the CA to the system store instead: copy it to /usr/local/share/ca-certificates/NAME.crt (PEM, .crt) and run update-ca-certificates\n"
-        ),
-        (
-            ["-k"],
-            "streamup: -k: URLSession on Linux cannot skip certificate checks; add the CA to the system store instead: copy it to /usr/local/share/ca-certificates/NAME.crt (PEM, .crt) and run update-ca-certificates\n"
-        ),
-        (
-            ["--cert", "client.pem"],
-            "streamup: --cert/--key: URLSession on Linux cannot send a client certificate; reach the server through a local TLS proxy that holds it (stunnel, nginx)\n"
-        ),
-    ])
-    func curlTLSOptionsAreRefused(options: [String], message: String) async throws {
-        let child = try StreamupProcess(options + ["https://127.0.0.1:9/"])
-        child.closeStdin()
-        #expect(await child.waitForExit() == 64)
-        #expect(child.stderr == message)
     }
 }
 

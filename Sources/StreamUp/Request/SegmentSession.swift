@@ -151,6 +151,10 @@ final class SegmentSession: NSObject, URLSessionDataDelegate, ExchangeTransport,
         _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
+        #if canImport(Security)
+        // Server trust and client certificates (Apple platforms; Linux asks neither).
+        if let answer = TLSChallenge.answer(challenge, tls: configuration.tls) { return completionHandler(answer.0, answer.1) }
+        #endif
         guard let delegate = delegate(for: task) else { return completionHandler(.cancelAuthenticationChallenge, nil) }
         delegate.urlSession(session, task: task, didReceive: challenge, completionHandler: completionHandler)
     }

@@ -25,11 +25,29 @@ enum TransportFailure {
         let codes: Set<Int>
         /// libcurl texts this row takes, by their start; empty: any text.
         let prefixes: [String]
+        /// libcurl texts this row takes, by a part anywhere in them (OpenSSL's alerts come after
+        /// "OpenSSL SSL_read:" and its version); empty: any text.
+        var fragments: [String] = []
+        /// Whether the row needs a client certificate given (`--cert`), or none given.
+        var clientCertificate: Bool? = nil
         /// The line, given where the request went and the failure.
         let sentence: @Sendable (_ failure: Facts) -> String
 
-        func matches(code: Int, text: String) -> Bool {
+        init(
+            codes: Set<Int>, prefixes: [String], fragments: [String] = [], clientCertificate: Bool? = nil,
+            sentence: @escaping @Sendable (_ failure: Facts) -> String
+        ) {
+            self.codes = codes
+            self.prefixes = prefixes
+            self.fragments = fragments
+            self.clientCertificate = clientCertificate
+            self.sentence = sentence
+        }
+
+        func matches(code: Int, text: String, tls: UploadConfiguration.TLS? = nil) -> Bool {
             (codes.isEmpty || codes.contains(code)) && (prefixes.isEmpty || prefixes.contains { text.hasPrefix($0) })
+                && (fragments.isEmpty || fragments.contains { text.contains($0) })
+                && (clientCertificate.map { $0 == (tls?.clientCertificate != nil) } ?? true)
         }
     }
 
@@ -51,6 +69,36 @@ enum TransportFailure {
         /// The server at `target` answered an earlier request of this upload: the port speaks
         /// HTTP, so a wrong scheme is not the cause.
         var answeredBefore = false
+        /// The TLS files the endpoint has (``TLSEndpoints``), if any.
+        var tls: UploadConfiguration.TLS?
+        /// Why files that changed on disk were not used, if they were not.
+        var rotationProblem: String?
+
+        /// OpenSSL's reason in the detail, without its version and code: "tlsv13 alert
+        /// certificate required" from "OpenSSL SSL_read: OpenSSL/3.0.19: error:0A00045C:SSL
+        /// routines::tlsv13 alert certificate required, errno 0".
+        var alert: String {
+            guard let detail else { return "no details" }
+            var reason = detail.range(of: "::", options: .backwards).map { String(detail[$0.upperBound...]) } ?? detail
+            if let errno = reason.range(of: ", errno") { reason = String(reason[..<errno.lowerBound]) }
+            return reason.trimmingCharacters(in: .whitespaces)
+        }
+
+        /// `; files changed on disk were not used: …`, or nothing.
+        var rotationNote: String {
+            rotationProblem.map { "; files changed on disk were not used: \($0)" } ?? ""
+        }
+
+        /// The line for a server certificate whose issuer is not trusted.
+        func untrusted(because reason: String?) -> String {
+            let why = reason.map { " (\($0))" } ?? ""
+            let given = [tls?.caCertificates.map { "--cacert \($0.path)" }, tls?.caDirectory.map { "--capath \($0.path)" }].compactMap { $0 }
+            guard !given.isEmpty else {
+                return "the TLS certificate of \(target) is not issued by a CA this system trusts\(why): \(TransportFailure.trustStoreRemedy)"
+            }
+            return
+                "the TLS certificate of \(target) is not issued by a CA in \(given.joined(separator: " or "))\(why): give the CA that issued it (the server may also need to send its intermediate certificates)\(rotationNote)"
+        }
 
         /// `detail` after `prefix`, or the whole detail: "self-signed certificate".
         func detail(after prefix: String) -> String {
@@ -76,8 +124,22 @@ enum TransportFailure {
         "self-signed certificate", "self signed certificate", "unable to get local issuer certificate",
         "unable to get issuer certificate", "unable to verify the first certificate",
     ]
-    private static let trustStoreRemedy =
-        "streamup trusts only the system's CA store; add the CA's certificate to it (Debian: copy it to /usr/local/share/ca-certificates/NAME.crt and run update-ca-certificates)"
+    fileprivate static let trustStoreRemedy =
+        "give that CA's certificate with --cacert FILE (PEM), or add it to the system's store (Debian: copy it to /usr/local/share/ca-certificates/NAME.crt and run update-ca-certificates)"
+    /// OpenSSL's alerts (after its version and error code) from a server that refused the client
+    /// certificate it was sent, or one that ended the handshake for want of one.
+    private static let refusedClientCertificate = [
+        "alert unknown ca", "alert bad certificate", "alert certificate expired", "alert certificate revoked", "alert certificate unknown",
+        "alert unsupported certificate", "alert access denied", "alert decrypt error",
+    ]
+    private static let missingClientCertificate = "alert certificate required"
+    /// libcurl's words when the client certificate, its key or the CA certificates it was given
+    /// cannot be used (a file changed on disk into something that is not PEM).
+    private static let unusableFiles = [
+        "could not load PEM client certificate", "could not load ASN1 client certificate", "unable to set private key file",
+        "unable to use client certificate", "Private key does not match", "error importing CA certificate blob",
+        "error setting certificate", "unable to set client certificate",
+    ]
 
     /// Whether a failure with `code` and libcurl's `text` is a certificate the client refused:
     /// trying again cannot help. On Linux such failures come as code -1 with libcurl's text.
@@ -89,6 +151,9 @@ enum TransportFailure {
         return codes.contains { $0.rawValue == code }
             || [certificateProblem, "SSL peer certificate", "SSL: no alternative certificate subject name", "SSL: certificate subject name"]
                 .contains { text.hasPrefix($0) }
+            // The server wants a client certificate and got none. (It refusing the one it was
+            // sent is retried: a renewed file is used at the next connection.)
+            || text.contains(missingClientCertificate)
     }
 
     /// The table, first match wins. Darwin's own codes (TLS, no network) are here too.
@@ -136,9 +201,25 @@ enum TransportFailure {
         Rule(codes: [URLError.Code.badServerResponse.rawValue, URLError.Code.cannotParseResponse.rawValue], prefixes: []) { facts in
             "\(facts.target) sent an answer that is not valid HTTP (\(facts.detail ?? "no details")): check the port, and any proxy in between"
         },
-        // Certificates: what is wrong decides the remedy. streamup on Linux cannot take a CA
-        // file or skip verification (URLSession uses the system store only; DesignNotes, platform fact 8),
-        // so an untrusted issuer always points at the store.
+        // Client certificates: the server wants one (final: nothing streamup has can change
+        // it), refused the one it was sent (retried: a renewed file is used at the next
+        // connection), or libcurl could not use the files (retried: a file caught mid-rotation).
+        Rule(codes: [], prefixes: [], fragments: [missingClientCertificate], clientCertificate: false) { facts in
+            "\(facts.target) wants a client certificate (\(facts.alert)): give it with --cert FILE and its key with --key FILE (PEM)"
+        },
+        Rule(codes: [], prefixes: [], fragments: [missingClientCertificate] + refusedClientCertificate, clientCertificate: true) { facts in
+            "\(facts.target) refused the client certificate in --cert \(facts.tls?.clientCertificate?.path ?? "?") (\(facts.alert)): check that a CA the server trusts issued it and that it is in date and not revoked; a renewed file is used from the next connection\(facts.rotationNote)"
+        },
+        // A TLS 1.2 server that wants a client certificate ends the handshake with a plain
+        // "handshake failure", as one that shares no version or cipher does.
+        Rule(codes: [], prefixes: [], fragments: ["alert handshake failure"], clientCertificate: false) { facts in
+            "the TLS handshake with \(facts.target) failed (\(facts.alert)): the server may want a client certificate (--cert FILE and --key FILE), or share no TLS version or cipher with this system's OpenSSL"
+        },
+        Rule(codes: [], prefixes: unusableFiles) { facts in
+            "the TLS files for \(facts.target) could not be used (\(facts.detail ?? "no details"))\(facts.rotationNote.isEmpty ? ": check that --cacert, --cert and --key hold PEM certificates and the certificate's own key" : facts.rotationNote)"
+        },
+        // Certificates: what is wrong decides the remedy; an untrusted issuer points at the
+        // CA files given (--cacert, --capath), or at giving one.
         Rule(codes: [], prefixes: ["SSL: no alternative certificate subject name", "SSL: certificate subject name"]) { facts in
             "the TLS certificate of \(facts.target) is for another name (\(facts.detail(after: "SSL:"))): connect by a name the certificate holds, or have the server present one for this name"
         },
@@ -149,16 +230,16 @@ enum TransportFailure {
             "the TLS certificate of \(facts.target) is out of date (\(facts.detail(after: certificateProblem))): the server needs a current certificate (or this machine's clock is wrong)"
         },
         Rule(codes: [URLError.Code.serverCertificateUntrusted.rawValue, URLError.Code.serverCertificateHasUnknownRoot.rawValue], prefixes: []) { facts in
-            "the TLS certificate of \(facts.target) is not issued by a CA this system trusts: \(trustStoreRemedy)"
+            facts.untrusted(because: nil)
         },
         Rule(codes: [], prefixes: untrustedIssuer.map { certificateProblem + " " + $0 }) { facts in
-            "the TLS certificate of \(facts.target) is not issued by a CA this system trusts (\(facts.detail(after: certificateProblem))): \(trustStoreRemedy)"
+            facts.untrusted(because: facts.detail(after: certificateProblem))
         },
         Rule(codes: [URLError.Code.serverCertificateNotYetValid.rawValue], prefixes: []) { facts in
             "the TLS certificate of \(facts.target) is not valid yet: check this machine's clock, or the server's certificate"
         },
         Rule(codes: [], prefixes: [certificateProblem, "SSL peer certificate"]) { facts in
-            "the TLS certificate of \(facts.target) was refused (\(facts.detail(after: certificateProblem))): check the server's certificate; a private CA goes into the system trust store (update-ca-certificates)"
+            "the TLS certificate of \(facts.target) was refused (\(facts.detail(after: certificateProblem))): check the server's certificate; a private CA is given with --cacert FILE"
         },
         Rule(codes: [URLError.Code.secureConnectionFailed.rawValue], prefixes: []) { facts in
             "the TLS handshake with \(facts.target) failed: check that the port speaks TLS, or use http://"
@@ -192,20 +273,34 @@ enum TransportFailure {
         if urlError.code == .cancelled {
             return StreamUpError(.cancelled, "the upload was cancelled", urlError: urlError)
         }
+        // A TLS alert the connection's reset lost, read again on a connection of its own: the
+        // error then carries it, so the line and the retry policy see it (TLSProbe).
+        let tls = TLSEndpoints.files(for: url)
+        let rotationProblem = tls == nil ? nil : TLSEndpoints.rotationProblem(for: url)
+        if let alert = TLSProbe.alert(for: url, code: urlError.code.rawValue, text: urlError.localizedDescription, answeredBefore: answeredBefore) {
+            // As libcurl reports TLS failures on Linux: code -1 with its words.
+            let found = URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: alert])
+            return StreamUpError(
+                .transport, line(code: found.code.rawValue, text: alert, url: url, segmented: segmented, tls: tls, rotationProblem: rotationProblem),
+                urlError: found)
+        }
         return StreamUpError(
             .transport,
-            line(code: urlError.code.rawValue, text: urlError.localizedDescription, url: url, segmented: segmented, answeredBefore: answeredBefore),
+            line(
+                code: urlError.code.rawValue, text: urlError.localizedDescription, url: url, segmented: segmented, answeredBefore: answeredBefore, tls: tls,
+                rotationProblem: rotationProblem),
             urlError: urlError)
     }
 
     /// The line for a failure with `code` and libcurl's `text`, sending to `url` (one segment
     /// of an acknowledged stream when `segmented`; `answeredBefore`: the server answered an
-    /// earlier request of this upload).
+    /// earlier request of this upload; `tls`: the files its endpoint has, and `rotationProblem`:
+    /// why files changed on disk were not used, as ``TLSEndpoints`` knows them).
     /// `outOfDescriptors` tells whether the process has no descriptor left (asked only for a
     /// failure that may come of one; the tests give the answer).
     static func line(
-        code: Int, text: String, url: URL?, segmented: Bool = false, answeredBefore: Bool = false,
-        outOfDescriptors: @autoclosure () -> Bool = DescriptorLimit.isExhausted()
+        code: Int, text: String, url: URL?, segmented: Bool = false, answeredBefore: Bool = false, tls: UploadConfiguration.TLS? = nil,
+        rotationProblem: String? = nil, outOfDescriptors: @autoclosure () -> Bool = DescriptorLimit.isExhausted()
     ) -> String {
         let target = url.map(SessionURL.authority(of:)) ?? "the server"
         // Foundation's stand-in when there is no text: "The operation could not be completed. (…)"
@@ -217,8 +312,9 @@ enum TransportFailure {
                 "cannot connect to \(target): this process has run out of open files (RLIMIT_NOFILE \(DescriptorLimit.current.soft)): raise the limit (LimitNOFILE= in a systemd unit, ulimit -n) or follow fewer files and pipelines"
         }
         let facts = Facts(
-            target: target, detail: detail, code: code, proxy: proxy(in: text, target: url), segmented: segmented, answeredBefore: answeredBefore)
-        let rule = rules.first { $0.matches(code: code, text: text) } ?? rules[rules.count - 1]
+            target: target, detail: detail, code: code, proxy: proxy(in: text, target: url), segmented: segmented, answeredBefore: answeredBefore,
+            tls: tls, rotationProblem: rotationProblem)
+        let rule = rules.first { $0.matches(code: code, text: text, tls: tls) } ?? rules[rules.count - 1]
         return rule.sentence(facts)
     }
 

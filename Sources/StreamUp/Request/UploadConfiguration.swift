@@ -35,6 +35,10 @@ public struct UploadConfiguration: Sendable {
     /// there, its status stands). A producer that is idle for a long time never trips it
     /// (DesignNotes, platform fact 4).
     public var responseTimeout: Duration = .seconds(60)
+    /// CA certificates to verify the server with and a client certificate to present, as
+    /// curl's `--cacert`, `--capath`, `--cert` and `--key` (PEM files, read again when they
+    /// change); nil: the system's CA store, no client certificate.
+    public var tls: TLS?
 
     /// Creates a configuration for `url`.
     public init(url: URL) {
@@ -102,6 +106,8 @@ public struct UploadConfiguration: Sendable {
         for header in headers {
             if let problem = header.problem { throw StreamUpError(.invalidConfiguration, problem) }
         }
+        // Readable PEM files, a key that is the certificate's (TLSFiles.swift).
+        if let tls { try TLSFiles.check(tls) }
     }
 
     /// This configuration with ``headerProvider``'s fields made now and added to ``headers``.

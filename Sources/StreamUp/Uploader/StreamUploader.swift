@@ -93,6 +93,8 @@ public final class StreamUploader: Sendable {
     /// How requests reach the server: a test's scripted transport, or nil for URLSession (a
     /// ``SegmentSession`` each run).
     let transport: (any ExchangeTransport)?
+    /// The TLS files given to the endpoints' transfers (``UploadConfiguration/tls``), until the run ends.
+    let tlsRegistration: TLSEndpoints.Registration?
 
     /// - Throws: ``StreamUpError`` when the options cannot work, or the spool or the state file
     ///   cannot be opened.
@@ -120,6 +122,7 @@ public final class StreamUploader: Sendable {
     ) throws where C.Duration == Duration {
         self.transport = transport
         try configuration.validate()
+        tlsRegistration = try configuration.tls.map { try TLSEndpoints.register($0, for: options.endpoints.isEmpty ? [configuration.url] : options.endpoints) }
         guard options.segmentBytes > 0, options.segmentDuration > .zero, options.maxRecordBytes > 0 else {
             throw StreamUpError(.invalidConfiguration, "segments need a positive size and duration, and records a positive size")
         }
@@ -287,6 +290,7 @@ public final class StreamUploader: Sendable {
             writer.fail(StreamUpError(.bodyStreamClosed, "the upload has ended"))
             producerTask?.cancel()
             transport.invalidate()
+            tlsRegistration?.release()
             saveSourcesAtEnd()
             // The spool is free for the next run at once, not when this uploader goes (whose
             // last reference may outlive the run: a removed `streamup run` pipeline added back).

@@ -9,8 +9,9 @@ import Glibc
 
 /// `streamup run --check FILE`: what would stop FILE's pipelines, found without running them.
 /// Every line parses (with `${NAME}` from the environment), every pipeline has an http(s) URL,
-/// its state file's and spool's directories exist and are writable by this user, and what it
-/// follows (files, directories, `journal --directory`) is readable by this user. One line per
+/// its state file's and spool's directories exist and are writable by this user, what it
+/// follows (files, directories, `journal --directory`) is readable by this user, and its TLS
+/// files are what an uploader takes. One line per
 /// problem, naming its line; a secret from `${NAME}` is never shown.
 ///
 /// Thread safety: stateless.
@@ -44,6 +45,12 @@ enum PipelineCheck {
         }
         if let spool = upload.delivery.spoolDirectory { problems += directoryProblems(spool, "spool") }
         if let dead = upload.delivery.deadLetterDirectory { problems += directoryProblems(dead, "dead-letter directory") }
+        // --cacert, --capath, --cert, --key: readable PEM, a key that is the certificate's.
+        do {
+            try upload.tls.configuration?.check()
+        } catch {
+            problems.append(error.description)
+        }
         return problems
     }
 

@@ -35,7 +35,22 @@ enum AnswerReport {
         let declared = field("Content-Length").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? 0
         let text = oneLine(body, isHTML: isHTML, totalBytes: max(declared, body.count), limit: bodyCharacterLimit)
         let line = text.isEmpty ? head : "\(head): \(text)"
-        return bulkPathHint(status: status, body: body, requestURL: requestURL).map { "\(line); \($0)" } ?? line
+        let hint = bulkPathHint(status: status, body: body, requestURL: requestURL) ?? clientCertificateHint(status: status, body: body)
+        return hint.map { "\(line); \($0)" } ?? line
+    }
+
+    /// What to do when nginx (`ssl_verify_client on`) refuses a request for its client
+    /// certificate: it finishes the TLS handshake and answers 400 with a page saying which.
+    static func clientCertificateHint(status: Int, body: [UInt8]) -> String? {
+        guard status == 400 else { return nil }
+        let text = Data(body)
+        if text.range(of: Data("No required SSL certificate was sent".utf8)) != nil {
+            return "the server wants a client certificate: give it with --cert FILE and its key with --key FILE (PEM)"
+        }
+        if text.range(of: Data("The SSL certificate error".utf8)) != nil {
+            return "the server refused the client certificate (--cert): check that a CA it trusts issued it and that it is in date and not revoked"
+        }
+        return nil
     }
 
     /// What a person can do about a final answer with `status`, when the status says it: a

@@ -38,6 +38,8 @@ struct UploadOptions: Sendable, Equatable {
     var delivery = DeliveryOptions()
     /// `--metrics`, `--unhealthy-after` (MetricsOptions.swift).
     var metrics = MetricsOptions()
+    /// `--cacert`, `--capath`, `--cert`, `--key`.
+    var tls = TLSOptions()
     /// The request options given on the command line (a preset's values give way to them).
     var given: Set<String> = []
 
@@ -296,7 +298,7 @@ struct UploadOptions: Sendable, Equatable {
                 options, value in
                 options.outputFile = value == "-" ? nil : value
             },
-        ] + MetricsOptions.table.map { $0.lifted(\UploadOptions.metrics) } + TLSOptions.table() + [
+        ] + MetricsOptions.table.map { $0.lifted(\UploadOptions.metrics) } + TLSOptions.table.map { $0.lifted(\UploadOptions.tls) } + [
             .flag("-v", "--verbose", group: .output, help: "print each request, answer and retry on stderr") { $0.verbose = true },
             .flag("--progress", group: .output, help: "show the progress meter even when stderr is not a terminal") { $0.progress = true },
             .flag("--no-progress", group: .output, help: "never show the progress meter") { $0.progress = false },
@@ -333,6 +335,7 @@ struct UploadOptions: Sendable, Equatable {
         try validateWindow()
         try validateSegmentFits()
         try auth.validate(literalHeaders: headers)
+        try tls.validate()
         try multipart.validate(resumable: delivery.resumable, headers: headers)
     }
 

@@ -211,6 +211,7 @@ struct UploadSession: Sendable {
             configuration.headers = options.headers
             configuration.responseTimeout = options.responseTimeout
             configuration.body.gzip = options.gzip
+            configuration.tls = options.tls.configuration
             // Credentials (read from their files now, and again for every request) in the
             // receiver's token header, then the form (after the receiver's envelope).
             configuration.headerProvider = try options.effectiveAuth.headerProvider(

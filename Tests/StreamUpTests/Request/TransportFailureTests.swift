@@ -21,7 +21,13 @@ import FoundationNetworking
         var segmented = false
         /// Whether the server answered an earlier request (its port speaks HTTP).
         var answeredBefore = false
-        var testDescription: String { "\(code) \(text)\(segmented ? " (segmented)" : "")\(answeredBefore ? " (answered before)" : "")" }
+        /// The TLS files the endpoint has (`--cacert`, `--cert`, …).
+        var tls: UploadConfiguration.TLS?
+        /// Why files changed on disk were not used.
+        var rotationProblem: String?
+        var testDescription: String {
+            "\(code) \(text)\(segmented ? " (segmented)" : "")\(answeredBefore ? " (answered before)" : "")\(tls == nil ? "" : " (TLS files)")"
+        }
     }
 
     /// The sentences several measured texts share.
@@ -34,8 +40,13 @@ import FoundationNetworking
     }
 
     static func untrusted(_ target: String, _ reason: String) -> String {
-        "the TLS certificate of \(target) is not issued by a CA this system trusts (\(reason)): streamup trusts only the system's CA store; add the CA's certificate to it (Debian: copy it to /usr/local/share/ca-certificates/NAME.crt and run update-ca-certificates)"
+        "the TLS certificate of \(target) is not issued by a CA this system trusts (\(reason)): give that CA's certificate with --cacert FILE (PEM), or add it to the system's store (Debian: copy it to /usr/local/share/ca-certificates/NAME.crt and run update-ca-certificates)"
     }
+
+    /// The files of an endpoint with a private CA and a client certificate.
+    static let clientFiles = UploadConfiguration.TLS(
+        caCertificates: URL(fileURLWithPath: "/etc/streamup/ca.pem"), clientCertificate: URL(fileURLWithPath: "/etc/streamup/client.pem"),
+        clientKey: URL(fileURLWithPath: "/etc/streamup/client.key"))
 
     static let cases: [Case] = [
         Case(
@@ -107,8 +118,47 @@ import FoundationNetworking
         Case(
             code: -1, text: "SSL certificate problem: certificate revoked", url: "https://127.0.0.1:8443/",
             line:
-                "the TLS certificate of 127.0.0.1:8443 was refused (certificate revoked): check the server's certificate; a private CA goes into the system trust store (update-ca-certificates)"
+                "the TLS certificate of 127.0.0.1:8443 was refused (certificate revoked): check the server's certificate; a private CA is given with --cacert FILE"
         ),
+        // The CA given with --cacert did not issue the server's certificate.
+        Case(
+            code: -1, text: "SSL certificate problem: unable to get local issuer certificate", url: "https://127.0.0.1:8443/",
+            line:
+                "the TLS certificate of 127.0.0.1:8443 is not issued by a CA in --cacert /etc/streamup/ca.pem (unable to get local issuer certificate): give the CA that issued it (the server may also need to send its intermediate certificates)",
+            tls: clientFiles),
+        // Client certificates, as libcurl 7.88 with OpenSSL 3.0 words a TLS 1.3 server's alerts
+        // (Python's ssl with CERT_REQUIRED; TLSUploadTests).
+        Case(
+            code: -1, text: "OpenSSL SSL_read: OpenSSL/3.0.19: error:0A00045C:SSL routines::tlsv13 alert certificate required, errno 0",
+            url: "https://127.0.0.1:8443/",
+            line: "127.0.0.1:8443 wants a client certificate (tlsv13 alert certificate required): give it with --cert FILE and its key with --key FILE (PEM)"),
+        // A TLS 1.2 server (Python's ssl, maximum_version TLSv1_2) that wants one.
+        Case(
+            code: -1, text: "OpenSSL/3.0.19: error:0A000410:SSL routines::sslv3 alert handshake failure", url: "https://127.0.0.1:8443/",
+            line:
+                "the TLS handshake with 127.0.0.1:8443 failed (sslv3 alert handshake failure): the server may want a client certificate (--cert FILE and --key FILE), or share no TLS version or cipher with this system's OpenSSL"
+        ),
+        Case(
+            code: -1, text: "OpenSSL SSL_read: OpenSSL/3.0.19: error:0A000418:SSL routines::tlsv1 alert unknown ca, errno 0", url: "https://127.0.0.1:8443/",
+            line:
+                "127.0.0.1:8443 refused the client certificate in --cert /etc/streamup/client.pem (tlsv1 alert unknown ca): check that a CA the server trusts issued it and that it is in date and not revoked; a renewed file is used from the next connection",
+            tls: clientFiles),
+        Case(
+            code: -1, text: "OpenSSL SSL_read: OpenSSL/3.0.19: error:0A000415:SSL routines::sslv3 alert certificate expired, errno 0",
+            url: "https://127.0.0.1:8443/",
+            line:
+                "127.0.0.1:8443 refused the client certificate in --cert /etc/streamup/client.pem (sslv3 alert certificate expired): check that a CA the server trusts issued it and that it is in date and not revoked; a renewed file is used from the next connection; files changed on disk were not used: the key in /etc/streamup/client.key does not belong to the certificate in /etc/streamup/client.pem; the files read before stay in use",
+            tls: clientFiles,
+            rotationProblem:
+                "the key in /etc/streamup/client.key does not belong to the certificate in /etc/streamup/client.pem; the files read before stay in use"),
+        Case(
+            code: -1,
+            text:
+                "could not load PEM client certificate from CURLOPT_SSLCERT_BLOB, OpenSSL error error:0480006C:PEM routines::no start line, (no key found, wrong pass phrase, or wrong file format?)",
+            url: "https://127.0.0.1:8443/",
+            line:
+                "the TLS files for 127.0.0.1:8443 could not be used (could not load PEM client certificate from CURLOPT_SSLCERT_BLOB, OpenSSL error error:0480006C:PEM routines::no start line, (no key found, wrong pass phrase, or wrong file format?)): check that --cacert, --cert and --key hold PEM certificates and the certificate's own key",
+            tls: clientFiles),
         Case(
             code: -1, text: "OpenSSL/3.0.19: error:0A00010B:SSL routines::wrong version number", url: "https://127.0.0.1:8080/",
             line:
@@ -134,7 +184,8 @@ import FoundationNetworking
     @Test(arguments: cases) func failureBecomesItsLine(_ failure: Case) {
         #expect(
             TransportFailure.line(
-                code: failure.code, text: failure.text, url: URL(string: failure.url), segmented: failure.segmented, answeredBefore: failure.answeredBefore)
+                code: failure.code, text: failure.text, url: URL(string: failure.url), segmented: failure.segmented, answeredBefore: failure.answeredBefore,
+                tls: failure.tls, rotationProblem: failure.rotationProblem)
                 == failure.line)
     }
 
@@ -157,6 +208,10 @@ import FoundationNetworking
         (URLError.Code.serverCertificateUntrusted.rawValue, "", true),
         (-1, "OpenSSL/3.0.19: error:0A00010B:SSL routines::wrong version number", false),
         (-1, "Send failure: Broken pipe", false),
+        // A server that wants a client certificate and got none: final. One that refused the
+        // certificate it got: retried (a renewed file is used at the next connection).
+        (-1, "OpenSSL SSL_read: OpenSSL/3.0.19: error:0A00045C:SSL routines::tlsv13 alert certificate required, errno 0", true),
+        (-1, "OpenSSL SSL_read: OpenSSL/3.0.19: error:0A000418:SSL routines::tlsv1 alert unknown ca, errno 0", false),
     ])
     func certificateFailuresAreRecognised(code: Int, text: String, isCertificate: Bool) {
         #expect(TransportFailure.isCertificateFailure(code: code, text: text) == isCertificate)

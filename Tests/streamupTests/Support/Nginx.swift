@@ -31,17 +31,33 @@ final class Nginx: Sendable {
         self.directory = directory
     }
 
+    /// TLS for nginx's listening side: its certificate and key, and the CA whose client
+    /// certificates it requires (`ssl_verify_client on`), if any.
+    ///
+    /// Thread safety: a value type.
+    struct TLS {
+        var certificate: String
+        var key: String
+        var clientCA: String?
+    }
+
     /// Runs `body` with nginx proxying every path to `upstream` (its scheme, host and port),
     /// taking bodies up to `bodyLimit` (`client_max_body_size`; nginx's own default is 1m);
     /// `location` adds directives to that location (e.g. `proxy_request_buffering off;`), `http`
-    /// to the `http` block (e.g. a `limit_req_zone`).
+    /// to the `http` block (e.g. a `limit_req_zone`); with `tls`, nginx speaks HTTPS.
     static func with<T>(
-        proxyingTo upstream: URL, bodyLimit: String = "16m", location: String = "", http: String = "", _ body: (Nginx) async throws -> T
+        proxyingTo upstream: URL, bodyLimit: String = "16m", location: String = "", http: String = "", tls: TLS? = nil,
+        _ body: (Nginx) async throws -> T
     ) async throws -> T {
         let directory = try TemporaryDirectory()
         let path = directory.path
         let port = unusedLocalPort()
         let upstreamAddress = "\(upstream.host ?? "127.0.0.1"):\(upstream.port ?? 80)"
+        var listen = "listen 127.0.0.1:\(port);"
+        if let tls {
+            listen = "listen 127.0.0.1:\(port) ssl;\n    ssl_certificate \(tls.certificate);\n    ssl_certificate_key \(tls.key);"
+            if let clientCA = tls.clientCA { listen += "\n    ssl_client_certificate \(clientCA);\n    ssl_verify_client on;" }
+        }
         let configuration = """
             daemon off;
             master_process off;
@@ -54,7 +70,7 @@ final class Nginx: Sendable {
               proxy_temp_path \(path)/proxy;
               \(http)
               server {
-                listen 127.0.0.1:\(port);
+                \(listen)
                 location / {
                   proxy_pass http://\(upstreamAddress);
                   proxy_http_version 1.1;
@@ -74,7 +90,7 @@ final class Nginx: Sendable {
             let log = (try? String(contentsOfFile: "\(path)/error.log", encoding: .utf8)) ?? ""
             throw NginxError(message: "nginx did not start: \(process.stderr) \(log)")
         }
-        let server = Nginx(url: URL(string: "http://127.0.0.1:\(port)/")!, process: process, directory: directory)
+        let server = Nginx(url: URL(string: "\(tls == nil ? "http" : "https")://127.0.0.1:\(port)/")!, process: process, directory: directory)
         let result: Result<T, Error>
         do {
             result = .success(try await body(server))
