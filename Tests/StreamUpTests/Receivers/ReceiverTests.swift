@@ -72,7 +72,7 @@ import Testing
             #expect(options.segmentBytes + 2 <= 5_000_000 && options.maxRecordsPerSegment == 1000 && record <= 1_000_000)
         case .fluentBit:
             #expect(max(options.segmentBytes, record) + 2 < 4 << 20)
-        case .otlp:
+        case .otlp, .otlpJSON:
             #expect(max(options.segmentBytes, record) + 4096 < 20 << 20)
         case .loki:
             #expect(record <= 256 << 10 && options.segmentBytes <= 1 << 20)
@@ -83,19 +83,40 @@ import Testing
         case .clickhouse, .vector:
             break
         }
-        #expect((receiver.answerReader != nil) == [.elasticsearch, .splunkHEC, .otlp, .loki, .clickhouse].contains(receiver))
+        #expect((receiver.answerReader != nil) == [.elasticsearch, .splunkHEC, .otlp, .otlpJSON, .loki, .clickhouse].contains(receiver))
     }
 
     /// The requests are whole documents: an empty request too (the envelope alone).
     @Test func envelopesMakeDocumentsOfTheirOwn() throws {
         let loki = try #require(try Receiver.loki.envelope(labels: [], host: "h"))
         #expect(String(decoding: loki.head + loki.tail, as: UTF8.self) == #"{"streams":[{"stream":{"job":"streamup","host":"h"},"values":[]}]}"#)
-        let otlp = try #require(try Receiver.otlp.envelope(labels: [("service.name", "api")], host: "h"))
+        let otlp = try #require(try Receiver.otlpJSON.envelope(labels: [("service.name", "api")], host: "h"))
         #expect(
             String(decoding: otlp.head + otlp.tail, as: UTF8.self)
                 == #"{"resourceLogs":[{"resource":{"attributes":[{"key":"host.name","value":{"stringValue":"h"}},{"key":"service.name","value":{"stringValue":"api"}}]},"scopeLogs":[{"scope":{"name":"streamup"},"logRecords":[]}]}]}"#
         )
         #expect(throws: StreamUpError.self) { try Receiver.loki.envelope(labels: [("__name__", "x")]) }
         #expect(try Receiver.splunkHEC.envelope() == nil && Receiver(named: "opensearch") == .elasticsearch)
+    }
+
+    /// `otlp` sends protobuf, OTLP/HTTP's default encoding (the one resource and scope as one
+    /// binary request, no text envelope); `otlp-json` the same request as JSON.
+    @Test func otlpIsProtobufAndOTLPJSONIsJSON() throws {
+        let protobuf = try Receiver.otlp.configuration(url: URL(string: "http://collector:4318")!, keys: nil, labels: [("service.name", "api")], host: "h")
+        #expect(protobuf.contentType == "application/x-protobuf" && protobuf.body.envelope == nil)
+        #expect(protobuf.body.otlpExport == OTLPExport(resourceAttributes: [("host.name", "h"), ("service.name", "api")]))
+        let json = try Receiver.otlpJSON.configuration(url: URL(string: "http://collector:4318")!, keys: nil, labels: [("service.name", "api")], host: "h")
+        #expect(json.contentType == "application/json" && json.body.envelope != nil && json.body.otlpExport == nil)
+        #expect(json.url.absoluteString == "http://collector:4318/v1/logs" && Receiver(named: "otlp-json") == .otlpJSON)
+    }
+
+    /// OTLP retries only what its specification lists (429, 502, 503, 504: "All other 4xx or
+    /// 5xx response status codes MUST NOT be retried"); the other presets keep the uploader's
+    /// default (408, 429, every 5xx).
+    @Test(arguments: Receiver.allCases)
+    func retriedAnswersAreTheReceivers(receiver: Receiver) {
+        let retry = receiver.deliveryOptions().retry
+        let retried = [400, 408, 413, 429, 500, 501, 502, 503, 504, 505].filter { retry.isRetryable(status: $0) }
+        #expect(retried == ([.otlp, .otlpJSON].contains(receiver) ? [429, 502, 503, 504] : [408, 429, 500, 501, 502, 503, 504, 505]))
     }
 }
