@@ -19,16 +19,16 @@ import Foundation
 /// over, as the mapping says a receiver does. Fields are written in field-number order, the
 /// scalars at their default left out, as protobuf's own encoders write them.
 ///
-/// A record that is not such an object (a raw line, an app's own JSON) is not refused: it
-/// becomes a `LogRecord` whose body is the record's text, without a time, so the request still
-/// carries every record.
+/// A record that is not such an object (a raw line, an app's own JSON object with none of a
+/// `LogRecord`'s keys) is not refused: it becomes a `LogRecord` whose body is the record's text,
+/// without a time, so the request still carries every record.
 ///
 /// Thread safety: stateless.
 enum OTLPLogRecordTranscoder {
     /// The binary `LogRecord` for `record` (one record, without its `\n`).
     static func logRecord(_ record: UnsafeRawBufferPointer) -> [UInt8] {
         var reader = JSONReader(record)
-        if reader.peek() == UInt8(ascii: "{"), let fields = try? LogRecordFields(&reader), reader.isAtEnd() {
+        if reader.peek() == UInt8(ascii: "{"), let fields = try? LogRecordFields(&reader), fields.isLogRecord, reader.isAtEnd() {
             return fields.encoded()
         }
         let text = JSONReader.validUTF8(record)
@@ -52,10 +52,14 @@ enum OTLPLogRecordTranscoder {
         var traceID: [UInt8] = []
         var spanID: [UInt8] = []
         var eventName: [UInt8] = []
+        /// Whether any key was a LogRecord's (an object with none is an app's own JSON).
+        var isLogRecord = false
 
         init(_ reader: inout JSONReader) throws {
             try reader.object { reader, key in
-                switch String(decoding: key, as: UTF8.self) {
+                let name = String(decoding: key, as: UTF8.self)
+                isLogRecord = isLogRecord || Self.keys.contains(name)
+                switch name {
                 case "timeUnixNano": time = try UInt64(exactly: OTLPLogRecordTranscoder.integer(&reader)).orThrow()
                 case "observedTimeUnixNano": observedTime = try UInt64(exactly: OTLPLogRecordTranscoder.integer(&reader)).orThrow()
                 case "severityNumber": severityNumber = UInt64(bitPattern: Int64(try OTLPLogRecordTranscoder.integer(&reader)))
@@ -71,6 +75,11 @@ enum OTLPLogRecordTranscoder {
                 }
             }
         }
+
+        static let keys: Set<String> = [
+            "timeUnixNano", "observedTimeUnixNano", "severityNumber", "severityText", "body", "attributes", "droppedAttributesCount", "flags",
+            "traceId", "spanId", "eventName",
+        ]
 
         func encoded() -> [UInt8] {
             var writer = ProtobufWriter()

@@ -51,8 +51,8 @@ import Testing
         #expect(hex(try readAll(OTLPExportStage(over: BytesSource(pieces: [Array(body.dropLast())]), export: Self.export))) == OTLPFixture.requestHex)
     }
 
-    /// A record that is not an OTLP/JSON LogRecord (a raw line, bytes that are not UTF-8) is
-    /// still a record: its text as the body, made valid UTF-8; an escaped lone surrogate (a
+    /// A record that is not an OTLP/JSON LogRecord (a raw line, bytes that are not UTF-8, an
+    /// app's own JSON object) is still a record: its text as the body, made valid UTF-8; an escaped lone surrogate (a
     /// `surrogateescape` record) is U+FFFD, which a protobuf string must be.
     @Test func aRecordThatIsNotOTLPJSONGoesAsItsText() {
         let raw = Array("plain caf".utf8) + [0xE9] + Array(" {".utf8)
@@ -61,6 +61,8 @@ import Testing
         let escaped = transcoded(#"{"body":{"stringValue":"caf\udce9"}}"#)
         #expect(escaped == [0x2A, 0x08, 0x0A, 0x06] + Array("caf\u{FFFD}".utf8))
         #expect(transcoded("") == [0x2A, 0x02, 0x0A, 0x00])
+        let object = #"{"event":"started","n":1}"#
+        #expect(transcoded(object) == [0x2A, UInt8(object.utf8.count + 2), 0x0A, UInt8(object.utf8.count)] + Array(object.utf8))
     }
 
     /// A request with no records is the resource and an empty scope: still a whole message.
