@@ -22,6 +22,10 @@ struct ProtobufReader {
         self.bytes = bytes
     }
 
+    /// Whether every byte has been read as a field (after `next()` returned nil: the bytes were
+    /// fields to their end, not cut short or garbled).
+    var isAtEnd: Bool { index == bytes.count }
+
     /// The next field, or nil at the end (or where the bytes stop making sense).
     mutating func next() -> (field: Int, value: Value)? {
         guard index < bytes.count, let key = varint(), key >> 3 > 0, key >> 3 < 1 << 29 else { return nil }

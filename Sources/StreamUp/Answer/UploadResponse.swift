@@ -58,20 +58,23 @@ public struct UploadResponse: Sendable {
         return trimmed.isEmpty ? nil : trimmed
     }
 
-    /// Whether the answer says its body is protobuf (`application/x-protobuf`, as OTLP/HTTP
-    /// answers a protobuf request).
+    /// Whether the body is protobuf: the answer says so (`application/x-protobuf`, as OTLP/HTTP
+    /// answers a protobuf request), or says `application/octet-stream` (Loki's OTLP endpoint)
+    /// and the body reads as a `google.rpc.Status` to its end.
     private var isProtobuf: Bool {
-        (value(forHeader: "Content-Type") ?? "").lowercased().hasPrefix("application/x-protobuf")
+        let type = (value(forHeader: "Content-Type") ?? "").lowercased()
+        return type.hasPrefix("application/x-protobuf") || (type.hasPrefix("application/octet-stream") && statusMessage != nil)
     }
 
     /// The `message` of a protobuf `google.rpc.Status` body (field 2; `google/rpc/status.proto`),
-    /// which OTLP/HTTP receivers answer a failure with; nil: none.
+    /// which OTLP/HTTP receivers answer a failure with; nil: none, or a body that is not one.
     private var statusMessage: [UInt8]? {
         var reader = ProtobufReader([UInt8](body))
+        var message: [UInt8]?
         while let (field, value) = reader.next() {
-            if field == 2, case .lengthDelimited(let text) = value { return text }
+            if field == 2, case .lengthDelimited(let text) = value { message = text }
         }
-        return nil
+        return reader.isAtEnd ? message : nil
     }
 
     /// Whether the answer says its body is HTML.

@@ -182,6 +182,11 @@ import Testing
         let body = Data([0x08, 0x03, 0x12, 0x08] + Array("bad data".utf8))
         let answer = UploadResponse(statusCode: 400, headers: ["Content-Type": "application/x-protobuf"], body: body, bytesSent: 0)
         #expect(answer.firstLine() == "bad data")
+        // Loki's OTLP endpoint says application/octet-stream; a body that is not a Status stays bytes.
+        let loki = UploadResponse(statusCode: 503, headers: ["Content-Type": "application/octet-stream"], body: body, bytesSent: 0)
+        #expect(loki.firstLine() == "bad data")
+        let other = UploadResponse(statusCode: 503, headers: ["Content-Type": "application/octet-stream"], body: Data("busy".utf8), bytesSent: 0)
+        #expect(other.firstLine() == "busy")
     }
 
     // MARK: Loki

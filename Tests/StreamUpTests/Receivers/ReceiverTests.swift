@@ -52,7 +52,7 @@ import Testing
     /// Every preset's requests and records (escapes included: a longer line is cut into records
     /// of at most ``RecordFormatter/maxRecordBytes``, `LineRecordsTests`) stay within its
     /// receiver's limits: Splunk Cloud 1 MB; Datadog 5 MB, 1,000 entries, 1 MB a log; Fluent Bit's 4 MiB
-    /// buffer; OTLP 20 MiB; Loki's 256 KiB line (decoded) and a request far inside its 30 s;
+    /// buffer; OTLP: the 4 MiB gRPC message Loki makes of a request, 1.1 times its records (the Collector takes 20 MiB); Loki's 256 KiB line (decoded) and a request far inside its 30 s;
     /// VictoriaLogs' 256 KiB JSON line.
     @Test(arguments: Receiver.allCases)
     func limitsRespectTheReceiver(receiver: Receiver) throws {
@@ -73,7 +73,7 @@ import Testing
         case .fluentBit:
             #expect(max(options.segmentBytes, record) + 2 < 4 << 20)
         case .otlp, .otlpJSON:
-            #expect(max(options.segmentBytes, record) + 4096 < 20 << 20)
+            #expect(Double(options.segmentBytes) * 1.1 < Double(4 << 20) && record + 4096 < 20 << 20)
         case .loki:
             #expect(record <= 256 << 10 && options.segmentBytes <= 1 << 20)
         case .victorialogs:

@@ -14,7 +14,8 @@ extension InProcessUploads {
         @Test(.enabled(if: OptionalTool.opentelemetryProto.isAvailable, Comment(rawValue: OptionalTool.opentelemetryProto.skipReason)))
         func anOTLPEmitterSendsProtobufLogRecords() async throws {
             try await SinkServer.withRunning(SinkConfiguration(keepBodiesInMemory: true)) { sink in
-                let before = UInt64(Date().timeIntervalSince1970 * 1e9)
+                // (Records are timed to the millisecond.)
+                let before = UInt64(Date().timeIntervalSince1970 * 1000) * 1_000_000
                 let emitter = try TelemetryEmitter(receiver: .otlp, url: sink.url, labels: [("service.name", "billing")])
                 emitter.startHeartbeat(every: .seconds(60), fields: [("job", "nightly")])
                 for index in 0..<3 {
