@@ -38,6 +38,7 @@ import binascii
 import datetime
 import http.server
 import json
+import math
 import re
 import secrets
 import signal
@@ -431,7 +432,21 @@ class Kind:
 #   `user 'U', total ignored: N out of M`; when both refused entries, this form carries all.
 # A JSON string holding a lone surrogate (`\udcXX` not part of a pair) refuses the whole request
 # with 400: seen with Loki 3 built from its source in our trial of 2026-11-25 (one invalid byte
-# written as `\udcXX` refused a whole 1 MiB request).
+# written as `\udcXX` refused a whole 1 MiB request). A push of no stream at all answers 422
+# (pkg/distributor/distributor.go, MissingStreamsErrorMsg).
+# Stream sharding (Loki 3, limits_config.shard_streams, on by default; pkg/distributor and
+# pkg/ingester, read 2026-11-28): the ingester sums, per stream (its labels with the shard), the
+# bytes (line + structured metadata names and values) of each push's entries but one equal to
+# the stream's last line, and the pushes, over one-second samples (stream_rate_calculator.go);
+# the distributor's rate store takes the newest sample every second, adds up the shards of each
+# unsharded stream (rate: the sum, pushes: the most), and keeps a moving average, 0.4 to the new
+# (ratestore.go; a stream not in the sample decays toward 0). A push's stream is sharded when its
+# rate is known (pushes > 0): shards = ceil((rate + push bytes * min(pushes, 1)) / desired_rate)
+# (shardCountFor, calculateShards); min(entries, shards) copies get `__stream_shard__` = (start +
+# i) % shards, where start is where the stream's last push left off (shard_tracker.go), and
+# entry i goes to copy i % copies (divideEntriesBetweenShards). Each copy is a stream of its own:
+# an entry equal to one in another copy is kept. Simplified here: the distributor's update comes
+# one interval after the sample (Loki: one or two, with jitter), and rates never expire.
 
 TEST_REJECTION = "rejected by --reject-line-regex"
 LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*\Z")
@@ -444,8 +459,17 @@ class Loki(Kind):
 
     def __init__(self, args):
         super().__init__(args)
-        self.lock = threading.Lock()  # guards self.streams
-        self.streams = {}  # labels string -> {"newest": ns, "seen": set((ns, line))}
+        self.lock = threading.Lock()  # guards self.streams and the sharding state below
+        self.streams = {}  # labels string -> {"newest": ns, "seen": set((ns, line)), "last": (ns, line)}
+        # Sharding: this interval's sample per stream (labels string with its shard -> {"base":
+        # labels string without, "bytes", "pushes"}), the averages per unsharded stream (base ->
+        # [rate, pushes]), where each unsharded stream's last push left off, the shard count
+        # last used (for the notes), and when the current sample started.
+        self.samples = {}
+        self.rates = {}
+        self.tracker = {}
+        self.shard_counts = {}
+        self.sample_start = time.monotonic()
 
     def handle(self, req):
         if req.path != "/loki/api/v1/push":
@@ -488,10 +512,13 @@ class Loki(Kind):
         total = 0
         ignored = 0
         now = time.time_ns()
+        if not streams:
+            text = "error at least one valid stream is required for ingestion"
+            return req.fail(text_response(422, text + "\n"), f"a push of no stream: {text}")
         for labels, entries in streams:
             total += len(entries)
             problem = self.label_problem(labels)
-            labels_text = "{" + ", ".join(f"{k}={go_quote(v)}" for k, v in sorted(labels.items())) + "}"
+            labels_text = self.labels_text(labels)
             if problem:
                 for ts, line, sm in entries:
                     req.store.add_rejected(req.number, {"line": line, "labels": labels, "ts": str(ts)},
@@ -501,27 +528,39 @@ class Loki(Kind):
                 messages.append(problem)
                 faults.append(problem)
                 continue
+            valid = []
             for ts, line, sm in entries:
                 reason = self.entry_problem(labels_text, ts, line, sm, now)
-                record = {"line": line, "labels": labels, "stream": labels_text, "ts": str(ts),
-                          "structured_metadata": sm, "tenant": tenant}
-                if reason is not None:
-                    grouped.append(reason)
-                else:
-                    reason, duplicate = self.order(labels_text, ts, line)
+                if reason is None:
+                    valid.append((ts, line, sm))
+                    continue
+                grouped.append(reason)
+                ignored += 1
+                req.store.add_rejected(req.number, {"line": line, "labels": labels, "stream": labels_text,
+                                                    "ts": str(ts), "structured_metadata": sm,
+                                                    "tenant": tenant}, reason)
+                messages.append(f"entry with timestamp {rfc3339_ns(ts)} ignored, reason: "
+                                f"'{reason}' for stream: {labels_text},")
+                faults.append(messages[-1])
+            for shard_labels, part in self.shard(req, labels, valid):
+                shard_text = self.labels_text(shard_labels)
+                self.sample(shard_text, labels_text, part)
+                for ts, line, sm in part:
+                    record = {"line": line, "labels": shard_labels, "stream": shard_text, "ts": str(ts),
+                              "structured_metadata": sm, "tenant": tenant}
+                    reason, duplicate = self.order(shard_text, ts, line)
                     if duplicate:
                         continue
                     if reason is not None:
                         ingester += 1
-                if reason is not None:
-                    ignored += 1
-                    req.store.add_rejected(req.number, record, reason)
-                    messages.append(f"entry with timestamp {rfc3339_ns(ts)} ignored, reason: "
-                                    f"'{reason}' for stream: {labels_text},")
-                    if reason != TEST_REJECTION:
-                        faults.append(messages[-1])
-                    continue
-                req.store.add_record(req.number, record)
+                        ignored += 1
+                        req.store.add_rejected(req.number, record, reason)
+                        messages.append(f"entry with timestamp {rfc3339_ns(ts)} ignored, reason: "
+                                        f"'{reason}' for stream: {shard_text},")
+                        if reason != TEST_REJECTION:
+                            faults.append(messages[-1])
+                        continue
+                    req.store.add_record(req.number, record)
         if messages:
             if ingester:
                 text = "\n".join(messages) + f"\nuser '{tenant}', total ignored: {ignored} out of {total}\n"
@@ -532,6 +571,80 @@ class Loki(Kind):
             return req.fail(text_response(400, text), f"{len(faults)} of {total} entries rejected: "
                             + faults[0])
         return Response(204)
+
+    @staticmethod
+    def labels_text(labels):
+        return "{" + ", ".join(f"{k}={go_quote(v)}" for k, v in sorted(labels.items())) + "}"
+
+    @staticmethod
+    def entry_size(entry):
+        """Loki's EntryTotalSize: the line's bytes and its structured metadata's names and values."""
+        _, line, sm = entry
+        size = len(line.encode("utf-8", "surrogatepass"))
+        return size + sum(len(k.encode("utf-8", "surrogatepass")) + len(v.encode("utf-8", "surrogatepass"))
+                          for k, v in sm.items())
+
+    def roll(self, now):
+        """Ends the samples whose interval has passed: the distributor's update of its rates.
+        Caller holds self.lock."""
+        interval = self.args.rate_interval
+        for _ in range(200):
+            if now < self.sample_start + interval:
+                return
+            totals = {}
+            for sample in self.samples.values():
+                rate, pushes = totals.get(sample["base"], (0, 0))
+                totals[sample["base"]] = (rate + sample["bytes"], max(pushes, sample["pushes"]))
+            for base in set(self.rates) | set(totals):
+                rate, pushes = totals.get(base, (0, 0))
+                if base in self.rates:
+                    old_rate, old_pushes = self.rates[base]
+                    rate = int(0.4 * rate + 0.6 * old_rate)
+                    pushes = 0.4 * pushes + 0.6 * old_pushes
+                self.rates[base] = (rate, pushes)
+            self.samples = {}
+            self.sample_start += interval
+        self.sample_start = now
+
+    def shard(self, req, labels, entries):
+        """[(labels, entries)]: the stream as the distributor passes it on, in shards when its
+        rate says so."""
+        if not entries:
+            return []
+        if not self.args.shard_streams:
+            return [(labels, entries)]
+        base = self.labels_text(labels)
+        push = sum(self.entry_size(e) for e in entries)
+        with self.lock:
+            self.roll(time.monotonic())
+            rate, pushes = self.rates.get(base, (0, 0))
+            shards = 1
+            if pushes > 0:
+                shards = max(1, math.ceil((rate + int(push * min(pushes, 1.0))) / self.args.desired_rate))
+            changed = self.shard_counts.get(base, 1) != shards
+            self.shard_counts[base] = shards
+            if shards <= 1:
+                parts = [(labels, entries)]
+            else:
+                copies = min(len(entries), shards)
+                start = self.tracker.get(base, 0)
+                self.tracker[base] = start + copies
+                parts = [(dict(labels, __stream_shard__=str((start + i) % shards)), entries[i::copies])
+                         for i in range(copies)]
+        if changed:
+            req.store.add_note(req.number, f"stream {base} in {shards} shard(s): its rate {rate} B/s "
+                                           f"and this push's {push} B against the desired "
+                                           f"{self.args.desired_rate} B/s")
+        return parts
+
+    def sample(self, stream, base, entries):
+        """Counts a push of `entries` into `stream` in the current sample."""
+        with self.lock:
+            last = self.streams.get(stream, {}).get("last")
+            size = sum(self.entry_size(e) for e in entries if (e[0], e[1]) != last)
+            sample = self.samples.setdefault(stream, {"base": base, "bytes": 0, "pushes": 0})
+            sample["bytes"] += size
+            sample["pushes"] += 1
 
     @staticmethod
     def parse(body):
@@ -642,6 +755,7 @@ class Loki(Kind):
                     return (f"entry too far behind, entry timestamp is: {rfc3339_ns(ts)}, oldest "
                             f"acceptable timestamp is: {rfc3339_ns(newest - window)}"), False
             s["seen"].add((ts, line))
+            s["last"] = (ts, line)
             if newest is None or ts > newest:
                 s["newest"] = ts
             return None, False
@@ -2061,6 +2175,13 @@ def build_parser():
     g.add_argument("--max-line-size", type=int, default=256 * 1024)
     g.add_argument("--max-label-names", type=int, default=15)
     g.add_argument("--reject-line-regex", help="entries whose line matches are rejected")
+    g.add_argument("--no-shard-streams", dest="shard_streams", action="store_false",
+                   help="emulate shard_streams.enabled: false (default: Loki 3 shards a stream "
+                        "whose rate passes --desired-rate)")
+    g.add_argument("--desired-rate", type=int, default=1536 * 1024, metavar="BYTES",
+                   help="shard_streams.desired_rate in bytes per second (default 1536KB)")
+    g.add_argument("--rate-interval", type=float, default=1.0, metavar="S",
+                   help="seconds per rate sample (Loki: 1)")
     g = p.add_argument_group("elasticsearch / datadog / splunk-hec")
     g.add_argument("--bulk-path-only", action="store_true",
                    help="elasticsearch: serve only POST /_bulk (400 'error: invalid HTTP endpoint' "

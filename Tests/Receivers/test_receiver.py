@@ -296,7 +296,7 @@ class TestLoki(ReceiverTest):
         self.assertEqual((status, body.decode()), (400, too_long % 11 + "\n"), "one error alone has no count")
 
     def test_content_type_and_encoding_are_checked(self):
-        body = json.dumps({"streams": []}).encode()
+        body = json.dumps({"streams": [{"stream": {"a": "b"}, "values": [[str(now_ns()), "x"]]}]}).encode()
         self.assertEqual(self.r.post("/loki/api/v1/push", body, {})[0], 400)
         self.assertEqual(self.r.post("/loki/api/v1/push", body,
                                      {"Content-Type": "application/x-www-form-urlencoded"})[0], 400)
@@ -315,6 +315,62 @@ class TestLoki(ReceiverTest):
         self.assertEqual([r["line"] for r in state["records"]], ["keep"])
         self.assertEqual([r["line"] for r in state["rejected"]], ["drop me"])
         self.assertEqual(state["errors"], [])
+
+    def test_a_push_of_no_stream_is_422(self):
+        self.assertEqual(self.push([])[0], 422)
+        self.assertOneError(422, "no stream")
+
+    def wait_for_a_rate_sample(self, interval):
+        """Lets one rate interval pass: the next push is sharded by the rate it measured."""
+        time.sleep(interval * 1.5)
+
+    def test_a_fast_stream_is_dealt_over_shards_and_a_resend_is_kept_twice(self):
+        # Loki 3 with shard_streams on (its default): once the stream's rate is known, a push
+        # whose rate plus size passes desired_rate is dealt round robin over shard streams.
+        self.restart("--desired-rate", "1000", "--rate-interval", "0.2")
+        t = now_ns()
+        values = [[str(t + i), f"line {i:03d} " + "x" * 91] for i in range(10)]  # 100 B each
+        self.assertEqual(self.push([{"stream": {"job": "a"}, "values": values}])[0], 204)
+        self.assertEqual({r["stream"] for r in self.r.state()["records"]}, {'{job="a"}'},
+                         "the first push: no rate yet, one stream")
+        self.wait_for_a_rate_sample(0.2)
+        # A rate of 1000 B/s (the first sample is taken whole; 600 if a second, empty one has
+        # passed) and a push of 1000 B: 2 shards; the resend is dealt over them, kept again.
+        self.assertEqual(self.push([{"stream": {"job": "a"}, "values": values}])[0], 204)
+        records = self.r.state()["records"]
+        self.assertEqual(len(records), 20)
+        resent = records[10:]
+        self.assertEqual({r["labels"].get("__stream_shard__") for r in resent}, {"0", "1"})
+        self.assertEqual([r["line"] for r in resent if r["labels"]["__stream_shard__"] == "0"],
+                         [v[1] for v in values[0::2]], "entry i goes to copy i % copies")
+        # The next push starts where this one left off (shard 2 % 2 = 0), and a resend into the
+        # same shard is dropped: only the entries dealt to another copy are kept twice.
+        self.assertEqual(self.push([{"stream": {"job": "a"}, "values": values[:2]}])[0], 204)
+        self.assertEqual(len(self.r.state()["records"]), 20)
+        self.assertNoErrors()
+
+    def test_without_shard_streams_a_resend_is_dropped(self):
+        self.restart("--desired-rate", "1000", "--rate-interval", "0.2", "--no-shard-streams")
+        t = now_ns()
+        values = [[str(t + i), f"line {i:03d} " + "x" * 91] for i in range(10)]
+        for _ in range(2):
+            self.assertEqual(self.push([{"stream": {"job": "a"}, "values": values}])[0], 204)
+            self.wait_for_a_rate_sample(0.2)
+        self.assertEqual(len(self.r.state()["records"]), 10)
+
+    def test_streams_below_the_desired_rate_are_not_sharded(self):
+        # Eight streams of an eighth each (what streamup sends): none passes the rate.
+        self.restart("--desired-rate", "1000", "--rate-interval", "0.2")
+        t = now_ns()
+        for round in range(3):
+            streams = [{"stream": {"job": "a", "streamup_shard": str(n)},
+                        "values": [[str(t + 10 * n + i), f"{round} {n} {i} " + "y" * 40] for i in range(2)]}
+                       for n in range(8)]
+            self.assertEqual(self.push(streams)[0], 204)
+            self.wait_for_a_rate_sample(0.2)
+        records = self.r.state()["records"]
+        self.assertEqual(len(records), 48)
+        self.assertTrue(all("__stream_shard__" not in r["labels"] for r in records))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -166,14 +166,15 @@ import Testing
     }
 
     /// `--metrics 0`, scraped once the receiver holds the row's records: `/health` is 200, the
-    /// lines read are the records made (heartbeat: a beat each), the records dropped are the
-    /// lines a filter left out, bytes were delivered, every request answered 2xx.
+    /// lines read are every line of the input, those a filter left out too (heartbeat: a beat
+    /// each), the records dropped are the lines a filter left out, bytes were delivered, every
+    /// request answered 2xx.
     static func checkMetrics(_ child: StreamupProcess, row: MatrixRow) async {
         guard let url = await MetricsCommandTests.metricsURL(of: child), let port = url.port.map(UInt16.init) else {
             Issue.record("no metrics URL on stderr: \(child.stderr)")
             return
         }
-        let lines = Double(row.variant.input.records.count)
+        let lines = Double(row.variant.input.lines.count)
         let filters = row.variant.options.contains("--drop") || row.variant.options.contains("--keep")
         let dropped = filters ? Double(row.variant.input.lines.count - row.variant.input.records.count) : nil
         let counted = await MetricsCommandTests.scraped {
@@ -186,7 +187,7 @@ import Testing
             return row.command == .heartbeat ? read >= 3 && delivered > 0 : read == lines && delivered == total && delivered > 0
         }
         let scrape = LoopbackGet.fetch(port: port, "/metrics").map { String(decoding: $0.body, as: UTF8.self) } ?? ""
-        #expect(counted, "lines read (\(lines) records made), records dropped or bytes delivered do not add up: \(scrape)")
+        #expect(counted, "lines read (\(lines) lines in), records dropped or bytes delivered do not add up: \(scrape)")
         #expect(MetricsCommandTests.health(port: port) == 200, "\(scrape)")
         let requests = scrape.split(separator: "\n").filter { $0.hasPrefix("streamup_requests_total{") }
         #expect(!requests.isEmpty && requests.allSatisfy { $0.contains("status=\"2xx\"") }, "\(requests)")

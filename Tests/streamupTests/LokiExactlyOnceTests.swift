@@ -7,6 +7,13 @@ import Testing
 /// buffer (the spool keeps it; without one, the state file keeps the times of what may have
 /// been sent), so a resend after a lost answer or a `kill -9` is dropped. And `--to
 /// elasticsearch`, whose validator answers 409 to a `create` of an `_id` it holds.
+///
+/// The Loki validator shards fast streams as Loki 3 does by default (`shard_streams`: a stream
+/// whose rate and push pass the desired rate is dealt over `__stream_shard__` copies, so a
+/// resend can land in another copy and be kept twice), with the desired rate scaled down to
+/// this test's rate: the lines are written at ``linesPerSecond``, which Loki sees as roughly
+/// 20–45 KB/s in one stream (its desired rate is passed and a resend may be stored twice) and
+/// under 9 KB/s in each of the 8 streams streamup spreads its entries over (none is sharded).
 @Suite(.timeLimit(.minutes(5))) struct LokiExactlyOnceTests {
     /// `tail --state --spool`, killed with SIGKILL three times while the file grows, with every
     /// third answer lost: every line is one entry.
@@ -45,7 +52,8 @@ import Testing
         let scratch = try TemporaryDirectory()
         let file = scratch.file("app.log")
         let total = 6_000
-        try await ReceiverValidator.with(kind, ["--lose-answers", "3"]) { receiver in
+        let sharding = kind == "loki" ? ["--desired-rate", "\(Self.desiredRate)"] : []
+        try await ReceiverValidator.with(kind, ["--lose-answers", "3"] + sharding) { receiver in
             _ = FileManager.default.createFile(atPath: file, contents: nil)
             let spool = spooled ? ["--spool", scratch.file("spool")] : []
             let parsing = parse.map { ["--parse", $0] } ?? []
@@ -54,10 +62,13 @@ import Testing
                     "--segment-bytes", "4k", "--segment-seconds", "50ms", file, "--to", kind, receiver.url.absoluteString,
                 ]
             let written = Locked(0)
-            // Appends the next `lines` lines (up to `total`).
-            let grow: @Sendable (Int) -> Void = { lines in
+            let started = ContinuousClock.now
+            // Appends the lines due by now at ``linesPerSecond`` (up to `total`).
+            let grow: @Sendable () -> Void = {
+                let elapsed = ContinuousClock.now - started
+                let due = Int(Double(Self.linesPerSecond) * (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
                 written.withLock { written in
-                    let next = min(total, written + lines)
+                    let next = min(total, due)
                     guard next > written, let writer = FileHandle(forWritingAtPath: file) else { return }
                     writer.seekToEndOfFile()
                     writer.write(Data(((written + 1)...next).map { Self.line($0, parse: parse) }.joined().utf8))
@@ -71,7 +82,7 @@ import Testing
                 let target = round * 1_500
                 let reached = await onOwnThread {
                     poll(within: .seconds(60)) { () -> Bool? in
-                        grow(20)
+                        grow()
                         return (receiver.count()?.records ?? 0) >= target ? true : nil
                     }
                 }
@@ -80,8 +91,12 @@ import Testing
                 _ = await child.waitForExit(timeout: 30)
                 child = try StreamupProcess(arguments)
             }
-            grow(total)
-            let all = await onOwnThread { poll(within: .seconds(90)) { (receiver.count()?.records ?? 0) >= total ? true : nil } }
+            let all = await onOwnThread {
+                poll(within: .seconds(90)) { () -> Bool? in
+                    grow()
+                    return (receiver.count()?.records ?? 0) >= total ? true : nil
+                }
+            }
             child.signal(SIGTERM)
             #expect(await child.waitForExit(timeout: 60) == 0, "stderr: \(child.stderr.suffix(2_000))")
             #expect(all == true)
@@ -90,6 +105,14 @@ import Testing
             #expect(snapshot.errors.isEmpty && snapshot.rejectedLines.isEmpty, "\(snapshot.errors.prefix(3))")
         }
     }
+
+    /// How fast the file grows: 6,000 lines in 15 s, with the records' structured metadata
+    /// (the path) about 75 bytes per entry as Loki counts them.
+    private static let linesPerSecond = 400
+    /// The Loki validator's desired rate (Loki: 1536 KB/s): what one stream of this test passes
+    /// and an eighth of it does not (measured under load: one stream's average 23–44 KB/s with
+    /// samples of 8–56 KB; each of 8 streams' 3.5–8.4 KB/s).
+    private static let desiredRate = 12 * 1024
 
     /// Line `number` of the file, whose record is `grow-NNNNNN`: plain, or as the runtime of
     /// `parse` writes it, 137 µs after the line before by its clock (several lines in one

@@ -170,21 +170,6 @@ import Testing
         #expect(stored == input.split(separator: "\n"), "the stored stream is the input, in order")
     }
 
-    /// The answer to a middle segment of the window is lost (the receiver stored it and closed
-    /// the connection): that segment alone goes out again, identical, and no segment after it
-    /// that was answered is sent again; every line is stored once.
-    @Test func aLostAnswerInTheMiddleOfTheWindowResendsThatSegmentAlone() async throws {
-        let receiver = try await Receiver(delay: 0.2, dropAnswer: 8)
-        let input = Self.lines(12_000)
-        let (status, stderr, state, stored) = try await receiver.run(["--max-in-flight", "8", "--segment-bytes", "8k"], input: input)
-        #expect(status == 0, "stderr: \(stderr)")
-        let dropped = try #require(state["dropped"] as? [String: Any], "\(state)")
-        #expect(dropped["later_out"] as? Bool == true, "the lost answer was for a middle segment: \(state)")
-        #expect(state["duplicates"] as? [Int] == [dropped["offset"] as? Int ?? -1], "only the segment whose answer was lost came twice")
-        #expect((state["errors"] as? [String] ?? ["?"]).isEmpty, "a resend is identical: \(state)")
-        #expect(Self.storedOnce(stored, input))
-    }
-
     /// `streamup tail --state --spool` killed with SIGKILL while several segments are out,
     /// then started again: every line reaches the receiver exactly once.
     @Test func aKillWhileSeveralSegmentsAreOutLosesAndDoublesNothing() async throws {
@@ -215,45 +200,6 @@ import Testing
         #expect(all, "stderr: \(second.stderr)")
         #expect((state["errors"] as? [String] ?? ["?"]).isEmpty, "resends after the restart are identical: \(state)")
         #expect(Self.storedOnce(stored, input), "first: \(first.stderr) second: \(second.stderr)")
-    }
-
-    /// With dead letters, a segment refused for good is set aside and the stream goes on with
-    /// gapless offsets (`Streamup-Offset` leaves out what was set aside): segments already out
-    /// when the refusal came would carry offsets that count the bytes set aside, so an uploader
-    /// asked for a window keeps one request out when it keeps dead letters (the CLI refuses the
-    /// pair). What was stored and what was set aside is the input, each line once.
-    @Test func aSegmentSetAsideLeavesNoGapInTheOffsets() async throws {
-        let scratch = try TemporaryDirectory()
-        let receiver = try await Receiver(delay: 0.05, refuse: 12)
-        let input = Self.lines(12_000)
-        var options = StreamUploader.Options()
-        options.maxInFlight = 8
-        options.segmentBytes = 8 << 10
-        options.deadLetterDirectory = URL(fileURLWithPath: scratch.file("dead"))
-        let uploader = try StreamUploader(UploadConfiguration(url: receiver.url), options: options)
-        let (chunks, continuation) = AsyncStream<[UInt8]>.makeStream()
-        continuation.yield(Array(input.utf8))
-        continuation.finish()
-        _ = try? await uploader.run(AsyncSequenceProducer(chunks))
-        let state = await receiver.state()
-        let stored = await receiver.storedLines()
-        await receiver.stop()
-        #expect(uploader.progress.deadLetters == 1, "a segment was set aside")
-        #expect(state["refused"] as? [String: Any] != nil, "the receiver refused a segment: \(state)")
-        let streams = state["streams"] as? [String: [[Int]]] ?? [:]
-        #expect(streams.count == 1, "\(state)")
-        for (name, pieces) in streams {
-            var end = 0
-            for piece in pieces {
-                #expect(piece.first == end, "stream \(name): a piece at \(piece) after the end \(end): \(pieces)")
-                end = (piece.first ?? 0) + (piece.last ?? 0)
-            }
-        }
-        let dead = try FileManager.default.contentsOfDirectory(atPath: scratch.file("dead")).filter { $0.hasSuffix(".body") }
-        #expect(dead.count == 1, "one dead letter: \(dead)")
-        let setAside = try dead.map { try String(contentsOfFile: scratch.file("dead") + "/" + $0, encoding: .utf8) }.joined()
-        let once = Self.storedOnce(stored + setAside.split(separator: "\n"), input)
-        #expect(once, "stored and set aside, each line once")
     }
 
     /// `--to victorialogs` without `--max-in-flight`: the preset's window (adapting up to 8)

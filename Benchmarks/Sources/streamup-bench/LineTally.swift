@@ -62,6 +62,17 @@ final class LineTally: Sendable {
         }
     }
 
+    /// The line numbers below `count` that have not arrived (at most `limit` of them).
+    func missing(below count: Int, limit: Int = 100_000) -> [Int] {
+        let seen = state.update { $0.seen }
+        var numbers: [Int] = []
+        for number in 0..<min(count, expected) where seen[number / 64] & (UInt64(1) << UInt64(number % 64)) == 0 {
+            numbers.append(number)
+            if numbers.count == limit { break }
+        }
+        return numbers
+    }
+
     func requestEnded() {
         state.update { $0.counts.requests += 1 }
     }

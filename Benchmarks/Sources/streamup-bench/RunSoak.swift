@@ -50,7 +50,14 @@ enum RunSoak {
         for sub in ["", "/logs", "/state", "/spool"] {
             guard mkdir(directory + sub, 0o700) == 0 else { throw BenchError.system("mkdir \(directory + sub)") }
         }
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var keep = false
+        defer {
+            if keep {
+                Progress.log("run soak: kept \(directory) (state files, spools, logs and run.log) to look at")
+            } else {
+                try? FileManager.default.removeItem(atPath: directory)
+            }
+        }
         let names = (0..<settings.pipelines).map { String(format: "p%02d", $0) }
         let paths = names.map { "\(directory)/logs/\($0).log" }
         for path in paths {
@@ -119,7 +126,10 @@ enum RunSoak {
         }
         let written = writer.linesWritten
         if failure == nil, !waitFor(seconds: 180, { tally.counts.distinct >= written }) {
-            failure = "\(tally.counts.distinct) of \(written) lines arrived within 180 s of the end"
+            let missing = tally.missing(below: written)
+            let byPipeline = Dictionary(grouping: missing) { names[$0 % names.count] }.sorted { $0.key < $1.key }
+            let ranges = byPipeline.map { name, numbers in "\(name): \(numbers.count) (seq \(numbers.first ?? 0)–\(numbers.last ?? 0))" }
+            failure = "\(tally.counts.distinct) of \(written) lines arrived within 180 s of the end; missing \(ranges.joined(separator: ", "))"
         }
         child.signal(SIGTERM)
         let watch = StallWatch(seconds: 60) { 0 }
@@ -128,6 +138,7 @@ enum RunSoak {
         sink.stop()
         if failure == nil, killed { failure = "did not exit within 60 s of SIGTERM" }
         if failure == nil, exit.status != 0 { failure = "exit status \(exit.status): \(lastLines(of: directory + "/run.log"))" }
+        keep = failure != nil
         return RunSoakResult(
             pipelines: settings.pipelines, seconds: settings.seconds, samples: samples, linesWritten: written, counts: tally.counts,
             reloads: reloads, rotations: writer.rotationCount, outageSeconds: settings.outageSeconds, exit: exit, failure: failure)

@@ -80,6 +80,10 @@ enum SinkMemory {
 struct ProcStatus: Sendable {
     let rssKiB: Int
     let threads: Int
+    /// The anonymous part of `rssKiB` (heap, anonymous mappings), and the file-backed part
+    /// (mapped files: the binary, libraries, a spool's mapped pages).
+    var anonymousKiB = 0
+    var fileKiB = 0
 
     static func read(pid: pid_t) throws(BenchError) -> ProcStatus {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else {
@@ -93,6 +97,6 @@ struct ProcStatus: Sendable {
         guard let rss = field("VmRSS"), let threads = field("Threads") else {
             throw BenchError("no VmRSS/Threads in /proc/\(pid)/status")
         }
-        return ProcStatus(rssKiB: rss, threads: threads)
+        return ProcStatus(rssKiB: rss, threads: threads, anonymousKiB: field("RssAnon") ?? 0, fileKiB: field("RssFile") ?? 0)
     }
 }

@@ -45,9 +45,12 @@ enum SoakReport {
             + "\(result.reloads) reloads (SIGHUP; every other one without the last pipeline), \(result.rotations) rotations of every file, "
             + "the receiver down \(Int(result.outageSeconds)) s from a third of the way in.\n\n"
         let step = max(1, result.samples.count / 31)
-        var rows = [["time (s)", "RSS (MiB)", "open files", "threads", "lines arrived"]]
+        var rows = [["time (s)", "RSS (MiB)", "anonymous", "files", "open files", "threads", "lines arrived"]]
         for (index, sample) in result.samples.enumerated() where index % step == 0 || index == result.samples.count - 1 {
-            rows.append([String(Int(sample.seconds)), mib(sample.rssKiB), String(sample.openFiles), String(sample.threads), String(sample.progress)])
+            rows.append([
+                String(Int(sample.seconds)), mib(sample.rssKiB), mib(sample.anonymousKiB), mib(sample.fileKiB), String(sample.openFiles),
+                String(sample.threads), String(sample.progress),
+            ])
         }
         text += table(rows) + "\n"
         // From the end of the first tenth (started, buffers allocated) to the end.

@@ -12,6 +12,9 @@ struct SoakSample: Sendable {
     /// Seconds since the soak started.
     let seconds: Double
     let rssKiB: Int
+    /// The anonymous part of `rssKiB` (heap, buffers) and the mapped files' part.
+    let anonymousKiB: Int
+    let fileKiB: Int
     let openFiles: Int
     let threads: Int
     let progress: Int
@@ -58,7 +61,8 @@ final class SoakSampler: Sendable {
             let descriptors = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")
         else { return nil }
         return SoakSample(
-            seconds: MonotonicClock.seconds(MonotonicClock.now() - start), rssKiB: status.rssKiB, openFiles: descriptors.count,
+            seconds: MonotonicClock.seconds(MonotonicClock.now() - start), rssKiB: status.rssKiB, anonymousKiB: status.anonymousKiB, fileKiB: status.fileKiB,
+            openFiles: descriptors.count,
             threads: status.threads, progress: progress)
     }
 }

@@ -15,42 +15,80 @@ import StreamUpHTTP
 ///   answer is lost and the server then forgets the upload or calls it complete, the upload
 ///   is done (every byte had been acknowledged): no empty duplicate is created.
 extension DeliveryMachine {
-    /// The resumable upload in use and what is known about it.
+    /// The resumable upload in use and what is known about it, one phase at a time.
     ///
     /// Thread safety: a value type, part of the machine.
     struct ResumableState {
-        private(set) var upload: Upload?
-        /// A failure happened since the server last told its offset: HEAD before appending.
-        var mustCheckOffset: Bool
-        /// The completing PATCH has gone out (with every byte acknowledged).
-        var completionSent = false
-        var finished = false
+        enum Phase {
+            /// No upload (none yet, or the last one is gone): the next step creates one.
+            case none
+            /// The server told where it stands in `upload`: append from the acknowledged offset
+            /// (or complete it once every byte is acknowledged).
+            case open(Upload)
+            /// A failure happened since the server last told its offset: HEAD before anything
+            /// else. `afterCompletion`: the completing PATCH had gone out, so an upload now gone
+            /// or complete was completed (only its answer was lost).
+            case checking(Upload, afterCompletion: Bool)
+            /// The completing PATCH is out, every byte acknowledged.
+            case completing(Upload)
+            /// The upload is complete: nothing more to send.
+            case finished
+        }
+
+        private(set) var phase: Phase
         /// An exchange is out: the next waits for its answer.
         var exchangeOut = false
 
         init(upload: Upload?) {
-            self.upload = upload
-            self.mustCheckOffset = upload != nil
+            phase = upload.map { .checking($0, afterCompletion: false) } ?? .none
         }
 
+        /// The upload in use, if any.
+        var upload: Upload? {
+            switch phase {
+            case .open(let upload), .checking(let upload, _), .completing(let upload): upload
+            case .none, .finished: nil
+            }
+        }
+
+        /// The server made `upload` (or told where it stands in it).
         mutating func remember(_ upload: Upload) {
-            self.upload = upload
-            mustCheckOffset = false
-            completionSent = false
+            phase = .open(upload)
         }
 
+        /// The upload is gone: the next step creates another.
         mutating func forget() {
-            upload = nil
-            mustCheckOffset = false
+            phase = .none
+        }
+
+        /// A step failed: ask the server where it stands before the next.
+        mutating func mustCheck() {
+            switch phase {
+            case .open(let upload): phase = .checking(upload, afterCompletion: false)
+            case .completing(let upload): phase = .checking(upload, afterCompletion: true)
+            case .checking, .none, .finished: break
+            }
+        }
+
+        mutating func complete(_ upload: Upload) {
+            phase = .completing(upload)
+        }
+
+        mutating func finish() {
+            phase = .finished
         }
     }
 
     mutating func nextResumable(_ input: Input) -> Action {
-        if resumable.finished { return .finish }
-        guard let upload = resumable.upload else { return .send(.create(at: acknowledged)) }
-        if resumable.mustCheckOffset { return .send(.checkOffset(upload)) }
+        let upload: Upload
+        switch resumable.phase {
+        case .finished: return .finish
+        case .none: return .send(.create(at: acknowledged))
+        case .checking(let checked, _): return .send(.checkOffset(checked))
+        case .open(let open), .completing(let open): upload = open
+        }
         if input.inputEnded && acknowledged >= input.end {
-            resumable.completionSent = true
+            resumable.complete(upload)
             return .send(.complete(upload, at: input.end))
         }
         if !input.readable { return .waitForInput(from: acknowledged) }
@@ -91,19 +129,18 @@ extension DeliveryMachine {
 
         case (.complete, .answered(let answer, let carried)):
             if answer.isSuccess {
-                resumable.forget()
-                resumable.finished = true
+                resumable.finish()
                 return [.saveUpload(nil)]
             }
             return failedExchange(answer, exchange: exchange, carried: carried, now: now)
 
         case (.append, .failed(let failure, let carried)):
             noteSent(carried)
-            resumable.mustCheckOffset = true
+            resumable.mustCheck()
             return failed(.failure(failure), exchange: exchange, carried: carried, now: now)
 
         case (.complete, .failed(let failure, let carried)):
-            resumable.mustCheckOffset = true
+            resumable.mustCheck()
             return failed(.failure(failure), exchange: exchange, carried: carried, now: now)
 
         case (.create, .failed(let failure, let carried)), (.checkOffset, .failed(let failure, let carried)):
@@ -118,11 +155,11 @@ extension DeliveryMachine {
     /// after the completion went out, that it is done).
     private mutating func checkedOffset(of upload: Upload, _ answer: Answer, carried: Range<Int>, now: Instant) -> [Effect] {
         let gone = answer.status == 404 || answer.status == 410
-        if resumable.completionSent && (gone || (answer.isSuccess && answer.uploadComplete == true)) {
+        let afterCompletion = if case .checking(_, afterCompletion: true) = resumable.phase { true } else { false }
+        if afterCompletion && (gone || (answer.isSuccess && answer.uploadComplete == true)) {
             // The completion reached the server (it forgets or marks a completed upload);
             // only its answer was lost. A new upload would be an empty duplicate.
-            resumable.forget()
-            resumable.finished = true
+            resumable.finish()
             return [.saveUpload(nil), .notice(.completionAnswerLost)]
         }
         if gone {
@@ -145,7 +182,7 @@ extension DeliveryMachine {
             stop(.protocolViolation("the server claims \(counted(held, "byte")) of upload \(upload.url), more than was sent"))
             return []
         }
-        resumable.mustCheckOffset = false
+        resumable.remember(upload)
         return position > acknowledged ? succeeded(acknowledging: position, now: now) : []
     }
 
@@ -158,10 +195,10 @@ extension DeliveryMachine {
             resumable.forget()
             return [.saveUpload(nil)] + failed(.answer(answer), exchange: exchange, carried: carried, now: now, alwaysRetry: true)
         case 409:
-            resumable.mustCheckOffset = true
+            resumable.mustCheck()
             return failed(.answer(answer), exchange: exchange, carried: carried, now: now, alwaysRetry: true)
         default:
-            resumable.mustCheckOffset = true
+            resumable.mustCheck()
             return failed(.answer(answer), exchange: exchange, carried: carried, now: now)
         }
     }

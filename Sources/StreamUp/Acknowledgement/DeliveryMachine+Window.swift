@@ -9,6 +9,11 @@
 /// stored segments after it. While a failing spell lasts (a failed attempt since the last
 /// acknowledged progress) no new segment is cut: resends go first, one backoff for all.
 ///
+/// The machine is the one record of where segments end: each segment keeps the cut it was last
+/// sent with (``Segment/kept``), and a segment sent again from its start goes with the same cut
+/// (its bytes are what the receiver may hold), unless a smaller size is asked for; a spool
+/// keeps the list (``cuts``) so that the first segments after a restart are cut the same.
+///
 /// A segment re-planned inside the range of its earlier cut (smaller after a 413 or broken
 /// connections, or the rest after a partial answer) ends by the next segment's start: it is
 /// cut in pieces up to there (``Segment/bound``), and the segments after it stand.
@@ -34,10 +39,17 @@ extension DeliveryMachine {
         /// It failed before (or is the rest of one that did): until it is stored, no new
         /// segment is cut.
         var failed = false
+        /// The cut it was last sent with (nil: none yet): a resend from its start carries it again.
+        var kept: Range<Int>? = nil
     }
 
     /// How many plain requests are out now.
     var inFlight: Int { window.count { $0.phase == .sending } }
+
+    /// Whether one exchange out is all the machine lets out now (the window's limit is one, or
+    /// the resumable protocol, whose every step waits for the one before): nothing else goes
+    /// out before its answer.
+    var letsOneOut: Bool { configuration.resumable || concurrency.limit <= 1 }
 
     /// The next plain action: a dead letter at the front, the backoff, resends in stream order,
     /// then a new segment from the end of the last one while the window has room (beside
@@ -80,6 +92,21 @@ extension DeliveryMachine {
         noteCut(from: from, range)
     }
 
+    /// The cut to send the plain segment from `from` with under `limits` again: the one it was
+    /// last sent with (or an earlier run's, from the spool), when it still fits; nil: cut anew.
+    func keptCut(from: Int, limits: SegmentLimits) -> Range<Int>? {
+        let kept = window.first { $0.from == from }?.kept ?? recoveredCuts.first { $0.lowerBound == from }
+        guard let kept, kept.count <= limits.maxBytes else { return nil }
+        return kept
+    }
+
+    /// The cuts of the segments not acknowledged yet, in stream order (what a spool keeps).
+    var cuts: [Range<Int>] {
+        let current = window.compactMap(\.kept)
+        let earlier = recoveredCuts.filter { cut in cut.upperBound > acknowledged && !current.contains { $0.lowerBound == cut.lowerBound } }
+        return (current + earlier).sorted { $0.lowerBound < $1.lowerBound }
+    }
+
     /// Records where the segment from `from` ends (a request that carried nothing says
     /// nothing); a piece cut short of its bound leaves the rest as a segment of its own.
     mutating func noteCut(from: Int, _ carried: Range<Int>) {
@@ -87,6 +114,9 @@ extension DeliveryMachine {
         let index = segmentIndex(from: from)
         guard window[index].end == nil else { return }
         window[index].end = carried.upperBound
+        window[index].kept = carried
+        let acknowledged = acknowledged
+        recoveredCuts.removeAll { $0.lowerBound == from || $0.upperBound <= acknowledged }
         if let bound = window[index].bound, carried.upperBound < bound {
             window[index].bound = nil
             window.insert(Segment(from: carried.upperBound, bound: bound, phase: .resend, failed: window[index].failed), at: index + 1)

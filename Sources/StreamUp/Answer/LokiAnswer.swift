@@ -19,7 +19,8 @@ import Foundation
 /// `pkg/distributor/distributor.go` and `pkg/ingester/stream.go` where the docs are silent).
 ///
 /// Entries are found among the request's records: by the line length a "max entry size" error
-/// names, by the second a timestamp error names, by the nanosecond time the ingester names
+/// names, by the second a timestamp error names (the groups that name one length or second in
+/// different streams, a push's hosts and shards, together), by the nanosecond time the ingester names
 /// (streamup's Loki entries have unique times, ``RecordShape/lokiEntry``). When the errors do
 /// not account for every entry they count (a label problem that refused the whole stream, an
 /// answer cut at the response limit, a time or length that matches another number of
@@ -88,11 +89,21 @@ enum LokiAnswer {
         guard found.contains(where: { $0 != .none }) else { return nil }
         let sent = records()
         let refused = groups.reduce(0) { $0 + $1.count }
+        // Each error text names its stream: a push's streams (hosts, shards) refusing lines of
+        // one length, or times of one second, are several groups of one match.
+        var merged: [(match: Match, group: Group)] = []
+        for (group, match) in zip(groups, found) where match != .none {
+            if let index = merged.firstIndex(where: { $0.match == match }) {
+                merged[index].group.count += group.count
+            } else {
+                merged.append((match, group))
+            }
+        }
         var rejected: [PartialFailure.Rejection] = []
         var placed = Set<Int>()
-        for (group, match) in zip(groups, found) {
+        for (match, group) in merged {
             let indexes = sent.indices.filter { !placed.contains($0) && matches(sent[$0], match) }
-            guard match != .none, indexes.count == group.count else { continue }
+            guard indexes.count == group.count else { continue }
             placed.formUnion(indexes)
             rejected += indexes.map { PartialFailure.Rejection(index: $0, reason: group.text) }
         }

@@ -43,7 +43,11 @@ extension UploadConfiguration {
                 if !envelope.recordsMustNotContain.isEmpty {
                     top = ForbiddenSequenceStage(over: top, sequence: envelope.recordsMustNotContain, message: Self.boundaryInRecords)
                 }
-                top = EnvelopeStage(over: top, envelope: envelope, origin: origin)
+                if let streams = envelope.lokiStreams {
+                    top = LokiStreamsStage(over: top, streams: streams, head: envelope.head, tail: envelope.tail)
+                } else {
+                    top = EnvelopeStage(over: top, envelope: envelope, origin: origin)
+                }
             }
             if gzip {
                 // Levels are checked when the configuration is validated.

@@ -1,5 +1,6 @@
 /// The bytes an `EnvelopeStage` puts around a body of records:
-/// `head + prefix + record + suffix + (separator + prefix + record + suffix)… + tail`.
+/// `head + prefix + record + suffix + (separator + prefix + record + suffix)… + tail`; or, for
+/// a Loki push (``lokiStreams``), `head + streams + tail`, the records gathered into streams.
 ///
 /// Thread safety: a value type; safe to pass anywhere.
 package struct Envelope: Equatable, Sendable {
@@ -22,6 +23,10 @@ package struct Envelope: Equatable, Sendable {
     /// Where a body knows which stream bytes it carries (a cut segment), each record's prefix
     /// is this one instead, with the record's identity in it (nil: `recordPrefix` always).
     package var identifiedPrefix: IdentifiedPrefix?
+    /// Where the records are Loki entries gathered into streams per host and shard between
+    /// `head` and `tail` (`LokiStreamsStage`; the record prefix, suffix and separator unused),
+    /// nil: the records in order.
+    package var lokiStreams: LokiStreams?
 
     /// A record prefix that names its record: `before + identity + after`, where the identity
     /// is `STREAM-OFFSET`, the stream's id and the record's offset in it (JSON string content).

@@ -87,11 +87,13 @@ package struct MultipartForm: Sendable, Equatable {
         head += "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(Self.quoted(fileField))\"; filename=\"\(Self.quoted(filename))\"\r\n"
         head += "Content-Type: \(fileContentType)\r\n\r\n"
         let tail = Array("\r\n--\(boundary)--\r\n".utf8)
-        return Envelope(
+        var envelope = Envelope(
             head: Array(head.utf8) + (inner?.head ?? []), recordPrefix: inner?.recordPrefix ?? [],
             recordSuffix: inner?.recordSuffix ?? [], separator: inner?.separator ?? [], tail: (inner?.tail ?? []) + tail,
             keepsNewline: inner?.keepsNewline ?? true,
             recordsMustNotContain: Array(boundary.utf8))
+        envelope.lokiStreams = inner?.lokiStreams
+        return envelope
     }
 
     /// `"`, CR and LF percent-encoded, as in the HTML form-data encoding.

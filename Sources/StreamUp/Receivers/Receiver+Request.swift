@@ -64,12 +64,17 @@ extension Receiver {
     }
 
     /// The document around each request's records (nil: the records as they are).
-    /// - Loki: one stream, `labels` (default `job=streamup`) plus `host` unless a label sets it.
+    /// - Loki: `labels` (default `job=streamup`) plus `host` unless a label sets it, one stream
+    ///   per host and shard (`LokiStreams`): an entry that names its host gets it as its
+    ///   stream's `host` label, and the `streamup_shard` label spreads each host's entries over
+    ///   8 streams so that Loki never shards them itself and a resend lands where it was first
+    ///   sent.
     /// - OTLP/HTTP JSON: one resource (`host.name` and `labels` as its attributes) and one
     ///   scope, `streamup` (OTLP in protobuf: ``otlpExport(labels:host:)`` instead).
     /// - Elasticsearch: a `create` action line per document (what data streams require).
     /// - Datadog, Fluent Bit: a JSON array.
-    /// - Throws: ``StreamUpError`` `.invalidConfiguration` for a Loki label name Loki refuses.
+    /// - Throws: ``StreamUpError`` `.invalidConfiguration` for a Loki label name Loki refuses,
+    ///   or streamup's own `streamup_shard`.
     package func envelope(labels: [(name: String, value: String)] = [], host: String = RecordFormatter.localHostName()) throws(StreamUpError) -> Envelope? {
         switch self {
         case .loki:
@@ -78,10 +83,14 @@ extension Receiver {
                     .invalidConfiguration,
                     "'\(label.name)' is not a Loki label name (letters, digits and _, not starting with a digit or __)")
             }
-            var all = labels.isEmpty ? [(name: "job", value: "streamup")] : labels
-            if !all.contains(where: { $0.name == "host" }) { all.append(("host", host)) }
-            let head = Array(#"{"streams":[{"stream":"#.utf8) + RecordLayout.jsonObject(all) + Array(#","values":["#.utf8)
-            return Envelope(head: head, separator: Array(",".utf8), tail: Array("]}]}".utf8))
+            if labels.contains(where: { $0.name == LokiStreams.shardLabel }) {
+                throw StreamUpError(
+                    .invalidConfiguration,
+                    "'\(LokiStreams.shardLabel)' is streamup's own Loki label (it spreads each host's entries over 8 streams); pick another name")
+            }
+            var envelope = Envelope(head: Array(#"{"streams":["#.utf8), tail: Array("]}".utf8))
+            envelope.lokiStreams = LokiStreams(labels: labels.isEmpty ? [(name: "job", value: "streamup")] : labels, host: host)
+            return envelope
         case .otlpJSON:
             let attributes = RecordLayout.otlpAttributes([(name: "host.name", value: host)] + labels)
             let head =

@@ -17,7 +17,7 @@ import Foundation
 /// | receiver | endpoint added to a URL without a path | request |
 /// |---|---|---|
 /// | `victorialogs` | `/insert/jsonline` | NDJSON `_msg`/`_time`; `_stream_fields` in the query |
-/// | `loki` | `/loki/api/v1/push` | `{"streams":[{"stream":{labels},"values":[…]}]}` |
+/// | `loki` | `/loki/api/v1/push` | `{"streams":[{"stream":{labels},"values":[…]},…]}`, a stream per host and shard |
 /// | `elasticsearch` (`opensearch`) | `/logs-streamup-default/_bulk` | `_bulk`: `{"create":{}}` + ECS document per record |
 /// | `clickhouse` | `/?query=INSERT INTO logs FORMAT JSONEachRow` | JSONEachRow rows |
 /// | `splunk-hec` | `/services/collector/event` | concatenated HEC events |

@@ -20,7 +20,7 @@ extension RecordLayout {
         case .splunkEvent:
             return try splunk(host: host, path: path, fields: fields)
         case .lokiEntry:
-            return loki(path: path, fields: fields)
+            return loki(path: path, fields: fields, host: host == RecordFormatter.localHostName() ? nil : host)
         case .otlpLogRecord:
             return otlp(path: path, fields: fields, severity: severity)
         }
@@ -98,10 +98,13 @@ extension RecordLayout {
         return layout
     }
 
-    /// `["<ns>","<line>"]`, with `{"filename":<path>,<fields>}` as structured metadata when there
-    /// is any (a push entry of two elements is what every Loki version reads).
-    private static func loki(path: String?, fields: [(name: String, value: String)]) -> RecordLayout {
-        let metadata = (path.map { [(name: "filename", value: $0)] } ?? []) + fields
+    /// `["<ns>","<line>"]`, with `{"host":<host>,"filename":<path>,<fields>}` as structured
+    /// metadata when there is any (a push entry of two elements is what every Loki version
+    /// reads). The host is written only when it is another machine's (a journal entry's
+    /// `_HOSTNAME`): the envelope takes a `host` member out of the entry and makes it the
+    /// stream's `host` label (`LokiStreams`), whose default is this machine's name.
+    private static func loki(path: String?, fields: [(name: String, value: String)], host: String?) -> RecordLayout {
+        let metadata = (host.map { [(name: "host", value: $0)] } ?? []) + (path.map { [(name: "filename", value: $0)] } ?? []) + fields
         var builder = Builder()
         builder.literal("[")
         builder.time(.unixNanoseconds)

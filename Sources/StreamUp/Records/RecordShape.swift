@@ -9,7 +9,7 @@
 /// | shape | one record (`…` is the line) |
 /// |---|---|
 /// | `object` | `{"time":"<RFC 3339>","host":"h","path":"p",<fields>,"message":"…"}` (keys settable) |
-/// | `lokiEntry` | `["<unix ns>","…"]`, or `["<unix ns>","…",{"filename":"p",<fields>}]` (structured metadata) |
+/// | `lokiEntry` | `["<unix ns>","…"]`, or `["<unix ns>","…",{"host":"h","filename":"p",<fields>}]` (structured metadata; the host only when it is another machine's) |
 /// | `otlpLogRecord` | `{"timeUnixNano":"<ns>","observedTimeUnixNano":"<ns>","body":{"stringValue":"…"},"attributes":[…]}` |
 /// | `splunkEvent` | `{"time":<s.ms>,"host":"h","source":"p","event":"…","fields":{<fields>}}` |
 /// | `datadogLog` | `{"date":"<RFC 3339>","hostname":"h","ddsource":"streamup","ddtags":"k:v,…","path":"p","message":"…"}` |
@@ -29,7 +29,8 @@ package enum RecordShape: String, Sendable, CaseIterable {
     /// every key settable through ``RecordFormatter/Keys``.
     case object
     /// A Loki push entry: the time in nanoseconds as a string and the line; the path (as
-    /// `filename`) and the extra fields as structured metadata (Loki 2.9 and later).
+    /// `filename`) and the extra fields as structured metadata (Loki 2.9 and later), and the
+    /// host when it is another machine's (the envelope makes it the stream's `host` label).
     case lokiEntry
     /// An OTLP/JSON `LogRecord`: the line as a string body; the path (`log.file.path`) and the
     /// extra fields as attributes (the host goes in the envelope's resource).

@@ -116,7 +116,7 @@ enum UploadRequest {
     }
 
     /// The request for `configuration`, with its header fields (``headerFields(_:)``).
-    private static func makeRequest(_ configuration: UploadConfiguration) -> URLRequest {
+    static func makeRequest(_ configuration: UploadConfiguration) -> URLRequest {
         var request = URLRequest(url: SessionURL.forURLSession(configuration.url) ?? configuration.url)
         request.httpMethod = configuration.method
         request.timeoutInterval = configuration.responseTimeout.seconds
@@ -132,7 +132,7 @@ enum UploadRequest {
     }
 
     /// The fields streamup sets, then the caller's (which may replace them).
-    private static func headerFields(_ configuration: UploadConfiguration) -> [UploadConfiguration.Header] {
+    static func headerFields(_ configuration: UploadConfiguration) -> [UploadConfiguration.Header] {
         var fields = [
             UploadConfiguration.Header(name: "Content-Type", value: configuration.contentType),
             UploadConfiguration.Header(name: "User-Agent", value: "streamup/\(StreamUpVersion.current)"),

@@ -38,12 +38,15 @@ final class UploadTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sen
     private let segmented: Bool
     /// The server answered an earlier request of this upload (for the failure's words).
     private let answeredBefore: Bool
+    /// The server (`host:port`) the request goes to, if the session keeps track of it.
+    let server: String?
     private let state = Mutex(State())
 
     init(
         body: (any RequestBody)?, maxResponseBodyBytes: Int, answerTimeout: Duration, segmented: Bool = false, answeredBefore: Bool = false,
-        onEvent: @escaping @Sendable (UploadEvent) -> Void
+        server: String? = nil, onEvent: @escaping @Sendable (UploadEvent) -> Void
     ) {
+        self.server = server
         self.body = body
         self.answerTimeout = answerTimeout
         self.segmented = segmented

@@ -34,179 +34,34 @@ import StreamUpSystem
 /// on the next start: each byte is delivered once across restarts (with a spool, even across
 /// `kill -9`).
 ///
-/// Thread safety: `state` (the tasks, the counters) is guarded by a `Mutex`; the bytes and
-/// their offsets belong to the buffer's lock; every method may be called from any thread.
-/// Requests run one at a time from the delivery task that `run` starts; URLSession's
-/// callbacks run on the session's own delegate queue (`SegmentSession`); with a spool and a
-/// state file, the checkpoints that save the sources' positions run in a task of their own.
+/// Each exchange (cut → body → request → answer → outcome) is an `UploadExchange` in
+/// Request/, sent through an `ExchangeTransport` (URLSession's `SegmentSession`, or a test's
+/// scripted one); the delivery task (StreamUploader+Delivery) runs them and hands their
+/// outcomes to the machine.
+///
+/// Thread safety: `state` (the tasks, the dead-letter counts) is guarded by a `Mutex`, the
+/// delivery machine by its own (`machine`: the delivery task drives it, `progress` and the
+/// metrics read it); the bytes and their offsets belong to the buffer's lock; every method may
+/// be called from any thread. Exchanges run from the delivery task that `run` starts;
+/// URLSession's callbacks run on the session's own delegate queue (`SegmentSession`); with a
+/// spool and a state file, the checkpoints that save the sources' positions run in a task of
+/// their own.
 /// Segment deadlines, retry backoffs and checkpoints are measured on one clock (the continuous
 /// clock, or a test's manual one), never read from the system directly.
 public final class StreamUploader: Sendable {
-    /// How the stream is cut, kept and retried.
-    public struct Options: Sendable {
-        /// End a segment at the last record boundary within this many bytes (default 8 MiB;
-        /// at most half the storage's capacity: the uploader's `options` say what was used).
-        public var segmentBytes = 8 << 20
-        /// End a segment at the first record boundary this long after its first byte (default
-        /// 1 s): how long a record waits before a whole-request receiver can see it.
-        public var segmentDuration: Duration = .seconds(1)
-        /// Where records end: requests end only there (default: lines).
-        public var records: RecordMode = .lines
-        /// The longest record; a longer one is split there, with a notice (default 1 MiB).
-        public var maxRecordBytes = 1 << 20
-        /// The most records in one segment (nil: no limit; Datadog takes at most 1,000).
-        public var maxRecordsPerSegment: Int?
-        /// Where unacknowledged bytes are held (default: 8 MiB of memory); it must hold one
-        /// record of `maxRecordBytes`.
-        public var storage: Storage = .memory(capacity: 8 << 20)
-        /// How segments reach the server (default: a request each).
-        public var delivery: SegmentDelivery = .requests
-        /// Which failures are retried, and how often.
-        public var retry = RetryPolicy()
-        /// Set aside segments the server refuses for good (or that run out of retries) in this
-        /// directory and go on, instead of stopping; and the single records a receiver refuses
-        /// while it stores the others (see `answerReader`).
-        public var deadLetterDirectory: URL?
-        /// Reads each segment's answer for records the receiver refused while it stored the
-        /// others (Elasticsearch items, Splunk's invalid event, OTLP partial success, Loki's
-        /// ignored entries): those are reported, kept in `deadLetterDirectory`, never sent
-        /// again, and what the receiver did not process is. nil: the status alone decides.
-        package var answerReader: AnswerReader?
-        /// Save where a `PositionedProducer`'s sources stand in this file, and continue from
-        /// there on the next start.
-        public var stateFile: URL?
-        /// Forget the saved position of a source once the producer has not followed it for
-        /// this long (`SourceChange.stopped(_:)`); nil: keep every position.
-        public var forgetSourcesAfter: Duration?
-        /// Names the stream in `Streamup-Stream-Id` (a spool with pending bytes keeps its own).
-        /// nil (the default): each uploader draws a new one, so two uploaders made from the same
-        /// options never share a stream at the receiver. With a `stateFile` and the bytes in
-        /// memory, a stream id equal to the one the state file saved continues that stream at
-        /// the offset its saved positions stand for: give it only for a producer that makes the
-        /// same bytes again from those positions.
-        public var streamID: String?
-        /// Send to these URLs instead of the configuration's alone (each with the configuration's
-        /// method, headers and body), spread by `endpointChoice`; an endpoint that fails in a way
-        /// that is retried is set aside with a backoff and probed again, and the segment goes to
-        /// another one at once (``EndpointSet``). Plain requests only. Empty: the configuration's URL.
-        package var endpoints: [URL] = []
-        package var endpointChoice: EndpointChoice = .failover
-        /// The most segment requests out at once (default 1: each segment waits for the answer
-        /// to the one before). Above 1, segments are cut and sent while earlier ones wait for
-        /// their answers; the stream is still acknowledged in order. Plain requests only: a
-        /// resumable upload, one live request and a stream with a `deadLetterDirectory` (whose
-        /// offsets leave out what is set aside) keep to one.
-        public var maxInFlight = 1
-        /// Whether the number of requests out adapts to the answers between 1 and `maxInFlight`
-        /// (grows while they come back 2xx and no slower, halves on 429, 503, timeouts or a
-        /// window of slower answers), or stays at `maxInFlight`.
-        public var adaptiveInFlight = true
-        public init() {}
-
-        /// The options of one live chunked request (``SegmentDelivery/singleRequest``), the
-        /// rest as by default.
-        public static var singleRequest: Options {
-            var options = Options()
-            options.delivery = .singleRequest
-            return options
-        }
-
-        /// The spool directory's path, if the bytes are held there.
-        package var spoolDirectory: String? {
-            guard case .spool(let directory, _) = storage else { return nil }
-            return directory.path
-        }
-    }
-
-    /// Where the bytes the server has not acknowledged yet are held. The producer waits while
-    /// the storage is full: nothing is dropped.
-    ///
-    /// Thread safety: a value type.
-    public enum Storage: Sendable, Hashable {
-        /// In memory, at most `capacity` bytes; lost if the process ends.
-        case memory(capacity: Int)
-        /// In files in `directory` (see `SpoolStorage`): they survive a crash, and the next
-        /// run with the same spool sends them first. `capacity` nil: 1 GiB or half the free
-        /// space of the file system when the spool is opened, whichever is smaller.
-        ///
-        /// Either capacity is kept as given: it must hold one record (`maxRecordBytes`, else
-        /// the uploader refuses it), and segments are at most half of it (`segmentBytes` is
-        /// lowered to that), so the next one fills while one is in flight.
-        case spool(directory: URL, capacity: Int? = nil)
-    }
-
-    /// How the segments of a stream reach the server.
-    ///
-    /// Thread safety: a value type.
-    public enum SegmentDelivery: Sendable, Hashable {
-        /// Each segment is a request of its own (the configuration's method), naming its place
-        /// in the stream with `Streamup-Stream-Id` and `Streamup-Offset`: any HTTP receiver.
-        case requests
-        /// Segments are PATCHes appending to one IETF resumable upload (draft interop version
-        /// 6); after a failure the server is asked how much it holds, so nothing is sent twice.
-        case resumableUpload
-        /// One chunked request that lasts as long as the producer, for receivers that store a
-        /// body while it streams: its body is a stream over the same buffer, handed to
-        /// URLSession in `needNewBodyStream`, and each byte is released as the connection takes
-        /// it. Nothing is retried or sent again; the answer comes when the stream ends. The
-        /// storage must be memory (its capacity is the buffer the producer waits on), with no
-        /// state file and one endpoint.
-        case singleRequest
-    }
-
-    /// Counters of a reliable upload.
-    public struct Progress: Sendable, Equatable {
-        /// Bytes the producer wrote in this run.
-        public var produced: Int
-        /// Stream offset up to which the server acknowledged the bytes (one request: the
-        /// connection took them).
-        public var acknowledged: Int
-        /// Bytes held for a possible resend (in memory or in the spool).
-        public var held: Int
-        /// Bytes sent more than once.
-        public var resent: Int
-        /// Failed requests that were retried.
-        public var retries: Int
-        /// How often the producer was paused because the buffer was full.
-        public var pauses: Int
-        /// How long the producer spent paused.
-        public var pausedTime: Duration
-        /// Segments set aside in the dead-letter directory, and their bytes.
-        public var deadLetters: Int
-        public var deadLetterBytes: Int
-        /// Records longer than `maxRecordBytes` that were split.
-        public var splitRecords: Int
-        /// Records the receiver refused while it stored the others (`Options.answerReader`, set
-        /// by ``Receiver/deliveryOptions(_:)``).
-        public var rejectedRecords: Int
-    }
-
     struct State {
         var started = false
         var ended = false
         var cancelled = false
         var producer: Task<Void, Never>?
         var delivery: Task<UploadResponse, Error>?
-        var resent = 0
-        var retries = 0
         var deadLetters = 0
         var deadLetterBytes = 0
         var rejectedRecords = 0
         /// Bytes set aside as dead letters: `Streamup-Offset` counts the stream without them, so
         /// the receiver's stream stays contiguous.
         var skipped = 0
-        /// The segments cut and not yet acknowledged, in stream order: a segment sent again
-        /// from its start is cut the same (its bytes are what the receiver may hold), unless a
-        /// smaller size is asked for.
-        var cuts: [Range<Int>] = []
         var producerReference: (any PositionedProducer)?
-        /// The bodies of the requests going out now, by their first stream offset, and the
-        /// furthest stream offset earlier requests handed to the connection (for ``bytesSent``).
-        var sending: [Int: WindowBody] = [:]
-        var sentEnd = 0
-        /// Plain requests out now, and how many the window lets out (for the metrics).
-        var inFlight = 0
-        var windowLimit = 1
     }
 
     public let configuration: UploadConfiguration
@@ -215,7 +70,10 @@ public final class StreamUploader: Sendable {
     /// The stream's name in `Streamup-Stream-Id`: the options' one (or one drawn for this
     /// uploader when they set none), or the spool's when it still held bytes of an earlier run.
     public let streamID: String
+    /// Hears what happens, redacted first (``UploadEvent/redacted``).
     let onEvent: @Sendable (UploadEvent) -> Void
+    /// The caller's handler itself, for events that are redacted already.
+    let onRedactedEvent: @Sendable (UploadEvent) -> Void
     let buffer: ReplayBuffer
     let writer: StreamWriter
     let spool: SpoolStorage?
@@ -227,6 +85,14 @@ public final class StreamUploader: Sendable {
     let backoff = Backoff()
     /// What segment deadlines, retry backoffs and state checkpoints are measured on.
     let clock: UploadClock
+    /// The decisions of the delivery (segments out, where they end, retries, the window): the
+    /// delivery task drives it, `progress` and the metrics read its counts.
+    let machine: Mutex<Machine>
+    /// The bodies of the requests out now, for ``bytesSent``.
+    let sending = SendingBodies()
+    /// How requests reach the server: a test's scripted transport, or nil for URLSession (a
+    /// ``SegmentSession`` each run).
+    let transport: (any ExchangeTransport)?
 
     /// - Throws: ``StreamUpError`` when the options cannot work, or the spool or the state file
     ///   cannot be opened.
@@ -239,10 +105,20 @@ public final class StreamUploader: Sendable {
 
     /// An uploader that measures segment deadlines, retry backoffs and state checkpoints on
     /// `clock` (a test's manual clock).
-    package init<C: Clock>(
+    package convenience init<C: Clock>(
         _ configuration: UploadConfiguration, options: Options = Options(), clock: C,
         onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in }
     ) throws where C.Duration == Duration {
+        try self.init(configuration, options: options, clock: clock, transport: nil, onEvent: onEvent)
+    }
+
+    /// An uploader whose requests go through `transport` (nil: URLSession), measuring its
+    /// deadlines and backoffs on `clock`: a test's scripted transport and manual clock.
+    init<C: Clock>(
+        _ configuration: UploadConfiguration, options: Options = Options(), clock: C, transport: (any ExchangeTransport)?,
+        onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in }
+    ) throws where C.Duration == Duration {
+        self.transport = transport
         try configuration.validate()
         guard options.segmentBytes > 0, options.segmentDuration > .zero, options.maxRecordBytes > 0 else {
             throw StreamUpError(.invalidConfiguration, "segments need a positive size and duration, and records a positive size")
@@ -262,76 +138,13 @@ public final class StreamUploader: Sendable {
         }
         self.configuration = configuration
         self.onEvent = { onEvent($0.redacted) }
+        self.onRedactedEvent = onEvent
         let uploadClock = UploadClock(clock)
         self.clock = uploadClock
-        let drawnID = options.streamID ?? UUID().uuidString.lowercased()
-        let stateFile = options.stateFile?.path
-        let tracksSources = stateFile != nil
-        var sourceState = try stateFile.flatMap { try SourceState.load(from: $0) } ?? SourceState(sources: [])
-        switch options.storage {
-        case .spool(let directoryURL, let spoolCapacity):
-            let directory = directoryURL.path
-            let capacity = spoolCapacity ?? SpoolStorage.defaultCapacity(for: directory)
-            let spool = try SpoolStorage.open(directory: directory, capacity: max(1, capacity), streamID: drawnID)
-            // What an earlier run left counts (a spool that filled its file system is drained).
-            try Self.checkRecordFits(
-                options.maxRecordBytes, in: spool.capacity,
-                spoolCapacity == nil
-                    ? "the spool's default size (half the free space of the file system of \(directory): \(capacity) bytes)"
-                    : "a spool of \(capacity) bytes (--spool-size)", remedy: "--spool-size")
-            var recovered = spool.recovered
-            for note in recovered.notes { onEvent(.notice(note)) }
-            spool.setNotice({ onEvent(.notice($0)) }, clock: uploadClock)
-            // The next input would be glued onto a record an earlier run left unfinished, unless
-            // it is the same input going on from where that record stops (a followed file whose
-            // saved position is the spool's end).
-            let continued = tracksSources && recovered.sources.last?.streamEnd == recovered.end
-            if options.records == .lines, !continued, recovered.inputEnd != recovered.end, recovered.end > recovered.acknowledged {
-                let whole = try Self.wholeRecordsEnd(in: spool, from: recovered.acknowledged, to: recovered.end, maxRecord: options.maxRecordBytes)
-                if whole < recovered.end {
-                    try spool.cut(to: whole)
-                    let dropped = recovered.end - whole
-                    onEvent(
-                        .notice(
-                            "spool \(directory): dropped its last \(dropped) byte\(dropped == 1 ? "" : "s"), a record an earlier run stopped in the middle of (the rest of its input was never read)"
-                        ))
-                    recovered.end = whole
-                }
-            }
-            buffer = ReplayBuffer(
-                storage: spool, records: options.records, maxRecord: options.maxRecordBytes,
-                acknowledged: recovered.acknowledged, written: recovered.end, tracksSources: tracksSources, keepsSourceEntries: false,
-                clock: uploadClock)
-            streamID = recovered.streamID
-            // An upload made at another target is not this run's to continue.
-            recoveredUpload = recovered.upload.flatMap { $0.target == configuration.url.absoluteString ? $0 : nil }
-            // What the spool holds past the saved positions is sent from the spool: the
-            // producer goes on after it.
-            sourceState = Self.fold(recovered.sources, onto: sourceState, streamID: recovered.streamID)
-            self.spool = spool
-            state.withLock { state in
-                state.skipped = recovered.skipped
-                state.cuts = recovered.cuts
-            }
-        case .memory(let memoryCapacity) where options.delivery == .singleRequest:
-            // Bytes, not records: the stream goes out as the producer writes it.
-            buffer = .live(capacity: memoryCapacity)
-            streamID = drawnID
-            recoveredUpload = nil
-            spool = nil
-        case .memory(let memoryCapacity):
-            try Self.checkRecordFits(options.maxRecordBytes, in: memoryCapacity, "a buffer of \(memoryCapacity) bytes (--buffer-size)", remedy: "--buffer-size")
-            // The saved stream goes on where its saved positions stand when the options name it:
-            // a producer that makes the same bytes again from there (a journal) keeps its offsets.
-            let start = options.streamID != nil && sourceState.streamID == options.streamID ? max(0, sourceState.streamOffset ?? 0) : 0
-            buffer = ReplayBuffer(
-                storage: MemoryReplayStorage(capacity: memoryCapacity), records: options.records,
-                maxRecord: options.maxRecordBytes, acknowledged: start, written: start, tracksSources: tracksSources, keepsSourceEntries: true,
-                clock: uploadClock)
-            streamID = drawnID
-            recoveredUpload = nil
-            spool = nil
-        }
+        let opened = try UploadStorage.open(options, url: configuration.url, clock: uploadClock, onEvent: onEvent)
+        (buffer, spool, streamID, recoveredUpload) = (opened.buffer, opened.spool, opened.streamID, opened.recoveredUpload)
+        state.withLock { $0.skipped = opened.skipped }
+        let (stateFile, sourceState) = (options.stateFile?.path, opened.sourceState)
         var options = options
         options.segmentBytes = Self.segmentBytes(options.segmentBytes, capacity: buffer.capacity)
         self.options = options
@@ -343,7 +156,7 @@ public final class StreamUploader: Sendable {
                 ))
         }
         if let spool {
-            let readAgain = tracksSources
+            let readAgain = stateFile != nil
             buffer.onHeldDropped = { dropped in
                 let bytes = "\(dropped) byte\(dropped == 1 ? "" : "s") read \(dropped == 1 ? "was" : "were")"
                 let fate = readAgain ? "the next start reads \(dropped == 1 ? "it" : "them") again" : "\(dropped == 1 ? "it is" : "they are") lost"
@@ -360,13 +173,26 @@ public final class StreamUploader: Sendable {
                 notice: { onEvent(.notice($0)) })
         }
         deadLetters = options.deadLetterDirectory.map { DeadLetterStore(directory: $0.path) }
+        machine = Mutex(
+            Self.machine(
+                options, keepsDeadLetters: deadLetters != nil, acknowledged: buffer.acknowledgedOffset, alreadySent: buffer.producerStart,
+                cuts: opened.cuts, upload: recoveredUpload))
     }
 
-    /// The end of the last whole record among a spool's bytes `start..<end`: after the last
-    /// `\n`, or after the last piece of `maxRecord` bytes a longer record was split into.
-    static func wholeRecordsEnd(in spool: SpoolStorage, from start: Int, to end: Int, maxRecord: Int) throws(StreamUpError) -> Int {
-        let lineEnd = try spool.lastLineEnd(in: start..<end)
-        return lineEnd + (end - lineEnd) / maxRecord * maxRecord
+    /// The delivery machine for `options`, over a stream acknowledged up to `acknowledged` whose
+    /// first `alreadySent` bytes an earlier run (a spool's) may have sent, cut at `cuts`.
+    private static func machine(
+        _ options: Options, keepsDeadLetters: Bool, acknowledged: Int, alreadySent: Int, cuts: [Range<Int>], upload: ResumableUploadReference?
+    ) -> Machine {
+        Machine(
+            Machine.Configuration(
+                limits: SegmentLimits(maxBytes: options.segmentBytes, maxDuration: options.segmentDuration, maxRecords: options.maxRecordsPerSegment),
+                retry: options.retry, resumable: options.delivery == .resumableUpload, keepsDeadLetters: keepsDeadLetters,
+                // Offsets leave out what dead letters set aside, and a segment already out
+                // when an earlier one is set aside would carry an offset that counts those
+                // bytes (a gap a receiver ordering by offset never fills): one at a time then.
+                maxInFlight: keepsDeadLetters ? 1 : options.maxInFlight, adaptive: options.adaptiveInFlight),
+            acknowledged: acknowledged, alreadySent: alreadySent, cuts: cuts, upload: upload)
     }
 
     /// The most bytes a segment carries in a buffer of `capacity`: `requested`, or half the
@@ -376,53 +202,14 @@ public final class StreamUploader: Sendable {
         min(requested, max(1, capacity / 2))
     }
 
-    /// Refuses a storage of `capacity` bytes (`what`, for the message; `remedy`, the option
-    /// that sizes it) that cannot hold one record of `maxRecord` bytes: the capacity is never
-    /// raised behind the caller's back.
-    static func checkRecordFits(
-        _ maxRecord: Int, in capacity: Int, _ what: @autoclosure () -> String, remedy: String
-    ) throws(StreamUpError) {
-        guard maxRecord > capacity else { return }
-        throw StreamUpError(
-            .invalidConfiguration,
-            "\(what()) cannot hold one record of up to \(maxRecord) bytes (--max-record): give a larger \(remedy) or a smaller --max-record (segments are at most half of it: --segment-bytes)"
-        )
-    }
-
     /// The positions `entries` (a spool's index past its acknowledged offset) put the sources
-    /// at, over the saved `state`: entries the state already covers change nothing.
+    /// at, over the saved `state` (``UploadStorage/fold(_:onto:streamID:)``).
     static func fold(_ entries: [SourceIndex.Entry], onto state: SourceState, streamID: String) -> SourceState {
-        guard !entries.isEmpty else { return state }
-        let covered = state.streamID == streamID ? (state.streamOffset ?? 0) : 0
-        var result = state
-        for entry in entries where entry.streamEnd > covered {
-            if let index = result.sources.firstIndex(where: { $0.source == entry.source }) {
-                var position = result.sources.remove(at: index)
-                position.offset = entry.end
-                result.sources.append(position)
-            } else {
-                result.sources.append(SourcePosition(source: entry.source, path: "", offset: entry.end))
-            }
-        }
-        result.streamOffset = entries.last.map(\.streamEnd)
-        return result
-    }
-
-    public var progress: Progress {
-        let pauses = buffer.pauses
-        let produced = writer.bytesWritten
-        let (acknowledged, held) = buffer.withState { ($0.acknowledged, $0.written - $0.acknowledged) }
-        let splits = buffer.splitRecords
-        return state.withLock { state in
-            Progress(
-                produced: produced, acknowledged: acknowledged, held: held, resent: state.resent, retries: state.retries,
-                pauses: pauses.count, pausedTime: pauses.time, deadLetters: state.deadLetters,
-                deadLetterBytes: state.deadLetterBytes, splitRecords: splits, rejectedRecords: state.rejectedRecords)
-        }
+        UploadStorage.fold(entries, onto: state, streamID: streamID)
     }
 
     /// Segment requests out now and how many the window lets out, for `--metrics`.
-    package var requestWindow: (inFlight: Int, limit: Int) { state.withLock { ($0.inFlight, $0.windowLimit) } }
+    package var requestWindow: (inFlight: Int, limit: Int) { machine.withLock { ($0.inFlight, $0.concurrency.limit) } }
 
     /// Lines the producer wrote in this run (0 with ``RecordMode/rawBytes``), for `--metrics`.
     package var linesProduced: Int { buffer.linesWritten }
@@ -438,7 +225,7 @@ public final class StreamUploader: Sendable {
         guard let spool, options.records == .lines, stateStore == nil else { return 0 }
         let (acknowledged, written, ended) = buffer.withState { ($0.acknowledged, $0.written, $0.inputReachedEnd) }
         guard written > acknowledged, !ended,
-            let whole = try? Self.wholeRecordsEnd(in: spool, from: acknowledged, to: written, maxRecord: options.maxRecordBytes)
+            let whole = try? UploadStorage.wholeRecordsEnd(in: spool, from: acknowledged, to: written, maxRecord: options.maxRecordBytes)
         else { return 0 }
         return written - whole
     }
@@ -488,10 +275,11 @@ public final class StreamUploader: Sendable {
         if let stateStore { positioned?.resume(from: stateStore.positions) }
         if let positioned, let report = sourceReporter() { positioned.reportSources(to: report) }
         if let positioned, let times = stateStore?.times { positioned.timeRecords(with: times) }
-        let session = SegmentSession(configuration, requestsAtOnce: options.maxInFlight)
+        // The requests go through the transport given (a test's), or a URLSession of this run.
+        let transport: any ExchangeTransport = self.transport ?? SegmentSession(configuration, requestsAtOnce: options.maxInFlight)
         let checkpoints = startCheckpoints()
         let producerTask = producer.map { writer.start($0) }
-        let delivery = Task { options.delivery == .singleRequest ? try await deliverLive(session) : try await deliver(session) }
+        let delivery = Task { options.delivery == .singleRequest ? try await deliverLive(transport) : try await deliver(transport) }
         let cancelledMeanwhile = state.withLock { state in
             state.producer = producerTask
             state.delivery = delivery
@@ -504,7 +292,7 @@ public final class StreamUploader: Sendable {
             // Whatever ended the run, nothing more is read: wake the producer.
             writer.fail(StreamUpError(.bodyStreamClosed, "the upload has ended"))
             producerTask?.cancel()
-            session.invalidate()
+            transport.invalidate()
             saveSourcesAtEnd()
             // The spool is free for the next run at once, not when this uploader goes (whose
             // last reference may outlive the run: a removed `streamup run` pipeline added back).
@@ -581,10 +369,7 @@ public final class StreamUploader: Sendable {
     /// stream offset any request's body reached as URLSession read it (a compressed body counts
     /// its compressed bytes). One request: the same as ``bytesDelivered``.
     package var bytesSent: Int {
-        // The body's own lock is taken outside the state's.
-        let (sentEnd, sending) = state.withLock { ($0.sentEnd, $0.sending) }
-        let live = sending.values.map { min($0.range.upperBound, $0.range.lowerBound + $0.bytesSent) }.max() ?? 0
-        return max(0, max(sentEnd, live, buffer.acknowledgedOffset) - producerStart)
+        max(0, max(sending.furthest, buffer.acknowledgedOffset) - producerStart)
     }
     /// Suspends until `produced` bytes of this run are delivered, or the upload can deliver no more.
     package func waitUntilDelivered(_ produced: Int) async { await waitUntilAcknowledged(producerStart + produced) }

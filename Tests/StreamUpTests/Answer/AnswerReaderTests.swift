@@ -236,6 +236,25 @@ import Testing
                 == [1])
     }
 
+    /// A request's entries go to several streams (one per host and shard), and Loki groups its
+    /// errors by their text, which names the stream: groups that name one length (or one
+    /// second) in different streams together account for the entries of that length.
+    @Test func lokiGroupsOfSeveralStreamsAreFoundTogether() {
+        let lines = ["short", String(repeating: "x", count: 300), "ok", String(repeating: "y", count: 300), String(repeating: "z", count: 300)]
+        let stream = { (shard: Int) in "for stream '{host=\"h\", job=\"x\", streamup_shard=\"\(shard)\"}'" }
+        let body =
+            "2 errors like: max entry size '256' bytes exceeded \(stream(3)) while adding an entry with length '300' bytes; "
+            + "1 errors like: max entry size '256' bytes exceeded \(stream(5)) while adding an entry with length '300' bytes\n"
+        let failure = AnswerReader.loki.partialFailure(in: response(400, body), records: lokiLines(lines))
+        #expect(failure?.rejected.map(\.index) == [1, 3, 4] && failure?.unidentified == 0, "\(String(describing: failure))")
+        let times: [Int64] = [1_700_000_000_100_000_000, 1_700_000_000_200_000_000, 1_700_000_005_000_000_000]
+        let old = { (shard: Int) in
+            "entry \(stream(shard)) has timestamp too old: 2023-11-14T22:13:20Z, oldest acceptable timestamp is: 2023-11-15T00:00:00Z"
+        }
+        let split = "1 errors like: " + old(1) + "; 1 errors like: " + old(6)
+        #expect(AnswerReader.loki.partialFailure(in: response(400, split), records: lokiRecords(times))?.rejected.map(\.index) == [0, 1])
+    }
+
     /// Timestamps too old or too new are named to the second: found when that second holds
     /// as many entries as the group counts, else the whole request is kept; errors that are
     /// not about entries (a label problem alone) say nothing of single records.
@@ -286,11 +305,11 @@ import Testing
     @Test func recordNumbersBecomeStreamOffsets() {
         let records = [100..<110, 110..<125, 125..<140]
         let splunk = PartialFailure(rejected: [.init(index: 1, reason: "bad")], unprocessedFrom: 2, summary: "s")
-        let partial = StreamUploader.offsets(of: splunk, records: records, carried: 100..<140)
+        let partial = splunk.offsets(records: records, carried: 100..<140)
         #expect(partial.rejection?.records == [.init(range: 110..<125, reason: "bad")])
         #expect(partial.rejection?.whole == false && partial.unprocessedFrom == 125)
-        let outside = StreamUploader.offsets(
-            of: PartialFailure(rejected: [.init(index: 3, reason: "bad")], summary: "s"), records: records, carried: 100..<140)
+        let outside = PartialFailure(rejected: [.init(index: 3, reason: "bad")], summary: "s").offsets(
+            records: records, carried: 100..<140)
         #expect(outside.rejection?.whole == true && outside.rejection?.records.map(\.range) == [100..<140])
     }
 }

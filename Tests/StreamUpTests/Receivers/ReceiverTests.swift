@@ -86,16 +86,20 @@ import Testing
         #expect((receiver.answerReader != nil) == [.elasticsearch, .splunkHEC, .otlp, .otlpJSON, .loki, .clickhouse].contains(receiver))
     }
 
-    /// The requests are whole documents: an empty request too (the envelope alone).
+    /// The requests are whole documents: an empty request too (the envelope alone; Loki's
+    /// with one empty stream, as a push of no stream is refused).
     @Test func envelopesMakeDocumentsOfTheirOwn() throws {
-        let loki = try #require(try Receiver.loki.envelope(labels: [], host: "h"))
-        #expect(String(decoding: loki.head + loki.tail, as: UTF8.self) == #"{"streams":[{"stream":{"job":"streamup","host":"h"},"values":[]}]}"#)
+        let loki = BodyEncoding(envelope: try Receiver.loki.envelope(labels: [], host: "h"))
+        #expect(
+            String(decoding: try readAll(loki.stages(over: BytesSource(pieces: []))), as: UTF8.self)
+                == #"{"streams":[{"stream":{"job":"streamup","host":"h","streamup_shard":"0"},"values":[]}]}"#)
         let otlp = try #require(try Receiver.otlpJSON.envelope(labels: [("service.name", "api")], host: "h"))
         #expect(
             String(decoding: otlp.head + otlp.tail, as: UTF8.self)
                 == #"{"resourceLogs":[{"resource":{"attributes":[{"key":"host.name","value":{"stringValue":"h"}},{"key":"service.name","value":{"stringValue":"api"}}]},"scopeLogs":[{"scope":{"name":"streamup"},"logRecords":[]}]}]}"#
         )
         #expect(throws: StreamUpError.self) { try Receiver.loki.envelope(labels: [("__name__", "x")]) }
+        #expect(throws: StreamUpError.self) { try Receiver.loki.envelope(labels: [("streamup_shard", "x")]) }
         #expect(try Receiver.splunkHEC.envelope() == nil && Receiver(named: "opensearch") == .elasticsearch)
     }
 

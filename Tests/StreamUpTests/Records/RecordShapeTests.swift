@@ -9,10 +9,10 @@ import Testing
 /// each shape puts time, host, path and fields where its receiver reads them.
 @Suite struct RecordShapeTests {
     /// The one record `shape` makes of `line`, as Python re-serializes it (sorted keys).
-    private func canonical(_ shape: RecordShape, path: String? = "/var/log/app.log", fields: [(name: String, value: String)] = [], _ line: String = "hello")
-        async throws -> String
-    {
-        var formatter = try RecordFormatter(format: .ndjson, shape: shape, host: "web-1", path: path, fields: fields)
+    private func canonical(
+        _ shape: RecordShape, host: String = "web-1", path: String? = "/var/log/app.log", fields: [(name: String, value: String)] = [], _ line: String = "hello"
+    ) async throws -> String {
+        var formatter = try RecordFormatter(format: .ndjson, shape: shape, host: host, path: path, fields: fields)
         let checked = try await ShapeCheck.check(records(&formatter, [Array(line.utf8)]), shape: shape)
         let record = try #require(checked.first)
         #expect(record.problems.isEmpty, "\(record.problems)")
@@ -36,11 +36,15 @@ import Testing
         }
     }
 
-    /// Loki: `[ns, line]` with the path and fields as structured metadata (none: two elements).
+    /// Loki: `[ns, line]` with the path and fields as structured metadata (none: two elements);
+    /// the host only when it is another machine's (a journal entry's), for the envelope to make
+    /// it the stream's label.
     @Test func lokiEntries() async throws {
-        #expect(try await canonical(.lokiEntry) == #"["1700000000123000000", "hello", {"filename": "/var/log/app.log"}]"#)
-        #expect(try await canonical(.lokiEntry, path: nil) == #"["1700000000123000000", "hello"]"#)
-        #expect(try await canonical(.lokiEntry, path: nil, fields: [("env", "prod")]) == #"["1700000000123000000", "hello", {"env": "prod"}]"#)
+        let here = RecordFormatter.localHostName()
+        #expect(try await canonical(.lokiEntry, host: here) == #"["1700000000123000000", "hello", {"filename": "/var/log/app.log"}]"#)
+        #expect(try await canonical(.lokiEntry, host: here, path: nil) == #"["1700000000123000000", "hello"]"#)
+        #expect(try await canonical(.lokiEntry, host: here, path: nil, fields: [("env", "prod")]) == #"["1700000000123000000", "hello", {"env": "prod"}]"#)
+        #expect(try await canonical(.lokiEntry, host: "web-1", path: nil) == #"["1700000000123000000", "hello", {"host": "web-1"}]"#)
     }
 
     /// OTLP: both times in nanoseconds (int64 as strings), the body a string, the path and the

@@ -1,6 +1,7 @@
 import Foundation
 
-/// Acknowledgements, the saved source positions and dead letters.
+/// Acknowledgements, the saved source positions, dead letters and refused records (the
+/// machine's effects, carried out).
 extension StreamUploader {
     /// The server holds the stream below `offset`: free it, and (bytes in memory) save where
     /// that puts the producer's sources. With a spool, files are deleted only once the saved
@@ -99,5 +100,22 @@ extension StreamUploader {
         }
         try spool?.saveSkipped(skipped)
         onEvent(.deadLettered(bytes: range.count, file: file, reason: reason))
+    }
+
+    /// Reports refused records and, with a dead-letter directory, keeps them (all of them in
+    /// one pair of files per answer; the whole request when the answer did not say which).
+    func reject(_ rejection: Machine.RecordRejection, answer: UploadResponse?) throws {
+        var file: String?
+        if let deadLetters {
+            if rejection.whole, let range = rejection.records.first?.range {
+                file = try deadLetters.keep(range, of: buffer, streamID: streamID, url: configuration.url, reason: rejection.summary, answer: answer)
+            } else {
+                file = try deadLetters.keep(
+                    records: rejection.records.map { ($0.range, $0.reason) }, of: buffer, streamID: streamID, url: configuration.url,
+                    reason: rejection.summary, answer: answer)
+            }
+        }
+        state.withLock { $0.rejectedRecords += rejection.count }
+        onEvent(.recordsRejected(count: rejection.count, reason: rejection.summary, file: file))
     }
 }
