@@ -107,8 +107,16 @@ public final class TelemetryEmitter: Sendable {
     /// (``Receiver/deliveryOptions(_:)`` over `options.delivery`), and its records: each emitted
     /// value, as its one line of JSON, is the message of a record of the receiver's shape
     /// stamped with the time it was emitted (an OTLP log record's string body, a Loki entry's
-    /// line), and so is each heartbeat; `labels` name the stream (Loki labels, OTLP resource
-    /// attributes).
+    /// line), and so is each heartbeat.
+    /// - Parameters:
+    ///   - receiver: the receiver's preset.
+    ///   - url: the receiver's address (its usual path added when it has none).
+    ///   - labels: the stream's labels, where the receiver has them (Loki labels, OTLP resource
+    ///     attributes).
+    ///   - headers: extra request header fields (credentials never appear in events).
+    ///   - options: the buffer's size, what `emit` does when it is full, and the delivery,
+    ///     within the receiver's limits.
+    ///   - onEvent: what happens to the upload, for logging (``UploadEvent``).
     /// - Throws: ``StreamUpError`` (`.invalidConfiguration`) when an option cannot work or the
     ///   receiver refuses a label.
     public convenience init(

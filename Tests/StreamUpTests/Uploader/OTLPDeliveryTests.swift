@@ -49,6 +49,16 @@ import Testing
     }
 }
 
+extension OTLPDeliveryTests {
+    /// A protobuf request gives its length before its records: one live request cannot carry
+    /// it, and the uploader refuses to be made so (OTLP/HTTP JSON can).
+    @Test func oneLiveRequestCannotCarryProtobuf() throws {
+        let url = URL(string: "http://collector.test")!
+        #expect(throws: StreamUpError.self) { try StreamUploader(try Receiver.otlp.configuration(url: url), options: .singleRequest) }
+        _ = try StreamUploader(try Receiver.otlpJSON.configuration(url: url), options: .singleRequest)
+    }
+}
+
 extension String {
     /// The bytes of a string of hex digits.
     fileprivate var hexBytes: [UInt8] {
