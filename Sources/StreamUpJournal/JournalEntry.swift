@@ -16,7 +16,10 @@ package struct JournalEntry: Sendable {
     package var fields: [(name: String, value: String)]
 
     /// The journal fields that become record fields, and their names there.
-    package static let sentFields = [("_SYSTEMD_UNIT", "unit"), ("PRIORITY", "priority"), ("SYSLOG_IDENTIFIER", "identifier"), ("_PID", "pid")]
+    package static let sentFields = [("_SYSTEMD_UNIT", "unit"), ("PRIORITY", priorityField), ("SYSLOG_IDENTIFIER", "identifier"), ("_PID", "pid")]
+    /// The record field of the entry's syslog priority (0 emerg … 7 debug), which also makes
+    /// the records' severity (`RecordSeverity.syslog(priority:)`).
+    package static let priorityField = "priority"
 
     package init(cursor: JournalCursor, message: [UInt8], realtime: Int64, host: String? = nil, fields: [(name: String, value: String)] = []) {
         self.cursor = cursor

@@ -13,8 +13,10 @@ import StreamUpSystem
 /// are used only on the producer's reading thread, behind a `Mutex` for the compiler's sake,
 /// never contended.
 package final class JournalRecords: Sendable {
-    /// Makes the formatter of records from a host (nil: this machine) with fields.
-    package typealias MakeFormatter = @Sendable (_ host: String?, _ fields: [(name: String, value: String)]) throws -> RecordFormatter
+    /// Makes the formatter of records from a host (nil: this machine) with fields, as severe as
+    /// `severity` (the entry's priority; nil: none).
+    package typealias MakeFormatter =
+        @Sendable (_ host: String?, _ fields: [(name: String, value: String)], _ severity: RecordSeverity?) throws -> RecordFormatter
 
     private let filter: RecordFilter?
     private let makeFormatter: MakeFormatter
@@ -94,7 +96,8 @@ package final class JournalRecords: Sendable {
     private func formatter(host: String?, fields: [(name: String, value: String)]) throws -> RecordFormatter {
         let key = ([host ?? ""] + fields.map { "\($0.name)=\($0.value)" }).joined(separator: "\u{0}")
         if let known = formatters.withLock({ $0[key] }) { return known }
-        let made = try makeFormatter(host, fields)
+        let priority = fields.first { $0.name == JournalEntry.priorityField }?.value
+        let made = try makeFormatter(host, fields, priority.flatMap { RecordSeverity.syslog(priority: $0) })
         formatters.withLock { cache in
             if cache.count >= 4_096 { cache.removeAll() }
             cache[key] = made

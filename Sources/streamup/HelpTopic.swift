@@ -171,6 +171,10 @@ enum HelpTopic: String, CaseIterable, Sendable {
             Up to 8 requests go out at once (not for vector; help delivery), so records may be
             stored out of order: a Loki with unordered_writes: false needs --max-in-flight 1.
 
+            --to otlp sends OTLP/HTTP in protobuf (application/x-protobuf, the default encoding,
+            which VictoriaLogs, Elasticsearch and Datadog require); --to otlp-json the same request
+            as JSON. Both retry only 429, 502, 503 and 504, as the OTLP specification says.
+
             Records a receiver refuses while it stores the others (Elasticsearch items, Splunk's
             invalid event, OTLP partial success, Loki's ignored entries) get one line on stderr
             each answer, are kept with --dead-letter DIR, and are not sent again (exit status 1).

@@ -1103,8 +1103,9 @@ class SplunkHEC(Kind):
         return r
 
 
-# ---- OTLP/HTTP JSON logs ---------------------------------------------------------------------
-# Docs: OpenTelemetry Protocol Specification 1.x, "OTLP/HTTP" and "JSON Protobuf Encoding"
+# ---- OTLP/HTTP logs (binary protobuf and JSON) -------------------------------------------------
+# Docs: OpenTelemetry Protocol Specification 1.x, "OTLP/HTTP", "Binary Protobuf Encoding" and
+# "JSON Protobuf Encoding"
 #   https://opentelemetry.io/docs/specs/otlp/#otlphttp
 #   (source: open-telemetry/opentelemetry-proto docs/specification.md)
 # Message shapes: opentelemetry-proto v1.x, opentelemetry/proto/logs/v1/logs.proto and
@@ -1114,8 +1115,16 @@ class SplunkHEC(Kind):
 # strings, numbers also accepted when decoding. Answers: 200 ExportLogsServiceResponse `{}`, or
 # `{"partialSuccess":{"rejectedLogRecords":"N","errorMessage":"..."}}` (N is an int64, so a
 # decimal string in proto3 JSON; --partial-int64 number sends a JSON number); 400 with a Status
-# message for bad data; 415 for a Content-Type other than application/json (binary protobuf is
-# not modelled); 413 past the 20 MiB limit the spec recommends (after decompression).
+# message for bad data; 415 for a Content-Type other than application/json or
+# application/x-protobuf (with --encodings protobuf, as VictoriaLogs, Elasticsearch's /_otlp and
+# Datadog's intake: JSON too); 413 past the 20 MiB limit the spec recommends (after decompression).
+# Binary protobuf (application/x-protobuf, OTLP/HTTP's default) is decoded by the OpenTelemetry
+# project's own classes (PyPI opentelemetry-proto, on Google's protobuf): a body they cannot
+# parse (bad wire format, a string that is not UTF-8) is a 400; a field they do not know (a
+# wrong field number) is reported in errors, since a receiver drops it without a word; the
+# answer is an ExportLogsServiceResponse (partial success as above) or a google.rpc.Status, in
+# protobuf. Either encoding: a LogRecord with neither time_unix_nano nor observed_time_unix_nano
+# is reported (the receiver stamps it on arrival, so a resend is a record of another time).
 
 
 class OTLPError(Exception):
@@ -1130,7 +1139,17 @@ class OTLP(Kind):
         super().__init__(args)
         self.max_body = args.max_body if args.max_body is not None else 20 * 1024 * 1024
 
-    def status(self, code, message, req, reason):
+    def status(self, code, message, req, reason, protobuf=False):
+        if protobuf:
+            # google.rpc.Status: 1 code (int32), 2 message (string); google/rpc/status.proto.
+            text = message.encode()
+            length, n = bytearray(), len(text)
+            while n >= 0x80:
+                length.append(n & 0x7F | 0x80)
+                n >>= 7
+            length.append(n)
+            body = bytes([0x08, 3 if code == 400 else 0, 0x12]) + bytes(length) + text
+            return req.fail(Response(code, body, "application/x-protobuf"), reason)
         return req.fail(json_response(code, {"code": 3 if code == 400 else 0, "message": message}),
                         reason)
 
@@ -1142,25 +1161,47 @@ class OTLP(Kind):
             return req.fail(text_response(405, "405 method not allowed, supported: [POST]\n"),
                             f"{req.method} on {req.path}")
         ctype, _ = media_type(req.header("Content-Type"))
-        if ctype != "application/json":
+        if ctype not in ("application/json", "application/x-protobuf"):
             return req.fail(text_response(415, f"415 unsupported media type, supported: "
                                                f"[application/json, application/x-protobuf]\n"),
-                            f"Content-Type {req.header('Content-Type')!r}: OTLP/HTTP JSON needs "
-                            "application/json" + (" (binary protobuf is not modelled here)"
-                                                  if ctype == "application/x-protobuf" else ""))
+                            f"Content-Type {req.header('Content-Type')!r}: OTLP/HTTP needs "
+                            "application/x-protobuf or application/json")
+        protobuf = ctype == "application/x-protobuf"
+        if not protobuf and self.args.encodings == "protobuf":
+            return req.fail(text_response(415, "415 unsupported media type: json encoding isn't "
+                                               "supported, use application/x-protobuf\n"),
+                            f"Content-Type {req.header('Content-Type')!r}: this receiver takes "
+                            "OTLP in protobuf only (--encodings protobuf)")
         raw = req.raw.read_all()
         try:
             body = decode_whole(raw, req.header("Content-Encoding"), self.max_body)
         except ValueError as e:
-            return self.status(400, str(e), req, str(e))
-        try:
-            doc = json.loads(body)
-        except (ValueError, UnicodeDecodeError) as e:
-            return self.status(400, f"invalid JSON: {e}", req, f"body is not JSON ({e})")
-        try:
-            records = self.parse(doc, req)
-        except OTLPError as e:
-            return self.status(400, str(e), req, f"ExportLogsServiceRequest rejected: {e}")
+            return self.status(400, str(e), req, str(e), protobuf)
+        if protobuf:
+            try:
+                records = self.parse_protobuf(body, req)
+            except ImportError:
+                return self.status(415, "this validator decodes protobuf with Python's "
+                                        "opentelemetry-proto, which is not installed", req,
+                                   "application/x-protobuf needs Python's opentelemetry-proto here "
+                                   "(python3 -m pip install opentelemetry-proto)", protobuf)
+            except OTLPError as e:
+                return self.status(400, str(e), req, f"ExportLogsServiceRequest rejected: {e}",
+                                   protobuf)
+        else:
+            try:
+                doc = json.loads(body)
+            except (ValueError, UnicodeDecodeError) as e:
+                return self.status(400, f"invalid JSON: {e}", req, f"body is not JSON ({e})")
+            try:
+                records = self.parse(doc, req)
+            except OTLPError as e:
+                return self.status(400, str(e), req, f"ExportLogsServiceRequest rejected: {e}")
+        for i, r in enumerate(records):
+            if r["timeUnixNano"] == "0" and r["observedTimeUnixNano"] == "0":
+                req.store.add_error(req.number, 200, f"log record {i} has neither time_unix_nano "
+                                                     "nor observed_time_unix_nano: the receiver "
+                                                     "stamps it on arrival")
         rejected = 0
         for r in records:
             if self.args.reject_body_regex and re.search(self.args.reject_body_regex, r["line"]):
@@ -1168,12 +1209,96 @@ class OTLP(Kind):
                 req.store.add_rejected(req.number, r, "rejected by --reject-body-regex")
             else:
                 req.store.add_record(req.number, r)
+        message = f"{rejected} log records rejected by the test"
+        if protobuf:
+            from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import \
+                ExportLogsServiceResponse
+            answer = ExportLogsServiceResponse()
+            if rejected:
+                answer.partial_success.rejected_log_records = rejected
+                answer.partial_success.error_message = message
+            return Response(200, answer.SerializeToString(), "application/x-protobuf")
         if rejected:
             n = rejected if self.args.partial_int64 == "number" else str(rejected)
             return json_response(200, {"partialSuccess": {"rejectedLogRecords": n,
-                                                          "errorMessage": f"{rejected} log records "
-                                                                          "rejected by the test"}})
+                                                          "errorMessage": message}})
         return json_response(200, {})
+
+    # -- ExportLogsServiceRequest decoding (binary protobuf, the OpenTelemetry classes)
+
+    def parse_protobuf(self, body, req):
+        """The records of a binary ExportLogsServiceRequest, in the shape `parse` gives."""
+        from google.protobuf.message import DecodeError
+        from google.protobuf.unknown_fields import UnknownFieldSet
+        from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import \
+            ExportLogsServiceRequest
+        try:
+            doc = ExportLogsServiceRequest.FromString(body)
+        except DecodeError as e:
+            raise OTLPError(f"not an ExportLogsServiceRequest: {e}")
+
+        def unknown(message, where):
+            for f in UnknownFieldSet(message):
+                req.store.add_error(req.number, 200, f"{where}: field {f.field_number} (wire type "
+                                                     f"{f.wire_type}) is not in the message; the "
+                                                     "receiver drops it")
+
+        def value(v, where):
+            unknown(v, where)
+            kind = v.WhichOneof("value")
+            if kind is None:
+                return None
+            if kind == "array_value":
+                unknown(v.array_value, f"{where}.array_value")
+                return [value(x, f"{where}.array_value[{i}]")
+                        for i, x in enumerate(v.array_value.values)]
+            if kind == "kvlist_value":
+                unknown(v.kvlist_value, f"{where}.kvlist_value")
+                return key_values(v.kvlist_value.values, f"{where}.kvlist_value")
+            if kind == "bytes_value":
+                return {"bytes": base64.b64encode(v.bytes_value).decode()}
+            return getattr(v, kind)
+
+        def key_values(kvs, where):
+            out = {}
+            for i, kv in enumerate(kvs):
+                unknown(kv, f"{where}[{i}]")
+                out[kv.key] = value(kv.value, f"{where}[{i}].value")
+            return out
+
+        unknown(doc, "request")
+        records = []
+        for ri, rl in enumerate(doc.resource_logs):
+            w = f"resource_logs[{ri}]"
+            unknown(rl, w)
+            unknown(rl.resource, f"{w}.resource")
+            resource = key_values(rl.resource.attributes, f"{w}.resource.attributes")
+            for si, sl in enumerate(rl.scope_logs):
+                ws = f"{w}.scope_logs[{si}]"
+                unknown(sl, ws)
+                unknown(sl.scope, f"{ws}.scope")
+                scope = {"name": sl.scope.name, "version": sl.scope.version,
+                         "attributes": key_values(sl.scope.attributes, f"{ws}.scope.attributes")}
+                for li, lr in enumerate(sl.log_records):
+                    wl = f"{ws}.log_records[{li}]"
+                    unknown(lr, wl)
+                    body = value(lr.body, f"{wl}.body") if lr.HasField("body") else None
+                    records.append({
+                        "line": body if isinstance(body, str) else ("" if body is None else compact(body)),
+                        "body": body,
+                        "timeUnixNano": str(lr.time_unix_nano),
+                        "observedTimeUnixNano": str(lr.observed_time_unix_nano),
+                        "severityNumber": lr.severity_number,
+                        "severityText": lr.severity_text,
+                        "attributes": key_values(lr.attributes, f"{wl}.attributes"),
+                        "flags": lr.flags,
+                        "traceId": lr.trace_id.hex(),
+                        "spanId": lr.span_id.hex(),
+                        "eventName": lr.event_name,
+                        "resource": resource,
+                        "scope": scope,
+                    })
+        return records
 
     # -- ExportLogsServiceRequest decoding (proto3 JSON + OTLP deviations)
 
@@ -2073,6 +2198,9 @@ def build_parser():
     g.add_argument("--reject-body-regex", help="log records whose body matches are rejected "
                                                "(partial success)")
     g.add_argument("--partial-int64", choices=("string", "number"), default="string")
+    g.add_argument("--encodings", choices=("both", "protobuf"), default="both",
+                   help="the encodings taken: both (the Collector, Alloy, Loki) or protobuf only "
+                        "(VictoriaLogs, Elasticsearch's /_otlp, Datadog: JSON is a 415)")
     g = p.add_argument_group("vector")
     g.add_argument("--codec", choices=("bytes", "json"), default="bytes")
     g.add_argument("--path", default=None, help="vector: path prefix (default /); otlp: "

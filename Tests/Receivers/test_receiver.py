@@ -624,14 +624,20 @@ class TestOTLP(ReceiverTest):
 
     def test_content_type_is_checked(self):
         self.assertEqual(self.export(otlp_request([]), headers={"Content-Type": "text/plain"})[0], 415)
-        self.assertEqual(self.export(otlp_request([]),
-                                     headers={"Content-Type": "application/x-protobuf"})[0], 415)
+
+    def test_a_record_without_a_time_is_reported(self):
+        status, _, _ = self.export(otlp_request([{"body": {"stringValue": "when?"}},
+                                                 {"observedTimeUnixNano": str(now_ns()),
+                                                  "body": {"stringValue": "seen"}}]))
+        self.assertEqual(status, 200)
+        self.assertOneError(200, "neither time_unix_nano nor observed_time_unix_nano")
 
     def test_partial_success_option_and_gzip_chunked(self):
         self.restart("--reject-body-regex", "^bad")
-        body = gzip.compress(json.dumps(otlp_request([{"body": {"stringValue": "good"}},
-                                                      {"body": {"stringValue": "bad 1"}},
-                                                      {"body": {"stringValue": "bad 2"}}])).encode())
+        t = str(now_ns())
+        body = gzip.compress(json.dumps(otlp_request([{"timeUnixNano": t, "body": {"stringValue": "good"}},
+                                                      {"timeUnixNano": t, "body": {"stringValue": "bad 1"}},
+                                                      {"timeUnixNano": t, "body": {"stringValue": "bad 2"}}])).encode())
         status, _, answer = self.export(body, headers={**self.JSON, "Content-Encoding": "gzip"}, chunked=True)
         self.assertEqual(status, 200)
         self.assertEqual(answer["partialSuccess"]["rejectedLogRecords"], "2")
@@ -646,6 +652,89 @@ class TestOTLP(ReceiverTest):
         big = json.dumps(otlp_request([{"body": {"stringValue": "x" * 5000}}])).encode()
         status, _, _ = self.export(gzip.compress(big), headers={**self.JSON, "Content-Encoding": "gzip"})
         self.assertEqual(status, 413)
+
+
+def has_opentelemetry_proto():
+    try:
+        import opentelemetry.proto.collector.logs.v1.logs_service_pb2  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+@unittest.skipUnless(has_opentelemetry_proto() or os.environ.get("CI"),
+                     "needs Python's opentelemetry-proto: python3 -m pip install opentelemetry-proto")
+class TestOTLPProtobuf(ReceiverTest):
+    """OTLP/HTTP's default encoding, built and read with the OpenTelemetry project's classes."""
+    kind = "otlp"
+    PROTOBUF = {"Content-Type": "application/x-protobuf"}
+
+    def request(self, records):
+        from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+        from opentelemetry.proto.common.v1.common_pb2 import AnyValue, InstrumentationScope, KeyValue
+        from opentelemetry.proto.logs.v1.logs_pb2 import ResourceLogs, ScopeLogs
+        from opentelemetry.proto.resource.v1.resource_pb2 import Resource
+        return ExportLogsServiceRequest(resource_logs=[ResourceLogs(
+            resource=Resource(attributes=[KeyValue(key="service.name", value=AnyValue(string_value="app"))]),
+            scope_logs=[ScopeLogs(scope=InstrumentationScope(name="streamup"), log_records=records)])])
+
+    def record(self, text, **fields):
+        from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+        from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
+        return LogRecord(time_unix_nano=now_ns(), body=AnyValue(string_value=text), **fields)
+
+    def export(self, body, headers=None, **kw):
+        from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
+        body = body if isinstance(body, bytes) else body.SerializeToString()
+        status, h, data = self.r.post("/v1/logs", body, headers or self.PROTOBUF, **kw)
+        if status == 200:
+            self.assertEqual(h["content-type"], "application/x-protobuf")
+            return status, ExportLogsServiceResponse.FromString(data)
+        return status, data
+
+    def test_export_is_decoded_and_answered_in_protobuf(self):
+        from opentelemetry.proto.logs.v1.logs_pb2 import SEVERITY_NUMBER_ERROR
+        status, answer = self.export(self.request([self.record("hello é", severity_number=SEVERITY_NUMBER_ERROR,
+                                                               severity_text="err")]))
+        self.assertEqual(status, 200)
+        self.assertFalse(answer.HasField("partial_success"))
+        rec = self.r.state()["records"][0]
+        self.assertEqual((rec["line"], rec["severityNumber"], rec["severityText"]), ("hello é", 17, "err"))
+        self.assertEqual(rec["resource"], {"service.name": "app"})
+        self.assertNoErrors()
+
+    def test_partial_success_gzip_chunked(self):
+        self.restart("--reject-body-regex", "^bad")
+        body = gzip.compress(self.request([self.record("good"), self.record("bad 1"), self.record("bad 2")])
+                             .SerializeToString())
+        status, answer = self.export(body, headers={**self.PROTOBUF, "Content-Encoding": "gzip"}, chunked=True)
+        self.assertEqual(status, 200)
+        self.assertEqual(answer.partial_success.rejected_log_records, 2)
+        self.assertTrue(answer.partial_success.error_message)
+        self.assertEqual(self.lines(), ["good"])
+
+    def test_bytes_that_are_not_the_message_are_a_400_status(self):
+        status, data = self.export(b"\x0a\x05\x01")  # a field longer than the body
+        self.assertEqual(status, 400)
+        self.assertIn(b"ExportLogsServiceRequest", data)
+        self.assertEqual(self.lines(), [])
+        self.assertOneError(400, "not an ExportLogsServiceRequest")
+
+    def test_a_receiver_that_takes_only_protobuf_refuses_json(self):
+        self.restart("--encodings", "protobuf")
+        status, _ = self.export(json.dumps(otlp_request([{"timeUnixNano": str(now_ns())}])).encode(),
+                                headers={"Content-Type": "application/json"})
+        self.assertEqual(status, 415)
+        self.assertOneError(415, "protobuf only")
+        self.assertEqual(self.export(self.request([self.record("ok")]))[0], 200)
+
+    def test_a_field_the_message_does_not_have_is_reported(self):
+        # LogRecord field 99 (a varint): what a wrong field number would send.
+        record = self.record("x").SerializeToString() + bytes([0x98, 0x06, 0x01])
+        from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
+        status, _ = self.export(self.request([LogRecord.FromString(record)]))
+        self.assertEqual(status, 200)
+        self.assertOneError(200, "field 99")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -12,8 +12,8 @@ import Testing
     }
 
     static func records(_ format: RecordFormat, shape: RecordShape = .object, maxRecordBytes: Int = 1 << 20) -> JournalRecords {
-        JournalRecords(filter: nil) { host, fields in
-            try RecordFormatter(format: format, shape: shape, host: host ?? "this-machine", fields: fields, maxRecordBytes: maxRecordBytes)
+        JournalRecords(filter: nil) { host, fields, severity in
+            try RecordFormatter(format: format, shape: shape, host: host ?? "this-machine", fields: fields, maxRecordBytes: maxRecordBytes, severity: severity)
         }
     }
 
@@ -21,6 +21,26 @@ import Testing
         var made: [String] = []
         try records.records(of: entry) { made.append(String(decoding: $0, as: UTF8.self)) }
         return made
+    }
+
+    /// An entry's priority is its OTLP record's severity, as the OpenTelemetry log data model
+    /// maps syslog levels (err: ERROR, 17; notice: INFO2, 10); an entry without one has none,
+    /// and the priority stays a field.
+    @Test func anEntrysPriorityIsItsOTLPSeverity() throws {
+        let otlp = Self.records(.ndjson, shape: .otlpLogRecord)
+        func entry(_ seqnum: Int64, priority: String?) -> JournalEntry {
+            var made = Self.entry(seqnum, Array("disk full".utf8))
+            if let priority { made.fields.append(("priority", priority)) }
+            return made
+        }
+        let err = try Self.made(otlp, entry(1, priority: "3"))
+        #expect(err[0].contains(#""severityNumber":17,"severityText":"err","body":{"stringValue":"disk full"}"#), "\(err)")
+        #expect(err[0].contains(#"{"key":"priority","value":{"stringValue":"3"}}"#), "\(err)")
+        #expect(try Self.made(otlp, entry(2, priority: "5"))[0].contains(#""severityNumber":10,"severityText":"notice""#))
+        #expect(try !Self.made(otlp, entry(3, priority: nil))[0].contains("severity"))
+        #expect(try !Self.made(otlp, entry(4, priority: "9"))[0].contains("severity"))
+        // Other shapes keep the priority as the field it is.
+        #expect(try Self.made(Self.records(.ndjson), entry(5, priority: "3"))[0].contains(#""priority":"3","message":"disk full""#))
     }
 
     /// An entry's record time comes from its cursor (its microsecond, its number's last digits

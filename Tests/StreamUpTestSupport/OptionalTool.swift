@@ -46,6 +46,15 @@ public struct OptionalTool: Sendable {
     public static let prometheusClient = pythonModule(
         "prometheus_client", install: "python3 -m pip install prometheus_client (Debian 12: add --break-system-packages)")
 
+    /// What the OTLP validator decodes protobuf requests with: the OpenTelemetry project's
+    /// own classes.
+    public static let opentelemetryProto = OptionalTool(
+        name: "Python's opentelemetry-proto",
+        install: "python3 -m pip install opentelemetry-proto (Debian 12: add --break-system-packages)"
+    ) {
+        (try? ExternalTool.python("import opentelemetry.proto.collector.logs.v1.logs_service_pb2").status) == 0
+    }
+
     /// What the TLS tests make their certificates with.
     public static let openssl = command("openssl", install: "apt-get install openssl")
 

@@ -112,6 +112,10 @@ struct MatrixVariant: Sendable {
         MatrixVariant(filterOptions, runs: [.stdin: ["sink", "loki", "elasticsearch"], .tail: ["sink", "loki", "clickhouse", "splunk-hec"]])
             .with(input: .filtered),
         MatrixVariant(["--keep", "^(ERROR|WARN) "], runs: [.stdin: ["otlp"], .tail: ["sink"]]).with(input: .kept),
+        // OTLP (protobuf) as a pipeline; OTLP/HTTP JSON, which takes only these and the window's
+        // rows: its records are the protobuf rows' records, in the other encoding.
+        MatrixVariant([], runs: [.run: ["otlp"]]),
+        MatrixVariant(["--compress", "gzip"], runs: [.stdin: ["otlp-json"], .tail: ["otlp-json"]]),
         MatrixVariant(filterOptions + ["--metrics", "0"], runs: [.stdin: ["sink"], .tail: ["loki"]]).with(input: .filtered).scrapingMetrics(),
         MatrixVariant(filterOptions + ["--format", "ndjson"], runs: [.tail: ["sink"], .journal: ["sink", "victorialogs"]]).with(input: .filtered),
         MatrixVariant(["--metrics", "0"], runs: [.journal: ["sink"]]).scrapingMetrics(),
@@ -156,6 +160,7 @@ struct MatrixVariant: Sendable {
     /// Whether it runs `command` into `target`.
     func runs(_ command: MatrixCommand, _ target: MatrixTarget) -> Bool {
         guard let runs else {
+            guard target.takesDeliveryVariants else { return false }
             switch command {
             case .journal: return Self.journalTargets.contains(target.preset ?? "sink")
             case .run: return Self.runTargets.contains(target.preset ?? "sink")
@@ -403,11 +408,15 @@ struct MatrixTarget: Sendable {
     /// rather than as text, in which a byte that is not UTF-8 is U+FFFD
     /// (receivers that store JSON strings need valid Unicode).
     let keepsBytes: Bool
+    /// Whether the delivery variants run with it (every command and variant); false for a
+    /// preset that is another's in a second encoding, which runs only where a variant names it.
+    var takesDeliveryVariants = true
 
     init(
         _ preset: String?, _ server: Server, options: [String] = [], path: String = "", validatorOptions: [String] = [],
-        emptyLine: EmptyLine = .kept, keepsBytes: Bool = false
+        emptyLine: EmptyLine = .kept, keepsBytes: Bool = false, takesDeliveryVariants: Bool = true
     ) {
+        self.takesDeliveryVariants = takesDeliveryVariants
         self.preset = preset
         self.server = server
         self.options = options
@@ -430,7 +439,9 @@ struct MatrixTarget: Sendable {
         MatrixTarget(
             "splunk-hec", .validator("splunk-hec"), options: ["-H", "Authorization: Splunk TOKEN"], validatorOptions: ["--token", "TOKEN"],
             emptyLine: .dropped),
-        MatrixTarget("otlp", .validator("otlp"), options: ["--label", "service.name=billing"]),
+        // As VictoriaLogs, Elasticsearch and Datadog do, the validator takes only protobuf here.
+        MatrixTarget("otlp", .validator("otlp"), options: ["--label", "service.name=billing"], validatorOptions: ["--encodings", "protobuf"]),
+        MatrixTarget("otlp-json", .validator("otlp"), options: ["--label", "service.name=billing"], takesDeliveryVariants: false),
         MatrixTarget("datadog", .validator("datadog"), options: ["-H", "DD-API-KEY: KEY"], validatorOptions: ["--api-key", "KEY"]),
         MatrixTarget("vector", .validator("vector")),
         MatrixTarget("fluent-bit", .validator("fluent-bit"), path: "/app.logs"),
@@ -507,6 +518,10 @@ struct MatrixRow: Sendable, CustomTestStringConvertible {
         let tail = MatrixRow(command: .tail, target: target, variant: variant).arguments(url: url, dead: dead, log: log, scratch: scratch)
         return "# the tail row as a pipeline\n" + tail.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ") + "\n"
     }
+
+    /// Whether the row sends OTLP in protobuf (`--to otlp`), which the validator decodes with
+    /// Python's `opentelemetry-proto`.
+    var sendsProtobuf: Bool { target.preset == "otlp" }
 
     /// How the row reads in the test list, as the command a user types.
     var testDescription: String {

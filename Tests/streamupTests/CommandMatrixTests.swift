@@ -12,15 +12,25 @@ import Testing
 /// streamup). Every wait is a poll with a deadline; a row whose delivery fails (the receiver
 /// counts a problem, or streamup says "delivery is failing") stops waiting at once.
 @Suite(.timeLimit(.minutes(5))) struct CommandMatrixTests {
-    @Test(arguments: MatrixRow.selected.filter { $0.target.server != .clickhouse && $0.command != .journal })
+    @Test(arguments: MatrixRow.selected.filter { $0.target.server != .clickhouse && $0.command != .journal && !$0.sendsProtobuf })
     func row(_ row: MatrixRow) async throws {
         try await MatrixSlots.shared.run { try await Self.check(row) }
     }
 
     /// The journal rows: journal files written by `systemd-journal-remote`, where it is
     /// installed (always under CI).
-    @Test(.enabled(if: JournalFiles.isAvailable), arguments: MatrixRow.selected.filter { $0.command == .journal })
+    @Test(.enabled(if: JournalFiles.isAvailable), arguments: MatrixRow.selected.filter { $0.command == .journal && !$0.sendsProtobuf })
     func journalRow(_ row: MatrixRow) async throws {
+        try await MatrixSlots.shared.run { try await Self.check(row) }
+    }
+
+    /// The OTLP rows in protobuf: the validator decodes them with the OpenTelemetry project's
+    /// classes (PyPI `opentelemetry-proto`), where they are installed (always under CI); the
+    /// journal's where `systemd-journal-remote` is too.
+    @Test(
+        .enabled(if: OptionalTool.opentelemetryProto.isAvailable, Comment(rawValue: OptionalTool.opentelemetryProto.skipReason)),
+        arguments: MatrixRow.selected.filter { $0.sendsProtobuf && ($0.command != .journal || JournalFiles.isAvailable) })
+    func otlpRow(_ row: MatrixRow) async throws {
         try await MatrixSlots.shared.run { try await Self.check(row) }
     }
 

@@ -31,12 +31,19 @@ public struct UploadResponse: Sendable {
     /// The body's first line for a message: at most `limit` characters, control characters
     /// and bytes that are not UTF-8 shown as escapes (`\u{1B}`, `\u{FFFD}`); nil when the
     /// body has no text before its first line break. An HTML body (a proxy's error page, whose
-    /// first line is `<html>`) gives its words instead: no markup, runs of space as one.
+    /// first line is `<html>`) gives its words instead: no markup, runs of space as one; a
+    /// protobuf body (an OTLP receiver's `google.rpc.Status`) its `message`.
     public func firstLine(limit: Int = 200) -> String? {
         if isHTML { return htmlWords(limit: limit) }
+        if isProtobuf { return statusMessage.flatMap { Self.firstLine(of: $0, limit: limit) } }
+        return Self.firstLine(of: body, limit: limit)
+    }
+
+    /// The first line of `text` for a message (see ``firstLine(limit:)``).
+    private static func firstLine(of text: some Collection<UInt8>, limit: Int) -> String? {
         var line = ""
         var count = 0
-        for scalar in String(decoding: body.prefix(limit * 4), as: UTF8.self).unicodeScalars {
+        for scalar in String(decoding: text.prefix(limit * 4), as: UTF8.self).unicodeScalars {
             if scalar == "\n" || scalar == "\r" { break }
             if count == limit {
                 line += "…"
@@ -49,6 +56,25 @@ public struct UploadResponse: Sendable {
         }
         let trimmed = line.trimmingCharacters(in: .whitespaces)
         return trimmed.isEmpty ? nil : trimmed
+    }
+
+    /// Whether the body is protobuf: the answer says so (`application/x-protobuf`, as OTLP/HTTP
+    /// answers a protobuf request), or says `application/octet-stream` (Loki's OTLP endpoint)
+    /// and the body reads as a `google.rpc.Status` to its end.
+    private var isProtobuf: Bool {
+        let type = (value(forHeader: "Content-Type") ?? "").lowercased()
+        return type.hasPrefix("application/x-protobuf") || (type.hasPrefix("application/octet-stream") && statusMessage != nil)
+    }
+
+    /// The `message` of a protobuf `google.rpc.Status` body (field 2; `google/rpc/status.proto`),
+    /// which OTLP/HTTP receivers answer a failure with; nil: none, or a body that is not one.
+    private var statusMessage: [UInt8]? {
+        var reader = ProtobufReader([UInt8](body))
+        var message: [UInt8]?
+        while let (field, value) = reader.next() {
+            if field == 2, case .lengthDelimited(let text) = value { message = text }
+        }
+        return reader.isAtEnd ? message : nil
     }
 
     /// Whether the answer says its body is HTML.

@@ -1,13 +1,18 @@
 extension UploadConfiguration {
-    /// How each request's body is made from the records it carries: wrapped into one document
-    /// (an `Envelope`: a JSON array, Loki's `{"streams":…}`, a multipart form), and compressed
-    /// with gzip. Every request is complete on its own, and a resent segment is wrapped and
+    /// How each request's body is made from the records it carries: encoded as one binary OTLP
+    /// request (`OTLPExport`), wrapped into one document (an `Envelope`: a JSON array, Loki's
+    /// `{"streams":…}`, a multipart form), and compressed with gzip. Every request is complete on its own, and a resent segment is wrapped and
     /// compressed exactly as the first time (the stages run again over the same records).
     ///
     /// Thread safety: a value type.
     public struct BodyEncoding: Sendable, Equatable {
         /// Wraps each request's records (nil: the records as they are).
         package var envelope: Envelope?
+        /// Encodes each request's records, OTLP/JSON `LogRecord`s, as one binary OTLP
+        /// `ExportLogsServiceRequest` (nil: the records stay text). It runs first, below the
+        /// envelope and gzip, and only in segments: a protobuf message gives its length before
+        /// its bytes, so a live request cannot carry one.
+        package var otlpExport: OTLPExport?
         /// Compresses each request with gzip (`Content-Encoding: gzip`): one complete gzip member
         /// per acknowledged segment; a single request is flushed (`Z_SYNC_FLUSH`) when it would
         /// wait for input, and at least every 250 ms, never per line.
@@ -23,7 +28,7 @@ extension UploadConfiguration {
 
         /// Whether the body is the stream's bytes as they are (then `Streamup-Offset` counts body
         /// bytes and a receiver can join segments byte for byte).
-        package var isIdentity: Bool { envelope == nil && !gzip }
+        package var isIdentity: Bool { envelope == nil && otlpExport == nil && !gzip }
 
         /// Why a body whose records hold `Envelope.recordsMustNotContain` fails.
         static let boundaryInRecords =
@@ -33,6 +38,7 @@ extension UploadConfiguration {
         /// `origin`: where `source` starts in its stream, for an envelope that names records.
         func stages(over source: any BodySource, origin: StreamOrigin? = nil) -> any BodySource {
             var top = source
+            if let otlpExport { top = OTLPExportStage(over: top, export: otlpExport) }
             if let envelope {
                 if !envelope.recordsMustNotContain.isEmpty {
                     top = ForbiddenSequenceStage(over: top, sequence: envelope.recordsMustNotContain, message: Self.boundaryInRecords)

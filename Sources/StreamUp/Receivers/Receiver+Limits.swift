@@ -29,7 +29,12 @@ extension Receiver {
     ///   count keeps the per-item answer, up to 8 MiB kept, readable), records of at most 1 MiB;
     /// - VictoriaLogs: records of at most 256 KiB (a JSON line over `-insert.maxLineSizeBytes`,
     ///   256 KiB, is skipped while it answers 200);
-    /// - OTLP (20 MiB), ClickHouse, Vector: streamup's defaults (8 MiB requests, 1 MiB records).
+    /// - OTLP (either encoding): 2 MiB of records per request: Loki's `/otlp/v1/logs` hands a
+    ///   request to its ingesters as one gRPC message of at most 4 MiB, about 1.1 times the
+    ///   records' JSON, and answers a larger one 503, which no retry fixes (measured with Loki 3:
+    ///   4 MiB of records made a 4.6 MB message); the Collector takes 20 MiB. Records of at most
+    ///   1 MiB;
+    /// - ClickHouse, Vector: streamup's defaults (8 MiB requests, 1 MiB records).
     public var limits: Limits {
         switch self {
         case .loki: Limits(segmentBytes: 1 << 20, maxRecordBytes: 256 << 10, maxResponseBodyBytes: 1 << 20)
@@ -38,7 +43,20 @@ extension Receiver {
         case .fluentBit: Limits(segmentBytes: 2 << 20, maxRecordBytes: 256 << 10, maxResponseBodyBytes: 64 << 10)
         case .elasticsearch: Limits(segmentBytes: 5 << 20, maxRecordsPerSegment: 10_000, maxRecordBytes: 1 << 20, maxResponseBodyBytes: 8 << 20)
         case .victorialogs: Limits(maxRecordBytes: 256 << 10, maxResponseBodyBytes: 64 << 10)
-        case .otlp, .clickhouse, .vector: Limits(maxRecordBytes: 1 << 20, maxResponseBodyBytes: 64 << 10)
+        case .otlp, .otlpJSON: Limits(segmentBytes: 2 << 20, maxRecordBytes: 1 << 20, maxResponseBodyBytes: 64 << 10)
+        case .clickhouse, .vector: Limits(maxRecordBytes: 1 << 20, maxResponseBodyBytes: 64 << 10)
+        }
+    }
+
+    /// The answers worth another try, where the receiver's specification lists them (nil: the
+    /// uploader's default, 408, 429 and every 5xx). OTLP/HTTP: 429, 502, 503 and 504 only;
+    /// every other 4xx and 5xx "MUST NOT be retried"
+    /// (https://opentelemetry.io/docs/specs/otlp/#retryable-response-codes), so a 500 is final
+    /// for its request (kept as a dead letter where there is a dead-letter directory).
+    public var retryableStatuses: Set<Int>? {
+        switch self {
+        case .otlp, .otlpJSON: [429, 502, 503, 504]
+        case .victorialogs, .loki, .elasticsearch, .clickhouse, .splunkHEC, .datadog, .vector, .fluentBit: nil
         }
     }
 
@@ -47,15 +65,16 @@ extension Receiver {
         switch self {
         case .elasticsearch: .elasticsearchBulk
         case .splunkHEC: .splunkHEC
-        case .otlp: .otlp
+        case .otlp, .otlpJSON: .otlp
         case .loki: .loki
         case .clickhouse: .clickHouse
         case .victorialogs, .datadog, .vector, .fluentBit: nil
         }
     }
 
-    /// Delivery options within the receiver's limits, reading its partial failures, with its
-    /// window of requests (``maxInFlight``, adapting); these replace `base`'s values.
+    /// Delivery options within the receiver's limits, reading its partial failures, retrying
+    /// the answers it says are worth it (``retryableStatuses``), with its window of requests
+    /// (``maxInFlight``, adapting); these replace `base`'s values.
     public func deliveryOptions(_ base: StreamUploader.Options = StreamUploader.Options()) -> StreamUploader.Options {
         var options = base
         options.maxInFlight = maxInFlight
@@ -64,6 +83,7 @@ extension Receiver {
         // A record and its `\n` are never split by the buffer.
         if format != .raw { options.maxRecordBytes = limits.maxRecordBytes + 1 }
         options.answerReader = answerReader
+        if let retryableStatuses { options.retry.retryableStatuses = retryableStatuses }
         return options
     }
 }

@@ -10,7 +10,8 @@ extension Receiver {
     public var contentType: String {
         switch self {
         case .victorialogs: "application/stream+json"
-        case .loki, .splunkHEC, .otlp, .datadog, .fluentBit: "application/json"
+        case .otlp: "application/x-protobuf"
+        case .loki, .splunkHEC, .otlpJSON, .datadog, .fluentBit: "application/json"
         case .elasticsearch, .clickhouse: "application/x-ndjson"
         case .vector: "text/plain"
         }
@@ -23,7 +24,7 @@ extension Receiver {
         case .loki: "/loki/api/v1/push"
         case .elasticsearch: "/logs-streamup-default/_bulk"
         case .splunkHEC: "/services/collector/event"
-        case .otlp: "/v1/logs"
+        case .otlp, .otlpJSON: "/v1/logs"
         case .datadog: "/api/v2/logs"
         case .clickhouse, .vector, .fluentBit: nil
         }
@@ -55,7 +56,7 @@ extension Receiver {
             add("_msg_field", keys.message)
             add("_time_field", keys.time)
             add("_stream_fields", ([keys.host, keys.path].compactMap { $0 } + labels.map(\.name)).joined(separator: ","))
-        case .loki, .elasticsearch, .splunkHEC, .otlp, .datadog, .vector, .fluentBit:
+        case .loki, .elasticsearch, .splunkHEC, .otlp, .otlpJSON, .datadog, .vector, .fluentBit:
             break
         }
         if !items.isEmpty { components.queryItems = items }
@@ -68,8 +69,8 @@ extension Receiver {
     ///   stream's `host` label, and the `streamup_shard` label spreads each host's entries over
     ///   8 streams so that Loki never shards them itself and a resend lands where it was first
     ///   sent.
-    /// - OTLP: one resource (`host.name` and `labels` as its attributes) and one scope,
-    ///   `streamup`.
+    /// - OTLP/HTTP JSON: one resource (`host.name` and `labels` as its attributes) and one
+    ///   scope, `streamup` (OTLP in protobuf: ``otlpExport(labels:host:)`` instead).
     /// - Elasticsearch: a `create` action line per document (what data streams require).
     /// - Datadog, Fluent Bit: a JSON array.
     /// - Throws: ``StreamUpError`` `.invalidConfiguration` for a Loki label name Loki refuses,
@@ -90,7 +91,7 @@ extension Receiver {
             var envelope = Envelope(head: Array(#"{"streams":["#.utf8), tail: Array("]}".utf8))
             envelope.lokiStreams = LokiStreams(labels: labels.isEmpty ? [(name: "job", value: "streamup")] : labels, host: host)
             return envelope
-        case .otlp:
+        case .otlpJSON:
             let attributes = RecordLayout.otlpAttributes([(name: "host.name", value: host)] + labels)
             let head =
                 Array(#"{"resourceLogs":[{"resource":{"attributes":"#.utf8) + attributes
@@ -100,8 +101,18 @@ extension Receiver {
             return .elasticsearchBulk()
         case .datadog, .fluentBit:
             return .jsonArray
-        case .victorialogs, .clickhouse, .splunkHEC, .vector:
+        case .victorialogs, .clickhouse, .splunkHEC, .otlp, .vector:
             return nil
+        }
+    }
+
+    /// The binary OTLP request each request's records go in (nil: not OTLP in protobuf): one
+    /// resource with `host.name` and `labels` as its attributes, one scope, `streamup`, as
+    /// ``envelope(labels:host:)`` makes for OTLP/HTTP JSON.
+    package func otlpExport(labels: [(name: String, value: String)] = [], host: String = RecordFormatter.localHostName()) -> OTLPExport? {
+        switch self {
+        case .otlp: OTLPExport(resourceAttributes: [(name: "host.name", value: host)] + labels)
+        case .victorialogs, .loki, .elasticsearch, .clickhouse, .splunkHEC, .otlpJSON, .datadog, .vector, .fluentBit: nil
         }
     }
 
@@ -125,6 +136,7 @@ extension Receiver {
         configuration.method = method
         configuration.contentType = contentType
         configuration.body.envelope = try envelope(labels: labels, host: host)
+        configuration.body.otlpExport = otlpExport(labels: labels, host: host)
         configuration.maxResponseBodyBytes = max(configuration.maxResponseBodyBytes, limits.maxResponseBodyBytes)
         return configuration
     }

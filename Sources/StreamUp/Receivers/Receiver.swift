@@ -21,7 +21,8 @@ import Foundation
 /// | `elasticsearch` (`opensearch`) | `/logs-streamup-default/_bulk` | `_bulk`: `{"create":{}}` + ECS document per record |
 /// | `clickhouse` | `/?query=INSERT INTO logs FORMAT JSONEachRow` | JSONEachRow rows |
 /// | `splunk-hec` | `/services/collector/event` | concatenated HEC events |
-/// | `otlp` | `/v1/logs` | `ExportLogsServiceRequest` JSON |
+/// | `otlp` | `/v1/logs` | `ExportLogsServiceRequest` in protobuf (OTLP/HTTP's default) |
+/// | `otlp-json` (`otlpJSON`) | `/v1/logs` | `ExportLogsServiceRequest` in OTLP/HTTP JSON |
 /// | `datadog` | `/api/v2/logs` | JSON array of logs |
 /// | `vector` | — | the lines as they are (`http_server`'s default `bytes` codec) |
 /// | `fluent-bit` | — (the path is the tag) | JSON array of records |
@@ -37,6 +38,7 @@ public enum Receiver: String, Sendable, CaseIterable {
     case clickhouse
     case splunkHEC = "splunk-hec"
     case otlp
+    case otlpJSON = "otlp-json"
     case datadog
     case vector
     case fluentBit = "fluent-bit"
@@ -61,7 +63,7 @@ public enum Receiver: String, Sendable, CaseIterable {
         case .elasticsearch: "https://www.elastic.co/guide/en/elasticsearch/reference/8.17/docs-bulk.html"
         case .clickhouse: "https://clickhouse.com/docs/en/interfaces/formats#jsoneachrow"
         case .splunkHEC: "https://docs.splunk.com/Documentation/Splunk/9.1.1/Data/FormateventsforHTTPEventCollector"
-        case .otlp: "https://opentelemetry.io/docs/specs/otlp/#otlphttp"
+        case .otlp, .otlpJSON: "https://opentelemetry.io/docs/specs/otlp/#otlphttp"
         case .datadog: "https://docs.datadoghq.com/api/latest/logs/#send-logs"
         case .vector: "https://vector.dev/docs/reference/configuration/sources/http_server/"
         case .fluentBit: "https://docs.fluentbit.io/manual/pipeline/inputs/http"
@@ -73,7 +75,7 @@ public enum Receiver: String, Sendable, CaseIterable {
     package var format: RecordFormat {
         switch self {
         case .vector: .raw
-        case .victorialogs, .loki, .elasticsearch, .clickhouse, .splunkHEC, .otlp, .datadog, .fluentBit: .ndjson
+        case .victorialogs, .loki, .elasticsearch, .clickhouse, .splunkHEC, .otlp, .otlpJSON, .datadog, .fluentBit: .ndjson
         }
     }
 
@@ -85,7 +87,7 @@ public enum Receiver: String, Sendable, CaseIterable {
         case .elasticsearch: .elasticsearchDocument
         case .clickhouse: .clickHouseRow
         case .splunkHEC: .splunkEvent
-        case .otlp: .otlpLogRecord
+        case .otlp, .otlpJSON: .otlpLogRecord
         case .datadog: .datadogLog
         case .fluentBit: .fluentBitRecord
         }
@@ -95,7 +97,7 @@ public enum Receiver: String, Sendable, CaseIterable {
     package var keys: RecordFormatter.Keys {
         switch self {
         case .victorialogs: RecordFormatter.Keys(message: "_msg", time: "_time")
-        case .loki, .elasticsearch, .clickhouse, .splunkHEC, .otlp, .datadog, .vector, .fluentBit: shape.defaultKeys
+        case .loki, .elasticsearch, .clickhouse, .splunkHEC, .otlp, .otlpJSON, .datadog, .vector, .fluentBit: shape.defaultKeys
         }
     }
 
@@ -105,7 +107,7 @@ public enum Receiver: String, Sendable, CaseIterable {
         switch self {
         case .loki: "stream labels"
         case .victorialogs: "stream fields (added to every record and listed in _stream_fields)"
-        case .otlp: "resource attributes"
+        case .otlp, .otlpJSON: "resource attributes"
         case .elasticsearch, .clickhouse, .splunkHEC, .datadog, .vector, .fluentBit: nil
         }
     }
@@ -116,7 +118,7 @@ public enum Receiver: String, Sendable, CaseIterable {
     public var takesSingleRequest: Bool {
         switch self {
         case .victorialogs, .clickhouse: true
-        case .loki, .elasticsearch, .splunkHEC, .otlp, .datadog, .vector, .fluentBit: false
+        case .loki, .elasticsearch, .splunkHEC, .otlp, .otlpJSON, .datadog, .vector, .fluentBit: false
         }
     }
 
@@ -132,7 +134,7 @@ public enum Receiver: String, Sendable, CaseIterable {
     /// it arrived, so arrival order is the only order there is.
     public var maxInFlight: Int {
         switch self {
-        case .victorialogs, .loki, .elasticsearch, .clickhouse, .splunkHEC, .otlp, .datadog, .fluentBit: 8
+        case .victorialogs, .loki, .elasticsearch, .clickhouse, .splunkHEC, .otlp, .otlpJSON, .datadog, .fluentBit: 8
         case .vector: 1
         }
     }
@@ -154,16 +156,17 @@ public enum Receiver: String, Sendable, CaseIterable {
     /// The formatter of its records from `path` (nil: stdin), with `fields` on every record;
     /// for VictoriaLogs, `labels` are fields too (its stream fields). Records are at most
     /// `maxRecordBytes` (nil: the receiver's ``Limits/maxRecordBytes``); bytes that are not
-    /// UTF-8 become U+FFFD unless `invalidUTF8` says otherwise.
+    /// UTF-8 become U+FFFD unless `invalidUTF8` says otherwise; `severity`: how severe the
+    /// records are, where the input says (OTLP records carry it).
     /// - Throws: ``StreamUpError`` `.invalidConfiguration` when a field collides with a key.
     package func formatter(
         format: RecordFormat? = nil, keys: RecordFormatter.Keys? = nil, host: String = RecordFormatter.localHostName(), path: String? = nil,
         fields: [(name: String, value: String)] = [], labels: [(name: String, value: String)] = [], maxRecordBytes: Int? = nil,
-        invalidUTF8: RecordFormatter.InvalidUTF8 = .replace
+        invalidUTF8: RecordFormatter.InvalidUTF8 = .replace, severity: RecordSeverity? = nil
     ) throws(StreamUpError) -> RecordFormatter {
         let all = self == .victorialogs ? labels + fields : fields
         return try RecordFormatter(
             format: format ?? self.format, shape: shape, keys: keys ?? self.keys, host: host, path: path, fields: all,
-            maxRecordBytes: maxRecordBytes ?? limits.maxRecordBytes, invalidUTF8: invalidUTF8)
+            maxRecordBytes: maxRecordBytes ?? limits.maxRecordBytes, invalidUTF8: invalidUTF8, severity: severity)
     }
 }

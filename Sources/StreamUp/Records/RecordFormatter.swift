@@ -109,19 +109,20 @@ public struct RecordFormatter: Sendable {
     ///   - maxRecordBytes: the most bytes of one record, its `\n` not counted (1 MiB by
     ///     default); longer lines are cut into pieces that fit.
     ///   - invalidUTF8: what bytes that are not UTF-8 become (U+FFFD by default).
+    ///   - severity: how severe the records are, in the shapes that say so (OTLP); nil: unknown.
     /// - Throws: `StreamUpError` `.invalidConfiguration` when two of the keys (message, time,
     ///   host, path) are the same, an extra field uses the message key, or the record's other
     ///   fields leave less than 64 bytes of `maxRecordBytes` for the line.
     package init(
         format: RecordFormat, shape: RecordShape = .object, keys: Keys? = nil, host: String = RecordFormatter.localHostName(),
         path: String? = nil, fields extra: [(name: String, value: String)] = [], maxRecordBytes: Int = 1 << 20,
-        invalidUTF8: InvalidUTF8 = .replace
+        invalidUTF8: InvalidUTF8 = .replace, severity: RecordSeverity? = nil
     ) throws(StreamUpError) {
         self.format = format
         self.shape = shape
         self.maxRecordBytes = maxRecordBytes
         self.invalidUTF8 = invalidUTF8
-        layout = try RecordLayout.make(shape, keys: keys ?? shape.defaultKeys, host: host, path: path, fields: extra)
+        layout = try RecordLayout.make(shape, keys: keys ?? shape.defaultKeys, host: host, path: path, fields: extra, severity: severity)
         hasTime =
             format != .raw
             && (layout.parts.contains { if case .time = $0.slot { true } else { false } }

@@ -1,10 +1,12 @@
 /// The layout of each ``RecordShape`` (the receivers' documentation pages are cited on the
 /// shapes' presets, in `Receiver+Presets.swift`).
 extension RecordLayout {
-    /// The layout of `shape` for records from `path` (nil: none), with the extra string fields.
+    /// The layout of `shape` for records from `path` (nil: none), with the extra string fields
+    /// and, where the shape has a place for it (OTLP), the records' severity.
     /// - Throws: `.invalidConfiguration` when keys collide (see ``flatFields(builtIn:extra:)``).
     static func make(
-        _ shape: RecordShape, keys: RecordFormatter.Keys, host: String, path: String?, fields: [(name: String, value: String)]
+        _ shape: RecordShape, keys: RecordFormatter.Keys, host: String, path: String?, fields: [(name: String, value: String)],
+        severity: RecordSeverity? = nil
     ) throws(StreamUpError) -> RecordLayout {
         switch shape {
         case .object, .elasticsearchDocument:
@@ -20,7 +22,7 @@ extension RecordLayout {
         case .lokiEntry:
             return loki(path: path, fields: fields, host: host == RecordFormatter.localHostName() ? nil : host)
         case .otlpLogRecord:
-            return otlp(path: path, fields: fields)
+            return otlp(path: path, fields: fields, severity: severity)
         }
     }
 
@@ -117,15 +119,20 @@ extension RecordLayout {
     }
 
     /// An OTLP/JSON `LogRecord` (opentelemetry-proto `logs.proto`, proto3 JSON mapping: int64 as
-    /// decimal strings, lowerCamelCase keys): both times, the line as a string body, and the path
-    /// (`log.file.path`, the semantic-conventions name) and the fields as string attributes.
-    private static func otlp(path: String?, fields: [(name: String, value: String)]) -> RecordLayout {
+    /// decimal strings, lowerCamelCase keys, enums as integers): both times, the severity where
+    /// it is known, the line as a string body, and the path (`log.file.path`, the
+    /// semantic-conventions name) and the fields as string attributes.
+    private static func otlp(path: String?, fields: [(name: String, value: String)], severity: RecordSeverity?) -> RecordLayout {
         let attributes = uniqued((path.map { [(name: "log.file.path", value: $0)] } ?? []) + fields)
         var builder = Builder()
         builder.literal(#"{"timeUnixNano":"#)
         builder.time(.unixNanoseconds)
         builder.literal(#","observedTimeUnixNano":"#)
         builder.time(.unixNanoseconds)
+        if let severity {
+            builder.literal(#","severityNumber":\#(severity.number),"severityText":"#)
+            builder.bytes(jsonString(severity.text))
+        }
         builder.literal(#","body":{"stringValue":"#)
         builder.message()
         builder.literal("}")

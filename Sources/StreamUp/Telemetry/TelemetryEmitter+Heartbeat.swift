@@ -12,7 +12,8 @@ extension TelemetryEmitter {
     public func startHeartbeat(every interval: Duration, fields: [(name: String, value: String)] = []) {
         precondition(interval > .zero, "a heartbeat interval must be positive")
         guard stoppedCause == nil else { return }
-        let beats = HeartbeatProducer(every: interval, fields: fields, clock: clock)
+        let formatting = recordFormatter.map { LineFormatting($0.withLock { $0 }) }
+        let beats = HeartbeatProducer(every: interval, fields: fields, formatting: formatting, clock: clock)
         // The first beat is written at once: it starts the upload, as a first record does.
         startRun()
         replaceHeartbeat(

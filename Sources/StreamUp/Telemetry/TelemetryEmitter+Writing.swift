@@ -66,7 +66,13 @@ extension TelemetryEmitter {
 
     func line(for value: some Encodable) throws -> [UInt8] {
         var bytes = [UInt8](try encoder.encode(value))
-        bytes.append(UInt8(ascii: "\n"))
+        if let recordFormatter {
+            // (The formatter's own `\n` ends the record.)
+            let now = Date()
+            bytes = recordFormatter.withLock { $0.record(bytes, readAt: now) }
+        } else {
+            bytes.append(UInt8(ascii: "\n"))
+        }
         guard bytes.count <= maxRecordBytes else {
             throw StreamUpError(
                 .invalidConfiguration,

@@ -44,8 +44,9 @@ import StreamUpSystem
 ///
 /// Thread safety: every method may be called from any task or thread; records are written
 /// through the uploader's ``StreamWriter``, which keeps each whole and in the order of arrival;
-/// the emitter's lifecycle is guarded by the `state` `Mutex` and its counters by
-/// `TelemetryCounters`' own (nothing is called out while either is held).
+/// the emitter's lifecycle is guarded by the `state` `Mutex`, its counters by
+/// `TelemetryCounters`' own, and a receiver's record formatter by `recordFormatter`'s (nothing
+/// is called out while any is held).
 public final class TelemetryEmitter: Sendable {
     /// Where the emitter is in its life: each case holds the upload's task where there is one.
     ///
@@ -78,6 +79,9 @@ public final class TelemetryEmitter: Sendable {
     let onEvent: @Sendable (UploadEvent) -> Void
     /// The longest record `emit` takes: `delivery.maxRecordBytes` (1 MiB), at most the buffer's size.
     let maxRecordBytes: Int
+    /// Makes each emitted line (and beat) the message of a record of a receiver's shape, with
+    /// the time it was emitted (nil: the line is the record).
+    let recordFormatter: Mutex<RecordFormatter>?
 
     /// Creates an emitter for `url` that sends NDJSON (`application/x-ndjson`); nothing is sent
     /// until the first record.
@@ -97,6 +101,43 @@ public final class TelemetryEmitter: Sendable {
         try self.init(configuration, options: options, onEvent: onEvent)
     }
 
+    /// Creates an emitter that speaks `receiver`'s API (``Receiver``): its request (its usual
+    /// path on a URL without one, its content type, the document around each request's records:
+    /// for ``Receiver/otlp`` one binary `ExportLogsServiceRequest`), its limits and retries
+    /// (``Receiver/deliveryOptions(_:)`` over `options.delivery`), and its records: each emitted
+    /// value, as its one line of JSON, is the message of a record of the receiver's shape
+    /// stamped with the time it was emitted (an OTLP log record's string body, a Loki entry's
+    /// line), and so is each heartbeat.
+    /// - Parameters:
+    ///   - receiver: the receiver's preset.
+    ///   - url: the receiver's address (its usual path added when it has none).
+    ///   - labels: the stream's labels, where the receiver has them (Loki labels, OTLP resource
+    ///     attributes).
+    ///   - headers: extra request header fields (credentials never appear in events).
+    ///   - options: the buffer's size, what `emit` does when it is full, and the delivery,
+    ///     within the receiver's limits.
+    ///   - onEvent: what happens to the upload, for logging (``UploadEvent``).
+    /// - Throws: ``StreamUpError`` (`.invalidConfiguration`) when an option cannot work or the
+    ///   receiver refuses a label.
+    public convenience init(
+        receiver: Receiver, url: URL, labels: [(name: String, value: String)] = [], headers: [UploadConfiguration.Header] = [],
+        options: Options = Options(), onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in }
+    ) throws {
+        try self.init(receiver: receiver, url: url, labels: labels, headers: headers, options: options, clock: ContinuousClock(), onEvent: onEvent)
+    }
+
+    /// An emitter for `receiver` on `clock` (tests).
+    package convenience init<C: Clock>(
+        receiver: Receiver, url: URL, labels: [(name: String, value: String)] = [], headers: [UploadConfiguration.Header] = [],
+        options: Options = Options(), clock: C, onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in }
+    ) throws where C.Duration == Duration {
+        var configuration = try receiver.configuration(url: url, labels: labels)
+        configuration.headers = headers
+        var options = options
+        options.delivery = receiver.deliveryOptions(options.delivery)
+        try self.init(configuration, options: options, clock: clock, format: try receiver.formatter(labels: labels), onEvent: onEvent)
+    }
+
     /// Creates an emitter with the request `configuration` (method, content type, headers, a
     /// `headerProvider` for credentials that rotate, response timeout, gzip); nothing is sent
     /// until the first record.
@@ -110,15 +151,17 @@ public final class TelemetryEmitter: Sendable {
     }
 
     /// An emitter, and its uploader, on `clock` (tests): waits for space, deadlines, heartbeat
-    /// ticks, drop reports, segment times and retry backoffs.
+    /// ticks, drop reports, segment times and retry backoffs; `format` makes each line the
+    /// message of a record (nil: the line is the record).
     package init<C: Clock>(
         _ configuration: UploadConfiguration, options: Options = Options(), clock: C, dropReportInterval: Duration = .seconds(10),
-        onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in }
+        format: RecordFormatter? = nil, onEvent: @escaping @Sendable (UploadEvent) -> Void = { _ in }
     ) throws where C.Duration == Duration {
         let delivery = try options.uploaderOptions()
         let clock = UploadClock(clock)
         uploader = try StreamUploader(configuration, options: delivery, clock: clock, onEvent: onEvent)
         maxRecordBytes = delivery.maxRecordBytes
+        recordFormatter = format.map { Mutex($0) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .custom { date, encoder in

@@ -130,6 +130,12 @@ public final class StreamUploader: Sendable {
             let what = options.delivery == .singleRequest ? "a single request goes to one endpoint" : "a resumable upload lives at one endpoint"
             throw StreamUpError(.invalidConfiguration, "\(what): it cannot be spread over \(options.endpoints.count)")
         }
+        if options.delivery == .singleRequest, configuration.body.otlpExport != nil {
+            throw StreamUpError(
+                .invalidConfiguration,
+                "a single request cannot carry OTLP protobuf: the message gives its length before its records, so it is sent in segments (or use OTLP/HTTP JSON)"
+            )
+        }
         if options.delivery == .singleRequest, options.spoolDirectory != nil || options.stateFile != nil {
             throw StreamUpError(.invalidConfiguration, "a single request cannot be kept in a spool or saved in a state file: nothing of it can be sent again")
         }

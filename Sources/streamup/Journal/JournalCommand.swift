@@ -99,7 +99,9 @@ enum JournalRunner {
             return ExitStatus.usage
         }
         let upload = options.upload
-        let records = JournalRecords(filter: upload.records.filter) { host, fields in try upload.multilineFormatter(extra: fields, host: host) }
+        let records = JournalRecords(filter: upload.records.filter) { host, fields, severity in
+            try upload.multilineFormatter(extra: fields, host: host, severity: severity)
+        }
         var delivery = options.upload
         do {
             try records.check()

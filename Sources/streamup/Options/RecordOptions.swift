@@ -83,9 +83,11 @@ struct RecordOptions: Sendable, Equatable {
     /// The formatter for records read at `path` (nil for stdin), or nil for raw lines: the
     /// receiver's format, keys and record limit with the options given explicitly winning
     /// (`maxRecordBytes` is `--max-record`); `extra` fields (a container's) come first; `host`
-    /// is the record's host (nil: this machine's).
+    /// is the record's host (nil: this machine's); `severity`: how severe the records are, where
+    /// the input says (a journal entry's priority).
     func formatter(
-        path: String? = nil, maxRecordBytes: Int?, extra: [(name: String, value: String)] = [], host: String? = nil
+        path: String? = nil, maxRecordBytes: Int?, extra: [(name: String, value: String)] = [], host: String? = nil,
+        severity: RecordSeverity? = nil
     ) throws -> RecordFormatter? {
         let host = host ?? RecordFormatter.localHostName()
         guard effectiveFormat != .raw else { return nil }
@@ -93,7 +95,7 @@ struct RecordOptions: Sendable, Equatable {
         if let receiver {
             return try receiver.formatter(
                 format: effectiveFormat, keys: effectiveKeys, host: host, path: path, fields: fields, labels: labels.map { (name: $0.0, value: $0.1) },
-                maxRecordBytes: maxRecordBytes, invalidUTF8: invalidUTF8)
+                maxRecordBytes: maxRecordBytes, invalidUTF8: invalidUTF8, severity: severity)
         }
         return try RecordFormatter(
             format: format, keys: keys, host: host, path: path, fields: fields, maxRecordBytes: maxRecordBytes ?? 1 << 20, invalidUTF8: invalidUTF8)
@@ -111,10 +113,15 @@ extension UploadOptions {
     }
 
     /// The formatter for records of joined lines (`--multiline`) or container messages
-    /// (`--parse`, with the container's `extra` fields), or journal entries (from `host`): the
-    /// record formatter, or for raw lines one that keeps them as they are, cut at `--max-record`.
-    func multilineFormatter(path: String? = nil, extra: [(name: String, value: String)] = [], host: String? = nil) throws -> RecordFormatter {
-        if let formatter = try records.formatter(path: path, maxRecordBytes: delivery.maxRecordBytes, extra: extra, host: host) { return formatter }
+    /// (`--parse`, with the container's `extra` fields), or journal entries (from `host`, as
+    /// severe as `severity`): the record formatter, or for raw lines one that keeps them as they
+    /// are, cut at `--max-record`.
+    func multilineFormatter(
+        path: String? = nil, extra: [(name: String, value: String)] = [], host: String? = nil, severity: RecordSeverity? = nil
+    ) throws -> RecordFormatter {
+        if let formatter = try records.formatter(path: path, maxRecordBytes: delivery.maxRecordBytes, extra: extra, host: host, severity: severity) {
+            return formatter
+        }
         return try RecordFormatter(format: .raw, maxRecordBytes: delivery.maxRecordBytes ?? 1 << 20)
     }
 

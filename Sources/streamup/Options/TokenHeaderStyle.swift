@@ -54,7 +54,7 @@ extension Receiver {
         case .splunkHEC: .splunk
         case .datadog: .datadog
         case .elasticsearch: TokenHeaderStyle(name: "Authorization", scheme: "ApiKey")
-        case .victorialogs, .loki, .clickhouse, .otlp, .vector, .fluentBit: .bearer
+        case .victorialogs, .loki, .clickhouse, .otlp, .otlpJSON, .vector, .fluentBit: .bearer
         }
     }
 }

@@ -260,7 +260,10 @@ struct UploadOptions: Sendable, Equatable {
                 guard let count = Int(value), (1...256).contains(count) else { throw UsageError("--max-in-flight: '\(value)' is not a number from 1 to 256") }
                 options.delivery(\.maxInFlight, count, "--max-in-flight")
             },
-            .value("--retry-statuses", valueName: "LIST", group: .delivery, help: "answers retried (default 408,429,500-599); other 4xx/5xx are final") {
+            .value(
+                "--retry-statuses", valueName: "LIST", group: .delivery,
+                help: "answers retried (408,429,500-599; otlp: 429,502-504); others are final"
+            ) {
                 options, value throws(UsageError) in
                 options.delivery(\.retryStatuses, try parseStatusList(value), "--retry-statuses")
             },

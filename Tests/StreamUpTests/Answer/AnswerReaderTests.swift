@@ -156,6 +156,39 @@ import Testing
         #expect(AnswerReader.otlp.partialFailure(in: response(200, "{}"), records: records(1)) == nil)
     }
 
+    /// A protobuf `ExportLogsServiceResponse` (as the OpenTelemetry classes encode it) is read
+    /// as its JSON is: its `partial_success` refuses 3 unidentified records; an empty one (full
+    /// success) says nothing, with or without its content type.
+    @Test func otlpPartialSuccessInProtobuf() throws {
+        func answer(_ hex: String, type: String?) -> UploadResponse {
+            let bytes = stride(from: 0, to: hex.count, by: 2).map { UInt8(hex.dropFirst($0).prefix(2), radix: 16)! }
+            return UploadResponse(statusCode: 200, headers: type.map { ["Content-Type": $0] } ?? [:], body: Data(bytes), bytesSent: 0)
+        }
+        for type in ["application/x-protobuf", nil] {
+            let failure = AnswerReader.otlp.partialFailure(in: answer(OTLPFixture.partialSuccessHex, type: type), records: records(10))
+            #expect(failure?.unidentified == 3, "\(type ?? "no type")")
+            #expect(failure?.summary.contains("rejected 3 of 10 log records (3 log records rejected)") == true)
+            #expect(AnswerReader.otlp.partialFailure(in: answer("", type: type), records: records(10)) == nil)
+        }
+        // A warning: partial_success { error_message: "slow down" }, nothing rejected.
+        let warning = AnswerReader.otlp.partialFailure(in: answer("0a0b1209736c6f7720646f776e", type: "application/x-protobuf"), records: records(1))
+        #expect(warning?.rejectedCount == 0 && warning?.summary == "the OTLP receiver warned: slow down")
+    }
+
+    /// A failure answered in protobuf (`google.rpc.Status`, as OTLP/HTTP receivers answer) is
+    /// shown by its message, not as bytes.
+    @Test func aProtobufStatusIsShownByItsMessage() {
+        // Status { code: 3, message: "bad data" }
+        let body = Data([0x08, 0x03, 0x12, 0x08] + Array("bad data".utf8))
+        let answer = UploadResponse(statusCode: 400, headers: ["Content-Type": "application/x-protobuf"], body: body, bytesSent: 0)
+        #expect(answer.firstLine() == "bad data")
+        // Loki's OTLP endpoint says application/octet-stream; a body that is not a Status stays bytes.
+        let loki = UploadResponse(statusCode: 503, headers: ["Content-Type": "application/octet-stream"], body: body, bytesSent: 0)
+        #expect(loki.firstLine() == "bad data")
+        let other = UploadResponse(statusCode: 503, headers: ["Content-Type": "application/octet-stream"], body: Data("busy".utf8), bytesSent: 0)
+        #expect(other.firstLine() == "busy")
+    }
+
     // MARK: Loki
 
     private func lokiRecords(_ times: [Int64]) -> () -> [[UInt8]] {

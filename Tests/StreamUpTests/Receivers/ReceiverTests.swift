@@ -52,7 +52,7 @@ import Testing
     /// Every preset's requests and records (escapes included: a longer line is cut into records
     /// of at most ``RecordFormatter/maxRecordBytes``, `LineRecordsTests`) stay within its
     /// receiver's limits: Splunk Cloud 1 MB; Datadog 5 MB, 1,000 entries, 1 MB a log; Fluent Bit's 4 MiB
-    /// buffer; OTLP 20 MiB; Loki's 256 KiB line (decoded) and a request far inside its 30 s;
+    /// buffer; OTLP: the 4 MiB gRPC message Loki makes of a request, 1.1 times its records (the Collector takes 20 MiB); Loki's 256 KiB line (decoded) and a request far inside its 30 s;
     /// VictoriaLogs' 256 KiB JSON line.
     @Test(arguments: Receiver.allCases)
     func limitsRespectTheReceiver(receiver: Receiver) throws {
@@ -72,8 +72,8 @@ import Testing
             #expect(options.segmentBytes + 2 <= 5_000_000 && options.maxRecordsPerSegment == 1000 && record <= 1_000_000)
         case .fluentBit:
             #expect(max(options.segmentBytes, record) + 2 < 4 << 20)
-        case .otlp:
-            #expect(max(options.segmentBytes, record) + 4096 < 20 << 20)
+        case .otlp, .otlpJSON:
+            #expect(Double(options.segmentBytes) * 1.1 < Double(4 << 20) && record + 4096 < 20 << 20)
         case .loki:
             #expect(record <= 256 << 10 && options.segmentBytes <= 1 << 20)
         case .victorialogs:
@@ -83,7 +83,7 @@ import Testing
         case .clickhouse, .vector:
             break
         }
-        #expect((receiver.answerReader != nil) == [.elasticsearch, .splunkHEC, .otlp, .loki, .clickhouse].contains(receiver))
+        #expect((receiver.answerReader != nil) == [.elasticsearch, .splunkHEC, .otlp, .otlpJSON, .loki, .clickhouse].contains(receiver))
     }
 
     /// The requests are whole documents: an empty request too (the envelope alone; Loki's
@@ -93,7 +93,7 @@ import Testing
         #expect(
             String(decoding: try readAll(loki.stages(over: BytesSource(pieces: []))), as: UTF8.self)
                 == #"{"streams":[{"stream":{"job":"streamup","host":"h","streamup_shard":"0"},"values":[]}]}"#)
-        let otlp = try #require(try Receiver.otlp.envelope(labels: [("service.name", "api")], host: "h"))
+        let otlp = try #require(try Receiver.otlpJSON.envelope(labels: [("service.name", "api")], host: "h"))
         #expect(
             String(decoding: otlp.head + otlp.tail, as: UTF8.self)
                 == #"{"resourceLogs":[{"resource":{"attributes":[{"key":"host.name","value":{"stringValue":"h"}},{"key":"service.name","value":{"stringValue":"api"}}]},"scopeLogs":[{"scope":{"name":"streamup"},"logRecords":[]}]}]}"#
@@ -101,5 +101,26 @@ import Testing
         #expect(throws: StreamUpError.self) { try Receiver.loki.envelope(labels: [("__name__", "x")]) }
         #expect(throws: StreamUpError.self) { try Receiver.loki.envelope(labels: [("streamup_shard", "x")]) }
         #expect(try Receiver.splunkHEC.envelope() == nil && Receiver(named: "opensearch") == .elasticsearch)
+    }
+
+    /// `otlp` sends protobuf, OTLP/HTTP's default encoding (the one resource and scope as one
+    /// binary request, no text envelope); `otlp-json` the same request as JSON.
+    @Test func otlpIsProtobufAndOTLPJSONIsJSON() throws {
+        let protobuf = try Receiver.otlp.configuration(url: URL(string: "http://collector:4318")!, keys: nil, labels: [("service.name", "api")], host: "h")
+        #expect(protobuf.contentType == "application/x-protobuf" && protobuf.body.envelope == nil)
+        #expect(protobuf.body.otlpExport == OTLPExport(resourceAttributes: [("host.name", "h"), ("service.name", "api")]))
+        let json = try Receiver.otlpJSON.configuration(url: URL(string: "http://collector:4318")!, keys: nil, labels: [("service.name", "api")], host: "h")
+        #expect(json.contentType == "application/json" && json.body.envelope != nil && json.body.otlpExport == nil)
+        #expect(json.url.absoluteString == "http://collector:4318/v1/logs" && Receiver(named: "otlp-json") == .otlpJSON)
+    }
+
+    /// OTLP retries only what its specification lists (429, 502, 503, 504: "All other 4xx or
+    /// 5xx response status codes MUST NOT be retried"); the other presets keep the uploader's
+    /// default (408, 429, every 5xx).
+    @Test(arguments: Receiver.allCases)
+    func retriedAnswersAreTheReceivers(receiver: Receiver) {
+        let retry = receiver.deliveryOptions().retry
+        let retried = [400, 408, 413, 429, 500, 501, 502, 503, 504, 505].filter { retry.isRetryable(status: $0) }
+        #expect(retried == ([.otlp, .otlpJSON].contains(receiver) ? [429, 502, 503, 504] : [408, 429, 500, 501, 502, 503, 504, 505]))
     }
 }
