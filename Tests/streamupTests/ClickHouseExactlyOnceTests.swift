@@ -41,7 +41,7 @@ import Testing
     /// again, behind a proxy that drops every third answer: a segment in the spool whose answer
     /// was lost is sent again as it was cut, not with the lines that came since, and every line
     /// is one row.
-    @Test(.enabled(if: isAvailable)) func killedTailStoresEveryLineOnce() async throws {
+    @Test(.long, .enabled(if: isAvailable)) func killedTailStoresEveryLineOnce() async throws {
         let scratch = try TemporaryDirectory()
         let file = scratch.file("app.log")
         let total = 20_000

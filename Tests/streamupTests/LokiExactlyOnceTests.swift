@@ -7,7 +7,7 @@ import Testing
 /// buffer (the spool keeps it; without one, the state file keeps the times of what may have
 /// been sent), so a resend after a lost answer or a `kill -9` is dropped. And `--to
 /// elasticsearch`, whose validator answers 409 to a `create` of an `_id` it holds.
-@Suite(.timeLimit(.minutes(5))) struct LokiExactlyOnceTests {
+@Suite(.long, .timeLimit(.minutes(5))) struct LokiExactlyOnceTests {
     /// `tail --state --spool`, killed with SIGKILL three times while the file grows, with every
     /// third answer lost: every line is one entry.
     @Test func killedTailStoresEveryLineOnce() async throws {

@@ -144,7 +144,7 @@ import Darwin
 extension TailManyFilesTests {
     /// With `--forget-after`, the state keeps a deleted file's position, marked gone, and
     /// drops it once it has been gone that long (at the next save after that).
-    @Test func forgetAfterDropsTheStateOfAFileGoneThatLong() async throws {
+    @Test(.long) func forgetAfterDropsTheStateOfAFileGoneThatLong() async throws {
         let scratch = try TailScratch()
         let (logs, state) = (scratch.logs, scratch.state)
         for name in ["kept", "gone"] { try "\(name) 0\n".write(toFile: "\(logs)/\(name).log", atomically: false, encoding: .utf8) }
