@@ -143,7 +143,8 @@ import Darwin
 
 extension TailManyFilesTests {
     /// With `--forget-after`, the state keeps a deleted file's position, marked gone, and
-    /// drops it once it has been gone that long (at the next save after that).
+    /// drops it once it has been gone that long (at the next save after that). Long set:
+    /// `SourceStateStoreTests.goneSourcesAreForgottenAfterTheirTime` shows it on a set clock.
     @Test(.long) func forgetAfterDropsTheStateOfAFileGoneThatLong() async throws {
         let scratch = try TailScratch()
         let (logs, state) = (scratch.logs, scratch.state)
