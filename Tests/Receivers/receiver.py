@@ -26,7 +26,19 @@ receiver does, and keeps what the receiver would keep. A test reads it back with
   leaves it empty.
 - notes: things that are allowed but worth knowing (e.g. an OTLP 64-bit integer sent as a number).
 
+`GET /_validator/count` is the cheap form a wait repeats: `{"requests": N, "records": N,
+"rejected": N, "errors": N}`. `GET /_validator/snapshot` is what a test compares, read in one
+request: every stored and rejected line as base64 of its bytes (a string that held a byte which
+is not UTF-8 comes back as that byte), the records in the receiver's own order where it has one
+(see `snapshot_for_tests`), the first records and a summary of each field.
+
 `POST /_validator/reset` forgets everything. `--log FILE` appends one JSON line per request.
+
+`--namespaces` makes one process serve many tests, each with a receiver of its own:
+`POST /_validator/namespaces` with `{"options": [...]}` (this script's options for KIND) starts
+a fresh server of KIND on a free port, with its own store, and answers `{"url": ...}`;
+`DELETE /_validator/namespaces/PORT` stops it. The process ends when its stdin ends, so it never
+outlives the test run that started it (the runner holds the other end of the pipe).
 
 Thread safety: one thread per connection (ThreadingHTTPServer); all shared state lives in
 `Store`, guarded by its lock.
@@ -99,6 +111,11 @@ class Store:
         with self.lock:
             if len(self.notes) < 1000:
                 self.notes.append({"request": request, "note": text})
+
+    def count(self):
+        with self.lock:
+            return {"requests": self.requests, "records": len(self.records),
+                    "rejected": len(self.rejected), "errors": len(self.errors)}
 
     def snapshot(self):
         with self.lock:
@@ -2023,6 +2040,77 @@ class Refusals:
 
 
 # ---------------------------------------------------------------------------------------------
+# Read-back for tests
+
+
+STREAM_ID = re.compile(r"^([0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12})-([0-9]+)$")
+
+
+def raw_line(value):
+    """The bytes of a stored line, base64: a byte that was not UTF-8 (kept by surrogateescape)
+    comes back as that byte."""
+    if not isinstance(value, str):
+        return ""
+    return base64.b64encode(value.encode("utf-8", "surrogateescape")).decode()
+
+
+def clean(value):
+    """A stored value with every lone surrogate shown as U+FFFD, so any JSON parser takes it."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    if isinstance(value, list):
+        return [clean(x) for x in value]
+    if isinstance(value, dict):
+        return {clean(k): clean(x) for k, x in value.items()}
+    return value
+
+
+def order_key(kind, record):
+    """Where a record stands in the receiver's own order, or None where it has none: Loki's and
+    OTLP's nanosecond times; Elasticsearch's `_id`, STREAM-OFFSET (a UUID stream) or
+    DEVICE-INODE-FINGERPRINT-START-PIECE-TIME (a file's record)."""
+    if kind == "loki":
+        return [int(record["ts"])]
+    if kind == "otlp":
+        return [int(record["timeUnixNano"])]
+    if kind in ("elasticsearch", "opensearch") and isinstance(record.get("id"), str):
+        m = STREAM_ID.match(record["id"])
+        if m:
+            return [m.group(1), int(m.group(2))]
+        parts = record["id"].split("-")
+        if len(parts) == 6 and parts[3].isdigit() and parts[4].isdigit():
+            return ["-".join(parts[:3]), int(parts[3]), int(parts[4])]
+    return None
+
+
+def snapshot_for_tests(data):
+    """What a test compares, from a store's snapshot: lines as base64 of their bytes (one per
+    line of text), the records in the receiver's own order where every record has a place in it,
+    the first 20 records cleaned, and per top-level field its JSON types and up to 10 values."""
+    records = data["records"]
+    keys = [order_key(data["kind"], r) for r in records]
+    ordered = bool(keys) and all(k is not None for k in keys)
+    if ordered:
+        records = [r for _, _, r in sorted(zip(keys, range(len(keys)), records), key=lambda t: (t[0], t[1]))]
+    fields = {}
+    for r in records:
+        for k, v in r.items():
+            f = fields.setdefault(k, {"types": set(), "values": set()})
+            f["types"].add(type(v).__name__)
+            if isinstance(v, str) and len(f["values"]) <= 10:
+                f["values"].add(clean(v))
+    return {
+        "requests": data["requests"], "ordered": ordered,
+        "lines": "\n".join(raw_line(r.get("line")) for r in records),
+        "records": clean(records[:20]),
+        "fields": {k: {"types": sorted(f["types"]), "values": sorted(f["values"]) if len(f["values"]) <= 10 else []}
+                   for k, f in fields.items()},
+        "rejected": "\n".join(raw_line(r.get("line")) for r in data["rejected"]),
+        "errors": ["request %s: %s %s" % (e["request"], e["status"], clean(e["reason"])) for e in data["errors"]],
+    }
+
+
+# ---------------------------------------------------------------------------------------------
 # Server
 
 
@@ -2067,6 +2155,26 @@ class Handler(http.server.BaseHTTPRequestHandler):
         path = urllib.parse.urlsplit(self.path).path
         if self.command == "GET" and path == "/_validator/records":
             self.send(json_response(200, store.snapshot()))
+            return True
+        if self.command == "GET" and path == "/_validator/count":
+            self.send(json_response(200, store.count()))
+            return True
+        if self.command == "GET" and path == "/_validator/snapshot":
+            self.send(json_response(200, snapshot_for_tests(store.snapshot())))
+            return True
+        namespaces = self.server.namespaces
+        if namespaces is not None and self.command == "POST" and path == "/_validator/namespaces":
+            try:
+                request = json.loads(RawBody(self.rfile, self.headers).read_all() or b"{}")
+                url = namespaces.open(request.get("options", []))
+            except (ValueError, BodyError, UsageError) as e:
+                self.send(text_response(400, f"no namespace: {e}\n", close=True))
+                return True
+            self.send(json_response(200, {"url": url}))
+            return True
+        if namespaces is not None and self.command == "DELETE" and path.startswith("/_validator/namespaces/"):
+            found = namespaces.close(path.rsplit("/", 1)[1])
+            self.send(json_response(200 if found else 404, {"closed": found}))
             return True
         if self.command == "POST" and path == "/_validator/reset":
             store.reset()
@@ -2136,14 +2244,78 @@ class Handler(http.server.BaseHTTPRequestHandler):
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    namespaces = None
 
 
-def build_parser():
-    p = argparse.ArgumentParser(description="Validating stand-in for a log receiver.")
+class UsageError(Exception):
+    """Options a namespace was asked for that the parser refuses."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that raises UsageError instead of exiting (a namespace's options come over HTTP)."""
+
+    def error(self, message):
+        raise UsageError(message)
+
+
+class Namespaces:
+    """Servers of one kind in this process, each on a free port with its own store, for tests
+    that share the process (`--namespaces`).
+
+    Thread safety: `servers` is guarded by `lock`; each server runs on a thread of its own.
+    """
+
+    def __init__(self, kind):
+        self.kind = kind
+        self.lock = threading.Lock()
+        self.servers = {}
+
+    def open(self, options):
+        if not isinstance(options, list) or not all(isinstance(o, str) for o in options):
+            raise UsageError("options must be a list of strings")
+        args = build_parser(Parser).parse_args([self.kind] + options + ["--port", "0"])
+        server = make_server(args)
+        port = server.server_address[1]
+        with self.lock:
+            self.servers[str(port)] = server
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        return f"http://127.0.0.1:{port}"
+
+    def close(self, port):
+        with self.lock:
+            server = self.servers.pop(port, None)
+        if server is None:
+            return False
+
+        def stop():
+            server.shutdown()
+            server.server_close()
+        threading.Thread(target=stop, daemon=True).start()
+        return True
+
+
+def make_server(args):
+    """A server for `args` on 127.0.0.1 (`args.port`, 0 = a free one), not yet serving."""
+    if args.path is None:
+        args.path = "/v1/logs" if args.kind == "otlp" else "/"
+    kind = KINDS[args.kind](args)
+    server = Server(("127.0.0.1", args.port), Handler)
+    server.kind = kind
+    server.refusals = Refusals(args)
+    server.lose_answers = args.lose_answers
+    server.store = Store(kind.name, args.log)
+    return server
+
+
+def build_parser(parser_class=argparse.ArgumentParser):
+    p = parser_class(description="Validating stand-in for a log receiver.")
     p.add_argument("kind", choices=sorted(KINDS))
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--log", help="append one JSON line per request to this file")
     p.add_argument("--max-body", type=int, help="raw body cap in bytes (elasticsearch, otlp)")
+    p.add_argument("--namespaces", action="store_true",
+                   help="also serve POST /_validator/namespaces (a fresh server of KIND on a free "
+                        "port per call) and DELETE /_validator/namespaces/PORT; exit when stdin ends")
     g = p.add_argument_group("refusals (every kind; counted in notes, not errors)")
     g.add_argument("--refuse-over", type=int, metavar="N",
                    help="answer 413 and close once a body passes N bytes (at once for a "
@@ -2216,21 +2388,22 @@ def build_parser():
 
 def main(argv):
     args = build_parser().parse_args(argv)
-    if args.path is None:
-        args.path = "/v1/logs" if args.kind == "otlp" else "/"
-    kind = KINDS[args.kind](args)
-    server = Server(("127.0.0.1", args.port), Handler)
-    server.kind = kind
-    server.refusals = Refusals(args)
-    server.lose_answers = args.lose_answers
-    server.store = Store(kind.name, args.log)
+    server = make_server(args)
     port = server.server_address[1]
 
-    def stop(_signum, _frame):
+    def stop(_signum=None, _frame=None):
         threading.Thread(target=server.shutdown, daemon=True).start()
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    if args.namespaces:
+        server.namespaces = Namespaces(args.kind)
+
+        def stop_at_end_of_stdin():
+            while sys.stdin.buffer.read(65536):
+                pass
+            stop()
+        threading.Thread(target=stop_at_end_of_stdin, daemon=True).start()
     sys.stdout.write(f"listening on http://127.0.0.1:{port}\n")
     sys.stdout.flush()
     try:

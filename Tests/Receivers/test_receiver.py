@@ -970,5 +970,139 @@ class TestRefusals(unittest.TestCase):
         self.assertEqual([x["line"] for x in r.state()["records"]], ["k"] * 100 + ["fine"])
 
 
+class TestReadBack(unittest.TestCase):
+    """The cheap count a wait repeats and the snapshot a test compares, each one request."""
+
+    def receiver(self, kind, *options):
+        r = Receiver(kind, *options)
+        self.addCleanup(r.close)
+        return r
+
+    def get(self, r, path):
+        status, _, body = r.request("GET", path)
+        self.assertEqual(status, 200, body)
+        return json.loads(body)
+
+    def test_count_says_how_many_without_the_records(self):
+        r = self.receiver("vector", "--refuse-record", "^BAD")
+        r.post("/", "a\nb\n")
+        r.post("/", "BAD\n")
+        self.assertEqual(self.get(r, "/_validator/count"), {"requests": 2, "records": 2, "rejected": 0, "errors": 0})
+        r.request("GET", "/_validator/nothing-here")
+        self.assertEqual(self.get(r, "/_validator/count")["requests"], 3, "an unknown validator path is a request of the kind")
+
+    def test_snapshot_gives_bytes_back_and_the_receivers_order(self):
+        import base64
+        r = self.receiver("loki")
+        now = time.time_ns()
+        body = json.dumps({"streams": [{"stream": {"job": "x"}, "values": [[str(now + 2), "second"], [str(now + 1), "caf\u00e9 first"]]}]})
+        self.assertEqual(r.post("/loki/api/v1/push", body, {"Content-Type": "application/json"})[0], 204)
+        snapshot = self.get(r, "/_validator/snapshot")
+        lines = [base64.b64decode(x) for x in snapshot["lines"].split("\n")]
+        self.assertEqual((snapshot["ordered"], lines), (True, ["café first".encode(), b"second"]))
+        self.assertEqual((snapshot["requests"], snapshot["errors"], snapshot["rejected"]), (1, [], ""))
+        self.assertEqual(snapshot["fields"]["labels"]["types"], ["dict"])
+        # Vector has no order of its own: arrival order.
+        v = self.receiver("vector")
+        v.post("/", "z \u65e5\na\n".encode())
+        snapshot = self.get(v, "/_validator/snapshot")
+        self.assertFalse(snapshot["ordered"])
+        self.assertEqual([base64.b64decode(x) for x in snapshot["lines"].split("\n")], ["z \u65e5".encode(), b"a"])
+
+    def test_a_byte_kept_by_surrogateescape_comes_back_as_that_byte(self):
+        import base64
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("receiver", RECEIVER)
+        receiver = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(receiver)
+        data = {"kind": "victorialogs", "requests": 1, "records": [{"line": "caf\udce9", "note": "caf\udce9"}],
+                "rejected": [{"line": "x\udcff"}], "errors": [{"request": 1, "status": 400, "reason": "bad \udcff"}]}
+        snapshot = receiver.snapshot_for_tests(data)
+        self.assertEqual(base64.b64decode(snapshot["lines"]), b"caf\xe9")
+        self.assertEqual(base64.b64decode(snapshot["rejected"]), b"x\xff")
+        self.assertEqual(snapshot["records"][0]["note"], "caf\ufffd")
+        self.assertEqual(snapshot["errors"], ["request 1: 400 bad \ufffd"])
+        json.dumps(snapshot).encode("utf-8")  # any JSON parser takes it
+
+
+class TestNamespaces(unittest.TestCase):
+    """One process, many receivers: each namespace its own port, store and options."""
+
+    def setUp(self):
+        self.process = subprocess.Popen([sys.executable, RECEIVER, "loki", "--port", "0", "--namespaces"],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        line = self.process.stdout.readline().decode()
+        self.port = int(line.strip().rsplit(":", 1)[1])
+        self.addCleanup(self.end)
+
+    def end(self):
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        for f in (self.process.stdin, self.process.stdout, self.process.stderr):
+            if not f.closed:
+                f.close()
+
+    def control(self, method, path, value=None):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=DEADLINE)
+        try:
+            c.request(method, path, body=json.dumps(value).encode() if value is not None else None)
+            r = c.getresponse()
+            return r.status, r.read()
+        finally:
+            c.close()
+
+    def open(self, *options):
+        status, body = self.control("POST", "/_validator/namespaces", {"options": list(options)})
+        self.assertEqual(status, 200, body)
+        port = int(json.loads(body)["url"].rsplit(":", 1)[1])
+        r = Receiver.__new__(Receiver)
+        r.port = port
+        return r
+
+    def push(self, r, line):
+        body = json.dumps({"streams": [{"stream": {"job": "x"}, "values": [[str(time.time_ns()), line]]}]})
+        return r.post("/loki/api/v1/push", body, {"Content-Type": "application/json"})
+
+    def test_each_namespace_has_its_own_port_store_and_options(self):
+        plain = self.open()
+        losing = self.open("--lose-answers", "1")
+        self.assertNotEqual(plain.port, losing.port)
+        self.assertEqual(self.push(plain, "one")[0], 204)
+        with self.assertRaises((http.client.RemoteDisconnected, ConnectionError)):
+            self.push(losing, "two")
+        self.assertEqual([x["line"] for x in plain.state()["records"]], ["one"])
+        self.assertEqual([x["line"] for x in losing.state()["records"]], ["two"])
+        status, body = self.control("GET", "/_validator/count")
+        self.assertEqual(json.loads(body)["requests"], 0, "the control port's own store saw nothing")
+
+    def test_a_closed_namespace_stops_listening(self):
+        r = self.open()
+        self.assertEqual(self.control("DELETE", f"/_validator/namespaces/{r.port}")[0], 200)
+        deadline = time.monotonic() + DEADLINE
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", r.port), timeout=1).close()
+            except ConnectionRefusedError:
+                break
+            except ConnectionResetError:
+                pass  # closed while this connection waited in its backlog
+            time.sleep(0.01)
+        else:
+            self.fail("the namespace still accepts connections")
+        self.assertEqual(self.control("DELETE", f"/_validator/namespaces/{r.port}")[0], 404)
+
+    def test_options_the_parser_refuses_are_a_400_and_the_process_goes_on(self):
+        status, body = self.control("POST", "/_validator/namespaces", {"options": ["--no-such-option"]})
+        self.assertEqual(status, 400, body)
+        self.assertIn(b"--no-such-option", body)
+        self.open()
+
+    def test_the_process_ends_when_its_stdin_ends(self):
+        self.open()
+        self.process.stdin.close()
+        self.assertEqual(self.process.wait(DEADLINE), 0)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -34,8 +34,11 @@ public enum ExternalTool {
             errorText: String(decoding: try Data(contentsOf: errorURL), as: UTF8.self))
     }
 
-    /// Runs a Python 3 program given as text, with `arguments` in `sys.argv[1:]`.
+    /// Runs a Python 3 program given as text, with `arguments` in `sys.argv[1:]`, as
+    /// `python3 -c PROGRAM ARGUMENTS…` would; in an interpreter that stays up between programs
+    /// (``PythonWorker``), or in one of its own when no such interpreter answers.
     public static func python(_ program: String, _ arguments: [String] = [], input: [UInt8] = []) throws -> Result {
-        try run(["python3", "-c", program] + arguments, input: input)
+        if let result = try? PythonWorker.run(program, arguments, input: input) { return result }
+        return try run(["python3", "-c", program] + arguments, input: input)
     }
 }

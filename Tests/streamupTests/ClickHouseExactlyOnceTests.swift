@@ -40,8 +40,9 @@ import Testing
     /// lines at a time (so segments are cut by time, holding what had arrived) and started
     /// again, behind a proxy that drops every third answer: a segment in the spool whose answer
     /// was lost is sent again as it was cut, not with the lines that came since, and every line
-    /// is one row.
-    @Test(.enabled(if: isAvailable)) func killedTailStoresEveryLineOnce() async throws {
+    /// is one row. Long set: ``lostAnswersStoreEveryLineOnce`` shows identical resends dropped,
+    /// `SpoolCrashTests.killedAtRandomPointsTheSpoolDeliversEveryByteOnce` the spool across `kill -9`.
+    @Test(.long, .enabled(if: isAvailable)) func killedTailStoresEveryLineOnce() async throws {
         let scratch = try TemporaryDirectory()
         let file = scratch.file("app.log")
         let total = 20_000

@@ -8,20 +8,30 @@ import Testing
 /// line once, whole, in its own format: no request it found wrong, no record it refused, and
 /// the command's exit status 0.
 ///
-/// Rows run in parallel, at most ``MatrixSlots/limit`` at a time (each starts a receiver and
-/// streamup). Every wait is a poll with a deadline; a row whose delivery fails (the receiver
+/// Each row is a test case; the rows of a test run side by side, ``MatrixRun/limit`` at a time
+/// (``MatrixRun``: its first test case starts them all, each case reports its own row's
+/// problems). Every wait is a poll with a deadline; a row whose delivery fails (the receiver
 /// counts a problem, or streamup says "delivery is failing") stops waiting at once.
 @Suite(.timeLimit(.minutes(5))) struct CommandMatrixTests {
-    @Test(arguments: MatrixRow.selected.filter { $0.target.server != .clickhouse && $0.command != .journal && !$0.sendsProtobuf })
-    func row(_ row: MatrixRow) async throws {
-        try await MatrixSlots.shared.run { try await Self.check(row) }
+    /// The rows into the sink and the validators.
+    static let rows = MatrixRow.selected.filter { $0.target.server != .clickhouse && $0.command != .journal && !$0.sendsProtobuf }
+    /// The journal rows.
+    static let journalRows = MatrixRow.selected.filter { $0.command == .journal && !$0.sendsProtobuf }
+    /// The OTLP rows in protobuf (the journal's where `systemd-journal-remote` is installed).
+    static let otlpRows = MatrixRow.selected.filter { $0.sendsProtobuf && ($0.command != .journal || JournalFiles.isAvailable) }
+    /// The ClickHouse rows.
+    static let clickHouseRows = MatrixRow.selected.filter { $0.target.server == .clickhouse && $0.command != .journal }
+
+    @Test(arguments: rows)
+    func row(_ row: MatrixRow) async {
+        await MatrixRun.shared.report(of: row, among: Self.rows, check: Self.check).replay()
     }
 
     /// The journal rows: journal files written by `systemd-journal-remote`, where it is
     /// installed (always under CI).
-    @Test(.enabled(if: JournalFiles.isAvailable), arguments: MatrixRow.selected.filter { $0.command == .journal && !$0.sendsProtobuf })
-    func journalRow(_ row: MatrixRow) async throws {
-        try await MatrixSlots.shared.run { try await Self.check(row) }
+    @Test(.enabled(if: JournalFiles.isAvailable), arguments: journalRows)
+    func journalRow(_ row: MatrixRow) async {
+        await MatrixRun.shared.report(of: row, among: Self.journalRows, check: Self.check).replay()
     }
 
     /// The OTLP rows in protobuf: the validator decodes them with the OpenTelemetry project's
@@ -29,19 +39,19 @@ import Testing
     /// journal's where `systemd-journal-remote` is too.
     @Test(
         .enabled(if: OptionalTool.opentelemetryProto.isAvailable, Comment(rawValue: OptionalTool.opentelemetryProto.skipReason)),
-        arguments: MatrixRow.selected.filter { $0.sendsProtobuf && ($0.command != .journal || JournalFiles.isAvailable) })
-    func otlpRow(_ row: MatrixRow) async throws {
-        try await MatrixSlots.shared.run { try await Self.check(row) }
+        arguments: otlpRows)
+    func otlpRow(_ row: MatrixRow) async {
+        await MatrixRun.shared.report(of: row, among: Self.otlpRows, check: Self.check).replay()
     }
 
     /// The ClickHouse rows: the real server, where it is installed (always under CI).
-    @Test(.enabled(if: ClickHouse.isAvailable), arguments: MatrixRow.selected.filter { $0.target.server == .clickhouse && $0.command != .journal })
-    func clickHouseRow(_ row: MatrixRow) async throws {
-        try await MatrixSlots.shared.run { try await Self.check(row) }
+    @Test(.enabled(if: ClickHouse.isAvailable), arguments: clickHouseRows)
+    func clickHouseRow(_ row: MatrixRow) async {
+        await MatrixRun.shared.report(of: row, among: Self.clickHouseRows, check: Self.check).replay()
     }
 
     /// Runs `row` and checks what arrived.
-    static func check(_ row: MatrixRow) async throws {
+    static func check(_ row: MatrixRow, report: RowReport) async throws {
         try await MatrixReceiver.with(row.target, validatorOptions: row.variant.validatorOptions) { receiver in
             let scratch = try TemporaryDirectory()
             let log = scratch.file("app.log")
@@ -64,7 +74,7 @@ import Testing
             let expected = json ? records.map { Array(String(decoding: $0.message, as: UTF8.self).utf8) } : records.map(\.message).compactMap(row.target.shown)
             let status: Int32?
             do {
-                status = try await drive(row, child, into: receiver, log: log, records: expected.count)
+                status = try await drive(row, child, into: receiver, log: log, records: expected.count, report: report)
             } catch {
                 child.signal(SIGKILL)  // a row that could not go on leaves nothing running
                 _ = await child.waitForExit(timeout: 10)
@@ -73,55 +83,55 @@ import Testing
             var stored = try await receiver.stored(wholeLines: !row.variant.opaque)
             let context =
                 "\(arguments.joined(separator: " "))\nexit status \(status.map { String($0) } ?? "none (killed)"); stderr: \(child.stderr.suffix(1_000))"
-            #expect(status == 0, "\(context)")
+            report.expect(status == 0, "\(context)")
             // Nothing refused, so nothing kept as a dead letter either.
             let dead = (try? FileManager.default.contentsOfDirectory(atPath: MatrixVariant.deadLetterDirectory(scratch: scratch.path))) ?? []
-            #expect(dead.isEmpty, "dead letters kept: \(dead)\n\(context)")
+            report.expect(dead.isEmpty, "dead letters kept: \(dead)\n\(context)")
             let clean = stored.problems.isEmpty
-            #expect(clean, "the receiver found \(stored.problems.count) problems: \(stored.problems.prefix(3).joined(separator: "; "))\n\(context)")
-            checkRequests(stored, row.variant, context: context)
+            report.expect(clean, "the receiver found \(stored.problems.count) problems: \(stored.problems.prefix(3).joined(separator: "; "))\n\(context)")
+            checkRequests(stored, row.variant, context: context, report: report)
             if row.command == .heartbeat {
-                checkBeats(stored, context: context)
+                checkBeats(stored, context: context, report: report)
                 return
             }
             if json {
                 var fields = row.variant.fields
                 if row.command == .tail || row.command == .run { fields["path"] = log }
                 if row.command == .journal { fields.merge(["unit": "app.service", "priority": "6", "identifier": "app"]) { $1 } }
-                stored.lines = checkFields(stored.lines, records, fields: fields, context: context)
+                stored.lines = checkFields(stored.lines, records, fields: fields, context: context, report: report)
             }
             let expectedOrder = stored.ordered ? expected : expected.sorted { $0.lexicographicallyPrecedes($1) }
             let everyLineOnce = stored.lines == expectedOrder
-            #expect(everyLineOnce, "\(difference(expected: expected, stored: stored.lines))\n\(context)")
+            report.expect(everyLineOnce, "\(difference(expected: expected, stored: stored.lines))\n\(context)")
         }
     }
 
     /// The requests a variant that says how it sends must have made (as far as the receiver
     /// tells): `--single-request` one request, a live chunked one; `--resumable` its protocol's
     /// methods, one upload created.
-    static func checkRequests(_ stored: MatrixReceiver.Stored, _ variant: MatrixVariant, context: String) {
+    static func checkRequests(_ stored: MatrixReceiver.Stored, _ variant: MatrixVariant, context: String, report: RowReport) {
         guard let wanted = variant.methods else { return }
         if wanted == ["POST"] {
-            if let requests = stored.requests { #expect(requests == 1, "\(requests) requests, not one\n\(context)") }
-            if let chunked = stored.chunked { #expect(chunked == 1, "\(chunked) chunked requests, not one live one\n\(context)") }
+            if let requests = stored.requests { report.expect(requests == 1, "\(requests) requests, not one\n\(context)") }
+            if let chunked = stored.chunked { report.expect(chunked == 1, "\(chunked) chunked requests, not one live one\n\(context)") }
         } else if let methods = stored.methods {
-            #expect(Set(wanted).isSubset(of: methods), "methods \(methods), not all of \(wanted)\n\(context)")
-            #expect(methods.filter { $0 == "POST" }.count == 1, "methods \(methods): more than one upload\n\(context)")
+            report.expect(Set(wanted).isSubset(of: methods), "methods \(methods), not all of \(wanted)\n\(context)")
+            report.expect(methods.filter { $0 == "POST" }.count == 1, "methods \(methods): more than one upload\n\(context)")
         }
     }
 
     /// `--format ndjson` into the sink: each stored line is a JSON record with the host,
     /// `fields` (`--field`s, the file's path for tail) and the input record's own fields
     /// (a container's `stream`); returns their messages.
-    static func checkFields(_ lines: [[UInt8]], _ records: [MatrixInput.Record], fields: [String: String], context: String) -> [[UInt8]] {
+    static func checkFields(_ lines: [[UInt8]], _ records: [MatrixInput.Record], fields: [String: String], context: String, report: RowReport) -> [[UInt8]] {
         lines.enumerated().map { index, line in
             guard let object = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any], let message = object["message"] as? String else {
-                Issue.record("record \(index) is not a JSON record with a message: \(MatrixReport.show(line))\n\(context)")
+                report.record("record \(index) is not a JSON record with a message: \(MatrixReport.show(line))\n\(context)")
                 return line
             }
             let fields = fields.merging(records.indices.contains(index) ? records[index].fields : [:]) { $1 }
             let wrong = fields.filter { object[$0.key] as? String != $0.value }
-            #expect(wrong.isEmpty && object["host"] is String, "record \(index) lacks \(wrong) or host: \(object)\n\(context)")
+            report.expect(wrong.isEmpty && object["host"] is String, "record \(index) lacks \(wrong) or host: \(object)\n\(context)")
             return Array(message.utf8)
         }
     }
@@ -129,9 +139,11 @@ import Testing
     /// Feeds the command what it reads (stdin, the file; heartbeat makes its own), scrapes
     /// its metrics if the row says so, and stops it as a user would; returns its exit status
     /// (see ``stop(_:when:holds:)``).
-    static func drive(_ row: MatrixRow, _ child: StreamupProcess, into receiver: MatrixReceiver, log: String, records: Int) async throws -> Int32? {
+    static func drive(_ row: MatrixRow, _ child: StreamupProcess, into receiver: MatrixReceiver, log: String, records: Int, report: RowReport) async throws
+        -> Int32?
+    {
         let lines = row.variant.input.lines
-        let scrape: @Sendable () async -> Void = { if row.variant.scrapesMetrics { await checkMetrics(child, row: row) } }
+        let scrape: @Sendable () async -> Void = { if row.variant.scrapesMetrics { await checkMetrics(child, row: row, report: report) } }
         switch row.command {
         case .stdin:
             child.write(Data(lines.map { $0 + [0x0A] }.joined()))
@@ -145,10 +157,10 @@ import Testing
         case .tail, .run:
             // The file appears once the pattern is watched ("waiting for" on stderr), so it is
             // read from its beginning; then its lines come in two writes.
-            try #require(await eventually { child.stderr.contains("waiting for \(log)") }, "stderr: \(child.stderr)")
+            try report.require(await eventually { child.stderr.contains("waiting for \(log)") }, "stderr: \(child.stderr)")
             let half = lines.count / 2
             try Data(lines[..<half].map { $0 + [0x0A] }.joined()).write(to: URL(fileURLWithPath: log))
-            let handle = try #require(FileHandle(forWritingAtPath: log))
+            let handle = try report.require(FileHandle(forWritingAtPath: log))
             try handle.seekToEnd()
             try handle.write(contentsOf: Data(lines[half...].map { $0 + [0x0A] }.joined()))
             try handle.close()
@@ -169,9 +181,9 @@ import Testing
     /// lines read are every line of the input, those a filter left out too (heartbeat: a beat
     /// each), the records dropped are the lines a filter left out, bytes were delivered, every
     /// request answered 2xx.
-    static func checkMetrics(_ child: StreamupProcess, row: MatrixRow) async {
+    static func checkMetrics(_ child: StreamupProcess, row: MatrixRow, report: RowReport) async {
         guard let url = await MetricsCommandTests.metricsURL(of: child), let port = url.port.map(UInt16.init) else {
-            Issue.record("no metrics URL on stderr: \(child.stderr)")
+            report.record("no metrics URL on stderr: \(child.stderr)")
             return
         }
         let lines = Double(row.variant.input.lines.count)
@@ -187,10 +199,10 @@ import Testing
             return row.command == .heartbeat ? read >= 3 && delivered > 0 : read == lines && delivered == total && delivered > 0
         }
         let scrape = LoopbackGet.fetch(port: port, "/metrics").map { String(decoding: $0.body, as: UTF8.self) } ?? ""
-        #expect(counted, "lines read (\(lines) lines in), records dropped or bytes delivered do not add up: \(scrape)")
-        #expect(MetricsCommandTests.health(port: port) == 200, "\(scrape)")
+        report.expect(counted, "lines read (\(lines) lines in), records dropped or bytes delivered do not add up: \(scrape)")
+        report.expect(MetricsCommandTests.health(port: port) == 200, "\(scrape)")
         let requests = scrape.split(separator: "\n").filter { $0.hasPrefix("streamup_requests_total{") }
-        #expect(!requests.isEmpty && requests.allSatisfy { $0.contains("status=\"2xx\"") }, "\(requests)")
+        report.expect(!requests.isEmpty && requests.allSatisfy { $0.contains("status=\"2xx\"") }, "\(requests)")
     }
 
     /// Waits until the receiver holds at least `records` records (nil: until streamup ends by
@@ -225,20 +237,20 @@ import Testing
 
     /// Heartbeat rows: every record is a beat (`ts`, `seq`, `host`), `seq` runs 1...n without
     /// a gap or a repeat, and the last is the `{"event":"stop"}` record SIGTERM sends.
-    static func checkBeats(_ stored: MatrixReceiver.Stored, context: String) {
+    static func checkBeats(_ stored: MatrixReceiver.Stored, context: String, report: RowReport) {
         var beats: [[String: Any]] = []
         for line in stored.lines {
             guard let beat = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any] else {
-                Issue.record("a record is not a beat: \(MatrixReport.show(line))\n\(context)")
+                report.record("a record is not a beat: \(MatrixReport.show(line))\n\(context)")
                 return
             }
             beats.append(beat)
         }
         if !stored.ordered { beats.sort { ($0["seq"] as? Int ?? 0) < ($1["seq"] as? Int ?? 0) } }
-        #expect(beats.count >= 3, "\(beats.count) beats arrived\n\(context)")
-        #expect(beats.map { $0["seq"] as? Int ?? 0 } == Array(1..<(beats.count + 1)), "seq: \(beats.map { $0["seq"] as? Int ?? 0 })\n\(context)")
-        #expect(beats.allSatisfy { $0["ts"] is String && $0["host"] is String }, "\(beats.prefix(2))\n\(context)")
-        #expect(beats.last?["event"] as? String == "stop", "the last beat: \(String(describing: beats.last))\n\(context)")
+        report.expect(beats.count >= 3, "\(beats.count) beats arrived\n\(context)")
+        report.expect(beats.map { $0["seq"] as? Int ?? 0 } == Array(1..<(beats.count + 1)), "seq: \(beats.map { $0["seq"] as? Int ?? 0 })\n\(context)")
+        report.expect(beats.allSatisfy { $0["ts"] is String && $0["host"] is String }, "\(beats.prefix(2))\n\(context)")
+        report.expect(beats.last?["event"] as? String == "stop", "the last beat: \(String(describing: beats.last))\n\(context)")
     }
 
     /// What differs between the lines expected and those stored: missing, extra, repeated.
@@ -253,45 +265,5 @@ import Testing
         if !left.isEmpty { words.append("not expected \(MatrixReport.show(Array(left.prefix(6))))") }
         if missing.isEmpty && left.isEmpty { words.append("in another order: \(MatrixReport.show(stored))") }
         return words.joined(separator: "; ")
-    }
-}
-
-/// At most ``limit`` matrix rows at a time: each holds a receiver and streamup (and perhaps a
-/// ClickHouse server), the CI machine has 2 cores, and the other suites run meanwhile.
-///
-/// Thread safety: an actor.
-actor MatrixSlots {
-    static let limit = 4
-    static let shared = MatrixSlots()
-
-    private var free = limit
-    private var waiting: [CheckedContinuation<Void, Never>] = []
-
-    /// Runs `body` once a slot is free.
-    nonisolated func run(_ body: () async throws -> Void) async throws {
-        await acquire()
-        do {
-            try await body()
-        } catch {
-            await release()
-            throw error
-        }
-        await release()
-    }
-
-    private func acquire() async {
-        if free > 0 {
-            free -= 1
-            return
-        }
-        await withCheckedContinuation { waiting.append($0) }
-    }
-
-    private func release() {
-        if waiting.isEmpty {
-            free += 1
-        } else {
-            waiting.removeFirst().resume()
-        }
     }
 }

@@ -24,8 +24,9 @@ import Testing
 
     /// 100 MB in 512 KiB segments through a sink that resets a connection every 1 MB: every
     /// cut segment is sent again from the last acknowledged byte, and the sink's de-duplication
-    /// stores the stream exactly once.
-    @Test func plainSegmentsSurviveADropEveryMegabyte() async throws {
+    /// stores the stream exactly once. Long set: `DeliveryMachineTests.aBrokenConnectionSendsTheSameSegmentAgain`
+    /// and ``failedSegmentsAreSentAgainAndNothingIsLost`` show the resend.
+    @Test(.long) func plainSegmentsSurviveADropEveryMegabyte() async throws {
         let input = try await randomFile(bytes: 100_000_000)
         defer { try? FileManager.default.removeItem(atPath: input.path) }
         try await withSink(configure: { configuration in

@@ -14,7 +14,12 @@ import Testing
 /// this test's rate: the lines are written at ``linesPerSecond``, which Loki sees as roughly
 /// 20–45 KB/s in one stream (its desired rate is passed and a resend may be stored twice) and
 /// under 9 KB/s in each of the 8 streams streamup spreads its entries over (none is sharded).
-@Suite(.timeLimit(.minutes(5))) struct LokiExactlyOnceTests {
+///
+/// Long set (about 200 s): the command matrix's lost-answer rows (`--segment-bytes 64`, with
+/// and without `--state`, into Loki, Elasticsearch and OpenSearch) show the resends dropped,
+/// `TailCommandTests.restartWithStateContinuesAfterTheAcknowledgedOffset` the restart, and
+/// `ContainerLogTests.recordsReadAgainFromASavedPositionKeepTheirTimesAndNames` the times and names.
+@Suite(.long, .timeLimit(.minutes(5))) struct LokiExactlyOnceTests {
     /// `tail --state --spool`, killed with SIGKILL three times while the file grows, with every
     /// third answer lost: every line is one entry.
     @Test func killedTailStoresEveryLineOnce() async throws {

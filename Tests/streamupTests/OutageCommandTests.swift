@@ -10,7 +10,10 @@ import Glibc
 /// A receiver that is down for longer than a fixed number of retries would last, with the
 /// default flags: the built binary waits it out, says so on stderr (when it starts failing,
 /// about once a minute while it goes on, when it recovers), and every line arrives once.
-@Suite(.timeLimit(.minutes(5))) struct OutageCommandTests {
+///
+/// Long set (a real minute): `DeliveryMachineTests.anOutageOfAnyLengthIsRiddenOutAndReportedAboutOnceAMinute`
+/// shows the same on the manual clock.
+@Suite(.long, .timeLimit(.minutes(5))) struct OutageCommandTests {
     /// Nothing listens on the port at first; a sink starts on that same port after the outage
     /// has gone on for over a minute (longer than the ten retries the default used to make).
     @Test func theDefaultRidesOutAnOutageAndEveryLineArrivesOnce() async throws {

@@ -10,7 +10,9 @@ import Testing
     /// forgets an upload on any 409: after each cut a HEAD says how much the sink kept and the
     /// next PATCH starts exactly there. One upload carries the whole stream, the stored stream
     /// equals the input, and the sink received each byte once (none sent twice, not merely dropped).
-    @Test func survivesADropEveryMegabyteWithoutLossOrDuplicate() async throws {
+    /// Long set: `DeliveryMachineTests.resumableCreatesAppendsChecksAndCompletes` and
+    /// ``aKilledUploadResumesFromTheSpoolWhereTheServerIs`` show the HEAD and the resumed PATCH.
+    @Test(.long) func survivesADropEveryMegabyteWithoutLossOrDuplicate() async throws {
         let input = try await randomFile(bytes: 100_000_000)
         defer { try? FileManager.default.removeItem(atPath: input.path) }
         try await withSink(configure: { configuration in

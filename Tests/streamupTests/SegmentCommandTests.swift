@@ -91,8 +91,9 @@ import Testing
 
     /// A sink that resets the connection every 1 MB, with the default segment size (8 MiB)
     /// and `--retries forever`: segments shrink until they get through, and the stream arrives
-    /// byte for byte.
-    @Test func aLinkThatBreaksEveryMegabyteStillDelivers() async throws {
+    /// byte for byte. Long set: `DeliveryMachineTests.aSegmentBrokenThreeTimesInARowGoesSmallerForGood`
+    /// shows the shrinking on the manual clock.
+    @Test(.long) func aLinkThatBreaksEveryMegabyteStillDelivers() async throws {
         let input = ndjson(rows: 400_000)  // about 10 MB
         try await withSink(configure: { configuration in
             configuration.faults = SinkFaults(dropAfterBytes: 1_000_000, dropRepeatedly: true)

@@ -143,8 +143,9 @@ import Darwin
 
 extension TailManyFilesTests {
     /// With `--forget-after`, the state keeps a deleted file's position, marked gone, and
-    /// drops it once it has been gone that long (at the next save after that).
-    @Test func forgetAfterDropsTheStateOfAFileGoneThatLong() async throws {
+    /// drops it once it has been gone that long (at the next save after that). Long set:
+    /// `SourceStateStoreTests.goneSourcesAreForgottenAfterTheirTime` shows it on a set clock.
+    @Test(.long) func forgetAfterDropsTheStateOfAFileGoneThatLong() async throws {
         let scratch = try TailScratch()
         let (logs, state) = (scratch.logs, scratch.state)
         for name in ["kept", "gone"] { try "\(name) 0\n".write(toFile: "\(logs)/\(name).log", atomically: false, encoding: .utf8) }

@@ -222,7 +222,9 @@ import Testing
     /// preset's window keeps one request out against a receiver that answers 2 s late: a
     /// second one would gain nothing and wait, spinning, for its answer (before, the next
     /// segment went out on its timer while the one before still waited). Every record arrives.
-    @Test func aSteadyPaceKeepsOneRequestOutAgainstASlowReceiver() async throws {
+    /// Long set: `DeliveryMachineWindowTests.aSecondSegmentGoesOnlyWhenOneAtATimeCannotKeepUp`
+    /// shows the window's choice on the manual clock.
+    @Test(.long) func aSteadyPaceKeepsOneRequestOutAgainstASlowReceiver() async throws {
         let receiver = try await Receiver(delay: 2.0)
         let child = try StreamupProcess(["--to", "victorialogs", receiver.url.absoluteString])
         var input = ""

@@ -8,9 +8,10 @@ import Darwin
 #endif
 
 /// A plain `GET` to 127.0.0.1, for the cheap checks a test repeats while it waits (how many
-/// records a validator holds, a ClickHouse count): an HTTP/1.0 request on a socket of its own,
-/// read to the server's close. No URLSession (its shared queue may be busy with another test's
-/// live body, DesignNotes, platform fact 3) and no child process per check.
+/// records a validator holds, a ClickHouse count), and the few other requests tests make of
+/// their own servers (a validator's read-back and namespaces): an HTTP/1.0 request on a socket
+/// of its own, read to the server's close. No URLSession (its shared queue may be busy with
+/// another test's live body, DesignNotes, platform fact 3) and no child process per check.
 ///
 /// Blocking: call it from a thread of its own (``onOwnThread(_:)``), never from a task.
 ///
@@ -19,11 +20,18 @@ enum LoopbackGet {
     /// The status and body of `GET target` at 127.0.0.1:`port`, or nil when the connection
     /// fails or the answer is not HTTP.
     static func fetch(port: UInt16, _ target: String) -> (status: Int, body: [UInt8])? {
+        request("GET", port: port, target)
+    }
+
+    /// The status and body of `METHOD target` with `body` (sent with its `Content-Length` when
+    /// not empty) at 127.0.0.1:`port`, or nil when the connection fails or the answer is not HTTP.
+    static func request(_ method: String, port: UInt16, _ target: String, body: [UInt8] = []) -> (status: Int, body: [UInt8])? {
         guard let fd = try? connectToLoopback(port: port) else { return nil }
         defer { close(fd) }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let request = Array("GET \(target) HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        let length = body.isEmpty ? "" : "Content-Length: \(body.count)\r\n"
+        let request = Array("\(method) \(target) HTTP/1.0\r\nHost: 127.0.0.1\r\n\(length)\r\n".utf8) + body
         var sent = 0
         while sent < request.count {
             let n = request[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, POSIXCalls.noSignal) }

@@ -185,25 +185,6 @@ struct SinkProblem: Error, Sendable {
     let text: String
 }
 
-extension ReceiverValidator {
-    /// How many records and problems (errors and refusals) it holds, read with a plain GET
-    /// (no child process: this is what a wait repeats); nil when it cannot be read now.
-    /// Blocking: call it on a thread of its own.
-    func count() -> (records: Int, problems: Int)? {
-        guard let port = url.port, let answer = LoopbackGet.fetch(port: UInt16(port), "/_validator/records"), answer.status == 200 else {
-            return nil
-        }
-        // Python writes a string that held a byte which is not UTF-8 with a lone surrogate
-        // escape (\udcXX), which Foundation's parser may refuse: only counts are read here.
-        var text = String(decoding: answer.body, as: UTF8.self)
-        text = text.replacing(/\\ud[89a-f][0-9a-f]{2}/, with: "?")
-        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else { return nil }
-        let records = (object["records"] as? [Any])?.count ?? 0
-        let problems = ((object["rejected"] as? [Any])?.count ?? 0) + ((object["errors"] as? [Any])?.count ?? 0)
-        return (records, problems)
-    }
-}
-
 /// Text for failure messages that shows every byte: printable ASCII as it is, the rest `\xNN`
 /// (so that a byte sent as it was and its U+FFFD replacement look different).
 ///

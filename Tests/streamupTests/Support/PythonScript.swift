@@ -36,27 +36,17 @@ enum PythonScript {
         """#
 
     /// Runs a Python program given as text to its end, on a thread of its own (never one of
-    /// the few threads the tests running in parallel share); returns its status, stdout and
+    /// the few threads the tests running in parallel share), in an interpreter that stays up
+    /// between programs (``ExternalTool/python(_:_:input:)``); returns its status, stdout and
     /// stderr.
     static func run(_ program: String, _ arguments: [String]) async throws -> (status: Int32, output: Data, errors: Data) {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
-                let process = Process()
-                let output = Pipe()
-                let errors = Pipe()
-                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-                process.arguments = ["python3", "-c", program] + arguments
-                process.standardOutput = output
-                process.standardError = errors
-                do {
-                    try process.run()
-                    let data = output.fileHandleForReading.readDataToEndOfFile()
-                    let problem = errors.fileHandleForReading.readDataToEndOfFile()
-                    process.waitUntilExit()
-                    continuation.resume(returning: (process.terminationStatus, data, problem))
-                } catch {
-                    continuation.resume(throwing: error)
-                }
+                continuation.resume(
+                    with: Result {
+                        let result = try ExternalTool.python(program, arguments)
+                        return (result.status, Data(result.output), Data(result.errorText.utf8))
+                    })
             }
         }
     }
