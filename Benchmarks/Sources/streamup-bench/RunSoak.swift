@@ -104,7 +104,7 @@ enum RunSoak {
                 child.signal(SIGHUP)
                 nextReload += settings.reloadSeconds
             }
-            if outage == nil, elapsed() >= outageAt {
+            if outage == nil, settings.outageSeconds < settings.seconds, elapsed() >= outageAt {
                 sink.stop()
                 outage = (elapsed(), elapsed() + settings.outageSeconds)
                 Progress.log("run soak: receiver down at \(Int(elapsed())) s")

@@ -21,6 +21,9 @@ enum SoakCommand {
                      every minute that takes the last pipeline out and puts it back, the receiver
                      down for 2 minutes a third of the way in; sampled every 10 s; every line must arrive
           all        both
+          --rotate-seconds S, --reload-seconds S, --outage-seconds S
+                     the run soak's rotation period, reload period and outage (a period longer than
+                     the run: none)
           --quick    CI's smoke run: 2,000 requests; 3 pipelines for 12 s
         Exit status 3 when a run did not count (stalled, failed, lines missing).
         """
@@ -38,6 +41,7 @@ enum SoakCommand {
         var minutes: Double?
         var pipelines: Int?
         var explicitRequests: Int?
+        var tuning: [(WritableKeyPath<RunSoak.Settings, Double>, Double)] = []
         while let argument = remaining.popFirst() {
             switch argument {
             case "--quick": quick = true
@@ -45,6 +49,14 @@ enum SoakCommand {
             case "--minutes": minutes = remaining.popFirst().flatMap(Double.init)
             case "--pipelines": pipelines = remaining.popFirst().flatMap(Int.init)
             case "--streamup": streamup = remaining.popFirst()
+            case "--rotate-seconds", "--reload-seconds", "--outage-seconds":
+                guard let value = remaining.popFirst().flatMap(Double.init), value > 0 else {
+                    Progress.error("\(argument) needs a number of seconds")
+                    return 64
+                }
+                let path: WritableKeyPath<RunSoak.Settings, Double> =
+                    argument == "--rotate-seconds" ? \.rotateSeconds : argument == "--reload-seconds" ? \.reloadSeconds : \.outageSeconds
+                tuning.append((path, value))
             default:
                 Progress.error("unknown argument '\(argument)'\n\(usage)")
                 return 64
@@ -57,6 +69,7 @@ enum SoakCommand {
         if let explicitRequests { requests = explicitRequests }
         if let minutes { settings.seconds = minutes * 60 }
         if let pipelines { settings.pipelines = pipelines }
+        for (path, value) in tuning { settings[keyPath: path] = value }
         guard requests > 0, settings.seconds > 0, settings.pipelines > 1 else {
             Progress.error("--requests, --minutes and --pipelines need positive numbers (at least 2 pipelines)")
             return 64
