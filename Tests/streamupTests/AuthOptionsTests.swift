@@ -61,7 +61,7 @@ import Testing
         for option in [
             "-H, --header 'NAME: VALUE'|@FILE", "-u, --user USER[:PASSWORD]", "--bearer-token-file FILE", "--token-file FILE",
             "--token-header 'NAME[: SCHEME]'", "--multipart FIELD[=FILENAME]", "--form NAME=VALUE", "--cacert, --capath FILE",
-            "--cert, --key FILE", "-k, --insecure", "update-ca-certificates", "STREAMUP_PASSWORD",
+            "--cert, --key FILE", "-k, --insecure", "trust the CA certificates in FILE", "STREAMUP_PASSWORD",
         ] {
             #expect(text.contains(option), "help lacks \(option)")
         }

@@ -67,11 +67,11 @@ import Testing
     @Test func namesAreExpandedInAnyQuotes() throws {
         let environment = ["TOKEN": "t0k'en x", "HOST": "loki"]
         let file = try parse(
-            #"tail --redact '(pw=)\S+=$1***' --drop 'end$' a.log -H 'Authorization: Bearer ${TOKEN}' -H "X-Cost: $$5" http://${HOST}:3100/"#,
+            #"tail --redact '(pw=)\S+' --redact-with '$1***' --drop 'end$' a.log -H 'Authorization: Bearer ${TOKEN}' -H "X-Cost: $$5" http://${HOST}:3100/"#,
             environment)
         #expect(
             file.pipelines[0].words == [
-                "tail", "--redact", #"(pw=)\S+=$1***"#, "--drop", "end$", "a.log", "-H", "Authorization: Bearer t0k'en x", "-H", "X-Cost: $5",
+                "tail", "--redact", #"(pw=)\S+"#, "--redact-with", "$1***", "--drop", "end$", "a.log", "-H", "Authorization: Bearer t0k'en x", "-H", "X-Cost: $5",
                 "http://loki:3100/",
             ])
         #expect(problems("\ntail a -H 'X: ${TOKEN}' http://h", [:]) == ["line 2: ${TOKEN} is not set in the environment"])

@@ -21,8 +21,10 @@ import Testing
         let configuration = try options.configuration(url: options.url!)
         #expect(configuration.url.absoluteString == "http://loki:3100/loki/api/v1/push")
         #expect(configuration.contentType == "application/json" && configuration.method == "POST")
-        let head = String(decoding: configuration.body.envelope?.head ?? [], as: UTF8.self)
-        #expect(head.hasPrefix(#"{"streams":[{"stream":{"app":"web","host":"#), "\(head)")
+        // The labels name every stream, beside this machine's host (and a shard).
+        let envelope = configuration.body.envelope
+        #expect(envelope?.head == Array(#"{"streams":["#.utf8) && envelope?.tail == Array("]}".utf8))
+        #expect(envelope?.lokiStreams == LokiStreams(labels: [(name: "app", value: "web")], host: RecordFormatter.localHostName()))
         #expect(options.records.effectiveFormat == .ndjson)
         #expect(try options.recordFormatter()?.shape == .lokiEntry)
         let library = options.libraryOptions
