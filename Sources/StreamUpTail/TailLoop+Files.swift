@@ -92,7 +92,12 @@ extension TailLoop {
     /// saved positions of its inode), else at the start the rules give; opens it (for its fingerprint and a watch), and keeps it open if a
     /// descriptor is free.
     private mutating func startFollowing(_ found: TailScan.Found, saved candidates: [SourcePosition]) throws {
-        guard let file = open(found.path, expecting: found.status.identity) else { return }
+        guard let file = open(found.path, expecting: found.status.identity) else {
+            // Renamed between the walk and now (a rotation in this very moment): what it had
+            // not sent is read where it went, before a new file at its name.
+            try adoptRotated(candidates)
+            return
+        }
         let identity = file.identity
         let size = try file.status().size
         var tailed = TailedFile(identity: identity, path: found.path, file: file, offset: 0, now: clock.now)
@@ -158,7 +163,13 @@ extension TailLoop {
     /// saved path by ``RotatedFileLookup``) they are drained first; the others are reported
     /// gone.
     private mutating func adoptRotatedWhileDown() throws {
-        for position in saved.takeRemaining().reversed() {
+        try adoptRotated(saved.takeRemaining())
+    }
+
+    /// Follows each of `positions` (saved, of files not at their saved path) where it went
+    /// beside that path, from its offset, as a file that vanished; reports the others gone.
+    private mutating func adoptRotated(_ positions: [SourcePosition]) throws {
+        for position in positions.reversed() {
             let identity = FileIdentity(device: position.source.device, inode: position.source.inode)
             guard files[identity] == nil, !position.path.isEmpty,
                 let rotatedPath = RotatedFileLookup.path(of: identity, near: position.path),

@@ -429,6 +429,63 @@ extension FileTailerTests {
         }
     }
 
+    /// A file rotated while nobody followed, with no new file at its name yet when following
+    /// starts (a restart in the moment between logrotate's rename and the program's new file),
+    /// is finished from the saved offset; the new file is read from its start when it comes.
+    @Test func onePathRotatedWhileDownWithoutANewFileYetIsFinished() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/app.log"
+            try write("sent\n", to: path)
+            var options = FileTailer.Options()
+            options.startAt = .beginning
+            var saved: [SourcePosition] = []
+            try await tailing([path], options: options) { harness in
+                try await harness.expect("sent\n")
+                try await waitUntil { harness.tailer.positions.first?.offset == 5 }
+                saved = harness.tailer.positions
+            }
+            try append("unsent tail\n", to: path)
+            try rename(path, to: path + ".1")
+            try await tailing([path], saved: saved) { harness in
+                try await harness.expect("unsent tail\n")
+                try write("new file\n", to: path)
+                try await harness.expect("unsent tail\nnew file\n")
+                try append("more\n", to: path)
+                try await harness.expect("unsent tail\nnew file\nmore\n")
+            }
+        }
+    }
+
+    /// A file renamed in the moment between the walk that finds it at start and its opening
+    /// (a restart as logrotate renames it, before the program makes its new file) is finished
+    /// from its saved offset where it went, then the new file is read from its start.
+    @Test func onePathRotatedBetweenTheWalkAndItsOpeningIsFinished() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/app.log"
+            try write("sent\n", to: path)
+            var options = FileTailer.Options()
+            options.startAt = .beginning
+            var saved: [SourcePosition] = []
+            try await tailing([path], options: options) { harness in
+                try await harness.expect("sent\n")
+                try await waitUntil { harness.tailer.positions.first?.offset == 5 }
+                saved = harness.tailer.positions
+            }
+            try append("unsent tail\n", to: path)
+            // The walk says the other pattern matches nothing before it opens what it found:
+            // the tailer is held there while the file is rotated.
+            let gate = Gate(pausingAt: "later")
+            try await tailing([directory + "/later.log", path], saved: saved, gate: gate) { harness in
+                try await waitUntil { gate.pauses == 1 }
+                try rename(path, to: path + ".1")
+                gate.open()
+                try await harness.expect("unsent tail\n")
+                try write("new file\n", to: path)
+                try await harness.expect("unsent tail\nnew file\n")
+            }
+        }
+    }
+
     /// A file bigger than the buffer is read only as fast as the buffer is emptied: with the
     /// buffer full, the position does not run ahead of the bytes in it; emptied as it fills,
     /// the buffer passes every line, in order.
@@ -578,7 +635,13 @@ private final class Gate: Sendable {
 
     /// From the tailer's thread: blocks there if `event` is one to pause at.
     func pass(_ event: SourceEvent) {
-        guard case .following(let path, _) = event, path.split(separator: "/").last?.hasPrefix(prefix) == true else { return }
+        let path: String
+        switch event {
+        case .following(let followed, _): path = followed
+        case .waitingForMatch(let pattern): path = pattern
+        default: return
+        }
+        guard path.split(separator: "/").last?.hasPrefix(prefix) == true else { return }
         paused.withLock { $0 += 1 }
         closed.wait()
     }
