@@ -409,16 +409,7 @@ extension FileTailerTests {
     @Test func onePathRotatedWhileDownIsFinishedFromItsRotatedName() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory + "/app.log"
-            try write("sent\n", to: path)
-            var options = FileTailer.Options()
-            options.startAt = .beginning
-            var saved: [SourcePosition] = []
-            try await tailing([path], options: options) { harness in
-                try await harness.expect("sent\n")
-                try await waitUntil { harness.tailer.positions.first?.offset == 5 }
-                saved = harness.tailer.positions
-            }
-            try append("unsent tail\n", to: path)
+            let saved = try await positionsAfterSendingALineThenAppendingOne(to: path)
             try rename(path, to: path + ".1")
             try write("new file\n", to: path)
             try await tailing([path], saved: saved) { harness in
@@ -435,16 +426,7 @@ extension FileTailerTests {
     @Test func onePathRotatedWhileDownWithoutANewFileYetIsFinished() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory + "/app.log"
-            try write("sent\n", to: path)
-            var options = FileTailer.Options()
-            options.startAt = .beginning
-            var saved: [SourcePosition] = []
-            try await tailing([path], options: options) { harness in
-                try await harness.expect("sent\n")
-                try await waitUntil { harness.tailer.positions.first?.offset == 5 }
-                saved = harness.tailer.positions
-            }
-            try append("unsent tail\n", to: path)
+            let saved = try await positionsAfterSendingALineThenAppendingOne(to: path)
             try rename(path, to: path + ".1")
             try await tailing([path], saved: saved) { harness in
                 try await harness.expect("unsent tail\n")
@@ -462,16 +444,7 @@ extension FileTailerTests {
     @Test func onePathRotatedBetweenTheWalkAndItsOpeningIsFinished() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory + "/app.log"
-            try write("sent\n", to: path)
-            var options = FileTailer.Options()
-            options.startAt = .beginning
-            var saved: [SourcePosition] = []
-            try await tailing([path], options: options) { harness in
-                try await harness.expect("sent\n")
-                try await waitUntil { harness.tailer.positions.first?.offset == 5 }
-                saved = harness.tailer.positions
-            }
-            try append("unsent tail\n", to: path)
+            let saved = try await positionsAfterSendingALineThenAppendingOne(to: path)
             // The walk says the other pattern matches nothing before it opens what it found:
             // the tailer is held there while the file is rotated.
             let gate = Gate(pausingAt: "later")
@@ -665,6 +638,22 @@ private func tailing(
         throw error
     }
     await harness.stop()
+}
+
+/// Given a first run that sent `sent\n` from `path` and saved where it stands, `unsent tail\n`
+/// appended while nobody follows: the positions that run saved.
+private func positionsAfterSendingALineThenAppendingOne(to path: String) async throws -> [SourcePosition] {
+    try write("sent\n", to: path)
+    var options = FileTailer.Options()
+    options.startAt = .beginning
+    var saved: [SourcePosition] = []
+    try await tailing([path], options: options) { harness in
+        try await harness.expect("sent\n")
+        try await waitUntil { harness.tailer.positions.first?.offset == 5 }
+        saved = harness.tailer.positions
+    }
+    try append("unsent tail\n", to: path)
+    return saved
 }
 
 private func write(_ text: String, to path: String) throws {
