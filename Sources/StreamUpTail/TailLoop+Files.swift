@@ -77,6 +77,7 @@ extension TailLoop {
         if isFirstScan {
             for found in appeared { candidates[found.status.identity] = saved.take(found.status.identity) }
             try adoptRotatedWhileDown()
+            try adoptMadeWhileDown()
         }
         // Files with saved positions first: a new file that is a copy of one is known as such.
         let (resumed, new) = (appeared.filter { candidates[$0.status.identity] != nil }, appeared.filter { candidates[$0.status.identity] == nil })
@@ -121,7 +122,9 @@ extension TailLoop {
         tailed.scanned = tailed.offset
         if tailed.fingerprint == 0 { tailed.fingerprint = try reader.fingerprint(of: file) }
         let isCopy = try recogniseCopy(&tailed)
-        if let predecessor = files.values.first(where: { $0.hasVanished && $0.path == found.path }) {
+        // It waits for the last of the files that were at its name (each waits for the one before).
+        let former = files.values.filter { $0.hasVanished && $0.path == found.path }
+        if let predecessor = former.first(where: { last in !former.contains { $0.heldBy == last.identity } }) {
             tailed.heldBy = predecessor.identity
         }
         if let refused = watcher.watchFile(identity, descriptor: file.descriptor) { sayUnwatched(found.path, errno: refused) }
@@ -164,6 +167,34 @@ extension TailLoop {
     /// gone.
     private mutating func adoptRotatedWhileDown() throws {
         try adoptRotated(saved.takeRemaining())
+    }
+
+    /// Files made and rotated away while nobody followed them: the state never knew them. Beside
+    /// a file drained from its rotated name, the rotated names of its path last written when it
+    /// was or later, and not followed, came after it: each is read from its start, oldest
+    /// first, after the one before it, and before a new file at the name.
+    private mutating func adoptMadeWhileDown() throws {
+        let drained = files.values.filter(\.hasVanished)
+        for path in Set(drained.map(\.path)) {
+            let atName = drained.filter { $0.path == path }
+            // The last of them: none of the others waits for it.
+            guard var last = atName.first(where: { file in !atName.contains { $0.heldBy == file.identity } }), let lastFile = last.file else { continue }
+            for made in RotatedFileLookup.rotatedFiles(of: path, writtenSinceLastWriteOf: lastFile) where files[made.identity] == nil {
+                guard let file = open(made.path, expecting: made.identity) else { continue }
+                var tailed = TailedFile(identity: made.identity, path: path, file: file, offset: 0, now: clock.now)
+                tailed.fingerprint = try reader.fingerprint(of: file)
+                tailed.vanishedAt = clock.now
+                tailed.heldBy = last.identity
+                watcher.watchFile(made.identity, descriptor: file.descriptor)
+                scheduler.forceOpen(made.identity)
+                vanished.insert(made.identity)
+                files[made.identity] = tailed
+                tailer.publish(tailed)
+                tailer.report(.following(tailed.position))
+                tailer.say(.following(path: made.path, offset: 0))
+                last = tailed
+            }
+        }
     }
 
     /// Follows each of `positions` (saved, of files not at their saved path) where it went

@@ -438,6 +438,33 @@ extension FileTailerTests {
         }
     }
 
+    /// Files made and rotated away while nobody followed (the pipeline down across two
+    /// rotations) are read after the saved file is finished, oldest first, then the new file;
+    /// an older rotated file and a compressed one are left alone.
+    @Test func filesMadeAndRotatedWhileDownAreReadInOrder() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/app.log"
+            try write("old rotation\n", to: path + ".5")
+            try write("compressed\n", to: path + ".4.gz")
+            for old in [path + ".5", path + ".4.gz"] {
+                var anHourAgo = [timespec(tv_sec: time(nil) - 3600, tv_nsec: 0), timespec(tv_sec: time(nil) - 3600, tv_nsec: 0)]
+                #expect(utimensat(AT_FDCWD, old, &anHourAgo, 0) == 0)
+            }
+            let saved = try await positionsAfterSendingALineThenAppendingOne(to: path)
+            // Two rotations while down: the saved file is now .2, the one made after it .1.
+            try rename(path, to: path + ".1")
+            try write("made while down\n", to: path)
+            try rename(path + ".1", to: path + ".2")
+            try rename(path, to: path + ".1")
+            try write("new file\n", to: path)
+            try await tailing([path], saved: saved) { harness in
+                try await harness.expect("unsent tail\nmade while down\nnew file\n")
+                try append("more\n", to: path)
+                try await harness.expect("unsent tail\nmade while down\nnew file\nmore\n")
+            }
+        }
+    }
+
     /// A file renamed in the moment between the walk that finds it at start and its opening
     /// (a restart as logrotate renames it, before the program makes its new file) is finished
     /// from its saved offset where it went, then the new file is read from its start.

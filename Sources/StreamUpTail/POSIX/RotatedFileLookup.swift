@@ -36,17 +36,39 @@ enum RotatedFileLookup {
     /// `NAME-20261125`, `NAME.old`, `NAME_1`: its name, then `.`, `-` or `_`), most recently
     /// modified first: where copytruncate's copy of it is.
     static func rotatedNames(of path: String) -> [String] {
+        rotatedFiles(of: path).map(\.path)
+    }
+
+    /// The files among `path`'s rotated names (``rotatedNames(of:)``) last written when `file`
+    /// was or later, oldest first, compressed ones (`.gz`, `.bz2`, `.xz`, `.zst`, `.lz4`,
+    /// `.zip`) left out: beside a rotated file, the ones made at its name after it.
+    static func rotatedFiles(of path: String, writtenSinceLastWriteOf file: ReadOnlyFile) -> [(path: String, identity: FileIdentity)] {
+        var info = stat()
+        guard fstat(file.descriptor, &info) == 0 else { return [] }
+        let since = info.st_mtim
+        let compressed = [".gz", ".bz2", ".xz", ".zst", ".lz4", ".zip"]
+        return rotatedFiles(of: path)
+            .filter { !isEarlier($0.modified, than: since) && !compressed.contains(where: $0.path.hasSuffix) }
+            .reversed().map { (path: $0.path, identity: $0.identity) }
+    }
+
+    /// The regular files named like rotated copies of `path`, most recently modified first.
+    private static func rotatedFiles(of path: String) -> [(path: String, identity: FileIdentity, modified: timespec)] {
         let components = PathComponents(path)
         guard let entries = try? DirectoryListing.entries(of: components.directory, throwing: StreamUpError.self) else { return [] }
-        var found: [(path: String, modified: timespec)] = []
+        var found: [(path: String, identity: FileIdentity, modified: timespec)] = []
         for entry in entries where entry.name.count > components.name.count && entry.name.hasPrefix(components.name) {
             let separator = entry.name[entry.name.index(entry.name.startIndex, offsetBy: components.name.count)]
             guard separator == "." || separator == "-" || separator == "_" else { continue }
             let candidate = DirectoryListing.path(components.directory, entry.name)
             var info = stat()
             guard stat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
-            found.append((candidate, info.st_mtim))
+            found.append((candidate, FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)), info.st_mtim))
         }
-        return found.sorted { ($0.modified.tv_sec, $0.modified.tv_nsec) > ($1.modified.tv_sec, $1.modified.tv_nsec) }.map(\.path)
+        return found.sorted { isEarlier($1.modified, than: $0.modified) }
+    }
+
+    private static func isEarlier(_ time: timespec, than other: timespec) -> Bool {
+        (time.tv_sec, time.tv_nsec) < (other.tv_sec, other.tv_nsec)
     }
 }
