@@ -71,7 +71,8 @@ import Testing
             environment)
         #expect(
             file.pipelines[0].words == [
-                "tail", "--redact", #"(pw=)\S+"#, "--redact-with", "$1***", "--drop", "end$", "a.log", "-H", "Authorization: Bearer t0k'en x", "-H", "X-Cost: $5",
+                "tail", "--redact", #"(pw=)\S+"#, "--redact-with", "$1***", "--drop", "end$", "a.log", "-H", "Authorization: Bearer t0k'en x", "-H",
+                "X-Cost: $5",
                 "http://loki:3100/",
             ])
         #expect(problems("\ntail a -H 'X: ${TOKEN}' http://h", [:]) == ["line 2: ${TOKEN} is not set in the environment"])
