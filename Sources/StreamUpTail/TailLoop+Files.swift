@@ -170,21 +170,26 @@ extension TailLoop {
     }
 
     /// Files made and rotated away while nobody followed them: the state never knew them. Beside
-    /// a file drained from its rotated name, the rotated names of its path last written when it
-    /// was or later, and not followed, came after it: each is read from its start, oldest
-    /// first, after the one before it, and before a new file at the name.
+    /// the files drained from their rotated names, the rotated names of their path last written
+    /// when the newest of them was or later, not followed and selected by no pattern (those the
+    /// walk found start as files of their own), came after them: each is read from its start,
+    /// oldest first, after the one before it, and before a new file at the name.
     private mutating func adoptMadeWhileDown() throws {
         let drained = files.values.filter(\.hasVanished)
         for path in Set(drained.map(\.path)) {
-            let atName = drained.filter { $0.path == path }
-            // The last of them: none of the others waits for it.
-            guard var last = atName.first(where: { file in !atName.contains { $0.heldBy == file.identity } }), let lastFile = last.file else { continue }
-            for made in RotatedFileLookup.rotatedFiles(of: path, writtenSinceLastWriteOf: lastFile) where files[made.identity] == nil {
+            let written = drained.filter { $0.path == path }.compactMap { file in
+                file.file.flatMap(RotatedFileLookup.lastWrite).map { (file: file, lastWrite: $0) }
+            }
+            guard var last = written.max(by: { RotatedFileLookup.isEarlier($0.lastWrite, than: $1.lastWrite) }) else { continue }
+            let made = RotatedFileLookup.rotatedFiles(of: path, writtenSince: last.lastWrite).filter {
+                files[$0.identity] == nil && !tailer.selection.selects($0.path)
+            }
+            for made in made {
                 guard let file = open(made.path, expecting: made.identity) else { continue }
                 var tailed = TailedFile(identity: made.identity, path: path, file: file, offset: 0, now: clock.now)
                 tailed.fingerprint = try reader.fingerprint(of: file)
                 tailed.vanishedAt = clock.now
-                tailed.heldBy = last.identity
+                tailed.heldBy = last.file.identity
                 watcher.watchFile(made.identity, descriptor: file.descriptor)
                 scheduler.forceOpen(made.identity)
                 vanished.insert(made.identity)
@@ -192,7 +197,7 @@ extension TailLoop {
                 tailer.publish(tailed)
                 tailer.report(.following(tailed.position))
                 tailer.say(.following(path: made.path, offset: 0))
-                last = tailed
+                last.file = tailed
             }
         }
     }

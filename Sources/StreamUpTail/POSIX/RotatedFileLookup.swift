@@ -39,13 +39,16 @@ enum RotatedFileLookup {
         rotatedFiles(of: path).map(\.path)
     }
 
-    /// The files among `path`'s rotated names (``rotatedNames(of:)``) last written when `file`
-    /// was or later, oldest first, compressed ones (`.gz`, `.bz2`, `.xz`, `.zst`, `.lz4`,
-    /// `.zip`) left out: beside a rotated file, the ones made at its name after it.
-    static func rotatedFiles(of path: String, writtenSinceLastWriteOf file: ReadOnlyFile) -> [(path: String, identity: FileIdentity)] {
+    /// When `file` was last written (nil if `fstat` fails).
+    static func lastWrite(of file: ReadOnlyFile) -> timespec? {
         var info = stat()
-        guard fstat(file.descriptor, &info) == 0 else { return [] }
-        let since = info.st_mtim
+        return fstat(file.descriptor, &info) == 0 ? info.st_mtim : nil
+    }
+
+    /// The files among `path`'s rotated names (``rotatedNames(of:)``) last written at `since`
+    /// or later, oldest first, compressed ones (`.gz`, `.bz2`, `.xz`, `.zst`, `.lz4`, `.zip`)
+    /// left out: beside a rotated file, the ones made at its name after it.
+    static func rotatedFiles(of path: String, writtenSince since: timespec) -> [(path: String, identity: FileIdentity)] {
         let compressed = [".gz", ".bz2", ".xz", ".zst", ".lz4", ".zip"]
         return rotatedFiles(of: path)
             .filter { !isEarlier($0.modified, than: since) && !compressed.contains(where: $0.path.hasSuffix) }
@@ -68,7 +71,7 @@ enum RotatedFileLookup {
         return found.sorted { isEarlier($1.modified, than: $0.modified) }
     }
 
-    private static func isEarlier(_ time: timespec, than other: timespec) -> Bool {
+    static func isEarlier(_ time: timespec, than other: timespec) -> Bool {
         (time.tv_sec, time.tv_nsec) < (other.tv_sec, other.tv_nsec)
     }
 }
