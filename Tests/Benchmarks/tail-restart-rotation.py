@@ -10,8 +10,8 @@ renamed to app.log.N ..., app.log renamed to app.log.1; the next write makes a n
 7.5 the first start: rotations meet the starts and stops, and with rotations every 3 s a file is
 made and rotated away while streamup is down. Everything goes to `streamup sink --output DIR`.
 
-Lost: lines written that did not arrive, except those before the first start (the first run
-starts at the end of the file). With one generation kept, a file rotated twice while down is
+Lost: lines written that did not arrive (`--from-start`: the first run reads the file from its
+start; later runs go on from the state). With one generation kept, a file rotated twice while down is
 deleted, and what it had not sent with it: no reader can send those.
 
   swift build -c release --static-swift-stdlib --product streamup
@@ -56,14 +56,13 @@ def main():
     port = free_port()
     sink = subprocess.Popen([arguments.streamup, "sink", "-p", str(port), "-o", work + "/out"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    command = [arguments.streamup, "tail", "--state", work + "/state", "--segment-seconds", "200ms"]
+    command = [arguments.streamup, "tail", "--from-start", "--state", work + "/state", "--segment-seconds", "200ms"]
     if not arguments.no_spool:
         command += ["--spool", work + "/spool"]
     command += [log, f"http://127.0.0.1:{port}/x"]
     stderr = open(work + "/tail.err", "w")
     tail = None
     seq = 0
-    first_sent = None
     started = time.time()
     next_flip, next_rotation = started + 1.5, started + arguments.phase
     try:
@@ -79,7 +78,6 @@ def main():
             if now >= next_flip:
                 if tail is None:
                     tail = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr)
-                    first_sent = seq if first_sent is None else first_sent
                 else:
                     tail.send_signal(signal.SIGTERM)
                     tail.wait()
@@ -99,7 +97,7 @@ def main():
                         match = re.match(r"seq (\d+)", line)
                         if match:
                             arrived[int(match.group(1))] = arrived.get(int(match.group(1)), 0) + 1
-            if all(n in arrived for n in range(first_sent + 1, seq + 1)):
+            if all(n in arrived for n in range(1, seq + 1)):
                 break
             time.sleep(0.5)
     finally:
@@ -108,9 +106,9 @@ def main():
             tail.wait()
         sink.send_signal(signal.SIGTERM)
         sink.wait()
-    lost = [n for n in range(first_sent + 1, seq + 1) if n not in arrived]
+    lost = [n for n in range(1, seq + 1) if n not in arrived]
     twice = sum(1 for count in arrived.values() if count > 1)
-    print(f"written {seq - first_sent} after the first start, lost {len(lost)}, arrived twice {twice} ({work})")
+    print(f"written {seq}, lost {len(lost)}, arrived twice {twice} ({work})")
 
 
 if __name__ == "__main__":
