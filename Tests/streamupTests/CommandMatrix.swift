@@ -213,6 +213,10 @@ struct MatrixVariant: Sendable {
         return variant
     }
 
+    /// Whether the receiver loses answers on purpose (``losingAnswers(every:)``): streamup says
+    /// delivery is failing, and goes on.
+    var losesAnswers: Bool { validatorOptions.contains("--lose-answers") }
+
     /// The validator stores every `n`th request and closes its connection unanswered.
     func losingAnswers(every n: Int) -> MatrixVariant {
         var variant = self

@@ -149,11 +149,11 @@ import Testing
             child.write(Data(lines.map { $0 + [0x0A] }.joined()))
             if row.variant.scrapesMetrics {
                 // Held open until the receiver has everything, so the scrape sees a live run.
-                _ = await stop(child, when: receiver, holds: records, signal: false)
+                _ = await stop(child, when: receiver, holds: records, failingOnPurpose: row.variant.losesAnswers, signal: false)
                 await scrape()
             }
             child.closeStdin()
-            return await stop(child, when: receiver, holds: nil)
+            return await stop(child, when: receiver, holds: nil, failingOnPurpose: row.variant.losesAnswers)
         case .tail, .run:
             // The file appears once the pattern is watched ("waiting for" on stderr), so it is
             // read from its beginning; then its lines come in two writes.
@@ -164,7 +164,7 @@ import Testing
             try handle.seekToEnd()
             try handle.write(contentsOf: Data(lines[half...].map { $0 + [0x0A] }.joined()))
             try handle.close()
-            return await stop(child, when: receiver, holds: records, before: scrape)
+            return await stop(child, when: receiver, holds: records, failingOnPurpose: row.variant.losesAnswers, before: scrape)
         case .heartbeat:
             return await stop(child, when: receiver, holds: 3, before: scrape)
         case .journal:
@@ -173,7 +173,7 @@ import Testing
             let half = lines.count / 2
             var journal = try JournalFiles(directory: (log as NSString).deletingLastPathComponent + "/journal", written: half)
             try journal.append(lines[half...].map { JournalFiles.Entry(bytes: $0) })
-            return await stop(child, when: receiver, holds: records, before: scrape)
+            return await stop(child, when: receiver, holds: records, failingOnPurpose: row.variant.losesAnswers, before: scrape)
         }
     }
 
@@ -209,10 +209,12 @@ import Testing
     /// itself, as a stdin row does), then runs `before` and stops streamup with SIGTERM
     /// (unless `signal` is false) unless it has exited; returns its exit status (nil: it did
     /// not exit, and was killed; or, without `signal`, has not exited). A row whose delivery
-    /// fails (streamup says so, or the receiver counts a problem) stops waiting at once: the
-    /// row has failed, and a short wait for the exit says the rest.
+    /// fails (streamup says so, unless the receiver fails it on purpose, or the receiver counts
+    /// a problem) stops waiting at once: the row has failed, and a short wait for the exit says
+    /// the rest.
     static func stop(
-        _ child: StreamupProcess, when receiver: MatrixReceiver, holds records: Int?, signal: Bool = true, before: @Sendable () async -> Void = {}
+        _ child: StreamupProcess, when receiver: MatrixReceiver, holds records: Int?, failingOnPurpose: Bool = false, signal: Bool = true,
+        before: @Sendable () async -> Void = {}
     ) async -> Int32? {
         let healthy = await onOwnThread {
             // The receiver is asked at most every 50 ms: each answer costs it a JSON dump of
@@ -220,7 +222,7 @@ import Testing
             var asked = ContinuousClock.now - .seconds(1)
             return poll(within: .seconds(30)) { () -> Bool? in
                 if !child.process.isRunning { return true }
-                if child.stderr.contains("delivery is failing") { return false }
+                if !failingOnPurpose && child.stderr.contains("delivery is failing") { return false }
                 // (stdin: streamup's own end, whatever the receiver found on the way.)
                 guard let records, ContinuousClock.now - asked >= .milliseconds(50) else { return nil }
                 asked = ContinuousClock.now
