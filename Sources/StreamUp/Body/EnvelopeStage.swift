@@ -75,11 +75,7 @@ final class EnvelopeStage: BodySource {
         var written = 0
         while written < buffer.count {
             if literalOffset < literal.count {
-                let count = min(literal.count - literalOffset, buffer.count - written)
-                literal.withUnsafeBytes { piece in
-                    buffer.baseAddress!.advanced(by: written).copyMemory(
-                        from: piece.baseAddress!.advanced(by: literalOffset), byteCount: count)
-                }
+                let count = literal.copyBytes(from: literalOffset, into: buffer, at: written)
                 literalOffset += count
                 written += count
                 continue

@@ -54,10 +54,7 @@ final class LokiStreamsStage: BodySource {
         var written = 0
         while written < buffer.count {
             if outputOffset < output.count {
-                let count = min(output.count - outputOffset, buffer.count - written)
-                output.withUnsafeBytes { bytes in
-                    buffer.baseAddress!.advanced(by: written).copyMemory(from: bytes.baseAddress!.advanced(by: outputOffset), byteCount: count)
-                }
+                let count = output.copyBytes(from: outputOffset, into: buffer, at: written)
                 outputOffset += count
                 written += count
                 continue
