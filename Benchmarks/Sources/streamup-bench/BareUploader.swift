@@ -16,7 +16,10 @@ import FoundationNetworking
 /// - `streamup-bench --bare-segments-upload URL BYTES SEGMENT` uploads BYTES from memory as
 ///   requests of SEGMENT bytes one after another, each with its `Content-Length` (as streamup
 ///   sends its segments), the next once the last was answered: the platform's bound for a stream
-///   sent as requests one at a time (each pays URLSession's fixed cost of a request).
+///   sent as requests one at a time (each pays URLSession's fixed cost of a request);
+/// - `streamup-bench --bare-pipe-segments-upload URL BYTES SEGMENT` does the same with BYTES read
+///   from its stdin, SEGMENT bytes per request: the bound for what streamup's default delivery
+///   does (the same pipe, the same requests), with nothing but URLSession between them.
 ///
 /// The session is set up as streamup sets up its own: an ephemeral configuration, a serial
 /// delegate queue, and an empty `Expect` so libcurl does not wait for `100 Continue`.
@@ -30,12 +33,15 @@ enum BareUploader {
     enum Body: Sendable {
         case memory(bytes: Int)
         case standardInput
+        /// The next `bytes` bytes of stdin.
+        case standardInputPart(bytes: Int)
 
         /// A new stream of the body (URLSession asks once per request).
         func makeStream() -> InputStream {
             switch self {
             case .memory(let bytes): MemoryBodyStream(total: bytes)
             case .standardInput: PipeBodyStream(descriptor: STDIN_FILENO)
+            case .standardInputPart(let bytes): PipeBodyStream(descriptor: STDIN_FILENO, limit: bytes)
             }
         }
     }
@@ -48,12 +54,13 @@ enum BareUploader {
         let body: Body
         let contentLength: Int?
 
-        /// `bytes` from memory as requests of `segment` bytes each (the last one may be shorter),
-        /// each with its length.
-        static func segments(of bytes: Int, each segment: Int) -> [Request] {
+        /// `bytes` (from memory, or from stdin when `fromStandardInput`) as requests of
+        /// `segment` bytes each (the last one may be shorter), each with its length.
+        static func segments(of bytes: Int, each segment: Int, fromStandardInput: Bool) -> [Request] {
             stride(from: 0, to: bytes, by: segment).map { start in
                 let count = min(segment, bytes - start)
-                return Request(body: .memory(bytes: count), contentLength: count)
+                let body: Body = fromStandardInput ? .standardInputPart(bytes: count) : .memory(bytes: count)
+                return Request(body: body, contentLength: count)
             }
         }
     }
@@ -61,7 +68,8 @@ enum BareUploader {
     static let flag = "--bare-upload"
     static let pipeFlag = "--bare-pipe-upload"
     static let segmentsFlag = "--bare-segments-upload"
-    static let flags = [flag, pipeFlag, segmentsFlag]
+    static let pipeSegmentsFlag = "--bare-pipe-segments-upload"
+    static let flags = [flag, pipeFlag, segmentsFlag, pipeSegmentsFlag]
 
     /// Runs the upload that `mode` (one of ``flags``) names; returns the exit status.
     static func run(_ mode: String, _ arguments: [String]) -> Int32 {
@@ -69,7 +77,7 @@ enum BareUploader {
             let usage =
                 switch mode {
                 case pipeFlag: "\(pipeFlag) URL"
-                case segmentsFlag: "\(segmentsFlag) URL BYTES SEGMENT"
+                case segmentsFlag, pipeSegmentsFlag: "\(mode) URL BYTES SEGMENT"
                 default: "\(flag) URL BYTES"
                 }
             Progress.error("usage: streamup-bench \(usage)")
@@ -87,9 +95,9 @@ enum BareUploader {
             return (url, [Request(body: .memory(bytes: bytes), contentLength: nil)])
         case pipeFlag where arguments.count == 1:
             return (url, [Request(body: .standardInput, contentLength: nil)])
-        case segmentsFlag where arguments.count == 3:
+        case segmentsFlag where arguments.count == 3, pipeSegmentsFlag where arguments.count == 3:
             guard let bytes = Int(arguments[1]), bytes >= 0, let segment = Int(arguments[2]), segment > 0 else { return nil }
-            return (url, Request.segments(of: bytes, each: segment))
+            return (url, Request.segments(of: bytes, each: segment, fromStandardInput: mode == pipeSegmentsFlag))
         default:
             return nil
         }

@@ -22,7 +22,7 @@ struct Binaries: Sendable {
         switch client {
         case .segments, .single: streamup
         case .curl: curl
-        case .bare, .barePipe, .bareSegments: bench
+        case .bare, .barePipe, .bareSegments, .barePipeSegments: bench
         }
     }
 

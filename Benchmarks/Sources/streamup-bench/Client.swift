@@ -17,6 +17,9 @@ import Foundation
 /// - ``bareSegments``: the platform's bound for a stream sent as requests one at a time: the
 ///   same child in its `--bare-segments-upload` mode, sending the bytes from memory as requests
 ///   of ``segmentBytes`` (streamup's default segment), each once the last was answered.
+/// - ``barePipeSegments``: the bound for streamup's default delivery itself: the same child in
+///   its `--bare-pipe-segments-upload` mode, sending the same pipe as requests of
+///   ``segmentBytes``, each once the last was answered (the pipe and the requests, nothing else).
 ///
 /// Thread safety: a value type.
 enum Client: String, Sendable, CaseIterable {
@@ -26,6 +29,7 @@ enum Client: String, Sendable, CaseIterable {
     case bare
     case barePipe
     case bareSegments
+    case barePipeSegments
 
     /// The size of streamup's default segment (half its default 8 MiB buffer), which the bare
     /// segments uploader sends as its requests; the report shows both request counts.
@@ -43,6 +47,7 @@ enum Client: String, Sendable, CaseIterable {
         case .bare: "bare URLSession (memory)"
         case .barePipe: "bare URLSession (pipe)"
         case .bareSegments: "bare URLSession (memory, 4 MiB requests)"
+        case .barePipeSegments: "bare URLSession (pipe, 4 MiB requests)"
         }
     }
 
@@ -60,6 +65,7 @@ enum Client: String, Sendable, CaseIterable {
         case .bare: [BareUploader.flag, url, bytes]
         case .barePipe: [BareUploader.pipeFlag, url]
         case .bareSegments: [BareUploader.segmentsFlag, url, bytes, String(Self.segmentBytes)]
+        case .barePipeSegments: [BareUploader.pipeSegmentsFlag, url, bytes, String(Self.segmentBytes)]
         }
     }
 
@@ -69,7 +75,7 @@ enum Client: String, Sendable, CaseIterable {
     func latencyArguments(url: String) -> [String] {
         switch self {
         case .segments: ["-X", "PUT", url]
-        case .single, .curl, .bare, .barePipe, .bareSegments: arguments(url: url, bytes: "")
+        case .single, .curl, .bare, .barePipe, .bareSegments, .barePipeSegments: arguments(url: url, bytes: "")
         }
     }
 
@@ -88,7 +94,7 @@ enum Client: String, Sendable, CaseIterable {
             switch self {
             case .segments, .single: "streamup"
             case .curl: "curl"
-            case .bare, .barePipe, .bareSegments: "streamup-bench"
+            case .bare, .barePipe, .bareSegments, .barePipeSegments: "streamup-bench"
             }
         return ([program] + arguments).joined(separator: " ")
     }

@@ -20,10 +20,13 @@ extension Report {
             "  - \(Client.barePipe.title), the platform's bound for a pipe: `\(Client.barePipe.displayCommand)`, the same child with the same session, whose `InputStream` is one blocking `read(2)` of its stdin (the same pipe as the others) per read, until end of file; no ring, no other thread;"
         )
         lines.append(
-            "  - \(Client.bareSegments.title), the platform's bound for a stream sent as requests one at a time: `\(Client.bareSegments.displayCommand)`, the same child and session sending the bytes from memory as requests of \(bytes(Client.segmentBytes)) (streamup's default segment, half its 8 MiB buffer), each with its `Content-Length`, the next once the last was answered; each pays URLSession's fixed cost of a request."
+            "  - \(Client.bareSegments.title), the platform's bound for a stream sent as requests one at a time: `\(Client.bareSegments.displayCommand)`, the same child and session sending the bytes from memory as requests of \(bytes(Client.segmentBytes)) (streamup's default segment, half its 8 MiB buffer), each with its `Content-Length`, the next once the last was answered; each pays URLSession's fixed cost of a request;"
         )
         lines.append(
-            "- Input: a bench thread writing one prefilled 1 MiB buffer (64-byte text lines) again and again with `write(2)` into the client's stdin pipe (enlarged to 1 MiB); the memory bare uploader makes the same bytes itself."
+            "  - \(Client.barePipeSegments.title), the bound for streamup's default delivery: `\(Client.barePipeSegments.displayCommand)`, the same child and session sending the same pipe as requests of \(bytes(Client.segmentBytes)), each with its `Content-Length`, the next once the last was answered (one blocking `read(2)` of stdin per read, at most up to the request's end): the pipe and the requests, with nothing of ours between them."
+        )
+        lines.append(
+            "- Input: a bench thread writing one prefilled 1 MiB buffer (64-byte text lines) again and again with `write(2)` into the client's stdin pipe (enlarged to 1 MiB); the memory bare uploaders make the same bytes themselves."
         )
         lines.append("- Check: the sink's requests for the run add up to exactly \(size), every one complete and answered 200 (no retry, no duplicate).")
         lines.append(
@@ -34,7 +37,7 @@ extension Report {
         let clients = Client.allCases
         let ratioHeadings = [
             "segments / single", "single / bare (memory)", "single / bare (pipe)", "segments / bare (pipe)", "segments / bare (4 MiB requests)",
-            "bare (4 MiB requests) / bare (memory)", "streamup (default) / curl",
+            "segments / bare (pipe, 4 MiB requests)", "bare (4 MiB requests) / bare (memory)", "streamup (default) / curl",
         ]
         var table = MarkdownTable(["Measure"] + clients.map(\.title) + ratioHeadings)
         func row(_ title: String, digits: Int, _ values: (Results.ClientMeasures) -> [Double]) {
@@ -45,6 +48,7 @@ extension Report {
                 MarkdownTable.ratio(values(results[.single]), values(results[.barePipe])),
                 MarkdownTable.ratio(values(results[.segments]), values(results[.barePipe])),
                 MarkdownTable.ratio(values(results[.segments]), values(results[.bareSegments])),
+                MarkdownTable.ratio(values(results[.segments]), values(results[.barePipeSegments])),
                 MarkdownTable.ratio(values(results[.bareSegments]), values(results[.bare])),
                 MarkdownTable.ratio(values(results[.segments]), values(results[.curl])),
             ]
@@ -84,22 +88,33 @@ extension Report {
         return lines
     }
 
-    /// What sending a stream as requests one at a time costs on this platform, without streamup:
-    /// the bare segments uploader beside the bare single request, and streamup's segments beside
-    /// the bare segments uploader (the same requests, when the request counts agree).
+    /// What sending a stream as requests one at a time costs on this platform, without streamup,
+    /// and the default delivery's targets against the bare programs that send the same requests
+    /// (throughput ≥ 0.95× theirs, peak RSS within 11 MiB of theirs): from memory (URLSession
+    /// alone) and from the same pipe (URLSession and the pipe, nothing of ours).
     private static func requestCost(_ results: Results) -> [String] {
         let platform = ratioOfMedians(results[.bareSegments].throughputMBps, results[.bare].throughputMBps)
-        let ours = ratioOfMedians(results[.segments].throughputMBps, results[.bareSegments].throughputMBps)
-        let cpu = ratioOfMedians(results[.segments].cpuSecondsPerGB, results[.bareSegments].cpuSecondsPerGB)
-        let counts = [Client.segments, .bareSegments].map { Summary(results[$0].requests)?.median }
-        let same = counts[0] != nil && counts[0] == counts[1]
-        return [
+        let pipePlatform = ratioOfMedians(results[.barePipeSegments].throughputMBps, results[.barePipe].throughputMBps)
+        var lines = [
             "",
-            "Requests one at a time, from the table: a bare URLSession program sending the stream as \(bytes(Client.segmentBytes)) requests reaches \(times(platform)) of its single request (URLSession's fixed cost per request, paid with no streamup code); streamup's segments reach \(times(ours)) of that program's throughput, at \(times(cpu)) its CPU per GB"
-                + (same
-                    ? " (the same number of requests)."
-                    : "; the request counts differ (\(counts.map { $0.map { number($0) } ?? "—" }.joined(separator: " and "))), so the two do not send the same requests."),
+            "Requests one at a time, from the table: a bare URLSession program sending the stream as \(bytes(Client.segmentBytes)) requests reaches \(times(platform)) of its single request from memory and \(times(pipePlatform)) from the pipe (URLSession's fixed cost per request, paid with no streamup code).",
+            "",
+            "Default-delivery targets (streamup's segments ≥ 0.95× a bare program sending the same requests, peak RSS within 11 MiB of it), from the table:",
         ]
+        for bare in [Client.bareSegments, .barePipeSegments] {
+            let throughput = ratioOfMedians(results[.segments].throughputMBps, results[bare].throughputMBps)
+            let cpu = ratioOfMedians(results[.segments].cpuSecondsPerGB, results[bare].cpuSecondsPerGB)
+            let rssGap = differenceOfMedians(results[.segments].rssMiB, results[bare].rssMiB)
+            let counts = [Client.segments, bare].map { Summary(results[$0].requests)?.median }
+            let same = counts[0] != nil && counts[0] == counts[1]
+            lines.append(
+                "- against \(bare.title): throughput \(times(throughput)) — \(verdict(throughput) { $0 >= 0.95 }); peak RSS \(rssGap.map { (($0 >= 0) ? "+" : "") + number($0, digits: 1) + " MiB" } ?? "—") — \(verdict(rssGap) { $0 <= 11 }); CPU per GB \(times(cpu))"
+                    + (same
+                        ? " (the same number of requests)"
+                        : "; the request counts differ (\(counts.map { $0.map { number($0) } ?? "—" }.joined(separator: " and "))), so the two do not send the same requests")
+                    + (bare == .bareSegments ? ";" : "."))
+        }
+        return lines
     }
 
     /// The single request against each bare uploader: throughput ≥ 0.95× the bare one's, CPU per
