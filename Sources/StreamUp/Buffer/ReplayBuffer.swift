@@ -211,14 +211,30 @@ package final class ReplayBuffer: Sendable {
     /// outside the lock (it may release their room: a memory ring drops their pages, a spool
     /// deletes files up to `releasable` once a saved state caught up), and only then is the
     /// room handed to the writer, so nothing is released under a write.
+    ///
+    /// `wakingLater`: the waiters the room frees (a writer waiting for room) are woken by
+    /// ``wakeHeld()``, or as soon as a task waits on the buffer, not now. The delivery task
+    /// holds them from an answer until the next segment's request has started: a producer
+    /// faster than the network waits on a full buffer, and woken at the answer it refills half
+    /// the ring at once, on the cores the request's turnaround needs (measured: the answer to
+    /// the next request's head took about twice as long, and segments lost a tenth of their
+    /// throughput on two cores; Benchmarks/RESULTS.md).
     @discardableResult
-    func acknowledge(upTo offset: Int, releasingBelow releasable: Int? = nil) -> [SourceID: Int64] {
+    func acknowledge(upTo offset: Int, releasingBelow releasable: Int? = nil, wakingLater: Bool = false) -> [SourceID: Int64] {
         let (target, written) = withState { $0.acknowledgement(upTo: offset) }
         tellStorage(acknowledged: target, releasable: min(target, releasable ?? target), written: written)
         let (positions, actions) = shell.locked { $0.acknowledge(upTo: target) }
-        shell.perform(actions)
+        shell.perform(actions, holdingWakes: wakingLater)
         return positions
     }
+
+    /// Wakes the waiters an acknowledgement held back (``acknowledge(upTo:releasingBelow:wakingLater:)``).
+    func wakeHeld() {
+        shell.wakeHeld()
+    }
+
+    /// How many waiters an acknowledgement holds back now.
+    var wakesHeld: Int { shell.wakesHeld }
 
     /// Lets the storage free what is below `offset` (at most the acknowledged offset); a spool
     /// deletes files once the saved positions cover them too.

@@ -12,6 +12,10 @@ import StreamUpSystem
 /// It never calls out while holding the lock: no continuation is resumed, no thread woken, no
 /// callback run and no storage called under it.
 ///
+/// The wakes of an acknowledgement may be held back (``perform(_:holdingWakes:)``) until
+/// ``wakeHeld()``, or until a task waits on the log (which wakes them first, so a task never
+/// waits on a writer it holds back).
+///
 /// Thread safety: every mutable field is in `state`, guarded by its `Mutex`; callable from any
 /// task or thread.
 final class ReplayLogShell: Sendable {
@@ -43,6 +47,8 @@ final class ReplayLogShell: Sendable {
         var droppedAtStop: (@Sendable (Int) -> Void)?
         /// Who hears how many bytes waiting for room on the storage were dropped.
         var heldDropped: (@Sendable (Int) -> Void)?
+        /// Wakes held back by ``perform(_:holdingWakes:)``, out of the log's table already.
+        var heldWakes: [(wake: Wake, wakeup: LogWakeup)] = []
     }
 
     private let state: Mutex<State>
@@ -82,6 +88,12 @@ final class ReplayLogShell: Sendable {
     /// Carries out what the log asked for (never under the lock): the storage and the callbacks
     /// first, then the end of a stop whose losses they said, then the timer, then the waiters.
     func perform(_ actions: Log.Actions) {
+        perform(actions, holdingWakes: false)
+    }
+
+    /// As ``perform(_:)``; when `holdingWakes`, the waiters it would wake are kept for
+    /// ``wakeHeld()`` instead (they are out of the table: only that wakes them).
+    func perform(_ actions: Log.Actions, holdingWakes: Bool) {
         if let dropped = actions.dropped {
             storage.discard(from: dropped.lowerBound)
             onDroppedAtStop?(dropped.count)
@@ -90,7 +102,23 @@ final class ReplayLogShell: Sendable {
         if let end = actions.inputEndedAt { storage.inputEnded(at: end) }
         if actions.endsStop { act { $0.stopReported() } }
         if let timer = actions.timer { keep(timer) }
+        if holdingWakes, !actions.wake.isEmpty {
+            state.withLock { $0.heldWakes += actions.wake }
+            return
+        }
         for (wake, wakeup) in actions.wake { wake.resume(wakeup) }
+    }
+
+    /// How many waiters ``perform(_:holdingWakes:)`` holds back now.
+    var wakesHeld: Int { state.withLock { $0.heldWakes.count } }
+
+    /// Wakes the waiters ``perform(_:holdingWakes:)`` held back, if any.
+    func wakeHeld() {
+        let held = state.withLock { state in
+            defer { state.heldWakes = [] }
+            return state.heldWakes
+        }
+        for (wake, wakeup) in held { wake.resume(wakeup) }
     }
 
     /// Who hears how many bytes of an unfinished record a stop dropped.
@@ -111,6 +139,8 @@ final class ReplayLogShell: Sendable {
     /// Suspends the task as a waiter for `wait` (`now`: for its deadline) until the log wakes
     /// it or the task is cancelled.
     func wait(for wait: Log.Wait, now: UploadClock.Instant?) async {
+        // What it waits for may need a writer held back.
+        wakeHeld()
         let id = locked { $0.newWaiterID() }
         // Checked under the lock: a cancel that came before the waiter entered is seen there.
         _ = await withTaskCancellationHandler {

@@ -6,12 +6,14 @@ extension StreamUploader {
     /// The server holds the stream below `offset`: free it, and (bytes in memory) save where
     /// that puts the producer's sources. With a spool, files are deleted only once the saved
     /// positions cover them (they are the only record of where those bytes came from).
-    func acknowledge(upTo offset: Int) {
+    /// `wakingLater`: the producer waiting for room is woken by `buffer.wakeHeld()` (or the
+    /// delivery task's next wait on the buffer), not now.
+    func acknowledge(upTo offset: Int, wakingLater: Bool = false) {
         guard spool == nil else {
-            buffer.acknowledge(upTo: offset, releasingBelow: stateStore?.savedOffset)
+            buffer.acknowledge(upTo: offset, releasingBelow: stateStore?.savedOffset, wakingLater: wakingLater)
             return
         }
-        let positions = buffer.acknowledge(upTo: offset)
+        let positions = buffer.acknowledge(upTo: offset, wakingLater: wakingLater)
         guard let stateStore, !positions.isEmpty else { return }
         stateStore.update(positions, at: offset, paths: path(of:at:))
         saveState(stateStore)

@@ -11,7 +11,10 @@ import StreamUpHTTP
 /// from an answer to the next request's head there is one resumption of this task (the
 /// answer's), and no task to start. Beside other requests, cuts that wait for records and
 /// requests run as child tasks of a task group, so an answer is never held up behind a cut, a
-/// wait for input or a backoff (which then run as children too).
+/// wait for input or a backoff (which then run as children too). A producer waiting for the
+/// room an answer frees is woken once the next request has started (or the loop waits for
+/// anything else), so its refill runs beside that request, not inside the turnaround
+/// (``ReplayBuffer/acknowledge(upTo:releasingBelow:wakingLater:)``).
 extension StreamUploader {
     typealias Machine = DeliveryMachine<UploadClock.Instant>
     typealias Endpoints = EndpointSet<UploadClock.Instant>
@@ -56,6 +59,8 @@ extension StreamUploader {
             configuration.url = endpoints.url(index)
             return UploadRequest.SegmentTemplate(configuration)
         }
+        // However the loop ends, no producer stays held back.
+        defer { buffer.wakeHeld() }
         return try await withThrowingTaskGroup(of: DeliveryEvent.self) { group in
             defer { group.cancelAll() }
             while true {
@@ -63,6 +68,8 @@ extension StreamUploader {
                 reportSplitRecords(&log)
                 let (input, now) = (input, clock.now)
                 let action = machine.withLock { $0.next(input, now: now) }
+                // Only a request started alone goes out before the producer is woken.
+                if case .send = action, log.isIdle {} else { buffer.wakeHeld() }
                 switch action {
                 case .send(let planned):
                     let exchange = plan(planned, endpoints: &endpoints, templates: templates, context: context)
@@ -179,6 +186,7 @@ extension StreamUploader {
                 return nil
             }
             let sending = exchange.start(segment)
+            buffer.wakeHeld()
             // Nothing else can go out before its answer: the loop waits for it itself.
             if machine.withLock({ $0.letsOneOut }) { return sending }
             group.addTask { .ended(exchange, await sending.outcome()) }
@@ -214,7 +222,7 @@ extension StreamUploader {
             elsewhere = endpoints.report(result, of: endpoint, retryable: retryable, carried: carried, answer: outcome.response, now: now, onEvent: onEvent)
         }
         let effects = machine.withLock { $0.handle(result, of: exchange.planned, now: now, elsewhere: elsewhere) }
-        for effect in effects { try apply(effect, answer: outcome.response) }
+        for effect in effects { try apply(effect, answer: outcome.response, wakingLater: true) }
     }
 
     /// The receiver's offsets a 2xx to a plain segment acknowledged (empty for anything else).
@@ -284,11 +292,12 @@ extension StreamUploader {
         }
     }
 
-    /// Carries out `effect` of `answer` (the response the machine just handled, if any).
-    private func apply(_ effect: Machine.Effect, answer: UploadResponse? = nil) throws {
+    /// Carries out `effect` of `answer` (the response the machine just handled, if any);
+    /// `wakingLater`: a producer an acknowledgement frees is woken by the loop, later.
+    private func apply(_ effect: Machine.Effect, answer: UploadResponse? = nil, wakingLater: Bool = false) throws {
         switch effect {
         case .acknowledge(let offset):
-            acknowledge(upTo: offset)
+            acknowledge(upTo: offset, wakingLater: wakingLater)
         case .rejectRecords(let rejection):
             try reject(rejection, answer: answer)
         case .saveUpload(let upload):

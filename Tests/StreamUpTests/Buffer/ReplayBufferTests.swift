@@ -28,6 +28,39 @@ import Testing
         #expect(bytes == Array(8..<20))
     }
 
+    /// An acknowledgement may hold back the producer it frees (the delivery task does until its
+    /// next request has started); a task that then waits on the buffer wakes it first, so what
+    /// it waits for (bytes only that producer writes) comes, and nothing waits for ever.
+    @Test func aHeldBackProducerIsWokenBeforeATaskWaitsOnTheBuffer() async throws {
+        let buffer = ReplayBuffer(capacity: 16)
+        let writer = StreamWriter(buffer: buffer)
+        try await writer.write(Array(0..<16))
+        let waiting = Task { try await writer.write([16, 17, 18, 19]) }
+        #expect(await eventually { buffer.pauses.count > 0 })
+        buffer.acknowledge(upTo: 8, wakingLater: true)
+        #expect(buffer.wakesHeld == 1 && buffer.writtenOffset == 16)
+        // Bytes past 16 come from the held-back producer alone (a wait that ends at its
+        // deadline instead fails the test).
+        await buffer.waitUntilReadable(from: 16, until: buffer.clock.now.advanced(by: .seconds(20)))
+        try #require(buffer.writtenOffset == 20, "the held-back producer was not woken")
+        try await waiting.value
+        #expect(buffer.wakesHeld == 0)
+    }
+
+    /// The delivery task wakes what it held back itself, once its next request started.
+    @Test func aHeldBackProducerGoesOnWhenTheHolderWakesIt() async throws {
+        let buffer = ReplayBuffer(capacity: 16)
+        let writer = StreamWriter(buffer: buffer)
+        try await writer.write(Array(0..<16))
+        let waiting = Task { try await writer.write([16, 17, 18, 19]) }
+        #expect(await eventually { buffer.pauses.count > 0 })
+        buffer.acknowledge(upTo: 8, wakingLater: true)
+        #expect(buffer.wakesHeld == 1)
+        buffer.wakeHeld()
+        try await waiting.value
+        #expect(buffer.wakesHeld == 0 && buffer.writtenOffset == 20)
+    }
+
     /// Memory follows what is unacknowledged, not the capacity: after 64 MiB went through an
     /// 8 MiB buffer acknowledged a quarter MiB behind, only about that much of its ring is
     /// resident (`mincore`), and the held bytes read back intact.

@@ -175,6 +175,38 @@ import Testing
         }
     }
 
+    // MARK: The turnaround between two segments
+
+    /// A producer faster than the receiver fills the buffer and waits for room. The room an
+    /// answer frees lets it go on only once the next segment's request has started, so its
+    /// refill runs beside that request, not between the answer and the next request; every line
+    /// arrives once, in order.
+    @Test func aProducerWaitingForRoomGoesOnOnceTheNextRequestStarted() async throws {
+        let lines = (0..<24).map { String(format: "line %02d", $0) }
+        let started = Locked<StreamUploader?>(nil)
+        let heldAtStart = Locked<[Int: Int]>([:])
+        // The first request waits for the test; each request notes whether a producer was
+        // held back when it started.
+        let transport = ScriptedTransport { _, index in
+            if let buffer = started.withLock({ $0 })?.buffer { heldAtStart.withLock { $0[index] = buffer.wakesHeld } }
+            return index == 0 ? .hold : .ok
+        }
+        var options = Self.options(segmentBytes: 36)
+        options.storage = .memory(capacity: 72)
+        options.maxRecordBytes = 16
+        let uploader = try uploader(transport, options)
+        started.withLock { $0 = uploader }
+        let running = Running(uploader, Self.input(lines))
+        defer { uploader.cancel() }
+        // The buffer is full and the producer waits for room.
+        try await waitUntil { transport.requests.count == 1 && uploader.buffer.pauses.count > 0 }
+        transport.release(0, with: .ok)
+        #expect(try await running.answer().isSuccess)
+        #expect(heldAtStart.withLock { $0[1] } == 1, "the producer was still held back when the second request started")
+        #expect(uploader.buffer.wakesHeld == 0, "no producer stays held back")
+        #expect(Self.stored(transport.requests) == lines.map { "\($0)\n" }.joined())
+    }
+
     // MARK: A window of requests
 
     /// Four segments out at once; the answer to the second is lost (the receiver stored it):
