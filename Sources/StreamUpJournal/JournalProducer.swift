@@ -74,7 +74,7 @@ package final class JournalProducer: PositionedProducer, Sendable {
 
     // MARK: Positions
 
-    package func resume(from positions: [SourcePosition]) {
+    package func resume(from positions: [SourcePosition], savedAt: Date?) {
         shared.withLock { $0.saved = positions }
     }
 

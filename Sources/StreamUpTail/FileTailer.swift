@@ -1,3 +1,4 @@
+import Foundation
 import StreamUp
 import StreamUpSystem
 
@@ -58,6 +59,7 @@ public final class FileTailer: Producer, PositionedProducer {
     /// Thread safety: a value type, kept in the `shared` mutex.
     struct Shared {
         var saved: [SourcePosition] = []
+        var savedAt: Date?
         var report: (@Sendable (SourceChange) -> Void)?
         var times: SourceTimes?
         var paths: [SourceID: String] = [:]
@@ -103,9 +105,14 @@ public final class FileTailer: Producer, PositionedProducer {
         }
     }
 
-    /// Continues each file the saved positions know where they say (call before `produce`).
-    package func resume(from positions: [SourcePosition]) {
-        shared.withLock { $0.saved = positions }
+    /// Continues each file the saved positions know where they say (call before `produce`);
+    /// `savedAt`, when the positions were saved, finds the files rotated away after a followed
+    /// file that is gone.
+    package func resume(from positions: [SourcePosition], savedAt: Date?) {
+        shared.withLock { state in
+            state.saved = positions
+            state.savedAt = savedAt
+        }
     }
 
     /// The path the file `source` was last read at; nil for a file not followed (any more).
@@ -144,17 +151,17 @@ public final class FileTailer: Producer, PositionedProducer {
     /// - Throws: `CancellationError` when cancelled; `StreamUpError` when the upload stopped
     ///   reading, when a tailer runs twice, or when a file operation failed beyond one file.
     public func produce(into writer: StreamWriter) async throws {
-        let saved = try shared.withLock { state throws(StreamUpError) -> [SourcePosition] in
+        let saved = try shared.withLock { state throws(StreamUpError) -> SavedPositions in
             guard !state.isRunning else { throw StreamUpError(.invalidConfiguration, "a file tailer runs once; create a new one") }
             state.isRunning = true
-            return state.saved
+            return SavedPositions(state.saved, savedAt: state.savedAt)
         }
         let wake = try WakePipe("cannot create the follower's wake-up pipe", throwing: StreamUpError.self)
         // The loop's thread has finished when runBlocking returns: nobody polls the pipe then.
         defer { wake.close() }
         try await withTaskCancellationHandler {
             try await writer.runBlocking { [self] blocking in
-                var loop = TailLoop(tailer: self, watcher: TailWatcher(wake: wake), wake: wake, saved: SavedPositions(saved))
+                var loop = TailLoop(tailer: self, watcher: TailWatcher(wake: wake), wake: wake, saved: saved)
                 guard format != nil || options.multiline != nil || options.parse != nil || options.filter != nil else { try loop.run(blocking) }
                 let streamFormatter = formatFields.map { make in
                     { [self] (source: SourceID, stream: String) -> RecordFormatter? in

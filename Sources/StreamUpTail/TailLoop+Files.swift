@@ -76,8 +76,8 @@ extension TailLoop {
         var candidates: [FileIdentity: [SourcePosition]] = [:]
         if isFirstScan {
             for found in appeared { candidates[found.status.identity] = saved.take(found.status.identity) }
-            try adoptRotatedWhileDown()
-            try adoptMadeWhileDown()
+            let gone = try adoptRotatedWhileDown()
+            try adoptMadeWhileDown(afterLosing: gone)
         }
         // Files with saved positions first: a new file that is a copy of one is known as such.
         let (resumed, new) = (appeared.filter { candidates[$0.status.identity] != nil }, appeared.filter { candidates[$0.status.identity] == nil })
@@ -112,8 +112,14 @@ extension TailLoop {
                 tailed.fingerprint = match.source.fingerprint
                 tailed.offset = size >= match.offset ? max(match.offset, 0) : 0
             } else {
-                // Its inode with other first bytes: truncated while nobody followed it.
+                // Its inode with other first bytes: truncated while nobody followed it, or the
+                // followed file was deleted and its inode number taken again.
                 truncatedWhileDown = stale.last { $0.source.fingerprint != 0 && $0.goneSince == nil }
+                if truncatedWhileDown != nil, let savedAt = saved.savedAt, !files.values.contains(where: { $0.hasVanished && $0.path == found.path }) {
+                    // What was rotated away since the save (not a copy of the saved file, whose
+                    // unsent tail is read below) came before this file.
+                    try readMadeWhileDown(at: found.path, since: savedAt, after: nil, copiesOf: stale.map(\.source.fingerprint))
+                }
             }
         } else if isFirstScan && saved.isFirstRun && options.startAt == .end {
             tailed.offset = try startOfLastLine(file, size: size)
@@ -164,47 +170,66 @@ extension TailLoop {
 
     /// Saved files that no pattern found: rotated while nobody followed (found beside their
     /// saved path by ``RotatedFileLookup``) they are drained first; the others are reported
-    /// gone.
-    private mutating func adoptRotatedWhileDown() throws {
+    /// gone. Returns the paths whose followed file is gone.
+    private mutating func adoptRotatedWhileDown() throws -> Set<String> {
         try adoptRotated(saved.takeRemaining())
     }
 
     /// Files made and rotated away while nobody followed them: the state never knew them. Beside
     /// the files drained from their rotated names, the rotated names of their path last written
-    /// when the newest of them was or later, not followed and selected by no pattern (those the
-    /// walk found start as files of their own), came after them: each is read from its start,
-    /// oldest first, after the one before it, and before a new file at the name.
-    private mutating func adoptMadeWhileDown() throws {
+    /// when the newest of them was or later came after them; at a path in `gone` (its followed
+    /// file deleted while down, its rotation's oldest), the rotated names last written since the
+    /// state was saved. Those not followed and selected by no pattern (the walk starts those as
+    /// files of their own) are read from their start, oldest first, each after the one before
+    /// it, and before a new file at the name.
+    private mutating func adoptMadeWhileDown(afterLosing gone: Set<String>) throws {
         let drained = files.values.filter(\.hasVanished)
+        var since: [String: (after: FileIdentity?, lastWrite: timespec)] = [:]
         for path in Set(drained.map(\.path)) {
             let written = drained.filter { $0.path == path }.compactMap { file in
-                file.file.flatMap(RotatedFileLookup.lastWrite).map { (file: file, lastWrite: $0) }
+                file.file.flatMap(RotatedFileLookup.lastWrite).map { (after: Optional(file.identity), lastWrite: $0) }
             }
-            guard var last = written.max(by: { RotatedFileLookup.isEarlier($0.lastWrite, than: $1.lastWrite) }) else { continue }
-            let made = RotatedFileLookup.rotatedFiles(of: path, writtenSince: last.lastWrite).filter {
-                files[$0.identity] == nil && !tailer.selection.selects($0.path)
-            }
-            for made in made {
-                guard let file = open(made.path, expecting: made.identity) else { continue }
-                var tailed = TailedFile(identity: made.identity, path: path, file: file, offset: 0, now: clock.now)
-                tailed.fingerprint = try reader.fingerprint(of: file)
-                tailed.vanishedAt = clock.now
-                tailed.heldBy = last.file.identity
-                watcher.watchFile(made.identity, descriptor: file.descriptor)
-                scheduler.forceOpen(made.identity)
-                vanished.insert(made.identity)
-                files[made.identity] = tailed
-                tailer.publish(tailed)
-                tailer.report(.following(tailed.position))
-                tailer.say(.following(path: made.path, offset: 0))
-                last.file = tailed
-            }
+            since[path] = written.max { RotatedFileLookup.isEarlier($0.lastWrite, than: $1.lastWrite) }
+        }
+        if let savedAt = saved.savedAt {
+            for path in gone where since[path] == nil { since[path] = (nil, savedAt) }
+        }
+        for (path, start) in since { try readMadeWhileDown(at: path, since: start.lastWrite, after: start.after) }
+    }
+
+    /// Reads the rotated names of `path` last written at `since` or later (not followed, not
+    /// selected by a pattern, not compressed, and not a copy of a file whose fingerprint is in
+    /// `copiesOf`: such a copy is read from its saved offset instead) from their start, oldest
+    /// first, the first after `after`, each after the one before.
+    private mutating func readMadeWhileDown(at path: String, since: timespec, after: FileIdentity?, copiesOf: [UInt64] = []) throws {
+        var last = after
+        let made = RotatedFileLookup.rotatedFiles(of: path, writtenSince: since).filter {
+            files[$0.identity] == nil && !tailer.selection.selects($0.path)
+        }
+        for made in made {
+            guard let file = open(made.path, expecting: made.identity) else { continue }
+            if try copiesOf.contains(where: { try $0 != 0 && reader.file(file, matches: $0) }) { continue }
+            var tailed = TailedFile(identity: made.identity, path: path, file: file, offset: 0, now: clock.now)
+            tailed.fingerprint = try reader.fingerprint(of: file)
+            tailed.vanishedAt = clock.now
+            tailed.heldBy = last
+            watcher.watchFile(made.identity, descriptor: file.descriptor)
+            scheduler.forceOpen(made.identity)
+            vanished.insert(made.identity)
+            files[made.identity] = tailed
+            tailer.publish(tailed)
+            tailer.report(.following(tailed.position))
+            tailer.say(.following(path: made.path, offset: 0))
+            last = made.identity
         }
     }
 
     /// Follows each of `positions` (saved, of files not at their saved path) where it went
-    /// beside that path, from its offset, as a file that vanished; reports the others gone.
-    private mutating func adoptRotated(_ positions: [SourcePosition]) throws {
+    /// beside that path, from its offset, as a file that vanished; reports the others gone, and
+    /// returns the paths of those that were followed when the positions were saved.
+    @discardableResult
+    private mutating func adoptRotated(_ positions: [SourcePosition]) throws -> Set<String> {
+        var gone: Set<String> = []
         for position in positions.reversed() {
             let identity = FileIdentity(device: position.source.device, inode: position.source.inode)
             guard files[identity] == nil, !position.path.isEmpty,
@@ -212,7 +237,10 @@ extension TailLoop {
                 let file = open(rotatedPath, expecting: identity),
                 try reader.file(file, matches: position.source.fingerprint)
             else {
-                if position.goneSince == nil { tailer.report(.stopped(position.source)) }
+                if position.goneSince == nil {
+                    tailer.report(.stopped(position.source))
+                    if !position.path.isEmpty { gone.insert(position.path) }
+                }
                 continue
             }
             let size = try file.status().size
@@ -227,6 +255,7 @@ extension TailLoop {
             tailer.say(.following(path: rotatedPath, offset: tailed.offset))
             scheduler.markReady(identity)
         }
+        return gone
     }
 
     // MARK: Vanishing and dropping

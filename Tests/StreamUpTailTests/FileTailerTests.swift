@@ -465,6 +465,49 @@ extension FileTailerTests {
         }
     }
 
+    /// With one rotated generation kept, a pipeline down across two rotations finds its saved
+    /// file deleted: the file made after it, rotated away since, is read from its start (it was
+    /// last written after the state was saved), then the new file; an older rotated file and a
+    /// compressed one are left alone. Also when the new file got the deleted file's inode number.
+    @Test(arguments: [false, true]) func aFileMadeAfterADeletedSavedFileIsReadBeforeTheNewOne(inodeTakenAgain: Bool) async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/app.log"
+            try write("old rotation\n", to: path + "-20261127")
+            try write("compressed\n", to: path + ".2.gz")
+            for old in [path + "-20261127", path + ".2.gz"] {
+                var anHourAgo = [timespec(tv_sec: time(nil) - 3600, tv_nsec: 0), timespec(tv_sec: time(nil) - 3600, tv_nsec: 0)]
+                #expect(utimensat(AT_FDCWD, old, &anHourAgo, 0) == 0)
+            }
+            var saved = try await positionsAfterSendingALineThenAppendingOne(to: path)
+            let stateFile = directory + "/state.json"
+            try SourceState(sources: saved).save(to: stateFile)
+            // Two rotations while down, one generation kept: the saved file is deleted (moved
+            // out of the directory, so that its inode number stays taken), the one made after it
+            // is now .1.
+            try rename(path, to: path + ".1")
+            try write("made while down\n", to: path)
+            #expect(mkdir(directory + "/deleted", 0o755) == 0)
+            try rename(path + ".1", to: directory + "/deleted/app.log")
+            try rename(path, to: path + ".1")
+            try write("new file\n", to: path)
+            if inodeTakenAgain {
+                // As when the deleted file's inode number went to the new file.
+                let new = try #require(try FileStatus.of(path: path, throwing: StreamUpError.self))
+                saved = saved.map { position in
+                    var position = position
+                    position.source.device = new.identity.device
+                    position.source.inode = new.identity.inode
+                    return position
+                }
+            }
+            try await tailing([path], saved: saved, savedAt: SourceState.lastSaved(at: stateFile)) { harness in
+                try await harness.expect("made while down\nnew file\n")
+                try append("more\n", to: path)
+                try await harness.expect("made while down\nnew file\nmore\n")
+            }
+        }
+    }
+
     /// A file renamed in the moment between the walk that finds it at start and its opening
     /// (a restart as logrotate renames it, before the program makes its new file) is finished
     /// from its saved offset where it went, then the new file is read from its start.
@@ -556,7 +599,7 @@ private final class TailHarness: Sendable {
     private let said = Collected<SourceEvent>()
     private let reported = Collected<SourceChange>()
 
-    init(patterns: [String], options: FileTailer.Options, saved: [SourcePosition], gate: Gate?, capacity: Int) throws {
+    init(patterns: [String], options: FileTailer.Options, saved: [SourcePosition], savedAt: Date? = nil, gate: Gate?, capacity: Int) throws {
         let said = self.said
         tailer = try FileTailer(patterns: patterns, options: options) { event in
             guard case .source(let source) = event.detail else { return }
@@ -565,7 +608,7 @@ private final class TailHarness: Sendable {
         }
         buffer = ReplayBuffer(capacity: capacity, records: .lines, tracksSources: true)
         writer = StreamWriter(buffer: buffer)
-        tailer.resume(from: saved)
+        tailer.resume(from: saved, savedAt: savedAt)
         let reported = self.reported
         tailer.reportSources { change in reported.append(change) }
         let tailer = self.tailer
@@ -653,10 +696,10 @@ private final class Gate: Sendable {
 }
 
 private func tailing(
-    _ patterns: [String], options: FileTailer.Options = FileTailer.Options(), saved: [SourcePosition] = [], gate: Gate? = nil,
-    capacity: Int = 1 << 22, _ body: (TailHarness) async throws -> Void
+    _ patterns: [String], options: FileTailer.Options = FileTailer.Options(), saved: [SourcePosition] = [], savedAt: Date? = nil,
+    gate: Gate? = nil, capacity: Int = 1 << 22, _ body: (TailHarness) async throws -> Void
 ) async throws {
-    let harness = try TailHarness(patterns: patterns, options: options, saved: saved, gate: gate, capacity: capacity)
+    let harness = try TailHarness(patterns: patterns, options: options, saved: saved, savedAt: savedAt, gate: gate, capacity: capacity)
     do {
         try await body(harness)
     } catch {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A producer whose sources can be read again from a position (files), so that a
 /// ``StreamUploader`` with a state file can make delivery exactly once across restarts: it
 /// saves where each source stands once the receiver has acknowledged the bytes (with a spool:
@@ -18,9 +20,9 @@
 ///
 /// Thread safety: called from the uploader's task; implementations are `Sendable`.
 package protocol PositionedProducer: Producer {
-    /// Called once, before `produce`, with the saved positions (the most recently read last);
-    /// empty on a first run.
-    func resume(from positions: [SourcePosition])
+    /// Called once, before `produce`, with the saved positions (the most recently read last;
+    /// empty on a first run) and when they were saved (nil: unknown).
+    func resume(from positions: [SourcePosition], savedAt: Date?)
     /// The path `source` was read at, for the saved state.
     func path(of source: SourceID) -> String?
     /// The path to save with `source`'s position `position` (what the state file keeps to find
@@ -38,6 +40,8 @@ package protocol PositionedProducer: Producer {
 }
 
 extension PositionedProducer {
+    /// Resumes from `positions`, saved at a time not known.
+    package func resume(from positions: [SourcePosition]) { resume(from: positions, savedAt: nil) }
     /// The path `source` was read at.
     package func path(of source: SourceID, at position: Int64) -> String? { path(of: source) }
     /// Reports nothing.

@@ -44,6 +44,13 @@ package struct SourceState: Codable, Sendable, Equatable {
         throw StreamUpError(.invalidConfiguration, "\(file) is not a streamup state file (move it away to start afresh)")
     }
 
+    /// When the state at `file` was last saved (its modification time: each save replaces the
+    /// file); nil when there is none. A file a source's name held after that came while nobody
+    /// followed it.
+    package static func lastSaved(at file: String) -> Date? {
+        (try? FileManager.default.attributesOfItem(atPath: file))?[.modificationDate] as? Date
+    }
+
     /// Saves the state at `file` atomically (a temporary file, `fsync`, `rename`).
     /// - Throws: ``StreamUpError`` `.io` when the file cannot be written.
     package func save(to file: String) throws {

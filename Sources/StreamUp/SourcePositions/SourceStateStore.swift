@@ -36,6 +36,8 @@ final class SourceStateStore: Sendable {
     let times: SourceTimes?
     /// How long a source may be gone before its position is forgotten; nil: never.
     let forgetAfter: Duration?
+    /// When the state this store started from was saved (nil: none was).
+    let savedAt: Date?
     /// The wall clock for `goneSince` (injected by tests).
     private let now: @Sendable () -> Date
     /// Where a failing save, and the first save that works after it, are said.
@@ -50,6 +52,7 @@ final class SourceStateStore: Sendable {
         notice: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.file = file
+        self.savedAt = SourceState.lastSaved(at: file)
         self.times = times
         self.forgetAfter = forgetAfter
         self.now = now

@@ -275,7 +275,7 @@ public final class StreamUploader: Sendable {
         }
         guard first else { throw StreamUpError(.invalidConfiguration, "an uploader runs once; create a new one") }
         // Without a state file the producer keeps where its owner put it (`--single-request`).
-        if let stateStore { positioned?.resume(from: stateStore.positions) }
+        if let stateStore { positioned?.resume(from: stateStore.positions, savedAt: stateStore.savedAt) }
         if let positioned, let report = sourceReporter() { positioned.reportSources(to: report) }
         if let positioned, let times = stateStore?.times { positioned.timeRecords(with: times) }
         // The requests go through the transport given (a test's), or a URLSession of this run.

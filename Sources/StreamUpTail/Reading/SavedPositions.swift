@@ -1,3 +1,4 @@
+import Foundation
 import StreamUp
 import StreamUpSystem
 
@@ -17,10 +18,16 @@ struct SavedPositions {
     /// position (the end, by default); otherwise files the state does not know appeared
     /// while nobody followed, and are read from their beginning.
     let isFirstRun: Bool
+    /// A second before the positions were saved (nil: unknown): a file last written since
+    /// then may hold lines the positions do not cover. The second's margin covers the file
+    /// system's own granularity of times (a write in the save's tick has the save's time, which
+    /// a `Date` rounds).
+    let savedAt: timespec?
 
-    init(_ positions: [SourcePosition]) {
+    init(_ positions: [SourcePosition], savedAt: Date? = nil) {
         remaining = positions
         isFirstRun = positions.isEmpty
+        self.savedAt = savedAt.map { timespec(tv_sec: Int($0.timeIntervalSince1970.rounded(.down)) - 1, tv_nsec: 0) }
     }
 
     /// The saved positions of `identity`'s device and inode, the most recent last; they leave

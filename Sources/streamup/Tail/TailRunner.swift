@@ -58,7 +58,7 @@ enum TailRunner {
             // One request: the state moves only when its 2xx acknowledges the whole body.
             if let stateFile = options.stateFile {
                 do {
-                    tailer.resume(from: try SourceState.load(from: stateFile)?.sources ?? [])
+                    tailer.resume(from: try SourceState.load(from: stateFile)?.sources ?? [], savedAt: SourceState.lastSaved(at: stateFile))
                 } catch {
                     session.say("tail: \(error)")
                     return ExitStatus.usage

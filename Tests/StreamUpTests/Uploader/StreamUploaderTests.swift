@@ -34,7 +34,7 @@ struct SequenceProducer: PositionedProducer {
     let source: SourceID
     let first: Int64
 
-    func resume(from positions: [SourcePosition]) {}
+    func resume(from positions: [SourcePosition], savedAt: Date?) {}
     func path(of source: SourceID) -> String? { "p" }
 
     func produce(into writer: StreamWriter) async throws {
