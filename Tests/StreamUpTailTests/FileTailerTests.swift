@@ -444,12 +444,7 @@ extension FileTailerTests {
     @Test func filesMadeAndRotatedWhileDownAreReadInOrder() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory + "/app.log"
-            try write("old rotation\n", to: path + ".5")
-            try write("compressed\n", to: path + ".4.gz")
-            for old in [path + ".5", path + ".4.gz"] {
-                var anHourAgo = [timespec(tv_sec: time(nil) - 3600, tv_nsec: 0), timespec(tv_sec: time(nil) - 3600, tv_nsec: 0)]
-                #expect(utimensat(AT_FDCWD, old, &anHourAgo, 0) == 0)
-            }
+            try writeOldRotatedFiles(path + ".5", compressed: path + ".4.gz")
             let saved = try await positionsAfterSendingALineThenAppendingOne(to: path)
             // Two rotations while down: the saved file is now .2, the one made after it .1.
             try rename(path, to: path + ".1")
@@ -472,12 +467,7 @@ extension FileTailerTests {
     @Test(arguments: [false, true]) func aFileMadeAfterADeletedSavedFileIsReadBeforeTheNewOne(inodeTakenAgain: Bool) async throws {
         try await withTemporaryDirectory { directory in
             let path = directory + "/app.log"
-            try write("old rotation\n", to: path + "-20261127")
-            try write("compressed\n", to: path + ".2.gz")
-            for old in [path + "-20261127", path + ".2.gz"] {
-                var anHourAgo = [timespec(tv_sec: time(nil) - 3600, tv_nsec: 0), timespec(tv_sec: time(nil) - 3600, tv_nsec: 0)]
-                #expect(utimensat(AT_FDCWD, old, &anHourAgo, 0) == 0)
-            }
+            try writeOldRotatedFiles(path + "-20261127", compressed: path + ".2.gz")
             var saved = try await positionsAfterSendingALineThenAppendingOne(to: path)
             let stateFile = directory + "/state.json"
             try SourceState(sources: saved).save(to: stateFile)
@@ -724,6 +714,17 @@ private func positionsAfterSendingALineThenAppendingOne(to path: String) async t
     }
     try append("unsent tail\n", to: path)
     return saved
+}
+
+/// A rotated file (`old rotation\n` at `rotated`) and a compressed one (`compressed\n` at
+/// `compressed`), both last written an hour ago: neither is read by a start.
+private func writeOldRotatedFiles(_ rotated: String, compressed: String) throws {
+    try write("old rotation\n", to: rotated)
+    try write("compressed\n", to: compressed)
+    for old in [rotated, compressed] {
+        var anHourAgo = [timespec(tv_sec: time(nil) - 3600, tv_nsec: 0), timespec(tv_sec: time(nil) - 3600, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, old, &anHourAgo, 0) == 0)
+    }
 }
 
 private func write(_ text: String, to path: String) throws {

@@ -32,13 +32,7 @@ import Testing
     /// next request has started); a task that then waits on the buffer wakes it first, so what
     /// it waits for (bytes only that producer writes) comes, and nothing waits for ever.
     @Test func aHeldBackProducerIsWokenBeforeATaskWaitsOnTheBuffer() async throws {
-        let buffer = ReplayBuffer(capacity: 16)
-        let writer = StreamWriter(buffer: buffer)
-        try await writer.write(Array(0..<16))
-        let waiting = Task { try await writer.write([16, 17, 18, 19]) }
-        #expect(await eventually { buffer.pauses.count > 0 })
-        buffer.acknowledge(upTo: 8, wakingLater: true)
-        #expect(buffer.wakesHeld == 1 && buffer.writtenOffset == 16)
+        let (buffer, waiting) = try await Self.heldBackProducer()
         // Bytes past 16 come from the held-back producer alone (a wait that ends at its
         // deadline instead fails the test).
         await buffer.waitUntilReadable(from: 16, until: buffer.clock.now.advanced(by: .seconds(20)))
@@ -49,16 +43,23 @@ import Testing
 
     /// The delivery task wakes what it held back itself, once its next request started.
     @Test func aHeldBackProducerGoesOnWhenTheHolderWakesIt() async throws {
+        let (buffer, waiting) = try await Self.heldBackProducer()
+        buffer.wakeHeld()
+        try await waiting.value
+        #expect(buffer.wakesHeld == 0 && buffer.writtenOffset == 20)
+    }
+
+    /// A full buffer of 16 bytes whose producer waits to write 4 more, and an acknowledgement of
+    /// 8 that holds it back: the buffer, and the producer's write.
+    private static func heldBackProducer() async throws -> (ReplayBuffer, Task<Void, Error>) {
         let buffer = ReplayBuffer(capacity: 16)
         let writer = StreamWriter(buffer: buffer)
         try await writer.write(Array(0..<16))
         let waiting = Task { try await writer.write([16, 17, 18, 19]) }
         #expect(await eventually { buffer.pauses.count > 0 })
         buffer.acknowledge(upTo: 8, wakingLater: true)
-        #expect(buffer.wakesHeld == 1)
-        buffer.wakeHeld()
-        try await waiting.value
-        #expect(buffer.wakesHeld == 0 && buffer.writtenOffset == 20)
+        #expect(buffer.wakesHeld == 1 && buffer.writtenOffset == 16)
+        return (buffer, waiting)
     }
 
     /// Memory follows what is unacknowledged, not the capacity: after 64 MiB went through an
