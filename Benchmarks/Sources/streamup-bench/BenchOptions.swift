@@ -51,8 +51,8 @@ struct BenchOptions: Sendable {
         Measures streamup beside curl, a bare URLSession uploader and syslog-ng, all against the
         project's sink in this process, and prints a Markdown report on stdout (progress on stderr):
         a stream from a pipe (streamup's default acknowledged segments, --single-request,
-        `curl -T -`, bare URLSession from memory, from the pipe and as 4 MiB requests one at a
-        time), line latency, the sink's memory,
+        `curl -T -`, bare URLSession from memory or the same pipe, as one request or as 4 MiB
+        requests one at a time), line latency, the sink's memory,
         and a log file followed while it grows (`streamup tail`, --single-request,
         `tail -F | curl -T -`, syslog-ng http()).
           --rounds N        rounds; each runs every client, alternating the order (default 5)
@@ -70,6 +70,8 @@ struct BenchOptions: Sendable {
                             to skip its 10 GB peak-RSS stream)
           --only log-shipping  run only the log-shipping runs (1 and 100 files, every shipper)
           --streamup PATH   the streamup binary to measure (default: the root package's .build/release/streamup)
+        The long runs (memory per request; `streamup run` for 30 minutes) are `--soak requests|run|all`;
+        `streamup-bench --soak --help` says how.
         Build streamup first, in the repository's root: `swift build -c release --static-swift-stdlib --product streamup`.
         Exit status 3 when any run did not count (the report lists them).
         Needs GNU time as /usr/bin/time (Debian: time), which measures each client's own CPU and peak RSS.
