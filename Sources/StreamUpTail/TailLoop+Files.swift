@@ -115,7 +115,7 @@ extension TailLoop {
                 // Its inode with other first bytes: truncated while nobody followed it, or the
                 // followed file was deleted and its inode number taken again.
                 truncatedWhileDown = stale.last { $0.source.fingerprint != 0 && $0.goneSince == nil }
-                if truncatedWhileDown != nil, let savedAt = saved.savedAt, !files.values.contains(where: { $0.hasVanished && $0.path == found.path }) {
+                if truncatedWhileDown != nil, let savedAt = saved.savedAt, drained(at: found.path).isEmpty {
                     // What was rotated away since the save (not a copy of the saved file, whose
                     // unsent tail is read below) came before this file.
                     try readMadeWhileDown(at: found.path, since: savedAt, after: nil, copiesOf: stale.map(\.source.fingerprint))
@@ -129,7 +129,7 @@ extension TailLoop {
         if tailed.fingerprint == 0 { tailed.fingerprint = try reader.fingerprint(of: file) }
         let isCopy = try recogniseCopy(&tailed)
         // It waits for the last of the files that were at its name (each waits for the one before).
-        let former = files.values.filter { $0.hasVanished && $0.path == found.path }
+        let former = drained(at: found.path)
         if let predecessor = former.first(where: { last in !former.contains { $0.heldBy == last.identity } }) {
             tailed.heldBy = predecessor.identity
         }
@@ -151,6 +151,11 @@ extension TailLoop {
             try readTailFromCopy(of: &tailed, sentUpTo: former.offset, fingerprint: former.source.fingerprint)
             files[identity] = tailed
         }
+    }
+
+    /// The files that were at `path` and are read to their end before a new file there.
+    private func drained(at path: String) -> [TailedFile] {
+        files.values.filter { $0.hasVanished && $0.path == path }
     }
 
     /// At start, where a file with a partial last line ends its last whole line: starting

@@ -40,8 +40,6 @@ package protocol PositionedProducer: Producer {
 }
 
 extension PositionedProducer {
-    /// Resumes from `positions`, saved at a time not known.
-    package func resume(from positions: [SourcePosition]) { resume(from: positions, savedAt: nil) }
     /// The path `source` was read at.
     package func path(of source: SourceID, at position: Int64) -> String? { path(of: source) }
     /// Reports nothing.
